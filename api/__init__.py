@@ -1,0 +1,1 @@
+"""semps.api (placeholder docstring; see README)."""

@@ -1,0 +1,1 @@
+"""semps.broker (placeholder docstring; see README)."""

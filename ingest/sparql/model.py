@@ -1,0 +1,86 @@
+"""The query model a subscription text parses into.
+
+CONTRACT shared by the parser and the semantic matcher (extend, do not rename):
+
+- :class:`Var`: a variable (blank nodes in the query become variables whose name starts
+  with ``"_"``, never projected).
+- :class:`TriplePattern`: subject, predicate, object; each a :class:`Var`, an IRI ``str`` or
+  a :class:`~semps.ingest.terms.Literal`. ``rdf:type`` patterns use the full IRI
+  ``http://www.w3.org/1999/02/22-rdf-syntax-ns#type``.
+- :class:`Query`: the form (``SELECT``/``ASK``), the projection (``None`` for ``*``),
+  ``distinct``, the patterns and the FILTER expressions. Filters are objects with
+  ``variables() -> frozenset[str]`` and ``evaluate(bindings) -> bool`` (SPARQL semantics:
+  an evaluation error is false).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal as TypingLiteral
+from typing import Protocol, TypeAlias
+
+from semps._types import Term
+from semps.ingest.terms import Literal
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    """A query variable, named without its ``?``/``$``."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"?{self.name}"
+
+
+PatternTerm: TypeAlias = Var | str | Literal
+
+
+@dataclass(frozen=True, slots=True)
+class TriplePattern:
+    """One triple pattern of a basic graph pattern."""
+
+    s: PatternTerm
+    p: PatternTerm
+    o: PatternTerm
+
+    def variables(self) -> frozenset[str]:
+        """Names of the variables in this pattern."""
+        return frozenset(t.name for t in (self.s, self.p, self.o) if type(t) is Var)
+
+
+class Filter(Protocol):
+    """A FILTER expression."""
+
+    def variables(self) -> frozenset[str]:
+        """Names of the variables the expression reads."""
+        ...
+
+    def evaluate(self, bindings: Mapping[str, Term]) -> bool:
+        """The expression's effective boolean value; errors (unbound, type) are false."""
+        ...
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed subscription: a basic graph pattern with filters."""
+
+    form: TypingLiteral["SELECT", "ASK"]
+    projection: tuple[str, ...] | None
+    distinct: bool
+    patterns: tuple[TriplePattern, ...]
+    filters: tuple[Filter, ...] = ()
+
+    def variables(self) -> frozenset[str]:
+        """Every variable named in the patterns."""
+        out: frozenset[str] = frozenset()
+        for pattern in self.patterns:
+            out |= pattern.variables()
+        return out
+
+    def projected(self) -> tuple[str, ...]:
+        """The projected variable names (``*`` means every non-blank variable, sorted)."""
+        if self.projection is not None:
+            return self.projection
+        return tuple(sorted(v for v in self.variables() if not v.startswith("_")))

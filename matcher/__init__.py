@@ -1,0 +1,22 @@
+"""Matchers: the contract, the plugin registry and the built-in matchers.
+
+- :class:`Matcher` (``semps.matcher.base``) states the contract once.
+- :func:`get_matcher_class` / :func:`available` (``semps.matcher.registry``) find a matcher
+  by its ``kind``, importing it lazily; third parties register through the ``semps.matchers``
+  entry-point group.
+- Built-in kinds: ``semantic`` (seed 001), ``content`` and ``symmetric`` (seeds 000/002),
+  ``composite`` (seed 003), each in its own subpackage.
+"""
+
+from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.registry import available, create_matcher, get_matcher_class
+
+__all__ = [
+    "Match",
+    "MatchContext",
+    "Matcher",
+    "Subscription",
+    "available",
+    "create_matcher",
+    "get_matcher_class",
+]

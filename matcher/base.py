@@ -1,0 +1,160 @@
+"""The matcher contract shared by every matching plugin.
+
+A matcher holds an index of subscriptions of one ``kind`` and answers, for an event, which
+of them match. The broker, the CLI and the Spark jobs all drive matchers through this one
+interface; no caller re-implements matching.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import TYPE_CHECKING, ClassVar
+
+from semps._types import Term
+from semps.ingest.event import Event
+from semps.ontology.expansion import Expansion
+
+if TYPE_CHECKING:
+    from semps.ingest.partab import EventParts
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    """A registered subscription.
+
+    Attributes:
+        id: unique id (a file stem in the CLI, assigned by the broker in the service).
+        kind: the matcher that owns it (``semantic``, ``content``, ...).
+        text: the subscription in its matcher's language (SPARQL-like text, JSON, ...).
+        owner: the subscriber that owns it (``None`` outside the broker).
+        name: an optional human name (composite definitions refer to subscriptions by it).
+    """
+
+    id: str
+    kind: str
+    text: str
+    owner: str | None = None
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            msg = "a subscription id must be a non-empty string"
+            raise ValueError(msg)
+        if not self.kind:
+            msg = f"subscription {self.id!r} has no kind"
+            raise ValueError(msg)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One subscription matched one event.
+
+    Attributes:
+        subscription: the subscription id.
+        event: the event id.
+        count: the number of solutions (SPARQL solutions for semantic subscriptions; 1 for
+            matchers without bindings).
+        solutions: the bindings of the projected variables, possibly truncated to a
+            matcher-defined limit (``count`` is always exact).
+        detail: matcher-specific extras (a composite match lists its constituents here).
+    """
+
+    subscription: str
+    event: str
+    count: int = 1
+    solutions: tuple[Mapping[str, Term], ...] = ()
+    detail: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.count < 1:
+            msg = f"a match needs at least one solution, got {self.count}"
+            raise ValueError(msg)
+        object.__setattr__(self, "detail", MappingProxyType(dict(self.detail)))
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        return (
+            Match,
+            (self.subscription, self.event, self.count, self.solutions, dict(self.detail)),
+        )
+
+
+class MatchContext:
+    """What a matcher may read besides the event: the ontology snapshot, and derived views
+    computed at most once per event whichever matchers ask for them."""
+
+    def __init__(self, event: Event, expansion: Expansion | None = None) -> None:
+        self.event = event
+        self.expansion = expansion if expansion is not None else Expansion()
+
+    @cached_property
+    def parts(self) -> EventParts:
+        """The event's PartA/PartB under the ontology (seed 001)."""
+        from semps.ingest.partab import to_partab
+
+        return to_partab(self.event, self.expansion)
+
+
+class Matcher(ABC):
+    """A matching plugin: an index of subscriptions of one kind.
+
+    Contract:
+        - ``add`` validates and indexes a subscription; it raises
+          :class:`~semps.errors.SubscriptionError` (never anything else) for bad text, and
+          leaves the index unchanged when it raises. Adding an existing id replaces it
+          atomically.
+        - ``remove`` drops a subscription; unknown ids raise
+          :class:`~semps.errors.NotFound`.
+        - ``match`` must not block on I/O and must not mutate the event; it returns the
+          matches sorted by subscription id.
+        - Matchers are not thread-safe; the broker serialises calls.
+    """
+
+    #: The registry name of this matcher.
+    kind: ClassVar[str]
+
+    @abstractmethod
+    def add(self, subscription: Subscription) -> None:
+        """Index ``subscription`` (replacing one with the same id)."""
+
+    @abstractmethod
+    def remove(self, subscription_id: str) -> None:
+        """Remove a subscription from the index."""
+
+    @abstractmethod
+    def match(self, event: Event, context: MatchContext) -> list[Match]:
+        """The subscriptions ``event`` matches, sorted by subscription id."""
+
+    def match_batch(
+        self, events: Sequence[Event], contexts: Sequence[MatchContext]
+    ) -> list[list[Match]]:
+        """Match several events at once; matchers with a batch algorithm override this."""
+        return [self.match(e, c) for e, c in zip(events, contexts, strict=True)]
+
+    def observe(self, event: Event, matches: Sequence[Match]) -> list[Match]:
+        """See the other matchers' matches for ``event`` and return derived matches.
+
+        Composite detection overrides this (a match of a primitive subscription is an
+        occurrence); the default derives nothing.
+        """
+        return []
+
+    def state(self) -> dict[str, object] | None:
+        """Detection state to persist between events (JSON-serialisable), or ``None``.
+
+        Stateless matchers (semantic, content, symmetric) return ``None``; the composite
+        matcher returns its pending statuses, counts and open intervals. The broker stores it
+        after each event and hands it back through :meth:`restore` after a restart.
+        """
+        return None
+
+    def restore(self, state: dict[str, object]) -> None:
+        """Reload what :meth:`state` returned (default: nothing to reload)."""
+        return None
+
+    def close(self) -> None:
+        """Release worker processes or other resources (default: nothing)."""
+        return None

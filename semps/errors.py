@@ -1,0 +1,150 @@
+"""The one exception tree of semps.
+
+Every error semps raises on purpose is a :class:`SempsError`. Errors from the libraries we
+build on (rdflib, pyoxigraph, owlready2, py4j, sqlite3) are wrapped where they enter and
+re-raised as one of ours ``from`` the original::
+
+    SempsError
+    ├── IngestError                 bytes could not become an event
+    │   ├── RDFSyntaxError          malformed RDF/XML, Turtle, N-Triples or JSON-LD
+    │   ├── HostileInputError       DTD tricks: external entities, entity expansion
+    │   ├── DocumentTooLarge        over the configured size bound
+    │   └── UnsupportedMediaType    no reader for that media type or file suffix
+    ├── SubscriptionError           a subscription could not be registered
+    │   ├── SubscriptionSyntaxError the text does not parse (carries line and column)
+    │   └── UnsupportedQueryError   valid SPARQL outside the supported fragment
+    ├── OntologyError               an ontology could not be loaded or edited
+    ├── MatcherError                a matcher failed on valid input
+    │   └── PluginNotFound          no matcher registered under that name
+    ├── CompositeDefinitionError    a composite event definition is refused
+    ├── StoreError                  the persistent store failed
+    │   └── NotFound                no such subscription, token, ...
+    ├── AuthError                   missing, unknown or insufficient bearer token
+    ├── DeliveryError               a notification could not be delivered
+    └── SparkError                  the Spark pipeline could not start or run
+
+Messages are built first and then raised, and say *where*: syntax errors carry ``line`` and
+``column`` (1-based) and prefix them to the message as ``line:col:``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AuthError",
+    "CompositeDefinitionError",
+    "DeliveryError",
+    "DocumentTooLarge",
+    "HostileInputError",
+    "IngestError",
+    "MatcherError",
+    "NotFound",
+    "OntologyError",
+    "PluginNotFound",
+    "RDFSyntaxError",
+    "SempsError",
+    "SparkError",
+    "StoreError",
+    "SubscriptionError",
+    "SubscriptionSyntaxError",
+    "UnsupportedMediaType",
+    "UnsupportedQueryError",
+]
+
+
+class SempsError(Exception):
+    """Base class of every error semps raises on purpose."""
+
+
+class _Located(SempsError):
+    """An error that knows where in a text it happened (1-based line and column)."""
+
+    def __init__(self, message: str, *, line: int | None = None, column: int | None = None):
+        self.line = line
+        self.column = column
+        self.detail = message
+        if line is not None:
+            where = f"{line}:{column}: " if column is not None else f"{line}: "
+            message = where + message
+        super().__init__(message)
+
+
+class IngestError(_Located):
+    """Bytes could not be read into an event; nothing of the document was ingested."""
+
+
+class RDFSyntaxError(IngestError):
+    """The document is not well-formed in its RDF syntax."""
+
+
+class HostileInputError(IngestError):
+    """The document uses DTD features refused for safety (external or nested entities)."""
+
+
+class DocumentTooLarge(IngestError):
+    """The document is larger than the configured bound."""
+
+
+class UnsupportedMediaType(IngestError):
+    """No reader is registered for the media type or file suffix."""
+
+
+class SubscriptionError(_Located):
+    """A subscription could not be registered."""
+
+
+class SubscriptionSyntaxError(SubscriptionError):
+    """The subscription text does not parse."""
+
+
+class UnsupportedQueryError(SubscriptionError):
+    """Valid SPARQL that uses a construct outside the supported fragment.
+
+    ``construct`` names it (``"OPTIONAL"``, ``"property path"``, ...).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        construct: str,
+        line: int | None = None,
+        column: int | None = None,
+    ):
+        self.construct = construct
+        super().__init__(message, line=line, column=column)
+
+
+class OntologyError(SempsError):
+    """An ontology could not be loaded, parsed or edited."""
+
+
+class MatcherError(SempsError):
+    """A matcher failed on input it accepted."""
+
+
+class PluginNotFound(MatcherError):
+    """No matcher is registered under the requested name."""
+
+
+class CompositeDefinitionError(_Located):
+    """A composite event definition is refused (syntax, duplicate, undefined, cycle)."""
+
+
+class StoreError(SempsError):
+    """The persistent store failed."""
+
+
+class NotFound(StoreError):
+    """The requested object does not exist (or is not visible to the caller)."""
+
+
+class AuthError(SempsError):
+    """Missing, unknown or insufficient bearer token."""
+
+
+class DeliveryError(SempsError):
+    """A notification could not be delivered to its channel."""
+
+
+class SparkError(SempsError):
+    """The Spark pipeline could not start or failed."""

@@ -1,0 +1,1 @@
+"""semps.spark (placeholder docstring; see README)."""
