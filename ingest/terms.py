@@ -39,7 +39,7 @@ class Literal(tuple[str, str, "str | None"]):
             return tuple.__new__(cls, (lexical, RDF_LANGSTRING, lang.lower()))
         return tuple.__new__(cls, (lexical, datatype or XSD_STRING, None))
 
-    def __getnewargs__(self) -> tuple[str, str, str | None]:  # type: ignore[override]
+    def __getnewargs__(self) -> tuple[str, str, str | None]:
         return (self[0], self[1], self[2])
 
     lexical = property(itemgetter(0), doc="The lexical form.")
