@@ -5,9 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-WORKLOADS = ROOT.parent / "shared" / "workloads"
+from semps_test_support import WORKLOADS
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,251 @@
+"""Read RDF documents (RDF/XML first; Turtle, N-Triples, JSON-LD) into the event model.
+
+The fast path is pyoxigraph's Rust parsers (hundreds of thousands of triples a second);
+rdflib reads the documents pyoxigraph gets wrong (XML literals, which must be canonicalised)
+and explains RDF/XML errors with a position. Every document is screened for hostile DTDs
+and bounded in size before a parser sees it, and a document either becomes a whole
+:class:`~semps.ingest.event.Event` or raises an :class:`~semps.errors.IngestError`.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.parsers.expat
+import xml.sax
+from collections.abc import Iterator
+from pathlib import PurePath
+
+import pyoxigraph as ox
+
+from semps._types import Term, Triple
+from semps.errors import DocumentTooLarge, IngestError, RDFSyntaxError, UnsupportedMediaType
+from semps.ingest._screen import screen_xml
+from semps.ingest.event import Event
+from semps.ingest.terms import Literal
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "SUPPORTED_MEDIA_TYPES",
+    "default_base",
+    "media_type_for",
+    "read_event",
+    "read_triples",
+]
+
+#: Documents larger than this are refused (LUBM department documents are ~600 KB).
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+
+RDF_XML = "application/rdf+xml"
+TURTLE = "text/turtle"
+N_TRIPLES = "application/n-triples"
+JSON_LD = "application/ld+json"
+
+#: Media type -> pyoxigraph format. Aliases map onto the canonical four.
+SUPPORTED_MEDIA_TYPES: dict[str, ox.RdfFormat] = {
+    RDF_XML: ox.RdfFormat.RDF_XML,
+    "application/xml": ox.RdfFormat.RDF_XML,
+    "text/xml": ox.RdfFormat.RDF_XML,
+    TURTLE: ox.RdfFormat.TURTLE,
+    "application/x-turtle": ox.RdfFormat.TURTLE,
+    N_TRIPLES: ox.RdfFormat.N_TRIPLES,
+    "text/plain": ox.RdfFormat.N_TRIPLES,
+    JSON_LD: ox.RdfFormat.JSON_LD,
+}
+
+_SUFFIXES = {
+    ".rdf": RDF_XML,
+    ".owl": RDF_XML,
+    ".xml": RDF_XML,
+    ".ttl": TURTLE,
+    ".nt": N_TRIPLES,
+    ".jsonld": JSON_LD,
+    ".json-ld": JSON_LD,
+}
+
+_XML_LITERAL = re.compile(rb"parseType\s*=\s*[\"']Literal[\"']")
+
+
+def media_type_for(filename: str) -> str:
+    """The media type semps reads a file as, from its suffix.
+
+    Example:
+        >>> media_type_for("u0-d00.rdf"), media_type_for("g.ttl")
+        ('application/rdf+xml', 'text/turtle')
+    """
+    suffix = PurePath(filename).suffix.lower()
+    try:
+        return _SUFFIXES[suffix]
+    except KeyError:
+        known = ", ".join(sorted(_SUFFIXES))
+        msg = f"no RDF reader for file suffix {suffix or '(none)'!r} (known: {known})"
+        raise UnsupportedMediaType(msg) from None
+
+
+def default_base(event_id: str) -> str:
+    """The base IRI used when none is given: ``urn:semps:event:<id>/``."""
+    return f"urn:semps:event:{event_id}/"
+
+
+def _format_for(media_type: str | None, filename: str | None) -> tuple[str, ox.RdfFormat]:
+    if media_type is None:
+        media_type = media_type_for(filename) if filename else RDF_XML
+    canonical = media_type.split(";", 1)[0].strip().lower()
+    fmt = SUPPORTED_MEDIA_TYPES.get(canonical)
+    if fmt is None:
+        known = ", ".join(sorted(SUPPORTED_MEDIA_TYPES))
+        msg = f"unsupported media type {canonical!r} (supported: {known})"
+        raise UnsupportedMediaType(msg)
+    return canonical, fmt
+
+
+def read_triples(
+    data: bytes,
+    *,
+    media_type: str | None = None,
+    filename: str | None = None,
+    base: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> tuple[Triple, ...]:
+    """Parse ``data`` into triples (document order, no duplicates).
+
+    The syntax comes from ``media_type``, else from ``filename``'s suffix, else RDF/XML.
+
+    Raises:
+        DocumentTooLarge: ``data`` is longer than ``max_bytes``.
+        UnsupportedMediaType: no reader for the media type or suffix.
+        HostileInputError: the DTD declares external, parameter or nested entities.
+        RDFSyntaxError: the document is malformed (message starts with ``line:col:``).
+
+    Example:
+        >>> read_triples(b'<http://ex/a> <http://ex/p> "1"^^<http://ex/t> .',
+        ...              media_type="application/n-triples")
+        (('http://ex/a', 'http://ex/p', Literal('1', 'http://ex/t')),)
+    """
+    if len(data) > max_bytes:
+        msg = f"document of {len(data)} bytes exceeds the limit of {max_bytes} bytes"
+        raise DocumentTooLarge(msg)
+    canonical, fmt = _format_for(media_type, filename)
+    if fmt == ox.RdfFormat.RDF_XML:
+        screen_xml(data)
+        if _XML_LITERAL.search(data):
+            return _read_with_rdflib(data, base)
+    try:
+        return tuple(dict.fromkeys(_convert(ox.parse(data, format=fmt, base_iri=base))))
+    except SyntaxError as exc:
+        raise _syntax_error(exc, data, fmt, base) from exc
+    except (ValueError, OSError) as exc:
+        raise RDFSyntaxError(f"{canonical}: {exc}") from exc
+
+
+def read_event(
+    data: bytes,
+    *,
+    event_id: str,
+    media_type: str | None = None,
+    filename: str | None = None,
+    base: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Event:
+    """Parse ``data`` into an :class:`Event` with id ``event_id``.
+
+    Relative IRIs resolve against ``base``, by default :func:`default_base` of the id (LUBM
+    documents say ``rdf:about=""``). Errors as in :func:`read_triples`.
+    """
+    triples = read_triples(
+        data,
+        media_type=media_type,
+        filename=filename,
+        base=base or default_base(event_id),
+        max_bytes=max_bytes,
+    )
+    return Event(event_id, triples)
+
+
+def _convert(quads: Iterator[ox.Triple | ox.Quad]) -> Iterator[Triple]:
+    named, blank, literal = ox.NamedNode, ox.BlankNode, ox.Literal
+    for t in quads:
+        s = t.subject
+        o = t.object
+        subject = s.value if type(s) is named else "_:" + s.value
+        kind = type(o)
+        obj: Term
+        if kind is named:
+            obj = o.value
+        elif kind is literal:
+            obj = Literal(o.value, o.datatype.value, o.language)
+        elif kind is blank:
+            obj = "_:" + o.value
+        else:
+            msg = "RDF-star quoted triples are not supported"
+            raise RDFSyntaxError(msg)
+        yield (subject, t.predicate.value, obj)
+
+
+_OX_POSITION = re.compile(r"line (\d+) between columns (\d+)")
+
+
+def _syntax_error(
+    exc: SyntaxError, data: bytes, fmt: ox.RdfFormat, base: str | None
+) -> IngestError:
+    message = str(exc.msg or exc)
+    if exc.lineno is not None:
+        return RDFSyntaxError(_strip_position(message), line=exc.lineno, column=exc.offset)
+    if fmt == ox.RdfFormat.RDF_XML:
+        return _locate_xml_error(data, base, message)
+    return RDFSyntaxError(message)
+
+
+def _strip_position(message: str) -> str:
+    return re.sub(r"^Parser error at line \d+ between columns \d+ and \d+: ", "", message)
+
+
+def _locate_xml_error(data: bytes, base: str | None, message: str) -> IngestError:
+    """pyoxigraph's RDF/XML errors carry no position: ask expat, then rdflib, for one."""
+    parser = xml.parsers.expat.ParserCreate(namespace_separator=" ")
+    try:
+        parser.Parse(data, True)
+    except xml.parsers.expat.ExpatError as exc:
+        detail = xml.parsers.expat.ErrorString(exc.code)
+        return RDFSyntaxError(f"malformed XML: {detail}", line=exc.lineno, column=exc.offset + 1)
+    try:
+        _read_with_rdflib(data, base)
+    except RDFSyntaxError as exc:
+        return RDFSyntaxError(f"{message} ({exc.detail})", line=exc.line, column=exc.column)
+    return RDFSyntaxError(message)
+
+
+_RDFLIB_POSITION = re.compile(r":(\d+):(\d+): ")
+
+
+def _read_with_rdflib(data: bytes, base: str | None) -> tuple[Triple, ...]:
+    import rdflib
+    from rdflib.exceptions import ParserError
+
+    graph = rdflib.Graph()
+    try:
+        graph.parse(data=data, format="xml", publicID=base)
+    except (ParserError, xml.sax.SAXParseException, ValueError) as exc:
+        text = str(exc)
+        found = _RDFLIB_POSITION.search(text)
+        if found:
+            detail = text[found.end() :]
+            raise RDFSyntaxError(detail, line=int(found[1]), column=int(found[2]) + 1) from exc
+        raise RDFSyntaxError(text) from exc
+    return tuple(dict.fromkeys(_from_rdflib(t) for t in graph))
+
+
+def _from_rdflib(triple: tuple[object, object, object]) -> Triple:
+    import rdflib
+
+    def term(node: object) -> Term:
+        if isinstance(node, rdflib.BNode):
+            return "_:" + str(node)
+        if isinstance(node, rdflib.Literal):
+            datatype = str(node.datatype) if node.datatype else None
+            return Literal(str(node), datatype, node.language)
+        return str(node)
+
+    s, p, o = triple
+    subject = term(s)
+    assert isinstance(subject, str)
+    return (subject, str(p), term(o))
