@@ -1,12 +1,15 @@
 """The ontology: an owlready2 World persisted in SQLite, and its derived expansion tables.
 
-- :class:`~semps.ontology.expansion.Expansion`: an immutable, picklable snapshot of the rule
-  tables (property and class expansion, inverses, symmetric, ...) that ingest and the
-  matchers read. An empty ``Expansion()`` means "no ontology".
-- :class:`~semps.ontology.store.OntologyStore`: load, edit and persist the ontology; its
-  ``expansion()`` is rebuilt after each edit so the edit takes effect for the next event.
+- :class:`Expansion`: an immutable, picklable snapshot of the rule tables (property and
+  class expansion, inverses, symmetric and transitive properties, domains, ranges,
+  restrictions) that ingest and the matchers read; ``Expansion()`` means "no ontology".
+- :func:`load_expansion`: compile an ontology file directly (CLI, Spark).
+- :class:`OntologyStore` (``semps.ontology.store``): load, edit and persist the ontology;
+  its ``expansion()`` is rebuilt after each edit, so an edit takes effect for the next event.
 """
 
+from semps.ontology.compile import compile_axioms
 from semps.ontology.expansion import Expansion
+from semps.ontology.load import load_expansion, ontology_triples
 
-__all__ = ["Expansion"]
+__all__ = ["Expansion", "compile_axioms", "load_expansion", "ontology_triples"]

@@ -1,0 +1,243 @@
+"""Compile an ontology's axiom triples into :class:`~semps.ontology.expansion.Expansion`
+tables. One compiler serves both sources: a file read directly, and the owlready2 store."""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Iterable
+
+from semps._types import Term, Triple
+from semps.ingest.terms import OWL, RDF, RDF_TYPE, RDFS
+from semps.ontology.expansion import Expansion
+
+SUB_CLASS = RDFS + "subClassOf"
+SUB_PROPERTY = RDFS + "subPropertyOf"
+EQ_CLASS = OWL + "equivalentClass"
+EQ_PROPERTY = OWL + "equivalentProperty"
+INVERSE = OWL + "inverseOf"
+DOMAIN = RDFS + "domain"
+RANGE = RDFS + "range"
+SYMMETRIC = OWL + "SymmetricProperty"
+TRANSITIVE = OWL + "TransitiveProperty"
+THING = OWL + "Thing"
+
+#: Classes that describe the vocabulary itself; never entered as ancestors of a class.
+META_CLASSES = frozenset(
+    {
+        OWL + "Class",
+        RDFS + "Class",
+        RDF + "Property",
+        OWL + "ObjectProperty",
+        OWL + "DatatypeProperty",
+        OWL + "AnnotationProperty",
+        OWL + "Restriction",
+        OWL + "Ontology",
+    }
+)
+
+
+class _Axioms:
+    """The axiom triples indexed for compilation."""
+
+    def __init__(self, triples: Iterable[Triple]) -> None:
+        self.spo: defaultdict[str, defaultdict[str, list[Term]]] = defaultdict(
+            lambda: defaultdict(list)
+        )
+        self.by_p: defaultdict[str, list[tuple[str, Term]]] = defaultdict(list)
+        for s, p, o in triples:
+            self.spo[s][p].append(o)
+            self.by_p[p].append((s, o))
+
+    def one(self, s: str, p: str) -> Term | None:
+        values = self.spo.get(s, {}).get(p)
+        return values[0] if values else None
+
+    def rdf_list(self, head: Term | None) -> list[str]:
+        items: list[str] = []
+        while isinstance(head, str) and head != RDF + "nil" and len(items) < 10_000:
+            first = self.one(head, RDF + "first")
+            if isinstance(first, str):
+                items.append(first)
+            head = self.one(head, RDF + "rest")
+        return items
+
+    def subjects_of_type(self, cls: str) -> list[str]:
+        return [s for s, o in self.by_p[RDF_TYPE] if o == cls]
+
+
+def _reach(start: str, edges: dict[str, set[str]]) -> frozenset[str]:
+    seen = {start}
+    queue = deque([start])
+    while queue:
+        for nxt in edges.get(queue.popleft(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+    return frozenset(seen)
+
+
+def _property_table(ax: _Axioms) -> dict[str, tuple[tuple[str, bool], ...]]:
+    up: defaultdict[str, set[str]] = defaultdict(set)
+    inverse: defaultdict[str, set[str]] = defaultdict(set)
+    for s, o in ax.by_p[SUB_PROPERTY]:
+        if isinstance(o, str):
+            up[s].add(o)
+    for s, o in ax.by_p[EQ_PROPERTY]:
+        if isinstance(o, str):
+            up[s].add(o)
+            up[o].add(s)
+    for s, o in ax.by_p[INVERSE]:
+        if isinstance(o, str):
+            inverse[s].add(o)
+            inverse[o].add(s)
+    symmetric = set(ax.subjects_of_type(SYMMETRIC))
+    table: dict[str, tuple[tuple[str, bool], ...]] = {}
+    for prop in set(up) | set(inverse) | symmetric:
+        seen = {(prop, False)}
+        queue = deque(seen)
+        while queue:
+            p, inv = queue.popleft()
+            nxt = {(q, inv) for q in up.get(p, ())} | {(q, not inv) for q in inverse.get(p, ())}
+            if p in symmetric:
+                nxt.add((p, not inv))
+            for state in nxt - seen:
+                seen.add(state)
+                queue.append(state)
+        rest = sorted(seen - {(prop, False)})
+        table[prop] = ((prop, False), *rest)
+    return table
+
+
+def _class_edges(ax: _Axioms) -> dict[str, set[str]]:
+    up: defaultdict[str, set[str]] = defaultdict(set)
+    for s, o in ax.by_p[SUB_CLASS]:
+        if isinstance(o, str) and o not in META_CLASSES:
+            up[s].add(o)
+    for s, o in ax.by_p[EQ_CLASS]:
+        if isinstance(o, str):
+            up[s].add(o)
+            up[o].add(s)
+    for node, lst in ax.by_p[OWL + "intersectionOf"]:
+        up[node].update(ax.rdf_list(lst))
+    for node, lst in ax.by_p[OWL + "unionOf"]:
+        for member in ax.rdf_list(lst):
+            up[member].add(node)
+    return up
+
+
+def _schema_fixpoint(
+    ax: _Axioms, class_up: dict[str, set[str]], props: dict[str, tuple[tuple[str, bool], ...]]
+) -> dict[str, frozenset[str]]:
+    """Class closure including the OWL 2 RL schema rules between restrictions (scm-svf1/2,
+    scm-avf1/2, scm-hv): e.g. ``∃worksFor.ResearchGroup ⊑ ∃worksFor.Organization``."""
+    kinds = {"svf": OWL + "someValuesFrom", "avf": OWL + "allValuesFrom", "hv": OWL + "hasValue"}
+    restrictions: dict[str, list[tuple[str, str, Term]]] = {k: [] for k in kinds}
+    for node, prop in ax.by_p[OWL + "onProperty"]:
+        for kind, predicate in kinds.items():
+            value = ax.one(node, predicate)
+            if isinstance(prop, str) and value is not None:
+                restrictions[kind].append((node, prop, value))
+
+    def sub_prop(p1: str, p2: str) -> bool:
+        return (p2, False) in props.get(p1, ((p1, False),))
+
+    while True:
+        classes = {c: _reach(c, class_up) for c in class_up}
+        added = False
+        for kind, items in restrictions.items():
+            for r1, p1, y1 in items:
+                for r2, p2, y2 in items:
+                    if r1 == r2:
+                        continue
+                    if kind == "hv":
+                        implied = y1 == y2 and sub_prop(p1, p2)
+                    else:
+                        below = isinstance(y1, str) and y2 in classes.get(y1, {y1})
+                        implied = (p1 == p2 and below) or (y1 == y2 and sub_prop(p1, p2))
+                    # scm-avf2 runs the other way: a wider property, a narrower class.
+                    low, high = (r2, r1) if kind == "avf" and p1 != p2 else (r1, r2)
+                    if implied and high not in class_up.get(low, ()):
+                        class_up.setdefault(low, set()).add(high)
+                        added = True
+        if not added:
+            return classes
+
+
+def compile_axioms(triples: Iterable[Triple], *, version: int = 0) -> Expansion:
+    """Compile axiom triples (an ontology graph) into rule tables.
+
+    Example:
+        >>> ex = "http://ex/"
+        >>> e = compile_axioms([(ex + "Grad", SUB_CLASS, ex + "Student"),
+        ...                     (ex + "Student", SUB_CLASS, ex + "Person")])
+        >>> sorted(e.expand_class(ex + "Grad"))
+        ['http://ex/Grad', 'http://ex/Person', 'http://ex/Student']
+    """
+    ax = _Axioms(triples)
+    props = _property_table(ax)
+    class_up = _class_edges(ax)
+    classes = _schema_fixpoint(ax, class_up, props)
+
+    domains = _by_property(ax.by_p[DOMAIN])
+    ranges = _by_property(ax.by_p[RANGE])
+    restrictions = _restrictions(ax)
+    return Expansion(
+        version=version,
+        properties=props,
+        classes=classes,
+        domains=domains,
+        ranges=ranges,
+        transitive=frozenset(ax.subjects_of_type(TRANSITIVE)),
+        **restrictions,  # type: ignore[arg-type]
+    )
+
+
+def _by_property(pairs: list[tuple[str, Term]]) -> dict[str, frozenset[str]]:
+    out: defaultdict[str, set[str]] = defaultdict(set)
+    for prop, cls in pairs:
+        if isinstance(cls, str):
+            out[prop].add(cls)
+    return {p: frozenset(c) for p, c in out.items()}
+
+
+def _restrictions(ax: _Axioms) -> dict[str, object]:
+    svf: defaultdict[str, list[tuple[str, str | None]]] = defaultdict(list)
+    svf_by_filler: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
+    has_value: defaultdict[tuple[str, Term], list[str]] = defaultdict(list)
+    class_values: defaultdict[str, list[tuple[str, Term]]] = defaultdict(list)
+    avf: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
+    avf_by_class: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
+    for node, prop in ax.by_p[OWL + "onProperty"]:
+        if not isinstance(prop, str):
+            continue
+        filler = ax.one(node, OWL + "someValuesFrom")
+        if isinstance(filler, str):
+            svf[prop].append((node, None if filler == THING else filler))
+            if filler != THING:
+                svf_by_filler[filler].append((node, prop))
+        value = ax.one(node, OWL + "hasValue")
+        if value is not None:
+            has_value[(prop, value)].append(node)
+            class_values[node].append((prop, value))
+        target = ax.one(node, OWL + "allValuesFrom")
+        if isinstance(target, str):
+            avf[prop].append((node, target))
+            avf_by_class[node].append((prop, target))
+    intersections: defaultdict[str, list[str]] = defaultdict(list)
+    members: dict[str, frozenset[str]] = {}
+    for node, lst in ax.by_p[OWL + "intersectionOf"]:
+        items = ax.rdf_list(lst)
+        if items:
+            members[node] = frozenset(items)
+            for item in items:
+                intersections[item].append(node)
+    return {
+        "svf": {k: tuple(v) for k, v in svf.items()},
+        "svf_by_filler": {k: tuple(v) for k, v in svf_by_filler.items()},
+        "has_value": {k: tuple(v) for k, v in has_value.items()},
+        "class_values": {k: tuple(v) for k, v in class_values.items()},
+        "avf": {k: tuple(v) for k, v in avf.items()},
+        "avf_by_class": {k: tuple(v) for k, v in avf_by_class.items()},
+        "intersections": {k: tuple(v) for k, v in intersections.items()},
+        "members": members,
+    }
