@@ -1,5 +1,11 @@
-"""The SPARQL-like subscription language (a basic-graph-pattern fragment of SPARQL 1.1)."""
+"""The SPARQL-like subscription language: a basic-graph-pattern fragment of SPARQL 1.1.
+
+- :func:`parse_query`: text -> :class:`Query` (raises SubscriptionSyntaxError with
+  line/column, or UnsupportedQueryError naming the construct).
+- :class:`Query`, :class:`TriplePattern`, :class:`Var`: the query model.
+"""
 
 from semps.ingest.sparql.model import Query, TriplePattern, Var
+from semps.ingest.sparql.parser import parse_query
 
-__all__ = ["Query", "TriplePattern", "Var"]
+__all__ = ["Query", "TriplePattern", "Var", "parse_query"]

@@ -1,0 +1,80 @@
+"""Tokenizer for the SPARQL-like subscription language."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from semps.errors import SubscriptionSyntaxError
+
+_PN_CHARS_BASE = r"A-Za-z\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF\u200C-\u200D\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD"
+_PN_CHARS = _PN_CHARS_BASE + r"_0-9\-\u00B7\u0300-\u036F\u203F-\u2040"
+_PREFIX = rf"(?:[{_PN_CHARS_BASE}](?:[{_PN_CHARS}.]*[{_PN_CHARS}])?)?"
+_LOCAL = rf"(?:(?:[{_PN_CHARS}:]|%[0-9A-Fa-f]{{2}}|\\[-_~.!$&'()*+,;=/?#@%])(?:(?:[{_PN_CHARS}.:]|%[0-9A-Fa-f]{{2}}|\\[-_~.!$&'()*+,;=/?#@%])*(?:[{_PN_CHARS}:]|%[0-9A-Fa-f]{{2}}|\\[-_~.!$&'()*+,;=/?#@%]))?)"
+
+_TOKENS = [
+    ("WS", r"[ \t\r\n]+|\#[^\n]*"),
+    ("IRIREF", r"<[^<>\"{}|^`\\\x00-\x20]*>"),
+    (
+        "STRING_LONG",
+        r"'''(?:(?:'|'')?(?:[^'\\]|\\.))*'''|\"\"\"(?:(?:\"|\"\")?(?:[^\"\\]|\\.))*\"\"\"",
+    ),
+    ("STRING", r"'(?:[^'\\\n\r]|\\.)*'|\"(?:[^\"\\\n\r]|\\.)*\""),
+    ("BNODE", rf"_:[{_PN_CHARS}](?:[{_PN_CHARS}.]*[{_PN_CHARS}])?"),
+    ("PNAME", rf"{_PREFIX}:{_LOCAL}?"),
+    ("VAR", rf"[?$][{_PN_CHARS}]+"),
+    ("LANGTAG", r"@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*"),
+    ("DOUBLE", r"(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)[eE][+-]?[0-9]+"),
+    ("DECIMAL", r"[0-9]*\.[0-9]+"),
+    ("INTEGER", r"[0-9]+"),
+    ("NAME", r"[A-Za-z_][A-Za-z0-9_]*"),
+    ("OP", r"\^\^|&&|\|\||!=|<=|>=|[{}()\[\].;,*=<>!+\-/^|?@]"),
+]
+_MASTER = re.compile("|".join(f"(?P<{name}>{rx})" for name, rx in _TOKENS))
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A token with its 1-based position."""
+
+    kind: str
+    text: str
+    line: int
+    column: int
+
+    def is_op(self, text: str) -> bool:
+        """True for the punctuation/operator token ``text``."""
+        return self.kind == "OP" and self.text == text
+
+    def is_keyword(self, *words: str) -> bool:
+        """True for a bare word equal (case-insensitively) to one of ``words``."""
+        return self.kind == "NAME" and self.text.upper() in words
+
+    def describe(self) -> str:
+        """The token as an error message shows it."""
+        return "end of input" if self.kind == "EOF" else repr(self.text)
+
+
+def tokenize(text: str) -> list[Token]:
+    """Split ``text`` into tokens; raises :class:`SubscriptionSyntaxError` on stray input."""
+    tokens: list[Token] = []
+    pos, line, line_start = 0, 1, 0
+    match = _MASTER.match
+    while pos < len(text):
+        m = match(text, pos)
+        if m is None or m.end() == pos:
+            column = pos - line_start + 1
+            msg = f"unexpected character {text[pos]!r}"
+            raise SubscriptionSyntaxError(msg, line=line, column=column)
+        kind = m.lastgroup
+        assert kind is not None
+        value = m.group()
+        if kind != "WS":
+            tokens.append(Token(kind, value, line, pos - line_start + 1))
+        newlines = value.count("\n")
+        if newlines:
+            line += newlines
+            line_start = pos + value.rfind("\n") + 1
+        pos = m.end()
+    tokens.append(Token("EOF", "", line, pos - line_start + 1))
+    return tokens
