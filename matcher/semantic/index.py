@@ -1,0 +1,180 @@
+"""The merged subscription graph (seed 001) and phase 1, counter filtering.
+
+``HMProp``: property -> ``HMNPN``: node-pair key -> :class:`SC`, the subscription list of
+every subscription with that triple pattern. A pattern shared by many subscriptions is
+stored once. Insert and delete touch only the subscription's own patterns.
+
+Counter filtering: each subscription's counter is the number of its patterns whose SC is hit
+by at least one node pair of the event; a subscription whose counter is below its pattern
+count cannot match and is dropped. ``rdf:type`` patterns are indexed like any property and
+are hit by PartB's (node, type) pairs, so type constraints filter too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from semps._types import Term
+from semps.ingest.partab import EventParts
+from semps.ingest.terms import RDF_TYPE
+from semps.matcher.semantic.compiled import STAR, CompiledSubscription, NPNKey
+
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(slots=True)
+class SC:
+    """A subscription container: the slots of the subscriptions that hold one pattern
+    (with multiplicity: a subscription using the pattern twice is listed twice)."""
+
+    slots: list[int] = field(default_factory=list)
+    _array: IntArray | None = None
+
+    def array(self) -> IntArray:
+        """The slots as a cached NumPy array."""
+        if self._array is None:
+            self._array = np.asarray(self.slots, dtype=np.int64)
+        return self._array
+
+    def add(self, slot: int) -> None:
+        self.slots.append(slot)
+        self._array = None
+
+    def discard(self, slot: int) -> None:
+        self.slots.remove(slot)
+        self._array = None
+
+
+class EventPairs:
+    """The event's node pairs per property (PartA plus PartB's type pairs), with the
+    lookups the index probes and the binding tables the verifier reads."""
+
+    def __init__(self, parts: EventParts) -> None:
+        self.by_prop: dict[str, list[tuple[str, Term]]] = dict(parts.part_a)
+        types = [(node, cls) for node, classes in parts.part_b.items() for cls in classes]
+        if types:
+            self.by_prop[RDF_TYPE] = types
+        self._tables: dict[tuple[str, NPNKey], list[tuple[str, Term]]] = {}
+
+    def table(self, prop: str, key: NPNKey) -> list[tuple[str, Term]]:
+        """The binding table of an SC: the event's pairs of ``prop`` matching ``key``."""
+        cache_key = (prop, key)
+        found = self._tables.get(cache_key)
+        if found is None:
+            s, o = key
+            pairs = self.by_prop.get(prop, ())
+            found = [
+                pair for pair in pairs if (s == STAR or pair[0] == s) and (o == STAR or pair[1] == o)
+            ]
+            self._tables[cache_key] = found
+        return found
+
+
+class SubscriptionIndex:
+    """HMProp -> HMNPN -> SC, plus the per-slot pattern counts."""
+
+    def __init__(self) -> None:
+        self.hm_prop: dict[str, dict[NPNKey, SC]] = {}
+        self.subscriptions: dict[str, CompiledSubscription] = {}
+        self.slot_of: dict[str, int] = {}
+        self.sub_at: list[CompiledSubscription | None] = []
+        self._free: list[int] = []
+        self._need = np.zeros(0, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.subscriptions)
+
+    def insert(self, sub: CompiledSubscription) -> None:
+        """Index a subscription (replacing one with the same id); O(patterns)."""
+        if sub.id in self.subscriptions:
+            self.delete(sub.id)
+        slot = self._free.pop() if self._free else len(self.sub_at)
+        if slot == len(self.sub_at):
+            self.sub_at.append(None)
+            if slot >= len(self._need):
+                self._need = np.resize(self._need, max(16, 2 * len(self._need)))
+        self.sub_at[slot] = sub
+        self._need[slot] = len(sub.patterns)
+        self.slot_of[sub.id] = slot
+        self.subscriptions[sub.id] = sub
+        for pattern in sub.patterns:
+            hm_npn = self.hm_prop.setdefault(pattern.prop, {})
+            container = hm_npn.get(pattern.key)
+            if container is None:
+                container = hm_npn[pattern.key] = SC()
+            container.add(slot)
+
+    def delete(self, subscription_id: str) -> CompiledSubscription:
+        """Remove a subscription; O(patterns x SC length). Raises KeyError if unknown."""
+        sub = self.subscriptions.pop(subscription_id)
+        slot = self.slot_of.pop(subscription_id)
+        for pattern in sub.patterns:
+            hm_npn = self.hm_prop[pattern.prop]
+            container = hm_npn[pattern.key]
+            container.discard(slot)
+            if not container.slots:
+                del hm_npn[pattern.key]
+                if not hm_npn:
+                    del self.hm_prop[pattern.prop]
+        self.sub_at[slot] = None
+        self._need[slot] = 0
+        self._free.append(slot)
+        return sub
+
+    def counter_filter(self, pairs: EventPairs) -> list[CompiledSubscription]:
+        """Phase 1: the subscriptions whose every pattern is hit by the event, in index
+        (slot) order."""
+        hit = [c.array() for c in self._hit_containers(pairs)]
+        if not hit:
+            return []
+        counters = np.bincount(np.concatenate(hit), minlength=len(self.sub_at))
+        need = self._need[: len(counters)]
+        survivors = np.flatnonzero((counters >= need) & (need > 0))
+        at = self.sub_at
+        return [at[i] for i in survivors.tolist()]  # type: ignore[misc]
+
+    def _hit_containers(self, pairs: EventPairs) -> Iterable[SC]:
+        hm_prop = self.hm_prop
+        for prop, event_pairs in pairs.by_prop.items():
+            hm_npn = hm_prop.get(prop)
+            if not hm_npn:
+                continue
+            if len(hm_npn) <= 4 * len(event_pairs) + 1:
+                yield from _scan_keys(hm_npn, event_pairs)
+            else:
+                yield from _probe_keys(hm_npn, event_pairs)
+
+
+def _scan_keys(hm_npn: dict[NPNKey, SC], pairs: list[tuple[str, Term]]) -> Iterable[SC]:
+    subjects = objects = pair_set = None
+    for (s, o), container in hm_npn.items():
+        if s == STAR and o == STAR:
+            yield container
+        elif o == STAR:
+            subjects = subjects if subjects is not None else {p[0] for p in pairs}
+            if s in subjects:
+                yield container
+        elif s == STAR:
+            objects = objects if objects is not None else {p[1] for p in pairs}
+            if o in objects:
+                yield container
+        else:
+            pair_set = pair_set if pair_set is not None else set(pairs)
+            if (s, o) in pair_set:
+                yield container
+
+
+def _probe_keys(hm_npn: dict[NPNKey, SC], pairs: list[tuple[str, Term]]) -> Iterable[SC]:
+    keys: set[NPNKey] = {(STAR, STAR)}
+    for s, o in pairs:
+        keys.add((s, STAR))
+        keys.add((STAR, o))
+        keys.add((s, o))
+    for key in keys:
+        container = hm_npn.get(key)
+        if container is not None:
+            yield container

@@ -1,0 +1,120 @@
+"""SemanticMatcher: the seed-001 matcher (index, counter filter, partitioned verification)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from semps.errors import NotFound
+from semps.ingest.event import Event
+from semps.ingest.sparql import parse_query
+from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.semantic.compiled import CompiledSubscription, compile_query
+from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
+from semps.matcher.semantic.verify import DEFAULT_SOLUTION_LIMIT, verify
+
+
+def match_parts(
+    index: SubscriptionIndex,
+    pairs: EventPairs,
+    event_id: str,
+    candidates: Sequence[CompiledSubscription] | None = None,
+    limit: int = DEFAULT_SOLUTION_LIMIT,
+) -> list[Match]:
+    """Phases 1 and 3 in one process: the matches of one event, sorted by subscription."""
+    if candidates is None:
+        candidates = index.counter_filter(pairs)
+    matches = []
+    for sub in candidates:
+        verdict = verify(sub, pairs, limit)
+        if verdict is not None:
+            matches.append(Match(sub.id, event_id, verdict.count, verdict.solutions))
+    matches.sort(key=lambda m: m.subscription)
+    return matches
+
+
+class SemanticMatcher(Matcher):
+    """Match RDF events against SPARQL-like subscriptions through the ontology.
+
+    A subscription matches an event iff its query has at least one solution over the event
+    closed under the ontology (:meth:`semps.ontology.Expansion.close`).
+
+    Args:
+        workers: ``PRCNum``, the number of cores verifying candidates. ``1`` verifies in
+            process; more start that many worker processes (on first use), which split each
+            event's candidates by the seed's plan (:mod:`semps.matcher.semantic.plan`) and
+            split batches of events between them.
+        solution_limit: how many solutions a match carries (its count is always exact).
+
+    Example:
+        >>> m = SemanticMatcher()
+        >>> m.add(Subscription("s1", "semantic", "SELECT ?x { ?x <http://ex/p> 1 }"))
+        >>> e = Event("e1", triples=(("http://ex/a", "http://ex/p", Literal("1", XSD + "integer")),))
+        >>> [(x.subscription, x.count, dict(x.solutions[0])) for x in m.match(e, MatchContext(e))]
+        [('s1', 1, {'x': 'http://ex/a'})]
+    """
+
+    kind = "semantic"
+
+    def __init__(self, workers: int = 1, solution_limit: int = DEFAULT_SOLUTION_LIMIT) -> None:
+        if workers < 1:
+            msg = f"workers must be at least 1, not {workers}"
+            raise ValueError(msg)
+        self.workers = workers
+        self.solution_limit = solution_limit
+        self.index = SubscriptionIndex()
+        self._texts: dict[str, str] = {}
+        self._pool: object | None = None
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def add(self, subscription: Subscription) -> None:
+        """Parse and index a subscription (SubscriptionError on bad text; index unchanged)."""
+        compiled = compile_query(subscription.id, parse_query(subscription.text))
+        self.index.insert(compiled)
+        self._texts[subscription.id] = subscription.text
+        if self._pool is not None:
+            self._workers().add(subscription.id, subscription.text)
+
+    def remove(self, subscription_id: str) -> None:
+        """Remove a subscription (NotFound if unknown)."""
+        try:
+            self.index.delete(subscription_id)
+        except KeyError:
+            msg = f"no semantic subscription {subscription_id!r}"
+            raise NotFound(msg) from None
+        del self._texts[subscription_id]
+        if self._pool is not None:
+            self._workers().remove(subscription_id)
+
+    def match(self, event: Event, context: MatchContext) -> list[Match]:
+        """The matching subscriptions with their solution counts, sorted by id."""
+        pairs = EventPairs(context.parts)
+        candidates = self.index.counter_filter(pairs)
+        if self.workers == 1 or len(candidates) < 2:
+            return match_parts(self.index, pairs, event.id, candidates, self.solution_limit)
+        return self._workers().verify(context.parts, [c.id for c in candidates])
+
+    def match_batch(
+        self, events: Sequence[Event], contexts: Sequence[MatchContext]
+    ) -> list[list[Match]]:
+        """Match many events; with several workers, the events are split between them."""
+        if self.workers == 1 or len(events) < 2:
+            return super().match_batch(events, contexts)
+        return self._workers().match_many([c.parts for c in contexts])
+
+    def _workers(self):  # type: ignore[no-untyped-def]
+        from semps.matcher.semantic.parallel import WorkerPool
+
+        if self._pool is None:
+            self._pool = WorkerPool(self.workers, dict(self._texts), self.solution_limit)
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the worker processes, if any."""
+        if self._pool is not None:
+            self._pool.close()  # type: ignore[attr-defined]
+            self._pool = None
+
+
+from semps.ingest.terms import XSD, Literal  # noqa: E402,F401  (doctest names)

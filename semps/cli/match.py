@@ -1,0 +1,123 @@
+"""``semps match``: a folder of events against a folder of subscriptions, as JSONL."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from semps.errors import IngestError, SempsError, SubscriptionError
+from semps.ingest.event import Event
+from semps.ingest.rdf import read_event
+from semps.matcher.base import Match, MatchContext, Subscription
+from semps.matcher.semantic import SemanticMatcher
+from semps.ontology import Expansion, load_expansion
+
+RDF_SUFFIXES = (".rdf", ".owl", ".xml", ".ttl", ".nt", ".jsonld")
+BATCH = 32
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``semps match``."""
+    parser.add_argument("--ontology", type=Path, help="OWL/RDFS ontology file")
+    parser.add_argument("--subscriptions", type=Path, required=True, help="folder of .rq files")
+    parser.add_argument(
+        "--events", type=Path, required=True, help="an RDF file or a folder of RDF files"
+    )
+    parser.add_argument("--workers", type=int, default=1, help="cores for verification")
+    parser.add_argument("--base", help="base IRI for relative references (default per event)")
+    parser.set_defaults(func=run)
+
+
+def load_subscriptions(folder: Path) -> list[Subscription]:
+    """Every ``*.rq`` in ``folder`` (id = file stem), sorted by id."""
+    if not folder.is_dir():
+        msg = f"subscriptions folder not found: {folder}"
+        raise SempsError(msg)
+    return [
+        Subscription(path.stem, "semantic", path.read_text(encoding="utf-8"))
+        for path in sorted(folder.glob("*.rq"))
+    ]
+
+
+def event_files(path: Path) -> list[Path]:
+    """The RDF files to read, sorted by event id (file stem)."""
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        msg = f"events not found: {path}"
+        raise SempsError(msg)
+    files = [p for p in path.iterdir() if p.suffix.lower() in RDF_SUFFIXES]
+    return sorted(files, key=lambda p: p.stem)
+
+
+def read_events(files: list[Path], base: str | None) -> Iterator[Event]:
+    """Read each file into an event; an unreadable file stops with its name in the error."""
+    for path in files:
+        try:
+            yield read_event(path.read_bytes(), event_id=path.stem, filename=path.name, base=base)
+        except IngestError as exc:
+            msg = f"{path}:{exc}"
+            raise IngestError(msg) from exc
+
+
+def result_line(event_id: str, matches: list[Match]) -> str:
+    """One output line in the format of the workloads' expected.jsonl."""
+    return json.dumps(
+        {
+            "event": event_id,
+            "matches": [m.subscription for m in matches],
+            "solutions": {m.subscription: m.count for m in matches},
+        }
+    )
+
+
+def build_matcher(subscriptions: list[Subscription], workers: int) -> SemanticMatcher:
+    matcher = SemanticMatcher(workers=workers)
+    for sub in subscriptions:
+        try:
+            matcher.add(sub)
+        except SubscriptionError as exc:
+            msg = f"{sub.id}.rq:{exc}"
+            raise SubscriptionError(msg) from exc
+    return matcher
+
+
+def run(args: argparse.Namespace) -> int:
+    expansion = load_expansion(args.ontology) if args.ontology else Expansion()
+    matcher = build_matcher(load_subscriptions(args.subscriptions), args.workers)
+    files = event_files(args.events)
+    progress = _progress(len(files))
+    try:
+        batch: list[Event] = []
+        for event in read_events(files, args.base):
+            batch.append(event)
+            if len(batch) == BATCH:
+                _flush(matcher, batch, expansion, progress)
+        _flush(matcher, batch, expansion, progress)
+    finally:
+        matcher.close()
+        if progress is not None:
+            progress.close()
+    return 0
+
+
+def _flush(matcher: SemanticMatcher, batch: list[Event], expansion: Expansion, progress) -> None:  # type: ignore[no-untyped-def]
+    contexts = [MatchContext(e, expansion) for e in batch]
+    for event, matches in zip(batch, matcher.match_batch(batch, contexts), strict=True):
+        sys.stdout.write(result_line(event.id, matches) + "\n")
+    sys.stdout.flush()
+    if progress is not None:
+        progress.update(len(batch))
+    batch.clear()
+
+
+def _progress(total: int):  # type: ignore[no-untyped-def]
+    """A progress bar on stderr for long runs on a terminal; never on stdout."""
+    if total < 20 or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="event", file=sys.stderr)
