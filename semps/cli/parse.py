@@ -1,0 +1,57 @@
+"""``semps parse``: show how semps reads one RDF document."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from semps.errors import IngestError
+from semps.ingest.partab import npn, to_partab
+from semps.ingest.rdf import read_event
+from semps.ingest.terms import n3
+from semps.ontology import Expansion, load_expansion
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``semps parse``."""
+    parser.add_argument("file", type=Path, help="an RDF document (.rdf, .ttl, .nt, .jsonld)")
+    parser.add_argument("--base", help="base IRI (default urn:semps:event:<file stem>/)")
+    parser.add_argument("--to", choices=["ntriples", "partab"], default="ntriples")
+    parser.add_argument("--ontology", type=Path, help="expand PartA/PartB through an ontology")
+    parser.add_argument("--media-type", help="override the syntax chosen by file suffix")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        data = args.file.read_bytes()
+    except OSError as exc:
+        msg = f"{args.file}: {exc.strerror or exc}"
+        raise IngestError(msg) from exc
+    try:
+        event = read_event(
+            data,
+            event_id=args.file.stem,
+            media_type=args.media_type,
+            filename=args.file.name,
+            base=args.base,
+        )
+    except IngestError as exc:
+        msg = f"{args.file}:{exc}"
+        raise IngestError(msg) from exc
+    if args.to == "ntriples":
+        for s, p, o in event.triples:
+            sys.stdout.write(f"{n3(s)} <{p}> {n3(o)} .\n")
+        return 0
+    expansion = load_expansion(args.ontology) if args.ontology else Expansion()
+    parts = to_partab(event, expansion)
+    doc = {
+        "event": event.id,
+        "PartA": {p: [npn(s, o) for s, o in pairs] for p, pairs in parts.part_a.items()},
+        "PartB": parts.part_b,
+    }
+    json.dump(doc, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0

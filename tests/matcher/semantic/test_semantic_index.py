@@ -1,0 +1,140 @@
+"""The merged subscription index: shared patterns stored once, inserts and deletes leave it
+as if built fresh, counter filtering never drops a match, and the parallel path answers
+exactly like the single-worker path."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from semps.errors import NotFound, SubscriptionSyntaxError
+from semps.ingest.event import Event
+from semps.ingest.sparql import parse_query
+from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.semantic.compiled import compile_query
+from semps.matcher.semantic.index import EventPairs
+from semps.matcher.semantic.plan import plan_partitions
+from semps.matcher.semantic.verify import verify
+from semps.ingest.partab import to_partab
+
+EX = "http://ex/"
+QUERIES = [
+    f"SELECT * {{ ?x <{EX}p> ?y }}",
+    f"SELECT * {{ ?x <{EX}p> <{EX}b> }}",
+    f"SELECT * {{ ?x <{EX}p> ?y . ?y <{EX}q> ?z }}",
+    f"SELECT * {{ ?x a <{EX}C> ; <{EX}q> ?z }}",
+    f"SELECT DISTINCT ?x {{ ?x <{EX}p> ?y . ?x <{EX}p> ?w }}",
+    f"ASK {{ <{EX}a> <{EX}q> ?z }}",
+    f"SELECT * {{ ?x <{EX}p> ?x }}",
+]
+TRIPLES = [
+    (EX + s, EX + p, EX + o) for s in "abc" for p in "pq" for o in "abc"
+] + [(EX + s, "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", EX + "C") for s in "ab"]
+
+
+def run(matcher: SemanticMatcher, event: Event) -> dict[str, int]:
+    return {m.subscription: m.count for m in matcher.match(event, MatchContext(event))}
+
+
+def test_a_shared_pattern_is_stored_once() -> None:
+    m = SemanticMatcher()
+    for i in range(50):
+        m.add(Subscription(f"s{i}", "semantic", QUERIES[0]))
+    assert list(m.index.hm_prop[EX + "p"]) == [("*", "*")]
+    assert len(m.index.hm_prop[EX + "p"][("*", "*")].slots) == 50
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.booleans(), st.integers(0, 9), st.sampled_from(QUERIES)), max_size=40),
+    st.lists(st.sampled_from(TRIPLES), min_size=1, max_size=12),
+)
+def test_any_inserts_and_deletes_answer_like_a_fresh_index(ops, triples) -> None:
+    live: dict[str, str] = {}
+    churned = SemanticMatcher()
+    for insert, n, text in ops:
+        sub_id = f"s{n}"
+        if insert:
+            churned.add(Subscription(sub_id, "semantic", text))
+            live[sub_id] = text
+        elif sub_id in live:
+            churned.remove(sub_id)
+            del live[sub_id]
+    fresh = SemanticMatcher()
+    for sub_id, text in live.items():
+        fresh.add(Subscription(sub_id, "semantic", text))
+    event = Event("e", tuple(dict.fromkeys(triples)))
+    assert run(churned, event) == run(fresh, event)
+    assert len(churned) == len(live)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(TRIPLES), min_size=1, max_size=12), st.sampled_from(QUERIES))
+def test_counter_filtering_never_drops_a_match(triples, text) -> None:
+    """Brute force: verify every subscription without filtering first."""
+    m = SemanticMatcher()
+    m.add(Subscription("s", "semantic", text))
+    event = Event("e", tuple(dict.fromkeys(triples)))
+    pairs = EventPairs(to_partab(event))
+    brute = verify(compile_query("s", parse_query(text)), pairs)
+    survivors = [c.id for c in m.index.counter_filter(pairs)]
+    assert (brute is not None) <= ("s" in survivors)
+
+
+def test_remove_unknown_and_bad_text() -> None:
+    m = SemanticMatcher()
+    with pytest.raises(NotFound, match="no semantic subscription 'nope'"):
+        m.remove("nope")
+    m.add(Subscription("s", "semantic", QUERIES[0]))
+    with pytest.raises(SubscriptionSyntaxError):
+        m.add(Subscription("s", "semantic", "SELECT * {"))
+    assert len(m) == 1  # the failed replacement left the old one in place
+
+
+@pytest.mark.parametrize("prc_num", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("n", [0, 1, 7, 100])
+def test_plan_covers_every_candidate_exactly_once(n: int, prc_num: int) -> None:
+    scans = plan_partitions(n, prc_num)
+    assert sorted({s.worker for s in scans}) == list(range(prc_num if n or prc_num else 1))
+    rng = random.Random(n * 31 + prc_num)
+    seen: list[int] = []
+    for part in {s.part for s in scans}:
+        mine = [s for s in scans if s.part == part]
+        lo, hi = mine[0].start, mine[0].stop
+        while lo < hi:  # two scanners of a part claim from opposite ends in random order
+            s = rng.choice(mine)
+            if s.direction == "forward":
+                seen.append(lo)
+                lo += 1
+            else:
+                hi -= 1
+                seen.append(hi)
+    assert sorted(seen) == list(range(n))
+    if prc_num % 2 == 0:
+        assert len({s.part for s in scans}) == prc_num // 2
+    elif prc_num > 1:
+        assert len({s.part for s in scans}) == prc_num
+
+
+def test_two_workers_answer_exactly_like_one() -> None:
+    rng = random.Random(7)
+    subs = [Subscription(f"s{i:03}", "semantic", rng.choice(QUERIES)) for i in range(300)]
+    events = [Event(f"e{i}", tuple(rng.sample(TRIPLES, 8))) for i in range(20)]
+    one, two = SemanticMatcher(workers=1), SemanticMatcher(workers=2)
+    try:
+        for sub in subs:
+            one.add(sub)
+            two.add(sub)
+        contexts = [MatchContext(e) for e in events]
+        single = [one.match(e, c) for e, c in zip(events, contexts)]
+        assert [two.match(e, c) for e, c in zip(events, contexts)] == single
+        assert two.match_batch(events, contexts) == single
+        two.remove("s000")
+        one.remove("s000")
+        assert two.match_batch(events, contexts) == [one.match(e, c) for e, c in zip(events, contexts)]
+    finally:
+        two.close()
