@@ -24,6 +24,19 @@ class Pattern:
     o_var: str | None
 
 
+# How a verification step finds its rows, given the bindings of the earlier steps.
+ALL, BY_S, BY_O, BOTH = 0, 1, 2, 3
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of the join: a pattern, its lookup mode and the filters it completes."""
+
+    pattern: Pattern
+    mode: int
+    filters: tuple[Filter, ...]
+
+
 @dataclass(frozen=True, slots=True)
 class CompiledSubscription:
     """What the index and the verifier need of a subscription."""
@@ -34,6 +47,35 @@ class CompiledSubscription:
     projection: tuple[str, ...]
     distinct: bool
     ask: bool
+    steps: tuple[Step, ...] = ()
+    late_filters: tuple[Filter, ...] = ()
+
+
+def join_order(patterns: tuple[Pattern, ...], filters: tuple[Filter, ...]) -> tuple[tuple[Step, ...], tuple[Filter, ...]]:
+    """A static join plan: the most constrained pattern first (most constants), then always
+    a pattern sharing the most already-bound variables; each filter runs at the first step
+    that binds all its variables (the rest, e.g. ``bound()`` of a missing variable, last)."""
+    remaining = list(range(len(patterns)))
+    bound: set[str] = set()
+    pending = list(filters)
+    steps = []
+    while remaining:
+        def rank(i: int) -> tuple[int, int, int]:
+            p = patterns[i]
+            shared = (p.s_var in bound) + (p.o_var in bound)
+            constants = (p.key[0] != STAR) + (p.key[1] != STAR)
+            return (-shared, -constants, i)
+
+        best = min(remaining, key=rank)
+        remaining.remove(best)
+        p = patterns[best]
+        s_bound, o_bound = p.s_var in bound, p.o_var in bound
+        mode = BOTH if s_bound and o_bound else BY_S if s_bound else BY_O if o_bound else ALL
+        bound |= {v for v in (p.s_var, p.o_var) if v is not None}
+        ready = tuple(f for f in pending if f.variables() <= bound)
+        pending = [f for f in pending if f not in ready]
+        steps.append(Step(p, mode, ready))
+    return tuple(steps), tuple(pending)
 
 
 def compile_query(subscription_id: str, query: Query) -> CompiledSubscription:
@@ -52,8 +94,11 @@ def compile_query(subscription_id: str, query: Query) -> CompiledSubscription:
         o_var = tp.o.name if isinstance(tp.o, Var) else None
         key = (STAR if s_var else tp.s, STAR if o_var else tp.o)
         patterns.append(Pattern(str(tp.p), key, s_var, o_var))  # type: ignore[arg-type]
+    steps, late = join_order(tuple(patterns), tuple(query.filters))
     return CompiledSubscription(
         id=subscription_id,
+        steps=steps,
+        late_filters=late,
         patterns=tuple(patterns),
         filters=tuple(query.filters),
         projection=query.projected() if query.form == "SELECT" else (),

@@ -59,6 +59,8 @@ class EventPairs:
         if types:
             self.by_prop[RDF_TYPE] = types
         self._tables: dict[tuple[str, NPNKey], list[tuple[str, Term]]] = {}
+        self._indexes: dict[tuple[str, NPNKey, int], dict[Term, list[tuple[str, Term]]]] = {}
+        self._sets: dict[tuple[str, NPNKey], set[tuple[str, Term]]] = {}
 
     def table(self, prop: str, key: NPNKey) -> list[tuple[str, Term]]:
         """The binding table of an SC: the event's pairs of ``prop`` matching ``key``."""
@@ -71,6 +73,25 @@ class EventPairs:
                 pair for pair in pairs if (s == STAR or pair[0] == s) and (o == STAR or pair[1] == o)
             ]
             self._tables[cache_key] = found
+        return found
+
+    def index(self, prop: str, key: NPNKey, position: int) -> dict[Term, list[tuple[str, Term]]]:
+        """A binding table indexed by subject (0) or object (1); shared by every
+        subscription that joins on it within this event."""
+        cache_key = (prop, key, position)
+        found = self._indexes.get(cache_key)
+        if found is None:
+            found = {}
+            for pair in self.table(prop, key):
+                found.setdefault(pair[position], []).append(pair)
+            self._indexes[cache_key] = found
+        return found
+
+    def pair_set(self, prop: str, key: NPNKey) -> set[tuple[str, Term]]:
+        """A binding table as a set (both ends bound: a membership test)."""
+        found = self._sets.get((prop, key))
+        if found is None:
+            found = self._sets[(prop, key)] = set(self.table(prop, key))
         return found
 
 

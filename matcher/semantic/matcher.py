@@ -101,7 +101,10 @@ class SemanticMatcher(Matcher):
         """Match many events; with several workers, the events are split between them."""
         if self.workers == 1 or len(events) < 2:
             return super().match_batch(events, contexts)
-        return self._workers().match_many([c.parts for c in contexts])
+        expansions = {id(c.expansion): c.expansion for c in contexts}
+        if len(expansions) > 1:  # mixed ontology versions: keep it simple, go one by one
+            return super().match_batch(events, contexts)
+        return self._workers().match_many(events, contexts[0].expansion)
 
     def _workers(self):  # type: ignore[no-untyped-def]
         from semps.matcher.semantic.parallel import WorkerPool

@@ -12,6 +12,7 @@ replicas are kept in step by forwarding every add and remove.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
@@ -20,7 +21,9 @@ from typing import Any
 from semps.errors import MatcherError
 from semps.ingest.partab import EventParts
 from semps.ingest.sparql import parse_query
-from semps.matcher.base import Match
+from semps.ingest.event import Event
+from semps.matcher.base import Match, MatchContext
+from semps.ontology.expansion import Expansion
 from semps.matcher.semantic.compiled import compile_query
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
 from semps.matcher.semantic.plan import Scan, plan_partitions
@@ -65,6 +68,7 @@ def _worker(conn: Connection, cursors: Any, lock: Any, texts: dict[str, str], li
     index = SubscriptionIndex()
     for sub_id, text in texts.items():
         index.insert(compile_query(sub_id, parse_query(text)))
+    gc.freeze()  # the replica is long-lived: keep the cyclic GC from rescanning it
     while True:
         op, payload = conn.recv()
         if op == "stop":
@@ -76,7 +80,13 @@ def _worker(conn: Connection, cursors: Any, lock: Any, texts: dict[str, str], li
         elif op == "scan":
             conn.send(_scan(index, payload, cursors, lock, limit))
         elif op == "match":
-            conn.send([match_parts(index, EventPairs(p), p.event_id, None, limit) for p in payload])
+            events, expansion = payload
+            results = []
+            for event in events:
+                parts = MatchContext(event, expansion).parts
+                found = match_parts(index, EventPairs(parts), event.id, None, limit)
+                results.append([(m.subscription, m.count, m.solutions) for m in found])
+            conn.send(results)
 
 
 class WorkerPool:
@@ -120,14 +130,17 @@ class WorkerPool:
         matches.sort(key=lambda m: m.subscription)
         return matches
 
-    def match_many(self, parts: Sequence[EventParts]) -> list[list[Match]]:
-        """Phases 1-3 for a batch: contiguous slices of the events, one per worker."""
-        bounds = [len(parts) * i // self.n for i in range(self.n + 1)]
+    def match_many(self, events: Sequence[Event], expansion: Expansion) -> list[list[Match]]:
+        """Closure and phases 1-3 for a batch: contiguous slices of the events, one per
+        worker (results travel back as plain tuples: cheaper to pickle than matches)."""
+        bounds = [len(events) * i // self.n for i in range(self.n + 1)]
         for w in range(self.n):
-            self.conns[w].send(("match", list(parts[bounds[w] : bounds[w + 1]])))
+            self.conns[w].send(("match", (list(events[bounds[w] : bounds[w + 1]]), expansion)))
         out: list[list[Match]] = []
-        for w in range(self.n):
-            out += self._recv(w)
+        for w, start in enumerate(bounds[:-1]):
+            for offset, rows in enumerate(self._recv(w)):
+                event_id = events[start + offset].id
+                out.append([Match(sub, event_id, count, sols) for sub, count, sols in rows])
         return out
 
     def _recv(self, worker: int) -> Any:

@@ -3,13 +3,12 @@ variable bindings, apply its FILTERs and count its solutions (the seed's Counter
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from semps._types import Term
 from semps.ingest.sparql.model import Filter
-from semps.matcher.semantic.compiled import CompiledSubscription, Pattern
+from semps.matcher.semantic.compiled import ALL, BOTH, BY_O, BY_S, CompiledSubscription, Pattern
 from semps.matcher.semantic.index import EventPairs
 
 Rows = list[tuple[str, Term]]
@@ -17,6 +16,7 @@ Bindings = dict[str, Term]
 
 #: Solutions carried by a match (the count is always exact).
 DEFAULT_SOLUTION_LIMIT = 100
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,62 +27,90 @@ class Verdict:
     solutions: tuple[Mapping[str, Term], ...]
 
 
-@dataclass(slots=True)
-class _Step:
-    pattern: Pattern
-    rows: Rows
-    lookup: Callable[[Bindings], Rows]
-    filters: list[Filter]
+class _Run:
+    """One verification: the ordered steps, their lookups, and what has been found."""
+
+    __slots__ = ("ask", "bindings", "count", "distinct", "found", "late", "limit", "projection", "seen", "steps")
+
+    def __init__(self, sub: CompiledSubscription, limit: int) -> None:
+        self.projection = sub.projection
+        self.distinct = sub.distinct
+        self.ask = sub.ask
+        self.limit = limit
+        self.found: list[Mapping[str, Term]] = []
+        self.seen: set[tuple[Term | None, ...]] = set()
+        self.count = 0
+        self.bindings: Bindings = {}
+        self.steps: list[tuple[Pattern, int, object, list[Filter]]] = []
+        self.late: list[Filter] = []
+
+    def emit(self) -> bool:
+        b = self.bindings
+        for f in self.late:
+            if not f.evaluate(b):
+                return False
+        row = tuple(b.get(v) for v in self.projection)
+        if self.distinct:
+            if row in self.seen:
+                return False
+            self.seen.add(row)
+        self.count += 1
+        if len(self.found) < self.limit:
+            self.found.append({v: t for v, t in zip(self.projection, row, strict=True) if t is not None})
+        return self.ask
+
+    def walk(self, depth: int) -> bool:
+        if depth == len(self.steps):
+            return self.emit()
+        pattern, mode, source, filters = self.steps[depth]
+        b = self.bindings
+        s_var, o_var = pattern.s_var, pattern.o_var
+        if mode == ALL:
+            rows = source
+        elif mode == BY_S:
+            rows = source.get(b[s_var], ())  # type: ignore[attr-defined,index]
+        elif mode == BY_O:
+            rows = source.get(b[o_var], ())  # type: ignore[attr-defined,index]
+        else:
+            pair = (b[s_var], b[o_var])  # type: ignore[index]
+            rows = (pair,) if pair in source else ()  # type: ignore[operator]
+        for s, o in rows:  # type: ignore[attr-defined]
+            added_s = s_var is not None and s_var not in b
+            if added_s:
+                b[s_var] = s  # type: ignore[index]
+            added_o = False
+            if o_var is not None:
+                if o_var not in b:
+                    b[o_var] = o
+                    added_o = True
+                elif b[o_var] != o:
+                    if added_s:
+                        del b[s_var]  # type: ignore[arg-type]
+                    continue
+            stop = all(f.evaluate(b) for f in filters) and self.walk(depth + 1)
+            if added_s:
+                del b[s_var]  # type: ignore[arg-type]
+            if added_o:
+                del b[o_var]
+            if stop:
+                return True
+        return False
 
 
-def _index(rows: Rows, position: int) -> dict[Term, Rows]:
-    out: defaultdict[Term, Rows] = defaultdict(list)
-    for row in rows:
-        out[row[position]].append(row)
-    return out
-
-
-def _lookup(pattern: Pattern, rows: Rows, bound: set[str]) -> Callable[[Bindings], Rows]:
-    s_var, o_var = pattern.s_var, pattern.o_var
-    s_bound = s_var is not None and s_var in bound
-    o_bound = o_var is not None and o_var in bound
-    if s_bound and o_bound:
-        pairs = set(rows)
-        return lambda b: [(b[s_var], b[o_var])] if (b[s_var], b[o_var]) in pairs else []  # type: ignore[index]
-    if s_bound:
-        by_s = _index(rows, 0)
-        return lambda b: by_s.get(b[s_var], [])  # type: ignore[index]
-    if o_bound:
-        by_o = _index(rows, 1)
-        return lambda b: by_o.get(b[o_var], [])  # type: ignore[index]
-    return lambda b: rows
-
-
-def _plan(sub: CompiledSubscription, tables: list[Rows]) -> tuple[list[_Step], list[Filter]]:
-    """Order the patterns (smallest table first, then those sharing bound variables) and
-    attach each filter to the first step that binds all its variables."""
-    remaining = list(range(len(sub.patterns)))
-    bound: set[str] = set()
-    steps: list[_Step] = []
-    pending = list(sub.filters)
-    while remaining:
-
-        def score(i: int) -> tuple[int, int]:
-            p = sub.patterns[i]
-            shared = (p.s_var in bound) + (p.o_var in bound)
-            return (-shared, len(tables[i]))
-
-        best = min(remaining, key=score)
-        remaining.remove(best)
-        pattern = sub.patterns[best]
-        step = _Step(pattern, tables[best], _lookup(pattern, tables[best], bound), [])
-        bound |= {v for v in (pattern.s_var, pattern.o_var) if v is not None}
-        for f in list(pending):
-            if f.variables() <= bound:
-                step.filters.append(f)
-                pending.remove(f)
-        steps.append(step)
-    return steps, pending
+def _bind_sources(run: _Run, sub: CompiledSubscription, pairs: EventPairs) -> None:
+    """Attach this event's binding tables (or their shared indexes) to the static plan."""
+    for step in sub.steps:
+        p, mode = step.pattern, step.mode
+        if mode == BOTH:
+            source: object = pairs.pair_set(p.prop, p.key)
+        elif mode == BY_S:
+            source = pairs.index(p.prop, p.key, 0)
+        elif mode == BY_O:
+            source = pairs.index(p.prop, p.key, 1)
+        else:
+            source = pairs.table(p.prop, p.key)
+        run.steps.append((p, mode, source, list(step.filters)))
+    run.late = list(sub.late_filters)
 
 
 def verify(
@@ -92,57 +120,26 @@ def verify(
     tables = [pairs.table(p.prop, p.key) for p in sub.patterns]
     if not all(tables):
         return None
-    steps, late_filters = _plan(sub, tables)
+    if len(tables) == 1 and not sub.filters and not sub.distinct:
+        return _single(sub, tables[0], limit)
+    run = _Run(sub, limit)
+    _bind_sources(run, sub, pairs)
+    run.walk(0)
+    return Verdict(run.count, tuple(run.found)) if run.count else None
+
+
+def _single(sub: CompiledSubscription, rows: Rows, limit: int) -> Verdict | None:
+    """One pattern, no filter, no DISTINCT: every row of its binding table is a solution."""
+    (p,) = sub.patterns
+    if p.s_var is not None and p.s_var == p.o_var:
+        rows = [r for r in rows if r[0] == r[1]]
+        if not rows:
+            return None
+    if sub.ask:
+        return Verdict(1, ({},))
     projection = sub.projection
-    found: list[Mapping[str, Term]] = []
-    distinct: set[tuple[Term | None, ...]] = set()
-    count = 0
-    bindings: Bindings = {}
-
-    def emit() -> bool:
-        nonlocal count
-        if any(not f.evaluate(bindings) for f in late_filters):
-            return False
-        row = tuple(bindings.get(v) for v in projection)
-        if sub.distinct:
-            if row in distinct:
-                return False
-            distinct.add(row)
-        count += 1
-        if len(found) < limit:
-            found.append({v: t for v, t in zip(projection, row, strict=True) if t is not None})
-        return sub.ask
-
-    def walk(depth: int) -> bool:
-        if depth == len(steps):
-            return emit()
-        step = steps[depth]
-        s_var, o_var = step.pattern.s_var, step.pattern.o_var
-        for s, o in step.lookup(bindings):
-            added = []
-            if s_var is not None and s_var not in bindings:
-                bindings[s_var] = s
-                added.append(s_var)
-            if o_var is not None and o_var not in bindings:
-                if o_var == s_var and o != s:
-                    _unbind(bindings, added)
-                    continue
-                bindings[o_var] = o
-                added.append(o_var)
-            elif o_var is not None and bindings[o_var] != o:
-                _unbind(bindings, added)
-                continue
-            ok = all(f.evaluate(bindings) for f in step.filters)
-            stop = ok and walk(depth + 1)
-            _unbind(bindings, added)
-            if stop:
-                return True
-        return False
-
-    walk(0)
-    return Verdict(count, tuple(found)) if count else None
-
-
-def _unbind(bindings: Bindings, names: list[str]) -> None:
-    for name in names:
-        del bindings[name]
+    solutions = []
+    for s, o in rows[:limit]:
+        full = {p.s_var: s, p.o_var: o}
+        solutions.append({v: full[v] for v in projection if v in full})
+    return Verdict(len(rows), tuple(solutions))
