@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import gc
 import random
-import statistics
 import sys
 import time
 import tracemalloc
@@ -51,7 +50,9 @@ def event(rng: random.Random, n: int) -> Event:
         if roll < 0.25:
             triples.add((s, RDF_TYPE, f"{EX}C{rng.randrange(N_CLASSES)}"))
         elif roll < 0.45:
-            triples.add((s, f"{EX}d{rng.randrange(5)}", Literal(str(rng.randrange(100)), XSD + "integer")))
+            triples.add(
+                (s, f"{EX}d{rng.randrange(5)}", Literal(str(rng.randrange(100)), XSD + "integer"))
+            )
         else:
             triples.add((s, f"{EX}p{rng.randrange(N_PROPS)}", rng.choice(nodes)))
     return Event(f"e{rng.randrange(10**9)}", tuple(triples))
@@ -100,7 +101,7 @@ def measure(size: int, n_events: int, workers: int, rng_seed: int = 1) -> dict:
     contexts = [MatchContext(e, expansion) for e in events]
     matcher.match_batch(events[:4], contexts[:4])  # start workers, warm caches
     lat, matches = [], 0
-    for e, c in zip(events, contexts):
+    for e, c in zip(events, contexts, strict=False):
         t = time.perf_counter()
         matches += len(matcher.match(e, c))
         lat.append(time.perf_counter() - t)
@@ -108,17 +109,26 @@ def measure(size: int, n_events: int, workers: int, rng_seed: int = 1) -> dict:
     batched = 0
     for i in range(0, len(events), 32):  # batches of 32, as `semps match` sends them
         chunk = events[i : i + 32]
-        batched += sum(map(len, matcher.match_batch(chunk, [MatchContext(e, expansion) for e in chunk])))
+        batched += sum(
+            map(len, matcher.match_batch(chunk, [MatchContext(e, expansion) for e in chunk]))
+        )
     batch_rate = len(events) / (time.perf_counter() - t)
     assert batched == matches
     matcher.close()
     lat.sort()
     return {
-        "subs": size, "workers": workers, "reg_per_s": size / reg, "bytes_per_sub": mem / size,
-        "events_per_s": len(events) / sum(lat), "batch_events_per_s": batch_rate,
-        "p50_ms": 1000 * lat[len(lat) // 2], "p99_ms": 1000 * lat[int(len(lat) * 0.99) - 1],
+        "subs": size,
+        "workers": workers,
+        "reg_per_s": size / reg,
+        "bytes_per_sub": mem / size,
+        "events_per_s": len(events) / sum(lat),
+        "batch_events_per_s": batch_rate,
+        "p50_ms": 1000 * lat[len(lat) // 2],
+        "p99_ms": 1000 * lat[int(len(lat) * 0.99) - 1],
         "matches_per_event": matches / len(events),
-        "texts": texts, "events": events, "expansion": expansion,
+        "texts": texts,
+        "events": events,
+        "expansion": expansion,
     }
 
 
@@ -136,7 +146,9 @@ def naive(result: dict, sample_subs: int = 200, sample_events: int = 20) -> floa
     t0 = time.perf_counter()
     for e in result["events"][:sample_events]:
         store = ox.Store()
-        store.extend([ox.Quad(term(s), term(p), term(o)) for s, p, o in result["expansion"].close(e.triples)])
+        store.extend(
+            [ox.Quad(term(s), term(p), term(o)) for s, p, o in result["expansion"].close(e.triples)]
+        )
         for text in texts:
             list(store.query(text))
     per_event = (time.perf_counter() - t0) / sample_events
@@ -149,7 +161,10 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=500)
     args = parser.parse_args()
     print(f"command: {' '.join(sys.argv)}")
-    header = f"{'subs':>7} {'wk':>2} {'reg/s':>8} {'B/sub':>6} {'ev/s':>7} {'batch ev/s':>10} {'p50 ms':>7} {'p99 ms':>7} {'m/ev':>5} {'naive ev/s':>10}"
+    header = (
+        f"{'subs':>7} {'wk':>2} {'reg/s':>8} {'B/sub':>6} {'ev/s':>7} {'batch ev/s':>10} "
+        f"{'p50 ms':>7} {'p99 ms':>7} {'m/ev':>5} {'naive ev/s':>10}"
+    )
     print(header)
     for size in map(int, args.sizes.split(",")):
         for workers in (1, 2):

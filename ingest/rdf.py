@@ -14,6 +14,7 @@ import xml.parsers.expat
 import xml.sax
 from collections.abc import Iterator
 from pathlib import PurePath
+from typing import Any
 
 import pyoxigraph as ox
 
@@ -164,8 +165,8 @@ def read_event(
 def _convert(quads: Iterator[ox.Triple | ox.Quad]) -> Iterator[Triple]:
     named, blank, literal = ox.NamedNode, ox.BlankNode, ox.Literal
     for t in quads:
-        s = t.subject
-        o = t.object
+        s: Any = t.subject
+        o: Any = t.object
         subject = s.value if type(s) is named else "_:" + s.value
         kind = type(o)
         obj: Term

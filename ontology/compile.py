@@ -48,8 +48,11 @@ class _Axioms:
             self.spo[s][p].append(o)
             self.by_p[p].append((s, o))
 
-    def one(self, s: str, p: str) -> Term | None:
-        values = self.spo.get(s, {}).get(p)
+    def one(self, s: Term, p: str) -> Term | None:
+        if not isinstance(s, str):
+            return None
+        by_p = self.spo.get(s)
+        values = by_p.get(p) if by_p is not None else None
         return values[0] if values else None
 
     def rdf_list(self, head: Term | None) -> list[str]:

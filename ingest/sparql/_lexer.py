@@ -7,10 +7,16 @@ from dataclasses import dataclass
 
 from semps.errors import SubscriptionSyntaxError
 
-_PN_CHARS_BASE = r"A-Za-z\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF\u200C-\u200D\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD"
+_PN_CHARS_BASE = (
+    r"A-Za-z\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF"
+    r"\u200C-\u200D\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD"
+)
 _PN_CHARS = _PN_CHARS_BASE + r"_0-9\-\u00B7\u0300-\u036F\u203F-\u2040"
 _PREFIX = rf"(?:[{_PN_CHARS_BASE}](?:[{_PN_CHARS}.]*[{_PN_CHARS}])?)?"
-_LOCAL = rf"(?:(?:[{_PN_CHARS}:]|%[0-9A-Fa-f]{{2}}|\\[-_~.!$&'()*+,;=/?#@%])(?:(?:[{_PN_CHARS}.:]|%[0-9A-Fa-f]{{2}}|\\[-_~.!$&'()*+,;=/?#@%])*(?:[{_PN_CHARS}:]|%[0-9A-Fa-f]{{2}}|\\[-_~.!$&'()*+,;=/?#@%]))?)"
+_PLX = r"%[0-9A-Fa-f]{2}|\\[-_~.!$&'()*+,;=/?#@%]"
+_LOCAL_FIRST = rf"(?:[{_PN_CHARS}:]|{_PLX})"
+_LOCAL_MID = rf"(?:[{_PN_CHARS}.:]|{_PLX})"
+_LOCAL = rf"(?:{_LOCAL_FIRST}(?:{_LOCAL_MID}*{_LOCAL_FIRST})?)"
 
 _TOKENS = [
     ("WS", r"[ \t\r\n]+|\#[^\n]*"),

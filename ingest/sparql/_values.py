@@ -49,7 +49,7 @@ def typed(term: Term) -> tuple[str, Any]:
         >>> typed(Literal("2", XSD + "integer")), typed(Literal("x", lang="en"))
         (('num', Decimal('2')), ('lang', ('x', 'en')))
     """
-    if type(term) is not Literal:
+    if isinstance(term, str):
         return ("bnode" if term.startswith("_:") else "iri", term)
     lexical, datatype, lang = term
     if lang:
@@ -93,9 +93,9 @@ def ebv(term: Term) -> bool:
     if kind == "num":
         return not (value == 0 or (isinstance(value, float) and math.isnan(value)))
     if kind == "str":
-        return value != ""
+        return bool(value != "")
     if kind == "lang":
-        return value[0] != ""
+        return bool(value[0] != "")
     if kind in ("date", "dateTime"):
         return True  # rdflib (the reference) takes bool() of the Python value
     if kind == "bad" and type(term) is Literal and term.datatype in NUMERIC_TYPES | {BOOLEAN}:
@@ -153,7 +153,7 @@ _OPS = {
 @lru_cache(maxsize=65536)
 def _rdflib_compare(op: str, a: Term, b: Term) -> bool:
     import rdflib
-    from rdflib.plugins.sparql.operators import XSD_DTs
+    from rdflib.plugins.sparql.operators import XSD_DTs  # type: ignore[attr-defined]
 
     x, y = _to_rdflib(a), _to_rdflib(b)
     if op not in ("=", "!="):
@@ -176,10 +176,10 @@ def _rdflib_compare(op: str, a: Term, b: Term) -> bool:
 def _to_rdflib(term: Term) -> object:
     import rdflib
 
-    if type(term) is Literal:
-        plain = term.lang or term.datatype == XSD_STRING
-        datatype = None if plain else rdflib.URIRef(term.datatype)
-        return rdflib.Literal(term.lexical, lang=term.lang, datatype=datatype)
+    if not isinstance(term, str):
+        lexical, datatype_iri, lang = term
+        datatype = None if lang or datatype_iri == XSD_STRING else rdflib.URIRef(datatype_iri)
+        return rdflib.Literal(lexical, lang=lang, datatype=datatype)
     if term.startswith("_:"):
         return rdflib.BNode(term[2:])
     return rdflib.URIRef(term)
@@ -201,6 +201,6 @@ def number_literal(value: Decimal | float, integer: bool) -> Literal:
 
 def string_value(term: Term) -> str:
     """The lexical form of a string literal (simple, xsd:string or language-tagged)."""
-    if type(term) is Literal and term.datatype in (XSD_STRING, RDF_LANGSTRING):
-        return term.lexical
+    if not isinstance(term, str) and term[1] in (XSD_STRING, RDF_LANGSTRING):
+        return term[0]
     raise EvalError("not a string literal")

@@ -197,6 +197,8 @@ def _arith(ast: Ast) -> Compiled:
     left, right = _compile(ast[2]), _compile(ast[3])
 
     def fn(b: Mapping[str, Term]) -> Value:
+        x: Any
+        y: Any
         x, xi = _numeric(_as_term(left(b)))
         y, yi = _numeric(_as_term(right(b)))
         if isinstance(x, float) or isinstance(y, float):
@@ -204,7 +206,7 @@ def _arith(ast: Ast) -> Compiled:
         try:
             result = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y}.get(
                 op,
-                lambda: x / y,  # type: ignore[operator]
+                lambda: x / y,
             )()
         except (ZeroDivisionError, DivisionByZero, InvalidOperation):
             raise EvalError("division by zero") from None
@@ -237,8 +239,8 @@ def _call(ast: Ast) -> Compiled:
 
 
 def _str(term: Term) -> Term:
-    if type(term) is Literal:
-        return Literal(term.lexical)
+    if not isinstance(term, str):
+        return Literal(term[0])
     if term.startswith("_:"):
         raise EvalError("str of a blank node")
     return Literal(term)
@@ -251,9 +253,9 @@ def _lang(term: Term) -> Term:
 
 
 def _datatype(term: Term) -> Term:
-    if type(term) is not Literal:
+    if isinstance(term, str):
         raise EvalError("datatype of a non-literal")
-    return term.datatype
+    return term[1]
 
 
 @lru_cache(maxsize=1024)
@@ -269,7 +271,10 @@ def _pattern(pattern: str, flags: str) -> re.Pattern[str]:
         raise EvalError(f"bad regex: {exc}") from None
 
 
-def _regex(text: Term, pattern: Term, flags: Term = Literal("")) -> bool:
+_NO_FLAGS = Literal("")
+
+
+def _regex(text: Term, pattern: Term, flags: Term = _NO_FLAGS) -> bool:
     compiled = _pattern(string_value(pattern), string_value(flags))
     return compiled.search(string_value(text)) is not None
 
@@ -295,8 +300,8 @@ def _cast(datatype: str) -> Callable[[Term], Term]:
 
     def cast(term: Term) -> Term:
         if datatype == XSD_STRING:
-            if type(term) is Literal:
-                return Literal(term.lexical)
+            if not isinstance(term, str):
+                return Literal(term[0])
             if term.startswith("_:"):
                 raise EvalError("cast of a blank node")
             return Literal(term)

@@ -496,7 +496,7 @@ class _Parser:
         low, high = ARITY[name]
         if not low <= len(args) <= high:
             raise self.error(
-                f"{name}() takes {low}{'' if low == high else f' to {high}'} arguments, not {len(args)}",
+                f"{name}() takes {_arity(low, high)} arguments, not {len(args)}",
                 tok,
             )
         if name == "BOUND" and args[0][0] != "var":
@@ -510,6 +510,10 @@ class _Parser:
         if len(args) != 1:
             raise self.error(f"a cast takes one argument, not {len(args)}", tok)
         return ("call", iri, args)
+
+
+def _arity(low: int, high: int) -> str:
+    return str(low) if low == high else f"{low} to {high}"
 
 
 def _unescape(text: str) -> str:

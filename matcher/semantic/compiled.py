@@ -51,7 +51,15 @@ class CompiledSubscription:
     late_filters: tuple[Filter, ...] = ()
 
 
-def join_order(patterns: tuple[Pattern, ...], filters: tuple[Filter, ...]) -> tuple[tuple[Step, ...], tuple[Filter, ...]]:
+def _rank(p: Pattern, i: int, bound: frozenset[str]) -> tuple[int, int, int]:
+    shared = (p.s_var in bound) + (p.o_var in bound)
+    constants = (p.key[0] != STAR) + (p.key[1] != STAR)
+    return (-shared, -constants, i)
+
+
+def join_order(
+    patterns: tuple[Pattern, ...], filters: tuple[Filter, ...]
+) -> tuple[tuple[Step, ...], tuple[Filter, ...]]:
     """A static join plan: the most constrained pattern first (most constants), then always
     a pattern sharing the most already-bound variables; each filter runs at the first step
     that binds all its variables (the rest, e.g. ``bound()`` of a missing variable, last)."""
@@ -60,13 +68,8 @@ def join_order(patterns: tuple[Pattern, ...], filters: tuple[Filter, ...]) -> tu
     pending = list(filters)
     steps = []
     while remaining:
-        def rank(i: int) -> tuple[int, int, int]:
-            p = patterns[i]
-            shared = (p.s_var in bound) + (p.o_var in bound)
-            constants = (p.key[0] != STAR) + (p.key[1] != STAR)
-            return (-shared, -constants, i)
-
-        best = min(remaining, key=rank)
+        frozen = frozenset(bound)
+        best = min(remaining, key=lambda i: _rank(patterns[i], i, frozen))
         remaining.remove(best)
         p = patterns[best]
         s_bound, o_bound = p.s_var in bound, p.o_var in bound

@@ -55,7 +55,9 @@ class EventPairs:
 
     def __init__(self, parts: EventParts) -> None:
         self.by_prop: dict[str, list[tuple[str, Term]]] = dict(parts.part_a)
-        types = [(node, cls) for node, classes in parts.part_b.items() for cls in classes]
+        types: list[tuple[str, Term]] = [
+            (node, cls) for node, classes in parts.part_b.items() for cls in classes
+        ]
         if types:
             self.by_prop[RDF_TYPE] = types
         self._tables: dict[tuple[str, NPNKey], list[tuple[str, Term]]] = {}
@@ -70,7 +72,9 @@ class EventPairs:
             s, o = key
             pairs = self.by_prop.get(prop, ())
             found = [
-                pair for pair in pairs if (s == STAR or pair[0] == s) and (o == STAR or pair[1] == o)
+                pair
+                for pair in pairs
+                if (s == STAR or pair[0] == s) and (o == STAR or pair[1] == o)
             ]
             self._tables[cache_key] = found
         return found

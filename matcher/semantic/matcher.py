@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from semps.errors import NotFound
 from semps.ingest.event import Event
@@ -11,6 +12,9 @@ from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.semantic.compiled import CompiledSubscription, compile_query
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
 from semps.matcher.semantic.verify import DEFAULT_SOLUTION_LIMIT, verify
+
+if TYPE_CHECKING:
+    from semps.matcher.semantic.parallel import WorkerPool
 
 
 def match_parts(
@@ -48,7 +52,8 @@ class SemanticMatcher(Matcher):
     Example:
         >>> m = SemanticMatcher()
         >>> m.add(Subscription("s1", "semantic", "SELECT ?x { ?x <http://ex/p> 1 }"))
-        >>> e = Event("e1", triples=(("http://ex/a", "http://ex/p", Literal("1", XSD + "integer")),))
+        >>> one = Literal("1", XSD + "integer")
+        >>> e = Event("e1", triples=(("http://ex/a", "http://ex/p", one),))
         >>> [(x.subscription, x.count, dict(x.solutions[0])) for x in m.match(e, MatchContext(e))]
         [('s1', 1, {'x': 'http://ex/a'})]
     """
@@ -63,7 +68,7 @@ class SemanticMatcher(Matcher):
         self.solution_limit = solution_limit
         self.index = SubscriptionIndex()
         self._texts: dict[str, str] = {}
-        self._pool: object | None = None
+        self._pool: WorkerPool | None = None
 
     def __len__(self) -> int:
         return len(self.index)
@@ -106,7 +111,7 @@ class SemanticMatcher(Matcher):
             return super().match_batch(events, contexts)
         return self._workers().match_many(events, contexts[0].expansion)
 
-    def _workers(self):  # type: ignore[no-untyped-def]
+    def _workers(self) -> WorkerPool:
         from semps.matcher.semantic.parallel import WorkerPool
 
         if self._pool is None:
@@ -116,7 +121,7 @@ class SemanticMatcher(Matcher):
     def close(self) -> None:
         """Stop the worker processes, if any."""
         if self._pool is not None:
-            self._pool.close()  # type: ignore[attr-defined]
+            self._pool.close()
             self._pool = None
 
 

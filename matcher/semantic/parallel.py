@@ -19,15 +19,15 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from semps.errors import MatcherError
+from semps.ingest.event import Event
 from semps.ingest.partab import EventParts
 from semps.ingest.sparql import parse_query
-from semps.ingest.event import Event
 from semps.matcher.base import Match, MatchContext
-from semps.ontology.expansion import Expansion
 from semps.matcher.semantic.compiled import compile_query
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
 from semps.matcher.semantic.plan import Scan, plan_partitions
 from semps.matcher.semantic.verify import verify
+from semps.ontology.expansion import Expansion
 
 _CHUNK = 4  # candidates claimed per cursor move: fewer lock round trips
 
@@ -46,11 +46,13 @@ def _claim(cursors: Any, lock: Any, part: int, backward: bool) -> range:
         return range(lo, stop)
 
 
-def _scan(index: SubscriptionIndex, task: dict[str, Any], cursors: Any, lock: Any, limit: int) -> list[Match]:
+def _scan(
+    index: SubscriptionIndex, task: dict[str, Any], cursors: Any, lock: Any, limit: int
+) -> list[Match]:
     pairs = EventPairs(task["parts"])
     ids: list[str] = task["candidates"]
     scan: Scan = task["scan"]
-    out = []
+    out: list[Match] = []
     while True:
         claimed = _claim(cursors, lock, scan.part, scan.direction == "backward")
         if not claimed:

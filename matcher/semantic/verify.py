@@ -18,7 +18,6 @@ Bindings = dict[str, Term]
 DEFAULT_SOLUTION_LIMIT = 100
 
 
-
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """A verified match: the exact solution count and the first solutions."""
@@ -30,7 +29,18 @@ class Verdict:
 class _Run:
     """One verification: the ordered steps, their lookups, and what has been found."""
 
-    __slots__ = ("ask", "bindings", "count", "distinct", "found", "late", "limit", "projection", "seen", "steps")
+    __slots__ = (
+        "ask",
+        "bindings",
+        "count",
+        "distinct",
+        "found",
+        "late",
+        "limit",
+        "projection",
+        "seen",
+        "steps",
+    )
 
     def __init__(self, sub: CompiledSubscription, limit: int) -> None:
         self.projection = sub.projection
@@ -56,7 +66,9 @@ class _Run:
             self.seen.add(row)
         self.count += 1
         if len(self.found) < self.limit:
-            self.found.append({v: t for v, t in zip(self.projection, row, strict=True) if t is not None})
+            self.found.append(
+                {v: t for v, t in zip(self.projection, row, strict=True) if t is not None}
+            )
         return self.ask
 
     def walk(self, depth: int) -> bool:
@@ -91,7 +103,7 @@ class _Run:
             if added_s:
                 del b[s_var]  # type: ignore[arg-type]
             if added_o:
-                del b[o_var]
+                del b[o_var]  # type: ignore[arg-type]
             if stop:
                 return True
         return False

@@ -20,19 +20,14 @@ from semps.errors import SempsError
 COMMANDS: dict[str, tuple[str, str]] = {
     "parse": ("parse", "show how semps reads one RDF document (N-Triples or PartA/PartB)"),
     "match": ("match", "match a folder of events against a folder of subscriptions"),
-    "serve": ("serve", "run the broker service (HTTP API)"),
-    "token": ("token", "create bearer tokens for the service"),
-    "demo": ("demo", "run the service with a demo publisher and subscriber"),
-    "content": ("content", "content-based matching (seeds 000/002)"),
-    "symmetric": ("symmetric", "symmetric (region) matching (seed 000)"),
-    "composite": ("composite", "composite event detection (seed 003)"),
-    "spark": ("spark", "bulk matching and placement on Apache Spark"),
-    "bench": ("bench", "benchmarks"),
+    "demo": ("demo", "match the bundled demo case and explain each notification"),
 }
 
 
 def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="semps", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="semps", description="semps: semantic RDF publish/subscribe"
+    )
     parser.add_argument("--version", action="version", version=f"semps {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     wanted = argv[0] if argv and argv[0] in COMMANDS else None

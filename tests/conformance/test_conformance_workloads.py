@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from semps_test_support import WORKLOADS
 
 from semps.cli.match import build_matcher, event_files, load_subscriptions, read_events, result_line
 from semps.matcher.base import MatchContext
 from semps.ontology import load_expansion
-from semps_test_support import WORKLOADS
 
 CASES = ["synthetic-s7", "lubm-u0"]
 
@@ -53,9 +53,21 @@ def test_matches_and_solution_counts_equal_the_oracle(answers: tuple[str, dict])
 def test_cli_prints_the_expected_jsonl(tmp_path: Path) -> None:
     folder = WORKLOADS / "synthetic-s7"
     result = subprocess.run(
-        [sys.executable, "-m", "semps", "match", "--ontology", str(folder / "ontology.owl"),
-         "--subscriptions", str(folder / "subscriptions"), "--events", str(folder / "events")],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "semps",
+            "match",
+            "--ontology",
+            str(folder / "ontology.owl"),
+            "--subscriptions",
+            str(folder / "subscriptions"),
+            "--events",
+            str(folder / "events"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     lines = result.stdout.splitlines()
     assert [json.loads(line) for line in lines] == [
@@ -68,9 +80,18 @@ def test_cli_names_a_bad_subscription_file(tmp_path: Path) -> None:
     (tmp_path / "subs").mkdir()
     (tmp_path / "subs" / "broken.rq").write_text("SELECT ?x WHERE {\n  ?x ub:p ?y }")
     result = subprocess.run(
-        [sys.executable, "-m", "semps", "match", "--subscriptions", str(tmp_path / "subs"),
-         "--events", str(WORKLOADS / "synthetic-s7" / "events")],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "semps",
+            "match",
+            "--subscriptions",
+            str(tmp_path / "subs"),
+            "--events",
+            str(WORKLOADS / "synthetic-s7" / "events"),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 2
     assert result.stderr == "semps: error: broken.rq:2:6: unknown prefix 'ub'\n"

@@ -240,7 +240,8 @@ def expressions(draw: st.DrawFn, depth: int = 2) -> str:
 
 
 def _rdflib_filter(expr: str, a: str, b: str) -> bool:
-    query = f"PREFIX xsd: <{XSD}> SELECT * WHERE {{ VALUES (?a ?b ?n) {{ ({a} {b} 4) }} FILTER({expr}) }}"
+    values = f"VALUES (?a ?b ?n) {{ ({a} {b} 4) }}"
+    query = f"PREFIX xsd: <{XSD}> SELECT * WHERE {{ {values} FILTER({expr}) }}"
     try:
         return len(list(rdflib.Graph().query(query))) == 1
     except Exception as exc:  # rdflib itself crashes on a few inputs (e.g. Decimal vs NaN)

@@ -65,11 +65,11 @@ def test_wheel_install_imports_under_semps_only(wheel: Path, tmp_path: Path) -> 
         check=True,
     )
     code = (
-        "import importlib, sys; sys.path.insert(0, %r);"
-        "[importlib.import_module('semps.' + f) for f in %r];"
+        f"import importlib, sys; sys.path.insert(0, {str(target)!r});"
+        f"[importlib.import_module('semps.' + f) for f in {FOLDERS!r}];"
         "import semps.errors, semps.matcher.registry;"
-        "print(sorted(p.name for p in __import__('pathlib').Path(%r).iterdir()))"
-    ) % (str(target), FOLDERS, str(target))
+        f"print(sorted(p.name for p in __import__('pathlib').Path({str(target)!r}).iterdir()))"
+    )
     result = subprocess.run(
         [sys.executable, "-I", "-c", code], capture_output=True, text=True, cwd=tmp_path
     )

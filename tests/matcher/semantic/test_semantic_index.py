@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from semps.errors import NotFound, SubscriptionSyntaxError
 from semps.ingest.event import Event
+from semps.ingest.partab import to_partab
 from semps.ingest.sparql import parse_query
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher
@@ -19,7 +20,6 @@ from semps.matcher.semantic.compiled import compile_query
 from semps.matcher.semantic.index import EventPairs
 from semps.matcher.semantic.plan import plan_partitions
 from semps.matcher.semantic.verify import verify
-from semps.ingest.partab import to_partab
 
 EX = "http://ex/"
 QUERIES = [
@@ -31,9 +31,9 @@ QUERIES = [
     f"ASK {{ <{EX}a> <{EX}q> ?z }}",
     f"SELECT * {{ ?x <{EX}p> ?x }}",
 ]
-TRIPLES = [
-    (EX + s, EX + p, EX + o) for s in "abc" for p in "pq" for o in "abc"
-] + [(EX + s, "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", EX + "C") for s in "ab"]
+TRIPLES = [(EX + s, EX + p, EX + o) for s in "abc" for p in "pq" for o in "abc"] + [
+    (EX + s, "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", EX + "C") for s in "ab"
+]
 
 
 def run(matcher: SemanticMatcher, event: Event) -> dict[str, int]:
@@ -130,11 +130,13 @@ def test_two_workers_answer_exactly_like_one() -> None:
             one.add(sub)
             two.add(sub)
         contexts = [MatchContext(e) for e in events]
-        single = [one.match(e, c) for e, c in zip(events, contexts)]
-        assert [two.match(e, c) for e, c in zip(events, contexts)] == single
+        single = [one.match(e, c) for e, c in zip(events, contexts, strict=False)]
+        assert [two.match(e, c) for e, c in zip(events, contexts, strict=False)] == single
         assert two.match_batch(events, contexts) == single
         two.remove("s000")
         one.remove("s000")
-        assert two.match_batch(events, contexts) == [one.match(e, c) for e, c in zip(events, contexts)]
+        assert two.match_batch(events, contexts) == [
+            one.match(e, c) for e, c in zip(events, contexts, strict=False)
+        ]
     finally:
         two.close()

@@ -102,5 +102,7 @@ def test_matches_equal_sparql_over_the_owl_rl_closure(axioms, event, queries) ->
     for i, text in enumerate(queries):
         matcher.add(Subscription(f"s{i}", "semantic", text))
     e = Event("e", tuple(dict.fromkeys(event)))
-    ours = {m.subscription: m.count for m in matcher.match(e, MatchContext(e, compile_axioms(axioms)))}
+    ours = {
+        m.subscription: m.count for m in matcher.match(e, MatchContext(e, compile_axioms(axioms)))
+    }
     assert ours == oracle(axioms, event, queries)

@@ -1,0 +1,103 @@
+"""The command line: semps parse, semps demo, and the bundled demo case's answers checked
+against rdflib SPARQL over the owlrl closure (an independent oracle)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import owlrl
+import pytest
+import rdflib
+from semps_test_support import WORKLOADS
+
+from semps.cli.demo import demo_dir
+
+
+def semps(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "semps", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_demo_explains_every_notification() -> None:
+    result = semps("demo")
+    assert result.returncode == 0, result.stderr
+    notified = [line.split()[1] for line in result.stdout.splitlines() if "notified" in line]
+    assert notified == [
+        "alumni-of-university0",
+        "chairs",
+        "alumni-of-university0",
+        "named-students",
+        "named-students",
+        "teaching-assistants",
+    ]
+
+
+@pytest.mark.parametrize(
+    "event", sorted((demo_dir() / "events").glob("*.rdf")), ids=lambda p: p.stem
+)
+def test_demo_answers_equal_sparql_over_the_closure(event: Path) -> None:
+    graph = rdflib.Graph()
+    graph.parse(demo_dir() / "univ-bench.owl")
+    graph.parse(event, publicID=f"urn:semps:event:{event.stem}/")
+    owlrl.DeductiveClosure(owlrl.OWLRL_Semantics, axiomatic_triples=False).expand(graph)
+    want = {}
+    for rq in sorted((demo_dir() / "subscriptions").glob("*.rq")):
+        n = len(list(graph.query(rq.read_text())))
+        if n:
+            want[rq.stem] = n
+    result = semps(
+        "match",
+        "--ontology",
+        str(demo_dir() / "univ-bench.owl"),
+        "--subscriptions",
+        str(demo_dir() / "subscriptions"),
+        "--events",
+        str(event),
+    )
+    assert json.loads(result.stdout)["solutions"] == want
+
+
+def test_parse_prints_ntriples_and_partab(tmp_path: Path) -> None:
+    doc = WORKLOADS / "synthetic-s7" / "events" / "e000.rdf"
+    nt = semps("parse", str(doc))
+    assert nt.returncode == 0
+    assert len(nt.stdout.splitlines()) == len(rdflib.Graph().parse(doc))
+    parts = json.loads(semps("parse", str(doc), "--to", "partab").stdout)
+    assert parts["PartB"]["http://example.org/data/item18"] == [
+        "http://example.org/onto#ClassAlias0",
+        "http://example.org/onto#C10",
+    ]
+    assert parts["PartA"]["http://example.org/onto#p5"][0] == (
+        "<http://example.org/data/item18>-<http://example.org/data/item15>"
+    )
+    expanded = json.loads(
+        semps(
+            "parse",
+            str(doc),
+            "--to",
+            "partab",
+            "--ontology",
+            str(WORKLOADS / "synthetic-s7" / "ontology.owl"),
+        ).stdout
+    )
+    assert len(expanded["PartB"]["http://example.org/data/item18"]) > 2
+
+
+def test_parse_refuses_a_malformed_document(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.rdf"
+    bad.write_text(
+        '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\n<x></rdf:RDF>'
+    )
+    result = semps("parse", str(bad))
+    assert result.returncode == 2
+    assert result.stderr == f"semps: error: {bad}:2:6: malformed XML: mismatched tag\n"
+    assert result.stdout == ""
+
+
+def test_unknown_command_and_no_command() -> None:
+    assert semps("frobnicate").returncode == 2
+    assert "match" in semps().stdout
