@@ -19,7 +19,8 @@ re-raised as one of ours ``from`` the original::
     ├── CompositeDefinitionError    a composite event definition is refused
     ├── StoreError                  the persistent store failed
     │   └── NotFound                no such subscription, token, ...
-    ├── AuthError                   missing, unknown or insufficient bearer token
+    ├── AuthError                   missing or unknown bearer token
+    │   └── PermissionDenied        the token's role may not do this
     ├── DeliveryError               a notification could not be delivered
     └── SparkError                  the Spark pipeline could not start or run
 
@@ -39,6 +40,7 @@ __all__ = [
     "MatcherError",
     "NotFound",
     "OntologyError",
+    "PermissionDenied",
     "PluginNotFound",
     "RDFSyntaxError",
     "SempsError",
@@ -140,6 +142,10 @@ class NotFound(StoreError):
 
 class AuthError(SempsError):
     """Missing, unknown or insufficient bearer token."""
+
+
+class PermissionDenied(AuthError):
+    """The bearer token is valid but its role may not do this."""
 
 
 class DeliveryError(SempsError):

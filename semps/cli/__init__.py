@@ -21,6 +21,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "parse": ("parse", "show how semps reads one RDF document (N-Triples or PartA/PartB)"),
     "match": ("match", "match a folder of events against a folder of subscriptions"),
     "demo": ("demo", "match the bundled demo case and explain each notification"),
+    "serve": ("serve", "run the broker service (HTTP API, Server-Sent Events)"),
+    "token": ("token", "create bearer tokens for the service"),
 }
 
 

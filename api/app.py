@@ -1,0 +1,279 @@
+"""The HTTP API over one :class:`~semps.broker.broker.Broker` (FastAPI).
+
+Every endpoint but ``/health`` needs ``Authorization: Bearer <token>``. Errors are JSON
+``{"error": ..., "detail": ...}`` with a 4xx status chosen from the exception type; a 5xx is
+always a bug.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Header, Query, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from semps.broker.broker import Broker
+from semps.errors import (
+    AuthError,
+    DocumentTooLarge,
+    HostileInputError,
+    IngestError,
+    NotFound,
+    OntologyError,
+    PermissionDenied,
+    PluginNotFound,
+    SempsError,
+    SubscriptionSyntaxError,
+    UnsupportedMediaType,
+    UnsupportedQueryError,
+)
+
+#: Exception type -> (HTTP status, error name), most specific first.
+STATUS: list[tuple[type[Exception], int, str]] = [
+    (PermissionDenied, 403, "forbidden"),
+    (AuthError, 401, "unauthorized"),
+    (NotFound, 404, "not_found"),
+    (DocumentTooLarge, 413, "too_large"),
+    (UnsupportedMediaType, 415, "unsupported_media_type"),
+    (HostileInputError, 400, "hostile_input"),
+    (IngestError, 400, "bad_event"),
+    (SubscriptionSyntaxError, 400, "syntax_error"),
+    (UnsupportedQueryError, 422, "unsupported_query"),
+    (PluginNotFound, 400, "unknown_kind"),
+    (OntologyError, 400, "bad_ontology"),
+    (SempsError, 400, "bad_request"),
+]
+
+DEFAULT_MAX_BODY = 16 * 1024 * 1024
+
+
+def _error(exc: Exception) -> JSONResponse:
+    for kind, status, name in STATUS:
+        if isinstance(exc, kind):
+            body: dict[str, object] = {"error": name, "detail": str(exc)}
+            line = getattr(exc, "line", None)
+            if line is not None:
+                body["line"], body["column"] = line, getattr(exc, "column", None)
+            construct = getattr(exc, "construct", None)
+            if construct:
+                body["construct"] = construct
+            headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+            return JSONResponse(body, status_code=status, headers=headers)
+    raise exc
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    """Read the body, refusing it as soon as it passes ``limit`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        msg = f"body of {declared} bytes exceeds the limit of {limit} bytes"
+        raise DocumentTooLarge(msg)
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            msg = f"body exceeds the limit of {limit} bytes"
+            raise DocumentTooLarge(msg)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def create_app(data_dir: Path, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
+    """The FastAPI application over a broker on ``data_dir``."""
+    broker = Broker(data_dir, max_bytes=max_body)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        broker.close()
+
+    app = FastAPI(
+        title="semps", description="Semantic RDF publish/subscribe broker", lifespan=lifespan
+    )
+    app.state.broker = broker
+    app.add_exception_handler(SempsError, lambda request, exc: _error(exc))
+
+    @app.get("/health")
+    def health() -> dict[str, object]:
+        return {"status": "ok", "subscriptions": len(broker.store.subscriptions())}
+
+    @app.post("/subscriptions", status_code=201)
+    async def subscribe(
+        request: Request,
+        kind: str = Query("semantic"),
+        name: str | None = Query(None),
+        authorization: str | None = Header(None),
+    ) -> dict[str, str]:
+        who = broker.authenticate(authorization, "subscriber")
+        text = (await _body(request, max_body)).decode("utf-8", "replace")
+        sub = await run_in_threadpool(
+            broker.subscribe, text, kind=kind, owner=who.subject, name=name
+        )
+        return {"id": sub.id}
+
+    @app.get("/subscriptions")
+    def list_subscriptions(authorization: str | None = Header(None)) -> list[dict[str, object]]:
+        who = broker.authenticate(authorization, "subscriber")
+        owner = None if who.role == "admin" else who.subject
+        return [_sub_json(s) for s in broker.store.subscriptions(owner)]
+
+    @app.get("/subscriptions/{sub_id}")
+    def get_subscription(
+        sub_id: str, authorization: str | None = Header(None)
+    ) -> dict[str, object]:
+        return _sub_json(broker.visible(sub_id, broker.authenticate(authorization, "subscriber")))
+
+    @app.put("/subscriptions/{sub_id}")
+    async def replace_subscription(
+        sub_id: str,
+        request: Request,
+        kind: str = Query("semantic"),
+        name: str | None = Query(None),
+        authorization: str | None = Header(None),
+    ) -> dict[str, str]:
+        who = broker.authenticate(authorization, "subscriber")
+        old = broker.visible(sub_id, who)
+        text = (await _body(request, max_body)).decode("utf-8", "replace")
+        await run_in_threadpool(
+            broker.subscribe,
+            text,
+            kind=kind,
+            owner=old.owner or who.subject,
+            name=name,
+            sub_id=sub_id,
+        )
+        return {"id": sub_id}
+
+    @app.delete("/subscriptions/{sub_id}", status_code=204)
+    def delete_subscription(sub_id: str, authorization: str | None = Header(None)) -> Response:
+        broker.visible(sub_id, broker.authenticate(authorization, "subscriber"))
+        broker.unsubscribe(sub_id)
+        return Response(status_code=204)
+
+    @app.post("/events", status_code=202)
+    async def publish(
+        request: Request,
+        content_type: str | None = Header(None),
+        authorization: str | None = Header(None),
+    ) -> dict[str, object]:
+        broker.authenticate(authorization, "publisher")
+        data = await _body(request, max_body)
+        event_id, matched = await run_in_threadpool(
+            broker.publish, data, content_type or "application/rdf+xml"
+        )
+        return {"id": event_id, "matched": matched}
+
+    @app.get("/subscriptions/{sub_id}/notifications")
+    async def stream(
+        sub_id: str,
+        last_event_id: str | None = Header(None),
+        after: int = Query(0, ge=0),
+        once: bool = Query(False, description="send what is stored, then close"),
+        authorization: str | None = Header(None),
+    ) -> StreamingResponse:
+        broker.visible(sub_id, broker.authenticate(authorization, "subscriber"))
+        start = int(last_event_id) if last_event_id and last_event_id.isdigit() else after
+        return StreamingResponse(_sse(broker, sub_id, start, once), media_type="text/event-stream")
+
+    @app.get("/ontology")
+    def get_ontology(
+        accept: str | None = Header(None), authorization: str | None = Header(None)
+    ) -> Response:
+        broker.authenticate(authorization)
+        turtle = accept is not None and "turtle" in accept
+        body = broker.ontology.export("turtle" if turtle else "rdfxml")
+        return Response(body, media_type="text/turtle" if turtle else "application/rdf+xml")
+
+    @app.put("/ontology")
+    async def replace_ontology(
+        request: Request,
+        content_type: str | None = Header(None),
+        authorization: str | None = Header(None),
+    ) -> dict[str, int]:
+        broker.authenticate(authorization, "admin")
+        data = await _body(request, max_body)
+        await run_in_threadpool(broker.ontology.load, data, format=content_type, replace=True)
+        return {"version": broker.ontology.version}
+
+    @app.post("/ontology")
+    async def merge_ontology(
+        request: Request,
+        content_type: str | None = Header(None),
+        authorization: str | None = Header(None),
+    ) -> dict[str, int]:
+        broker.authenticate(authorization, "admin")
+        data = await _body(request, max_body)
+        await run_in_threadpool(broker.ontology.load, data, format=content_type)
+        return {"version": broker.ontology.version}
+
+    @app.post("/ontology/axioms")
+    async def add_axiom(
+        request: Request, authorization: str | None = Header(None)
+    ) -> dict[str, int]:
+        broker.authenticate(authorization, "admin")
+        kind, subject, obj = _axiom(await _body(request, 65536))
+        await run_in_threadpool(broker.ontology.add_axiom, kind, subject, obj)
+        return {"version": broker.ontology.version}
+
+    @app.delete("/ontology/axioms")
+    async def remove_axiom(
+        request: Request, authorization: str | None = Header(None)
+    ) -> dict[str, int]:
+        broker.authenticate(authorization, "admin")
+        kind, subject, obj = _axiom(await _body(request, 65536))
+        await run_in_threadpool(broker.ontology.remove_axiom, kind, subject, obj)
+        return {"version": broker.ontology.version}
+
+    @app.get("/metrics", response_class=PlainTextResponse)
+    def metrics(authorization: str | None = Header(None)) -> str:
+        broker.authenticate(authorization)
+        m = broker.metrics
+        lat = sorted(m.latencies)
+        lines = [
+            f"semps_events_in_total {m.events_in}",
+            f"semps_matches_total {m.matches}",
+            f"semps_notifications_out_total {m.notifications_out}",
+        ]
+        if lat:
+            lines += [
+                f'semps_publish_latency_seconds{{quantile="0.5"}} {lat[len(lat) // 2]:.6f}',
+                f'semps_publish_latency_seconds{{quantile="0.99"}} {lat[int(len(lat) * 0.99)]:.6f}',
+            ]
+        return "\n".join(lines) + "\n"
+
+    return app
+
+
+def _sub_json(sub: object) -> dict[str, object]:
+    return {k: getattr(sub, k) for k in ("id", "kind", "text", "owner", "name")}
+
+
+def _axiom(body: bytes) -> tuple[str, str, str]:
+    try:
+        doc = json.loads(body)
+        return str(doc["kind"]), str(doc["subject"]), str(doc["object"])
+    except (ValueError, KeyError, TypeError) as exc:
+        msg = 'expected JSON {"kind": ..., "subject": IRI, "object": IRI}'
+        raise OntologyError(msg) from exc
+
+
+async def _sse(broker: Broker, sub_id: str, after: int, once: bool) -> AsyncIterator[bytes]:
+    """Server-Sent Events: every stored notification after ``after``, then new ones."""
+    last = after
+    while True:
+        batch = await run_in_threadpool(broker.store.notifications_after, sub_id, last)
+        for n in batch:
+            broker.metrics.notifications_out += 1
+            yield f"id: {n.seq}\nevent: notification\ndata: {json.dumps(n.payload)}\n\n".encode()
+            last = n.seq
+        if once and not batch:
+            return
+        if not batch:
+            yield b": keep-alive\n\n"
+            await asyncio.sleep(0)
+            await run_in_threadpool(broker.wait_for_change, 5.0)

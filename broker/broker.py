@@ -1,0 +1,158 @@
+"""The broker: one event path from bytes to stored notifications.
+
+ingest (``read_event``) -> every registered matcher -> ``observe`` (derived matches) ->
+notifications committed to the store -> waiters woken. Subscriptions live in the store and
+in the matchers' indexes; a restart rebuilds the indexes from the store. Matching is
+serialised by a lock (matchers are not thread-safe); the HTTP layer runs it in a thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from semps.broker.store import Principal, Store
+from semps.errors import AuthError, NotFound, PermissionDenied
+from semps.ingest.rdf import DEFAULT_MAX_BYTES, read_event
+from semps.ingest.terms import n3
+from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.registry import create_matcher, get_matcher_class
+from semps.ontology.store import OntologyStore
+
+
+@dataclass
+class Metrics:
+    """Counters exposed at /metrics."""
+
+    events_in: int = 0
+    matches: int = 0
+    notifications_out: int = 0
+    latencies: list[float] = field(default_factory=list)
+
+
+class Broker:
+    """The broker over a data directory (``semps.sqlite3`` and ``ontology.sqlite3``)."""
+
+    def __init__(self, data_dir: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.store = Store(self.data_dir / "semps.sqlite3")
+        self.ontology = OntologyStore(self.data_dir / "ontology.sqlite3")
+        self.max_bytes = max_bytes
+        self.matchers: dict[str, Matcher] = {}
+        self.metrics = Metrics()
+        self._lock = threading.Lock()
+        self._changed = threading.Condition()
+        for sub in self.store.subscriptions():
+            self._matcher(sub.kind).add(sub)
+
+    def _matcher(self, kind: str) -> Matcher:
+        matcher = self.matchers.get(kind)
+        if matcher is None:
+            get_matcher_class(kind)  # PluginNotFound with a suggestion
+            matcher = self.matchers[kind] = create_matcher(kind)
+        return matcher
+
+    # -- subscriptions ---------------------------------------------------------------------
+
+    def subscribe(
+        self,
+        text: str,
+        *,
+        kind: str,
+        owner: str,
+        name: str | None = None,
+        sub_id: str | None = None,
+    ) -> Subscription:
+        """Register (or atomically replace) a subscription; errors leave nothing behind."""
+        sub = Subscription(sub_id or self.store.next_id("sub-"), kind, text, owner, name)
+        with self._lock:
+            matcher = self._matcher(kind)
+            if sub_id is not None:
+                old = self.store.subscription(sub_id)
+                if old.kind != kind:
+                    self.matchers[old.kind].remove(sub_id)
+            matcher.add(sub)  # validates; raises SubscriptionError before anything is stored
+            self.store.put_subscription(sub)
+        return sub
+
+    def unsubscribe(self, sub_id: str) -> None:
+        with self._lock:
+            sub = self.store.subscription(sub_id)
+            self.matchers[sub.kind].remove(sub_id)
+            self.store.delete_subscription(sub_id)
+
+    def visible(self, sub_id: str, who: Principal) -> Subscription:
+        """The subscription if ``who`` may see it (its owner, or an admin)."""
+        sub = self.store.subscription(sub_id)
+        if who.role != "admin" and sub.owner != who.subject:
+            msg = f"no subscription {sub_id!r}"
+            raise NotFound(msg)
+        return sub
+
+    # -- events ----------------------------------------------------------------------------
+
+    def publish(self, data: bytes, media_type: str | None) -> tuple[str, int]:
+        """Ingest, match and durably store the notifications; returns (event id, matched)."""
+        started = time.perf_counter()
+        event_id = f"ev-{uuid.uuid4().hex[:16]}"
+        event = read_event(data, event_id=event_id, media_type=media_type, max_bytes=self.max_bytes)
+        with self._lock:
+            context = MatchContext(event, self.ontology.expansion())
+            matches: list[Match] = []
+            for matcher in self.matchers.values():
+                matches += matcher.match(event, context)
+            for matcher in self.matchers.values():
+                matches += matcher.observe(event, matches)
+            stored = self.store.add_notifications(event_id, self._payloads(matches))
+        self.metrics.events_in += 1
+        self.metrics.matches += len(matches)
+        self.metrics.latencies.append(time.perf_counter() - started)
+        del self.metrics.latencies[:-1000]
+        with self._changed:
+            self._changed.notify_all()
+        return event_id, stored
+
+    @staticmethod
+    def _payloads(matches: list[Match]) -> Iterator[tuple[str, dict[str, object]]]:
+        for m in matches:
+            solutions = [{k: n3(v) for k, v in s.items()} for s in m.solutions]
+            yield (
+                m.subscription,
+                {
+                    "subscription": m.subscription,
+                    "event": m.event,
+                    "count": m.count,
+                    "solutions": solutions,
+                    **({"detail": dict(m.detail)} if m.detail else {}),
+                },
+            )
+
+    def wait_for_change(self, timeout: float) -> None:
+        """Block until an event is published or ``timeout`` passes (for streaming)."""
+        with self._changed:
+            self._changed.wait(timeout)
+
+    def authenticate(self, header: str | None, *roles: str) -> Principal:
+        """The principal behind an ``Authorization: Bearer`` header, with one of ``roles``."""
+        if not header or not header.startswith("Bearer "):
+            msg = "missing bearer token (Authorization: Bearer <token>)"
+            raise AuthError(msg)
+        who = self.store.principal(header[7:].strip())
+        if who is None:
+            msg = "unknown bearer token"
+            raise AuthError(msg)
+        if roles and who.role not in roles and who.role != "admin":
+            msg = f"a {who.role} token may not do this (needs {' or '.join(roles)})"
+            raise PermissionDenied(msg)
+        return who
+
+    def close(self) -> None:
+        for matcher in self.matchers.values():
+            matcher.close()
+        self.ontology.close()
+        self.store.close()

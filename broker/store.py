@@ -1,0 +1,187 @@
+"""The broker's persistent store: one SQLite file in WAL mode.
+
+Tables: subscriptions, tokens, notifications (the outbox: per-subscription increasing
+sequence numbers, so a client resuming with ``Last-Event-ID`` gets every later notification
+and none twice). An event's notifications are committed in one transaction before the
+publisher is answered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from semps.errors import NotFound, StoreError
+from semps.matcher.base import Subscription
+
+ROLES = ("admin", "publisher", "subscriber")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS subscriptions (
+    id TEXT PRIMARY KEY, kind TEXT NOT NULL, text TEXT NOT NULL, owner TEXT,
+    name TEXT, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS tokens (
+    digest TEXT PRIMARY KEY, role TEXT NOT NULL, subject TEXT NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS notifications (
+    subscription TEXT NOT NULL, seq INTEGER NOT NULL, event TEXT NOT NULL,
+    payload TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (subscription, seq));
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who a bearer token belongs to."""
+
+    subject: str
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """One stored notification."""
+
+    subscription: str
+    seq: int
+    event: str
+    payload: dict[str, object]
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Store:
+    """Thread-safe access to the broker's SQLite file."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.RLock()
+        try:
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            msg = f"cannot open the store {path}: {exc}"
+            raise StoreError(msg) from exc
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- tokens ----------------------------------------------------------------------------
+
+    def create_token(self, role: str, subject: str | None = None) -> str:
+        """A new bearer token for ``role``; only its SHA-256 is stored."""
+        if role not in ROLES:
+            msg = f"unknown role {role!r} (use {', '.join(ROLES)})"
+            raise StoreError(msg)
+        token = secrets.token_urlsafe(24)
+        subject = subject or f"{role}-{secrets.token_hex(4)}"
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO tokens VALUES (?, ?, ?, ?)",
+                (_digest(token), role, subject, time.time()),
+            )
+        return token
+
+    def principal(self, token: str) -> Principal | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT subject, role FROM tokens WHERE digest = ?", (_digest(token),)
+            ).fetchone()
+        return Principal(row[0], row[1]) if row else None
+
+    # -- subscriptions ---------------------------------------------------------------------
+
+    def next_id(self, prefix: str) -> str:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO counters VALUES (?, 1) "
+                "ON CONFLICT(name) DO UPDATE SET value = value + 1",
+                (prefix,),
+            )
+            (value,) = self._db.execute(
+                "SELECT value FROM counters WHERE name = ?", (prefix,)
+            ).fetchone()
+        return f"{prefix}{value}"
+
+    def put_subscription(self, sub: Subscription) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO subscriptions VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                "kind = excluded.kind, text = excluded.text, name = excluded.name",
+                (sub.id, sub.kind, sub.text, sub.owner, sub.name, time.time()),
+            )
+
+    def delete_subscription(self, sub_id: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM subscriptions WHERE id = ?", (sub_id,))
+            self._db.execute("DELETE FROM notifications WHERE subscription = ?", (sub_id,))
+
+    def subscription(self, sub_id: str) -> Subscription:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT id, kind, text, owner, name FROM subscriptions WHERE id = ?", (sub_id,)
+            ).fetchone()
+        if row is None:
+            msg = f"no subscription {sub_id!r}"
+            raise NotFound(msg)
+        return Subscription(*row)
+
+    def subscriptions(self, owner: str | None = None) -> list[Subscription]:
+        query = "SELECT id, kind, text, owner, name FROM subscriptions"
+        args: tuple[str, ...] = ()
+        if owner is not None:
+            query += " WHERE owner = ?"
+            args = (owner,)
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY created, id", args).fetchall()
+        return [Subscription(*row) for row in rows]
+
+    # -- notifications ---------------------------------------------------------------------
+
+    def add_notifications(
+        self, event_id: str, payloads: Iterable[tuple[str, dict[str, object]]]
+    ) -> int:
+        """Store an event's notifications in one transaction; returns how many."""
+        now = time.time()
+        count = 0
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                for sub_id, payload in payloads:
+                    (last,) = self._db.execute(
+                        "SELECT COALESCE(MAX(seq), 0) FROM notifications WHERE subscription = ?",
+                        (sub_id,),
+                    ).fetchone()
+                    payload = {**payload, "id": last + 1}
+                    self._db.execute(
+                        "INSERT INTO notifications VALUES (?, ?, ?, ?, ?)",
+                        (sub_id, last + 1, event_id, json.dumps(payload), now),
+                    )
+                    count += 1
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._db.execute("ROLLBACK")
+                msg = f"cannot store the notifications of event {event_id!r}: {exc}"
+                raise StoreError(msg) from exc
+        return count
+
+    def notifications_after(self, sub_id: str, after: int, limit: int = 500) -> list[Notification]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT subscription, seq, event, payload FROM notifications "
+                "WHERE subscription = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (sub_id, after, limit),
+            ).fetchall()
+        return [Notification(r[0], r[1], r[2], json.loads(r[3])) for r in rows]

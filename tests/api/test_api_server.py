@@ -1,0 +1,324 @@
+"""The broker service, tested through a real uvicorn server process on a real SQLite data
+directory: subscriptions, events, Server-Sent Events, ontology edits, errors, and durability
+across kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from semps.cli.demo import demo_dir
+
+pytestmark = pytest.mark.server
+UB = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>\n"
+CHAIRS = UB + "SELECT ?who WHERE { ?who a ub:Chair }"
+EVENT = (demo_dir() / "events" / "e1-new-chair.rdf").read_bytes()
+RDFXML = {"Content-Type": "application/rdf+xml"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """A `semps serve` process and bearer tokens for each role."""
+
+    def __init__(self, data_dir: Path, max_body: int = 1_000_000) -> None:
+        self.data_dir, self.max_body = data_dir, max_body
+        self.tokens = {role: self._token(role) for role in ("admin", "publisher", "subscriber")}
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.start()
+
+    def _token(self, role: str) -> str:
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "semps",
+                "token",
+                "create",
+                "--role",
+                role,
+                "--data-dir",
+                str(self.data_dir),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return out.stdout.strip()
+
+    def start(self) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = self.data_dir / "server.log"
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "semps",
+                    "serve",
+                    "--port",
+                    str(self.port),
+                    "--data-dir",
+                    str(self.data_dir),
+                    "--max-body",
+                    str(self.max_body),
+                ],
+                stdout=log,
+                stderr=log,
+            )
+        for _ in range(200):
+            try:
+                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise RuntimeError(self.log.read_text())
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+    def client(self, role: str) -> httpx.Client:
+        return httpx.Client(
+            base_url=self.url, timeout=30, headers={"Authorization": f"Bearer {self.tokens[role]}"}
+        )
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    srv = Server(tmp_path / "data")
+    with srv.client("admin") as admin:
+        admin.put("/ontology", content=(demo_dir() / "univ-bench.owl").read_bytes(), headers=RDFXML)
+    yield srv
+    srv.stop()
+
+
+def stored(client: httpx.Client, sub_id: str, after: int = 0) -> list[dict]:
+    """Every notification after ``after``, read through the SSE endpoint (once=true)."""
+    headers = {"Last-Event-ID": str(after)} if after else {}
+    text = client.get(f"/subscriptions/{sub_id}/notifications?once=true", headers=headers).text
+    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
+
+
+def test_subscribe_publish_and_stream(server: Server) -> None:
+    with server.client("subscriber") as sub, server.client("publisher") as pub:
+        created = sub.post("/subscriptions", content=CHAIRS, params={"name": "chairs"})
+        assert created.status_code == 201
+        sub_id = created.json()["id"]
+        posted = pub.post("/events", content=EVENT, headers=RDFXML)
+        assert posted.status_code == 202 and posted.json()["matched"] == 1
+        (note,) = stored(sub, sub_id)
+        assert note["subscription"] == sub_id and note["event"] == posted.json()["id"]
+        assert note["solutions"] == [
+            {"who": "<http://www.Department7.University3.edu/FullProfessor2>"}
+        ]
+        pub.post("/events", content=EVENT, headers=RDFXML)
+        assert [n["id"] for n in stored(sub, sub_id, after=1)] == [2]
+        assert [s["id"] for s in sub.get("/subscriptions").json()] == [sub_id]
+
+
+def test_an_ontology_edit_takes_effect_for_the_next_event(server: Server) -> None:
+    text = "SELECT ?x WHERE { ?x a <http://ex.org/Boss> }"
+    with (
+        server.client("subscriber") as sub,
+        server.client("publisher") as pub,
+        server.client("admin") as admin,
+    ):
+        sub_id = sub.post("/subscriptions", content=text).json()["id"]
+        assert pub.post("/events", content=EVENT, headers=RDFXML).json()["matched"] == 0
+        axiom = {
+            "kind": "subClassOf",
+            "subject": "http://swat.cse.lehigh.edu/onto/univ-bench.owl#Chair",
+            "object": "http://ex.org/Boss",
+        }
+        assert admin.post("/ontology/axioms", json=axiom).status_code == 200
+        assert pub.post("/events", content=EVENT, headers=RDFXML).json()["matched"] == 1
+        assert len(stored(sub, sub_id)) == 1
+
+
+@pytest.mark.parametrize(
+    ("role", "method", "path", "body", "headers", "status", "error", "detail"),
+    [
+        (
+            "publisher",
+            "post",
+            "/events",
+            b"<rdf:RDF",
+            RDFXML,
+            400,
+            "bad_event",
+            "1:1: malformed XML",
+        ),
+        (
+            "publisher",
+            "post",
+            "/events",
+            b'<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><r>&x;</r>',
+            RDFXML,
+            400,
+            "hostile_input",
+            "external entity 'x' refused",
+        ),
+        (
+            "publisher",
+            "post",
+            "/events",
+            b"a,b",
+            {"Content-Type": "text/csv"},
+            415,
+            "unsupported_media_type",
+            "unsupported media type 'text/csv'",
+        ),
+        (
+            "publisher",
+            "post",
+            "/events",
+            b"<a> <b> .",
+            {"Content-Type": "text/turtle"},
+            400,
+            "bad_event",
+            "1:",
+        ),
+        (
+            "publisher",
+            "post",
+            "/events",
+            b" " * 1_000_001,
+            RDFXML,
+            413,
+            "too_large",
+            "exceeds the limit",
+        ),
+        (
+            "subscriber",
+            "post",
+            "/subscriptions",
+            b"SELECT ?x WHERE {\n ?x ub:p 1 }",
+            {},
+            400,
+            "syntax_error",
+            "2:5: unknown prefix 'ub'",
+        ),
+        (
+            "subscriber",
+            "post",
+            "/subscriptions",
+            b"SELECT * { ?s ?p ?o }",
+            {},
+            422,
+            "unsupported_query",
+            "variable predicate is not supported",
+        ),
+        (
+            "subscriber",
+            "post",
+            "/subscriptions?kind=semntic",
+            b"SELECT * { ?s <http://p> ?o }",
+            {},
+            400,
+            "unknown_kind",
+            "Did you mean 'semantic'?",
+        ),
+        ("subscriber", "post", "/events", EVENT, RDFXML, 403, "forbidden", "needs publisher"),
+        ("publisher", "put", "/ontology", b"<rdf:RDF/>", RDFXML, 403, "forbidden", "needs admin"),
+        (
+            "subscriber",
+            "get",
+            "/subscriptions/nope",
+            None,
+            {},
+            404,
+            "not_found",
+            "no subscription 'nope'",
+        ),
+        (None, "get", "/subscriptions", None, {}, 401, "unauthorized", "missing bearer token"),
+    ],
+)
+def test_bad_input_is_a_clear_4xx(
+    server, role, method, path, body, headers, status, error, detail
+) -> None:
+    client = server.client(role) if role else httpx.Client(base_url=server.url)
+    with client:
+        response = client.request(method.upper(), path, content=body, headers=headers)
+    assert response.status_code == status, response.text
+    assert response.json()["error"] == error
+    assert detail in response.json()["detail"]
+
+
+def test_subscribers_see_only_their_own_subscriptions(server: Server) -> None:
+    other = server._token("subscriber")
+    with (
+        server.client("subscriber") as mine,
+        httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {other}"}) as theirs,
+    ):
+        sub_id = mine.post("/subscriptions", content=CHAIRS).json()["id"]
+        assert theirs.get(f"/subscriptions/{sub_id}").status_code == 404
+        assert theirs.get(f"/subscriptions/{sub_id}/notifications?once=true").status_code == 404
+        assert theirs.get("/subscriptions").json() == []
+
+
+def test_nothing_acknowledged_is_lost_across_kill_9(server: Server) -> None:
+    with server.client("subscriber") as sub:
+        sub_id = sub.post("/subscriptions", content=CHAIRS).json()["id"]
+    acknowledged = []
+    publisher = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _PUBLISHER,
+            server.url,
+            server.tokens["publisher"],
+            str(demo_dir() / "events" / "e1-new-chair.rdf"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.5)
+    server.kill()  # while the publisher is posting
+    out, _ = publisher.communicate(timeout=60)
+    acknowledged = [line for line in out.splitlines() if line]
+    assert acknowledged, "the publisher got no 202 before the kill"
+    server.start()
+    with server.client("subscriber") as sub:
+        events = [n["event"] for n in stored(sub, sub_id)]
+        ids = [n["id"] for n in stored(sub, sub_id)]
+        assert set(acknowledged) <= set(events)
+        assert ids == list(range(1, len(ids) + 1))  # resumable: no gaps, none twice
+        with server.client("publisher") as pub:  # the index was rebuilt from the store
+            assert pub.post("/events", content=EVENT, headers=RDFXML).json()["matched"] == 1
+
+
+_PUBLISHER = """
+import sys, httpx
+url, token, path = sys.argv[1:]
+data = open(path, 'rb').read()
+with httpx.Client(base_url=url, headers={'Authorization': 'Bearer ' + token}, timeout=5) as c:
+    for _ in range(10_000):
+        try:
+            r = c.post('/events', content=data, headers={'Content-Type': 'application/rdf+xml'})
+        except httpx.TransportError:
+            break
+        if r.status_code == 202:
+            print(r.json()['id'], flush=True)
+"""
