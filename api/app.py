@@ -33,6 +33,41 @@ from semps.errors import (
     UnsupportedQueryError,
 )
 
+
+def _body_doc(*media_types: str) -> dict[str, object]:
+    """OpenAPI for a raw request body (the routes read it themselves, bounded)."""
+    schema = {"type": "string"}
+    content = {m: {"schema": schema} for m in media_types}
+    return {"requestBody": {"required": True, "content": content}}
+
+
+# text/plain is N-Triples for events, and plain query text for subscriptions.
+RDF_BODY = _body_doc(
+    "application/rdf+xml",
+    "text/turtle",
+    "application/n-triples",
+    "application/ld+json",
+    "text/plain",
+)
+QUERY_BODY = _body_doc("application/sparql-query", "text/plain")
+JSON_AXIOM = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "kind": {"type": "string"},
+                        "subject": {"type": "string"},
+                        "object": {"type": "string"},
+                    },
+                }
+            }
+        },
+    }
+}
+
 #: Exception type -> (HTTP status, error name), most specific first.
 STATUS: list[tuple[type[Exception], int, str]] = [
     (PermissionDenied, 403, "forbidden"),
@@ -102,7 +137,7 @@ def create_app(data_dir: Path, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
     def health() -> dict[str, object]:
         return {"status": "ok", "subscriptions": len(broker.store.subscriptions())}
 
-    @app.post("/subscriptions", status_code=201)
+    @app.post("/subscriptions", status_code=201, openapi_extra=QUERY_BODY)
     async def subscribe(
         request: Request,
         kind: str = Query("semantic"),
@@ -128,7 +163,7 @@ def create_app(data_dir: Path, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
     ) -> dict[str, object]:
         return _sub_json(broker.visible(sub_id, broker.authenticate(authorization, "subscriber")))
 
-    @app.put("/subscriptions/{sub_id}")
+    @app.put("/subscriptions/{sub_id}", openapi_extra=QUERY_BODY)
     async def replace_subscription(
         sub_id: str,
         request: Request,
@@ -155,7 +190,7 @@ def create_app(data_dir: Path, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
         broker.unsubscribe(sub_id)
         return Response(status_code=204)
 
-    @app.post("/events", status_code=202)
+    @app.post("/events", status_code=202, openapi_extra=RDF_BODY)
     async def publish(
         request: Request,
         content_type: str | None = Header(None),
@@ -189,7 +224,7 @@ def create_app(data_dir: Path, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
         body = broker.ontology.export("turtle" if turtle else "rdfxml")
         return Response(body, media_type="text/turtle" if turtle else "application/rdf+xml")
 
-    @app.put("/ontology")
+    @app.put("/ontology", openapi_extra=RDF_BODY)
     async def replace_ontology(
         request: Request,
         content_type: str | None = Header(None),
@@ -200,7 +235,7 @@ def create_app(data_dir: Path, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
         await run_in_threadpool(broker.ontology.load, data, format=content_type, replace=True)
         return {"version": broker.ontology.version}
 
-    @app.post("/ontology")
+    @app.post("/ontology", openapi_extra=RDF_BODY)
     async def merge_ontology(
         request: Request,
         content_type: str | None = Header(None),
@@ -211,7 +246,7 @@ def create_app(data_dir: Path, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
         await run_in_threadpool(broker.ontology.load, data, format=content_type)
         return {"version": broker.ontology.version}
 
-    @app.post("/ontology/axioms")
+    @app.post("/ontology/axioms", openapi_extra=JSON_AXIOM)
     async def add_axiom(
         request: Request, authorization: str | None = Header(None)
     ) -> dict[str, int]:
@@ -220,7 +255,7 @@ def create_app(data_dir: Path, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
         await run_in_threadpool(broker.ontology.add_axiom, kind, subject, obj)
         return {"version": broker.ontology.version}
 
-    @app.delete("/ontology/axioms")
+    @app.delete("/ontology/axioms", openapi_extra=JSON_AXIOM)
     async def remove_axiom(
         request: Request, authorization: str | None = Header(None)
     ) -> dict[str, int]:

@@ -69,9 +69,9 @@ class Broker:
         sub_id: str | None = None,
     ) -> Subscription:
         """Register (or atomically replace) a subscription; errors leave nothing behind."""
-        sub = Subscription(sub_id or self.store.next_id("sub-"), kind, text, owner, name)
         with self._lock:
-            matcher = self._matcher(kind)
+            matcher = self._matcher(kind)  # PluginNotFound first: nothing is allocated
+            sub = Subscription(sub_id or self.store.next_id("sub-"), kind, text, owner, name)
             if sub_id is not None:
                 old = self.store.subscription(sub_id)
                 if old.kind != kind:

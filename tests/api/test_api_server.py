@@ -5,9 +5,6 @@ across kill -9."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from semps_test_support import Server
 
 from semps.cli.demo import demo_dir
 
@@ -24,85 +22,6 @@ UB = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>\n"
 CHAIRS = UB + "SELECT ?who WHERE { ?who a ub:Chair }"
 EVENT = (demo_dir() / "events" / "e1-new-chair.rdf").read_bytes()
 RDFXML = {"Content-Type": "application/rdf+xml"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Server:
-    """A `semps serve` process and bearer tokens for each role."""
-
-    def __init__(self, data_dir: Path, max_body: int = 1_000_000) -> None:
-        self.data_dir, self.max_body = data_dir, max_body
-        self.tokens = {role: self._token(role) for role in ("admin", "publisher", "subscriber")}
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.start()
-
-    def _token(self, role: str) -> str:
-        out = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "semps",
-                "token",
-                "create",
-                "--role",
-                role,
-                "--data-dir",
-                str(self.data_dir),
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return out.stdout.strip()
-
-    def start(self) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = self.data_dir / "server.log"
-        with self.log.open("ab") as log:
-            self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "semps",
-                    "serve",
-                    "--port",
-                    str(self.port),
-                    "--data-dir",
-                    str(self.data_dir),
-                    "--max-body",
-                    str(self.max_body),
-                ],
-                stdout=log,
-                stderr=log,
-            )
-        for _ in range(200):
-            try:
-                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.1)
-        raise RuntimeError(self.log.read_text())
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(timeout=10)
-
-    def client(self, role: str) -> httpx.Client:
-        return httpx.Client(
-            base_url=self.url, timeout=30, headers={"Authorization": f"Bearer {self.tokens[role]}"}
-        )
 
 
 @pytest.fixture
