@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, Header, Query, Request
+from fastapi import FastAPI, Header, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -118,9 +118,20 @@ async def _body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def create_app(data_dir: Path, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
+def create_app(
+    data_dir: Path,
+    *,
+    max_body: int = DEFAULT_MAX_BODY,
+    webhook_attempts: int = 5,
+    webhook_backoff: float = 0.5,
+) -> FastAPI:
     """The FastAPI application over a broker on ``data_dir``."""
-    broker = Broker(data_dir, max_bytes=max_body)
+    broker = Broker(
+        data_dir,
+        max_bytes=max_body,
+        webhook_attempts=webhook_attempts,
+        webhook_backoff=webhook_backoff,
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -142,14 +153,20 @@ def create_app(data_dir: Path, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
         request: Request,
         kind: str = Query("semantic"),
         name: str | None = Query(None),
+        callback: str | None = Query(None, description="webhook URL (http or https)"),
         authorization: str | None = Header(None),
     ) -> dict[str, str]:
         who = broker.authenticate(authorization, "subscriber")
         text = (await _body(request, max_body)).decode("utf-8", "replace")
+        if callback is not None and not callback.startswith(("http://", "https://")):
+            msg = f"callback must be an http(s) URL, not {callback!r}"
+            raise SempsError(msg)
         sub = await run_in_threadpool(
             broker.subscribe, text, kind=kind, owner=who.subject, name=name
         )
-        return {"id": sub.id}
+        if callback is None:
+            return {"id": sub.id}
+        return {"id": sub.id, "secret": broker.store.set_webhook(sub.id, callback)}
 
     @app.get("/subscriptions")
     def list_subscriptions(authorization: str | None = Header(None)) -> list[dict[str, object]]:
@@ -264,6 +281,55 @@ def create_app(data_dir: Path, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
         await run_in_threadpool(broker.ontology.remove_axiom, kind, subject, obj)
         return {"version": broker.ontology.version}
 
+    @app.get("/deadletters")
+    def dead_letters(authorization: str | None = Header(None)) -> list[dict[str, object]]:
+        broker.authenticate(authorization, "admin")
+        return [dict(vars_of(d)) for d in broker.store.dead_letters()]
+
+    @app.post("/deadletters/{letter_id}/replay")
+    async def replay(letter_id: int, authorization: str | None = Header(None)) -> dict[str, object]:
+        broker.authenticate(authorization, "admin")
+        letters = {d.id: d for d in broker.store.dead_letters()}
+        if letter_id not in letters:
+            msg = f"no dead letter {letter_id}"
+            raise NotFound(msg)
+        error = await run_in_threadpool(broker.webhooks.replay, letters[letter_id])
+        return {"delivered": error is None, "error": error}
+
+    @app.websocket("/subscriptions/{sub_id}/ws")
+    async def websocket(ws: WebSocket, sub_id: str, after: int = 0, token: str = "") -> None:
+        header = ws.headers.get("authorization") or (f"Bearer {token}" if token else None)
+        try:
+            broker.visible(sub_id, broker.authenticate(header, "subscriber"))
+        except SempsError as exc:
+            await ws.close(code=4403, reason=str(exc)[:120])
+            return
+        await ws.accept()
+        closed = asyncio.Event()
+
+        async def watch() -> None:  # the client's messages are ignored; only a close counts
+            try:
+                while (await ws.receive())["type"] != "websocket.disconnect":
+                    pass
+            finally:
+                closed.set()
+
+        watcher = asyncio.create_task(watch())
+        last = after
+        try:
+            while not closed.is_set():
+                batch = await run_in_threadpool(broker.store.notifications_after, sub_id, last)
+                for n in batch:
+                    broker.metrics.notifications_out += 1
+                    await ws.send_json(n.payload)
+                    last = n.seq
+                if not batch:
+                    await run_in_threadpool(broker.wait_for_change, 1.0)
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        finally:
+            watcher.cancel()
+
     @app.get("/metrics", response_class=PlainTextResponse)
     def metrics(authorization: str | None = Header(None)) -> str:
         broker.authenticate(authorization)
@@ -282,6 +348,11 @@ def create_app(data_dir: Path, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
         return "\n".join(lines) + "\n"
 
     return app
+
+
+def vars_of(obj: object) -> dict[str, object]:
+    """A dataclass with slots as a dict."""
+    return {k: getattr(obj, k) for k in obj.__slots__}  # type: ignore[attr-defined]
 
 
 def _sub_json(sub: object) -> dict[str, object]:

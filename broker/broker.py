@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from semps.broker.store import Principal, Store
+from semps.broker.webhooks import WebhookDispatcher
 from semps.errors import AuthError, NotFound, PermissionDenied
 from semps.ingest.rdf import DEFAULT_MAX_BYTES, read_event
 from semps.ingest.terms import n3
@@ -37,7 +38,14 @@ class Metrics:
 class Broker:
     """The broker over a data directory (``semps.sqlite3`` and ``ontology.sqlite3``)."""
 
-    def __init__(self, data_dir: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        webhook_attempts: int = 5,
+        webhook_backoff: float = 0.5,
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.store = Store(self.data_dir / "semps.sqlite3")
@@ -49,6 +57,9 @@ class Broker:
         self._changed = threading.Condition()
         for sub in self.store.subscriptions():
             self._matcher(sub.kind).add(sub)
+        self.webhooks = WebhookDispatcher(
+            self.store, attempts=webhook_attempts, backoff=webhook_backoff
+        )
 
     def _matcher(self, kind: str) -> Matcher:
         matcher = self.matchers.get(kind)
@@ -115,6 +126,8 @@ class Broker:
         del self.metrics.latencies[:-1000]
         with self._changed:
             self._changed.notify_all()
+        if stored:
+            self.webhooks.wake()
         return event_id, stored
 
     @staticmethod
@@ -152,6 +165,7 @@ class Broker:
         return who
 
     def close(self) -> None:
+        self.webhooks.close()
         for matcher in self.matchers.values():
             matcher.close()
         self.ontology.close()

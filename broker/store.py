@@ -33,7 +33,35 @@ CREATE TABLE IF NOT EXISTS notifications (
     subscription TEXT NOT NULL, seq INTEGER NOT NULL, event TEXT NOT NULL,
     payload TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (subscription, seq));
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS webhooks (
+    subscription TEXT PRIMARY KEY, url TEXT NOT NULL, secret TEXT NOT NULL,
+    delivered INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS dead_letters (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, subscription TEXT NOT NULL, seq INTEGER NOT NULL,
+    url TEXT NOT NULL, error TEXT NOT NULL, attempts INTEGER NOT NULL, created REAL NOT NULL);
 """
+
+
+@dataclass(frozen=True, slots=True)
+class Webhook:
+    """A subscription's callback: where to POST, the HMAC key, the last delivered seq."""
+
+    subscription: str
+    url: str
+    secret: str
+    delivered: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """A notification whose webhook delivery gave up."""
+
+    id: int
+    subscription: str
+    seq: int
+    url: str
+    error: str
+    attempts: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +154,7 @@ class Store:
     def delete_subscription(self, sub_id: str) -> None:
         with self._lock:
             self._db.execute("DELETE FROM subscriptions WHERE id = ?", (sub_id,))
+            self._db.execute("DELETE FROM webhooks WHERE subscription = ?", (sub_id,))
             self._db.execute("DELETE FROM notifications WHERE subscription = ?", (sub_id,))
 
     def subscription(self, sub_id: str) -> Subscription:
@@ -185,3 +214,54 @@ class Store:
                 (sub_id, after, limit),
             ).fetchall()
         return [Notification(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+
+    # -- webhooks --------------------------------------------------------------------------
+
+    def set_webhook(self, sub_id: str, url: str) -> str:
+        """Attach a callback URL to a subscription; returns its new HMAC secret."""
+        secret = secrets.token_hex(16)
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO webhooks VALUES (?, ?, ?, 0) ON CONFLICT(subscription) DO UPDATE "
+                "SET url = excluded.url, secret = excluded.secret",
+                (sub_id, url, secret),
+            )
+        return secret
+
+    def webhooks(self) -> list[Webhook]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM webhooks").fetchall()
+        return [Webhook(*row) for row in rows]
+
+    def mark_delivered(self, sub_id: str, seq: int) -> None:
+        with self._lock:
+            self._db.execute(
+                "UPDATE webhooks SET delivered = MAX(delivered, ?) WHERE subscription = ?",
+                (seq, sub_id),
+            )
+
+    def add_dead_letter(self, hook: Webhook, seq: int, error: str, attempts: int) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO dead_letters (subscription, seq, url, error, attempts, created) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (hook.subscription, seq, hook.url, error, attempts, time.time()),
+            )
+
+    def dead_letters(self) -> list[DeadLetter]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, subscription, seq, url, error, attempts FROM dead_letters ORDER BY id"
+            ).fetchall()
+        return [DeadLetter(*row) for row in rows]
+
+    def drop_dead_letter(self, letter_id: int) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM dead_letters WHERE id = ?", (letter_id,))
+
+    def notification(self, sub_id: str, seq: int) -> Notification:
+        found = self.notifications_after(sub_id, seq - 1, limit=1)
+        if not found or found[0].seq != seq:
+            msg = f"no notification {seq} of subscription {sub_id!r}"
+            raise NotFound(msg)
+        return found[0]

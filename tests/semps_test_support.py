@@ -26,8 +26,10 @@ def _free_port() -> int:
 class Server:
     """A `semps serve` process and bearer tokens for each role."""
 
-    def __init__(self, data_dir: Path, max_body: int = 1_000_000) -> None:
-        self.data_dir, self.max_body = data_dir, max_body
+    def __init__(
+        self, data_dir: Path, max_body: int = 1_000_000, extra: tuple[str, ...] = ()
+    ) -> None:
+        self.data_dir, self.max_body, self.extra = data_dir, max_body, extra
         self.tokens = {role: self._token(role) for role in ("admin", "publisher", "subscriber")}
         self.proc: subprocess.Popen[bytes] | None = None
         self.start()
@@ -68,6 +70,7 @@ class Server:
                     str(self.data_dir),
                     "--max-body",
                     str(self.max_body),
+                    *self.extra,
                 ],
                 stdout=log,
                 stderr=log,

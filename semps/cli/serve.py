@@ -15,6 +15,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--max-body", type=int, default=16 * 1024 * 1024, help="bytes")
+    parser.add_argument("--webhook-attempts", type=int, default=5)
+    parser.add_argument("--webhook-backoff", type=float, default=0.5, help="seconds, doubling")
     parser.set_defaults(func=run)
 
 
@@ -23,6 +25,11 @@ def run(args: argparse.Namespace) -> int:
 
     from semps.api.app import create_app
 
-    app = create_app(args.data_dir, max_body=args.max_body)
+    app = create_app(
+        args.data_dir,
+        max_body=args.max_body,
+        webhook_attempts=args.webhook_attempts,
+        webhook_backoff=args.webhook_backoff,
+    )
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0

@@ -1,0 +1,143 @@
+"""Delivery channels on a real server: signed webhooks with retries and dead letters (a dead
+endpoint delays no one else), and the WebSocket stream with resume."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+from semps_test_support import Server
+from websockets.sync.client import connect
+
+from semps.cli.demo import demo_dir
+
+pytestmark = pytest.mark.server
+UB = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>\n"
+CHAIRS = UB + "SELECT ?who WHERE { ?who a ub:Chair }"
+EVENT = (demo_dir() / "events" / "e1-new-chair.rdf").read_bytes()
+RDFXML = {"Content-Type": "application/rdf+xml"}
+
+
+class Receiver:
+    """A real HTTP endpoint that records webhook deliveries."""
+
+    def __init__(self, port: int = 0) -> None:
+        received: list[tuple[dict[str, str], bytes]] = []
+        self.received = received
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                received.append((dict(self.headers), body))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = HTTPServer(("127.0.0.1", port), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_port}/hook"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _dead_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}/gone"
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    srv = Server(tmp_path / "data", extra=("--webhook-attempts", "3", "--webhook-backoff", "0.1"))
+    with srv.client("admin") as admin:
+        admin.put("/ontology", content=(demo_dir() / "univ-bench.owl").read_bytes(), headers=RDFXML)
+    yield srv
+    srv.stop()
+
+
+def wait_for(predicate, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_webhooks_are_signed_retried_and_dead_lettered(server: Server) -> None:
+    live = Receiver()
+    dead = _dead_url()
+    try:
+        with server.client("subscriber") as sub, server.client("publisher") as pub:
+            dead_sub = sub.post("/subscriptions", content=CHAIRS, params={"callback": dead}).json()
+            live_sub = sub.post(
+                "/subscriptions", content=CHAIRS, params={"callback": live.url}
+            ).json()
+            for _ in range(3):
+                assert pub.post("/events", content=EVENT, headers=RDFXML).status_code == 202
+        assert wait_for(lambda: len(live.received) == 3), "the live webhook was held up"
+        for seq, (headers, body) in enumerate(live.received, start=1):
+            expected = hmac.new(live_sub["secret"].encode(), body, hashlib.sha256).hexdigest()
+            assert headers["X-Semps-Signature"] == f"sha256={expected}"
+            assert json.loads(body)["id"] == seq
+        with server.client("admin") as admin:
+            assert wait_for(lambda: len(admin.get("/deadletters").json()) == 3)
+            letters = admin.get("/deadletters").json()
+            assert {d["subscription"] for d in letters} == {dead_sub["id"]}
+            assert all(d["attempts"] == 3 for d in letters)
+            # A replay goes to the recorded URL, which is still dead.
+            replay = admin.post(f"/deadletters/{letters[0]['id']}/replay").json()
+            assert replay["delivered"] is False
+            assert "ConnectError" in replay["error"]
+            with server.client("subscriber") as sub2:
+                assert sub2.get("/deadletters").status_code == 403
+    finally:
+        live.close()
+
+
+def test_a_dead_letter_replays_once_its_endpoint_is_back(server: Server) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/hook"
+    with server.client("subscriber") as sub, server.client("publisher") as pub:
+        sub.post("/subscriptions", content=CHAIRS, params={"callback": url})
+        pub.post("/events", content=EVENT, headers=RDFXML)
+    with server.client("admin") as admin:
+        assert wait_for(lambda: len(admin.get("/deadletters").json()) == 1)
+        (letter,) = admin.get("/deadletters").json()
+        back = Receiver(port)  # the endpoint comes back on the recorded URL
+        try:
+            assert admin.post(f"/deadletters/{letter['id']}/replay").json()["delivered"]
+            assert json.loads(back.received[0][1])["id"] == letter["seq"]
+            assert admin.get("/deadletters").json() == []
+        finally:
+            back.close()
+
+
+def test_websocket_streams_and_resumes(server: Server) -> None:
+    with server.client("subscriber") as sub, server.client("publisher") as pub:
+        sub_id = sub.post("/subscriptions", content=CHAIRS).json()["id"]
+        for _ in range(2):
+            pub.post("/events", content=EVENT, headers=RDFXML)
+    token = server.tokens["subscriber"]
+    ws_url = server.url.replace("http://", "ws://") + f"/subscriptions/{sub_id}/ws"
+    with connect(f"{ws_url}?token={token}", open_timeout=10) as ws:
+        assert [json.loads(ws.recv(timeout=10))["id"] for _ in range(2)] == [1, 2]
+    with connect(f"{ws_url}?token={token}&after=1", open_timeout=10) as ws:
+        assert json.loads(ws.recv(timeout=10))["id"] == 2
+        with server.client("publisher") as pub:
+            pub.post("/events", content=EVENT, headers=RDFXML)
+        assert json.loads(ws.recv(timeout=10))["id"] == 3
