@@ -68,6 +68,31 @@ JSON_AXIOM = {
     }
 }
 
+BATCH_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "events": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "media_type": {"type": "string"},
+                                    "body": {"type": "string"},
+                                },
+                            },
+                        }
+                    },
+                }
+            }
+        },
+    }
+}
+
 #: Exception type -> (HTTP status, error name), most specific first.
 STATUS: list[tuple[type[Exception], int, str]] = [
     (PermissionDenied, 403, "forbidden"),
@@ -87,8 +112,8 @@ STATUS: list[tuple[type[Exception], int, str]] = [
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 
 
-def _error(exc: Exception) -> JSONResponse:
-    for kind, status, name in STATUS:
+def _error_body(exc: Exception) -> dict[str, object]:
+    for kind, _status, name in STATUS:
         if isinstance(exc, kind):
             body: dict[str, object] = {"error": name, "detail": str(exc)}
             line = getattr(exc, "line", None)
@@ -97,9 +122,27 @@ def _error(exc: Exception) -> JSONResponse:
             construct = getattr(exc, "construct", None)
             if construct:
                 body["construct"] = construct
-            headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-            return JSONResponse(body, status_code=status, headers=headers)
+            return body
     raise exc
+
+
+def _error(exc: Exception) -> JSONResponse:
+    status = next(s for kind, s, _ in STATUS if isinstance(exc, kind))
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(_error_body(exc), status_code=status, headers=headers)
+
+
+def _batch(body: bytes) -> list[tuple[str, bytes]]:
+    try:
+        doc = json.loads(body)
+        items = [
+            (str(e.get("media_type") or "application/rdf+xml"), str(e["body"]).encode())
+            for e in doc["events"]
+        ]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        msg = 'expected JSON {"events": [{"media_type": ..., "body": "..."}, ...]}'
+        raise IngestError(msg) from exc
+    return items
 
 
 async def _body(request: Request, limit: int) -> bytes:
@@ -219,6 +262,23 @@ def create_app(
             broker.publish, data, content_type or "application/rdf+xml"
         )
         return {"id": event_id, "matched": matched}
+
+    @app.post("/events/batch", status_code=202, openapi_extra=BATCH_BODY)
+    async def publish_batch(
+        request: Request, authorization: str | None = Header(None)
+    ) -> dict[str, list[dict[str, object]]]:
+        """Many events in one request: ``{"events": [{"media_type": ..., "body": ...}]}``.
+        Each is ingested on its own: a bad one gets its error, the others are published."""
+        broker.authenticate(authorization, "publisher")
+        items = _batch(await _body(request, max_body))
+        results: list[dict[str, object]] = []
+        for media_type, body in items:
+            try:
+                event_id, matched = await run_in_threadpool(broker.publish, body, media_type)
+                results.append({"id": event_id, "matched": matched})
+            except IngestError as exc:
+                results.append(_error_body(exc))
+        return {"events": results}
 
     @app.get("/subscriptions/{sub_id}/notifications")
     async def stream(

@@ -241,3 +241,22 @@ with httpx.Client(base_url=url, headers={'Authorization': 'Bearer ' + token}, ti
         if r.status_code == 202:
             print(r.json()['id'], flush=True)
 """
+
+
+def test_a_batch_publishes_the_good_events_and_reports_the_bad(server: Server) -> None:
+    with server.client("subscriber") as sub, server.client("publisher") as pub:
+        sub_id = sub.post("/subscriptions", content=CHAIRS).json()["id"]
+        batch = {
+            "events": [
+                {"media_type": "application/rdf+xml", "body": EVENT.decode()},
+                {"media_type": "application/rdf+xml", "body": "<rdf:RDF"},
+                {"media_type": "text/turtle", "body": "<http://a> <http://b> <http://c> ."},
+            ]
+        }
+        response = pub.post("/events/batch", json=batch)
+        assert response.status_code == 202
+        first, bad, third = response.json()["events"]
+        assert first["matched"] == 1 and third["matched"] == 0
+        assert bad["error"] == "bad_event" and bad["line"] == 1
+        assert [n["event"] for n in stored(sub, sub_id)] == [first["id"]]
+        assert pub.post("/events/batch", json={"nope": 1}).status_code == 400
