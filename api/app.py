@@ -112,6 +112,24 @@ STATUS: list[tuple[type[Exception], int, str]] = [
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 
 
+class Changes:
+    """Wakes the streaming endpoints when events were published, on the event loop: waiting
+    streams hold no worker thread (the thread pool stays free for publishers)."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def notify(self) -> None:
+        event, self._event = self._event, asyncio.Event()
+        event.set()
+
+    async def wait(self, timeout: float) -> None:
+        try:
+            await asyncio.wait_for(self._event.wait(), timeout)
+        except TimeoutError:
+            pass
+
+
 def _error_body(exc: Exception) -> dict[str, object]:
     for kind, _status, name in STATUS:
         if isinstance(exc, kind):
@@ -185,6 +203,7 @@ def create_app(
         title="semps", description="Semantic RDF publish/subscribe broker", lifespan=lifespan
     )
     app.state.broker = broker
+    changes = Changes()
     app.add_exception_handler(SempsError, lambda request, exc: _error(exc))
 
     @app.get("/health")
@@ -261,6 +280,7 @@ def create_app(
         event_id, matched = await run_in_threadpool(
             broker.publish, data, content_type or "application/rdf+xml"
         )
+        changes.notify()
         return {"id": event_id, "matched": matched}
 
     @app.post("/events/batch", status_code=202, openapi_extra=BATCH_BODY)
@@ -278,6 +298,7 @@ def create_app(
                 results.append({"id": event_id, "matched": matched})
             except IngestError as exc:
                 results.append(_error_body(exc))
+        changes.notify()
         return {"events": results}
 
     @app.get("/subscriptions/{sub_id}/notifications")
@@ -290,7 +311,9 @@ def create_app(
     ) -> StreamingResponse:
         broker.visible(sub_id, broker.authenticate(authorization, "subscriber"))
         start = int(last_event_id) if last_event_id and last_event_id.isdigit() else after
-        return StreamingResponse(_sse(broker, sub_id, start, once), media_type="text/event-stream")
+        return StreamingResponse(
+            _sse(broker, changes, sub_id, start, once), media_type="text/event-stream"
+        )
 
     @app.get("/ontology")
     def get_ontology(
@@ -384,7 +407,7 @@ def create_app(
                     await ws.send_json(n.payload)
                     last = n.seq
                 if not batch:
-                    await run_in_threadpool(broker.wait_for_change, 1.0)
+                    await changes.wait(1.0)
         except (WebSocketDisconnect, RuntimeError):
             pass
         finally:
@@ -428,7 +451,9 @@ def _axiom(body: bytes) -> tuple[str, str, str]:
         raise OntologyError(msg) from exc
 
 
-async def _sse(broker: Broker, sub_id: str, after: int, once: bool) -> AsyncIterator[bytes]:
+async def _sse(
+    broker: Broker, changes: Changes, sub_id: str, after: int, once: bool
+) -> AsyncIterator[bytes]:
     """Server-Sent Events: every stored notification after ``after``, then new ones."""
     last = after
     while True:
@@ -441,5 +466,4 @@ async def _sse(broker: Broker, sub_id: str, after: int, once: bool) -> AsyncIter
             return
         if not batch:
             yield b": keep-alive\n\n"
-            await asyncio.sleep(0)
-            await run_in_threadpool(broker.wait_for_change, 5.0)
+            await changes.wait(5.0)

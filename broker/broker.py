@@ -54,7 +54,6 @@ class Broker:
         self.matchers: dict[str, Matcher] = {}
         self.metrics = Metrics()
         self._lock = threading.Lock()
-        self._changed = threading.Condition()
         for sub in self.store.subscriptions():
             self._matcher(sub.kind).add(sub)
         self.webhooks = WebhookDispatcher(
@@ -124,8 +123,6 @@ class Broker:
         self.metrics.matches += len(matches)
         self.metrics.latencies.append(time.perf_counter() - started)
         del self.metrics.latencies[:-1000]
-        with self._changed:
-            self._changed.notify_all()
         if stored:
             self.webhooks.wake()
         return event_id, stored
@@ -144,11 +141,6 @@ class Broker:
                     **({"detail": dict(m.detail)} if m.detail else {}),
                 },
             )
-
-    def wait_for_change(self, timeout: float) -> None:
-        """Block until an event is published or ``timeout`` passes (for streaming)."""
-        with self._changed:
-            self._changed.wait(timeout)
 
     def authenticate(self, header: str | None, *roles: str) -> Principal:
         """The principal behind an ``Authorization: Bearer`` header, with one of ``roles``."""
