@@ -60,6 +60,37 @@ async def listen(
                             lat.append(time.perf_counter() - sent[n])
 
 
+def ms(values: list[float], quantile: float) -> float:
+    """A quantile in milliseconds."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return 1000 * ordered[min(len(ordered) - 1, int(len(ordered) * quantile))]
+
+
+async def publish_at(
+    pub: httpx.AsyncClient, rate: int, seconds: float, counter: int, events: list, sent: dict
+) -> tuple[int, list[float], float]:
+    """Post events at ``rate`` per second for ``seconds``; returns (counter, 202 latencies,
+    elapsed)."""
+    acks: list[float] = []
+
+    async def post_one(n: int) -> None:
+        sent[n] = start = time.perf_counter()
+        r = await pub.post("/events", content=ntriples(events[n % len(events)], n))
+        if r.status_code == 202:
+            acks.append(time.perf_counter() - start)
+
+    begin = time.perf_counter()
+    tasks = []
+    for i in range(int(rate * seconds)):
+        await asyncio.sleep(max(0.0, begin + i / rate - time.perf_counter()))
+        counter += 1
+        tasks.append(asyncio.create_task(post_one(counter)))
+    await asyncio.gather(*tasks)
+    return counter, acks, time.perf_counter() - begin
+
+
 async def run(args: argparse.Namespace) -> None:
     data = Path(tempfile.mkdtemp(prefix="semps-bench-"))
     tok = {
@@ -107,9 +138,8 @@ async def run(args: argparse.Namespace) -> None:
                 probes.append(r.json()["id"])
             for _ in range(args.subs - args.clients):
                 await sub.post("/subscriptions", content=gen.subscription(rng))
-            print(
-                f"registered {args.subs} subscriptions over HTTP in {time.perf_counter() - t0:.1f} s"
-            )
+            took = time.perf_counter() - t0
+            print(f"registered {args.subs} subscriptions over HTTP in {took:.1f} s")
         sent: dict[int, float] = {}
         lat: list[float] = []
         listeners = [
@@ -123,38 +153,22 @@ async def run(args: argparse.Namespace) -> None:
         }
         counter = 0
         print(
-            f"{'rate':>6} {'acked ev/s':>10} {'202 p50':>8} {'202 p99':>8} {'notify p50':>10} {'notify p99':>10}"
+            f"{'rate':>6} {'acked ev/s':>10} {'202 p50':>8} {'202 p99':>8} "
+            f"{'notify p50':>10} {'notify p99':>10}"
         )
         async with httpx.AsyncClient(
             base_url=url, headers=pub_h, timeout=60, limits=httpx.Limits(max_connections=64)
         ) as pub:
             for rate in map(int, args.rates.split(",")):
                 lat.clear()
-                acks: list[float] = []
-
-                async def post_one(n: int) -> None:
-                    sent[n] = start = time.perf_counter()
-                    r = await pub.post("/events", content=ntriples(events[n % len(events)], n))
-                    if r.status_code == 202:
-                        acks.append(time.perf_counter() - start)
-
-                begin = time.perf_counter()
-                tasks = []
-                for i in range(int(rate * args.seconds)):
-                    await asyncio.sleep(max(0.0, begin + i / rate - time.perf_counter()))
-                    counter += 1
-                    tasks.append(asyncio.create_task(post_one(counter)))
-                await asyncio.gather(*tasks)
-                elapsed = time.perf_counter() - begin
+                counter, acks, elapsed = await publish_at(
+                    pub, rate, args.seconds, counter, events, sent
+                )
                 await asyncio.sleep(1.0)
-                acks.sort()
-                lat.sort()
-                q = lambda xs, p: (
-                    1000 * xs[min(len(xs) - 1, int(len(xs) * p))] if xs else float("nan")
-                )  # noqa: E731
                 print(
-                    f"{rate:>6} {len(acks) / elapsed:>10.1f} {q(acks, 0.5):>8.1f} {q(acks, 0.99):>8.1f} "
-                    f"{q(lat, 0.5):>10.1f} {q(lat, 0.99):>10.1f}   (ms; {len(lat)} notifications)",
+                    f"{rate:>6} {len(acks) / elapsed:>10.1f} {ms(acks, 0.5):>8.1f} "
+                    f"{ms(acks, 0.99):>8.1f} {ms(lat, 0.5):>10.1f} {ms(lat, 0.99):>10.1f}"
+                    f"   (ms; {len(lat)} notifications)",
                     flush=True,
                 )
         for task in listeners:
