@@ -68,6 +68,24 @@ JSON_AXIOM = {
     }
 }
 
+JSON_ENTITY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "iri": {"type": "string"},
+                        "parents": {"type": "array", "items": {"type": "string"}},
+                        "kind": {"type": "string", "enum": ["object", "datatype"]},
+                    },
+                }
+            }
+        },
+    }
+}
+
 BATCH_BODY = {
     "requestBody": {
         "required": True,
@@ -364,6 +382,33 @@ def create_app(
         await run_in_threadpool(broker.ontology.remove_axiom, kind, subject, obj)
         return {"version": broker.ontology.version}
 
+    @app.post("/ontology/classes", openapi_extra=JSON_ENTITY)
+    async def add_class(
+        request: Request, authorization: str | None = Header(None)
+    ) -> dict[str, int]:
+        broker.authenticate(authorization, "admin")
+        iri, parents, _ = _entity(await _body(request, 65536))
+        await run_in_threadpool(broker.ontology.add_class, iri, parents)
+        return {"version": broker.ontology.version}
+
+    @app.post("/ontology/properties", openapi_extra=JSON_ENTITY)
+    async def add_property(
+        request: Request, authorization: str | None = Header(None)
+    ) -> dict[str, int]:
+        broker.authenticate(authorization, "admin")
+        iri, parents, kind = _entity(await _body(request, 65536))
+        await run_in_threadpool(broker.ontology.add_property, iri, kind, parents)  # type: ignore[arg-type]
+        return {"version": broker.ontology.version}
+
+    @app.delete("/ontology/entities")
+    async def remove_entity(
+        iri: str = Query(..., description="a class or property IRI"),
+        authorization: str | None = Header(None),
+    ) -> dict[str, int]:
+        broker.authenticate(authorization, "admin")
+        await run_in_threadpool(broker.ontology.remove_class, iri)
+        return {"version": broker.ontology.version}
+
     @app.get("/deadletters")
     def dead_letters(authorization: str | None = Header(None)) -> list[dict[str, object]]:
         broker.authenticate(authorization, "admin")
@@ -416,19 +461,11 @@ def create_app(
     @app.get("/metrics", response_class=PlainTextResponse)
     def metrics(authorization: str | None = Header(None)) -> str:
         broker.authenticate(authorization)
-        m = broker.metrics
-        lat = sorted(m.latencies)
-        lines = [
-            f"semps_events_in_total {m.events_in}",
-            f"semps_matches_total {m.matches}",
-            f"semps_notifications_out_total {m.notifications_out}",
-        ]
-        if lat:
-            lines += [
-                f'semps_publish_latency_seconds{{quantile="0.5"}} {lat[len(lat) // 2]:.6f}',
-                f'semps_publish_latency_seconds{{quantile="0.99"}} {lat[int(len(lat) * 0.99)]:.6f}',
-            ]
-        return "\n".join(lines) + "\n"
+        return broker.metrics.prometheus(
+            subscriptions=len(broker.store.subscriptions()),
+            webhook_backlog=broker.store.webhook_backlog(),
+            dead_letters=len(broker.store.dead_letters()),
+        )
 
     return app
 
@@ -436,6 +473,16 @@ def create_app(
 def vars_of(obj: object) -> dict[str, object]:
     """A dataclass with slots as a dict."""
     return {k: getattr(obj, k) for k in obj.__slots__}  # type: ignore[attr-defined]
+
+
+def _entity(body: bytes) -> tuple[str, list[str], str]:
+    try:
+        doc = json.loads(body)
+        parents = [str(p) for p in doc.get("parents", [])]
+        return str(doc["iri"]), parents, str(doc.get("kind", "object"))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        msg = 'expected JSON {"iri": IRI, "parents": [IRI, ...], "kind": "object"|"datatype"}'
+        raise OntologyError(msg) from exc
 
 
 def _sub_json(sub: object) -> dict[str, object]:

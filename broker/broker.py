@@ -24,15 +24,47 @@ from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.registry import create_matcher, get_matcher_class
 from semps.ontology.store import OntologyStore
 
+#: Upper bounds (seconds) of the publish-latency histogram buckets.
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
 
 @dataclass
 class Metrics:
-    """Counters exposed at /metrics."""
+    """Counters and the publish-latency histogram exposed at /metrics."""
 
     events_in: int = 0
     matches: int = 0
     notifications_out: int = 0
-    latencies: list[float] = field(default_factory=list)
+    latency_sum: float = 0.0
+    buckets: list[int] = field(default_factory=lambda: [0] * len(LATENCY_BUCKETS))
+
+    def observe(self, seconds: float) -> None:
+        self.latency_sum += seconds
+        for i, bound in enumerate(LATENCY_BUCKETS):
+            if seconds <= bound:
+                self.buckets[i] += 1
+
+    def prometheus(self, **gauges: int) -> str:
+        """The Prometheus text exposition of the counters, gauges and histogram."""
+        lines = [
+            "# TYPE semps_events_in_total counter",
+            f"semps_events_in_total {self.events_in}",
+            "# TYPE semps_matches_total counter",
+            f"semps_matches_total {self.matches}",
+            "# TYPE semps_notifications_out_total counter",
+            f"semps_notifications_out_total {self.notifications_out}",
+        ]
+        for name, value in gauges.items():
+            lines += [f"# TYPE semps_{name} gauge", f"semps_{name} {value}"]
+        lines.append("# TYPE semps_publish_latency_seconds histogram")
+        for bound, count in zip(LATENCY_BUCKETS, self.buckets, strict=True):
+            lines.append(f'semps_publish_latency_seconds_bucket{{le="{bound}"}} {count}')
+        lines += [
+            f'semps_publish_latency_seconds_bucket{{le="+Inf"}} {self.events_in}',
+            f"semps_publish_latency_seconds_sum {self.latency_sum:.6f}",
+            f"semps_publish_latency_seconds_count {self.events_in}",
+        ]
+        return "\n".join(lines) + "\n"
 
 
 class Broker:
@@ -121,8 +153,7 @@ class Broker:
             stored = self.store.add_notifications(event_id, self._payloads(matches))
         self.metrics.events_in += 1
         self.metrics.matches += len(matches)
-        self.metrics.latencies.append(time.perf_counter() - started)
-        del self.metrics.latencies[:-1000]
+        self.metrics.observe(time.perf_counter() - started)
         if stored:
             self.webhooks.wake()
         return event_id, stored

@@ -233,6 +233,15 @@ class Store:
             rows = self._db.execute("SELECT * FROM webhooks").fetchall()
         return [Webhook(*row) for row in rows]
 
+    def webhook_backlog(self) -> int:
+        """Notifications stored but not yet delivered to (or dead-lettered from) webhooks."""
+        with self._lock:
+            (count,) = self._db.execute(
+                "SELECT COUNT(*) FROM notifications n JOIN webhooks w "
+                "ON n.subscription = w.subscription WHERE n.seq > w.delivered"
+            ).fetchone()
+        return int(count)
+
     def mark_delivered(self, sub_id: str, seq: int) -> None:
         with self._lock:
             self._db.execute(

@@ -260,3 +260,34 @@ def test_a_batch_publishes_the_good_events_and_reports_the_bad(server: Server) -
         assert bad["error"] == "bad_event" and bad["line"] == 1
         assert [n["event"] for n in stored(sub, sub_id)] == [first["id"]]
         assert pub.post("/events/batch", json={"nope": 1}).status_code == 400
+
+
+def test_classes_and_properties_are_edited_over_http(server: Server) -> None:
+    text = "SELECT ?x WHERE { ?x a <http://ex.org/Staff> }"
+    chair = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#Chair"
+    with (
+        server.client("subscriber") as sub,
+        server.client("publisher") as pub,
+        server.client("admin") as admin,
+    ):
+        sub.post("/subscriptions", content=text)
+        assert pub.post("/events", content=EVENT, headers=RDFXML).json()["matched"] == 0
+        created = admin.post(
+            "/ontology/classes", json={"iri": chair, "parents": ["http://ex.org/Staff"]}
+        )
+        assert created.status_code == 200
+        assert pub.post("/events", content=EVENT, headers=RDFXML).json()["matched"] == 1
+        assert (
+            admin.delete("/ontology/entities", params={"iri": "http://ex.org/Staff"}).status_code
+            == 200
+        )
+        assert pub.post("/events", content=EVENT, headers=RDFXML).json()["matched"] == 0
+        turtle = admin.get("/ontology", headers={"Accept": "text/turtle"})
+        assert (
+            turtle.headers["content-type"].startswith("text/turtle") and b"Chair" in turtle.content
+        )
+        bad = admin.post("/ontology/properties", json={"parents": []})
+        assert bad.status_code == 400 and bad.json()["error"] == "bad_ontology"
+        metrics = admin.get("/metrics").text
+        assert "semps_events_in_total 3" in metrics
+        assert 'semps_publish_latency_seconds_bucket{le="+Inf"} 3' in metrics
