@@ -5,6 +5,7 @@ across kill -9."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -291,3 +292,29 @@ def test_classes_and_properties_are_edited_over_http(server: Server) -> None:
         metrics = admin.get("/metrics").text
         assert "semps_events_in_total 3" in metrics
         assert 'semps_publish_latency_seconds_bucket{le="+Inf"} 3' in metrics
+
+
+def test_a_subscriber_that_never_reads_harms_no_one(server: Server) -> None:
+    """A client opens its stream and never reads: publishing and other streams go on.
+
+    (Each stream is its own coroutine reading the store; this checks that isolation, not
+    TCP back-pressure, which 60 small notifications do not reach.)
+    """
+    with server.client("subscriber") as sub:
+        stuck = sub.post("/subscriptions", content=CHAIRS).json()["id"]
+        reader = sub.post("/subscriptions", content=CHAIRS).json()["id"]
+    raw = socket.create_connection(("127.0.0.1", server.port))
+    raw.sendall(
+        f"GET /subscriptions/{stuck}/notifications HTTP/1.1\r\nHost: x\r\n"
+        f"Authorization: Bearer {server.tokens['subscriber']}\r\n\r\n".encode()
+    )
+    try:
+        with server.client("publisher") as pub:
+            codes = [
+                pub.post("/events", content=EVENT, headers=RDFXML).status_code for _ in range(60)
+            ]
+        assert codes == [202] * 60
+        with server.client("subscriber") as sub:
+            assert [n["id"] for n in stored(sub, reader)] == list(range(1, 61))
+    finally:
+        raw.close()
