@@ -8,6 +8,7 @@ serialised by a lock (matchers are not thread-safe); the HTTP layer runs it in a
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 import uuid
@@ -88,6 +89,10 @@ class Broker:
         self._lock = threading.Lock()
         for sub in self.store.subscriptions():
             self._matcher(sub.kind).add(sub)
+        for kind, matcher in self.matchers.items():
+            saved = self.store.matcher_state(kind)
+            if saved is not None:
+                matcher.restore(saved)
         self.webhooks = WebhookDispatcher(
             self.store, attempts=webhook_attempts, backoff=webhook_backoff
         )
@@ -95,9 +100,17 @@ class Broker:
     def _matcher(self, kind: str) -> Matcher:
         matcher = self.matchers.get(kind)
         if matcher is None:
-            get_matcher_class(kind)  # PluginNotFound with a suggestion
-            matcher = self.matchers[kind] = create_matcher(kind)
+            cls = get_matcher_class(kind)  # PluginNotFound with a suggestion
+            wants_resolver = "resolver" in inspect.signature(cls.__init__).parameters
+            options = {"resolver": self._resolve} if wants_resolver else {}
+            matcher = self.matchers[kind] = create_matcher(kind, **options)
         return matcher
+
+    def _resolve(self, sub_id: str) -> Subscription | None:
+        try:
+            return self.store.subscription(sub_id)
+        except NotFound:
+            return None
 
     # -- subscriptions ---------------------------------------------------------------------
 
@@ -150,7 +163,9 @@ class Broker:
                 matches += matcher.match(event, context)
             for matcher in self.matchers.values():
                 matches += matcher.observe(event, matches)
-            stored = self.store.add_notifications(event_id, self._payloads(matches))
+            states = {k: s for k, m in self.matchers.items() if (s := m.state()) is not None}
+            # Notifications and detection state commit together: a restart resumes both.
+            stored = self.store.add_notifications(event_id, self._payloads(matches), states)
         self.metrics.events_in += 1
         self.metrics.matches += len(matches)
         self.metrics.observe(time.perf_counter() - started)

@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS notifications (
     subscription TEXT NOT NULL, seq INTEGER NOT NULL, event TEXT NOT NULL,
     payload TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (subscription, seq));
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS matcher_state (kind TEXT PRIMARY KEY, state TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS webhooks (
     subscription TEXT PRIMARY KEY, url TEXT NOT NULL, secret TEXT NOT NULL,
     delivered INTEGER NOT NULL DEFAULT 0);
@@ -179,10 +180,22 @@ class Store:
 
     # -- notifications ---------------------------------------------------------------------
 
+    def matcher_state(self, kind: str) -> dict[str, object] | None:
+        """The detection state last stored for a matcher kind."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT state FROM matcher_state WHERE kind = ?", (kind,)
+            ).fetchone()
+        return json.loads(row[0]) if row else None
+
     def add_notifications(
-        self, event_id: str, payloads: Iterable[tuple[str, dict[str, object]]]
+        self,
+        event_id: str,
+        payloads: Iterable[tuple[str, dict[str, object]]],
+        states: dict[str, dict[str, object]] | None = None,
     ) -> int:
-        """Store an event's notifications in one transaction; returns how many."""
+        """Store an event's notifications (and the matchers' detection state) in one
+        transaction; returns how many notifications."""
         now = time.time()
         count = 0
         with self._lock:
@@ -199,6 +212,12 @@ class Store:
                         (sub_id, last + 1, event_id, json.dumps(payload), now),
                     )
                     count += 1
+                for kind, state in (states or {}).items():
+                    self._db.execute(
+                        "INSERT INTO matcher_state VALUES (?, ?) "
+                        "ON CONFLICT(kind) DO UPDATE SET state = excluded.state",
+                        (kind, json.dumps(state)),
+                    )
                 self._db.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._db.execute("ROLLBACK")

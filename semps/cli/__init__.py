@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("demo", "match the bundled demo case and explain each notification"),
     "serve": ("serve", "run the broker service (HTTP API, Server-Sent Events)"),
     "token": ("token", "create bearer tokens for the service"),
+    "composite": ("composite", "composite event detection (seed 003)"),
 }
 
 

@@ -318,3 +318,29 @@ def test_a_subscriber_that_never_reads_harms_no_one(server: Server) -> None:
             assert [n["id"] for n in stored(sub, reader)] == list(range(1, 61))
     finally:
         raw.close()
+
+
+def test_composite_subscriptions_survive_a_restart_between_a_and_b(server: Server) -> None:
+    profs = UB + "SELECT ?x WHERE { ?x a ub:FullProfessor }"
+    chairs = UB + "SELECT ?x WHERE { ?x a ub:Chair }"
+    with server.client("subscriber") as sub, server.client("publisher") as pub:
+        sub.post("/subscriptions", content=profs, params={"name": "prof"})
+        sub.post("/subscriptions", content=chairs, params={"name": "chair"})
+        bad = sub.post(
+            "/subscriptions", content="create event x = a and a;", params={"kind": "composite"}
+        )
+        assert bad.status_code == 400 and "names the same event twice" in bad.json()["detail"]
+        comp = sub.post(
+            "/subscriptions",
+            content="create event both = prof and chair; create event again = both then prof;",
+            params={"kind": "composite"},
+        ).json()["id"]
+        pub.post("/events", content=EVENT, headers=RDFXML)  # prof and chair at once: "both"
+    server.kill()
+    server.start()
+    with server.client("subscriber") as sub, server.client("publisher") as pub:
+        pub.post("/events", content=EVENT, headers=RDFXML)  # prof after both: "again" fires
+        notes = stored(sub, comp)
+    assert [n["detail"]["composite"] for n in notes] == ["both", "again", "both"]
+    names = [c["name"] for c in notes[0]["detail"]["constituents"]]
+    assert sorted(names) == ["chair", "prof"]

@@ -106,3 +106,22 @@ def test_parse_refuses_a_malformed_document(tmp_path: Path) -> None:
 def test_unknown_command_and_no_command() -> None:
     assert semps("frobnicate").returncode == 2
     assert "match" in semps().stdout
+
+
+def test_composite_run_prints_each_detecting_arrival(tmp_path: Path) -> None:
+    defs = tmp_path / "defs.txt"
+    defs.write_text("create event ab = a then b;\ncreate event n = no x in a, c within 5s;\n")
+    stream = tmp_path / "stream.jsonl"
+    lines = ["a", "b", "c", "a", "x", "b", "c"]
+    stream.write_text("".join(json.dumps({"event": e}) + "\n" for e in lines))
+    result = semps("composite", "run", "--definitions", str(defs), "--stream", str(stream))
+    assert result.returncode == 0, result.stderr
+    assert [json.loads(line) for line in result.stdout.splitlines()] == [
+        {"at": 1, "detected": ["ab"]},
+        {"at": 2, "detected": ["n"]},
+        {"at": 5, "detected": ["ab"]},
+    ]
+    defs.write_text("create event x = a and a;")
+    bad = semps("composite", "run", "--definitions", str(defs), "--stream", str(stream))
+    assert bad.returncode == 2
+    assert bad.stderr == f"semps: error: {defs}:1:1: definition of 'x' names the same event twice\n"

@@ -1,0 +1,219 @@
+"""Composite event detection: worked examples per operator, language errors, and the shared
+tree against a simple reference evaluator on random definitions and streams."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from semps.errors import CompositeDefinitionError
+from semps.ingest.event import Event
+from semps.matcher.base import Match, Subscription
+from semps.matcher.composite import CompositeMatcher, EventTree, parse_definitions
+
+
+def detect(defs: str, stream: list[str | tuple[str, float]]) -> list[list[str]]:
+    tree = EventTree()
+    tree.define(parse_definitions(defs))
+    out = []
+    for at, item in enumerate(stream):
+        name, now = item if isinstance(item, tuple) else (item, float(at))
+        out.append(sorted(n for n, _ in tree.occur(name, now, [{"at": at}])))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("defs", "stream", "expected"),
+    [
+        ("create event e = a and b;", "a a b b a", [[], [], ["e"], [], ["e"]]),
+        ("create event e = a or b;", "a b c", [["e"], ["e"], []]),
+        ("create event e = a then b;", "b a a b b", [[], [], [], ["e"], []]),
+        ("create event e = all b in a, c;", "c a c a b b c", [[], [], [], [], [], [], ["e"]]),
+        (
+            "create event e = 2 times b in a, c;",
+            "a b c a b b c a b b b c",
+            [[], [], [], [], [], [], ["e"], [], [], [], [], []],
+        ),
+        ("create event e = no b in a, c;", "a c a b c c", [[], ["e"], [], [], [], []]),
+        ("create event e = a then b; create event f = e or c;", "a b c", [[], ["e", "f"], ["f"]]),
+    ],
+)
+def test_each_operator(defs: str, stream: str, expected: list[list[str]]) -> None:
+    assert detect(defs, stream.split()) == expected
+
+
+def test_windows_expire_pending_statuses() -> None:
+    defs = "create event e = a then b within 10s;"
+    assert detect(defs, [("a", 0), ("b", 11)]) == [[], []]
+    assert detect(defs, [("a", 0), ("b", 10)]) == [[], ["e"]]
+    assert detect("create event e = all b in a, c within 5s;", [("a", 0), ("b", 1), ("c", 7)]) == [
+        [],
+        [],
+        [],
+    ]
+
+
+def test_a_detection_reaches_its_parents_before_the_next_parent_of_its_cause() -> None:
+    tree = EventTree()
+    tree.define(
+        parse_definitions(
+            "create event p = a or z; create event q = p or y; create event r = a or w;"
+        )
+    )
+    assert [n for n, _ in tree.occur("a", 0, [])] == ["p", "q", "r"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("create event x = a and a;", "1:1: definition of 'x' names the same event twice"),
+        ("create event x = x or b;", "1:1: event 'x' would form a cycle (it uses itself)"),
+        ("create event x = a or b;\ncreate event x = c or d;", "2:1: event 'x' is already defined"),
+        (
+            "create event x = a or b;\ncreate event a = c or d;",
+            "2:1: event 'a' is already used as a primitive event; define it before using it",
+        ),
+        (
+            "create event x = a xor b;",
+            "1:20: unknown operator 'xor' (use and, or, then, all, times, no)",
+        ),
+        ("create event x = a or b", "1:24: expected ';' but found end of input"),
+        ("create event x = 2.5 times b in a, c;", "1:18: expected a whole number but found '2.5'"),
+    ],
+)
+def test_definitions_are_refused_with_where(text: str, message: str) -> None:
+    with pytest.raises(CompositeDefinitionError) as info:
+        parse_definitions(text)
+    assert str(info.value) == message
+
+
+def test_dropping_frees_unused_shared_nodes() -> None:
+    tree = EventTree()
+    tree.define(parse_definitions("create event e = a and b; create event f = a or c;"))
+    tree.drop("e")
+    assert sorted(tree.nodes) == ["a", "c", "f"]
+    with pytest.raises(CompositeDefinitionError, match="no composite event 'e'"):
+        tree.drop("e")
+
+
+def test_state_survives_a_restart_between_a_and_b() -> None:
+    defs = "create event e = a then b;"
+    first = EventTree()
+    first.define(parse_definitions(defs))
+    first.occur("a", 0, [{"at": 0}])
+    saved = json.loads(json.dumps(first.state()))
+    second = EventTree()
+    second.define(parse_definitions(defs))
+    second.restore(saved)
+    assert [n for n, _ in second.occur("b", 1, [{"at": 1}])] == ["e"]
+
+
+def test_matcher_uses_the_owners_subscription_names() -> None:
+    subs = {
+        "s1": Subscription("s1", "semantic", "...", owner="ann", name="bid"),
+        "s2": Subscription("s2", "semantic", "...", owner="ann", name="sold"),
+        "s3": Subscription("s3", "semantic", "...", owner="bob", name="bid"),
+    }
+    m = CompositeMatcher(resolver=subs.get)
+    m.add(Subscription("c1", "composite", "create event deal = bid then sold;", owner="ann"))
+    e = Event("e1")
+    assert m.observe(e, [Match("s3", "e1")]) == []  # bob's "bid" is not ann's
+    assert m.observe(e, [Match("s1", "e1")]) == []
+    (found,) = m.observe(Event("e2"), [Match("s2", "e2")])
+    assert found.subscription == "c1" and found.detail["composite"] == "deal"
+    assert [c["subscription"] for c in found.detail["constituents"]] == ["s1", "s2"]
+
+
+# --- reference evaluator: per-definition state machines, no sharing --------------------
+
+
+def reference(defs: list, stream: list[tuple[str, float]]) -> list[list[str]]:
+    state: dict[str, dict] = {d.name: {"s": [None, None], "open": None, "count": 0} for d in defs}
+
+    def expire(d, now: float) -> None:
+        st_ = state[d.name]
+        if d.within is None:
+            return
+        st_["s"] = [t if t is None or now - t <= d.within else None for t in st_["s"]]
+        if st_["open"] is not None and now - st_["open"] > d.within:
+            st_["open"], st_["count"] = None, 0
+
+    def occur(name: str, now: float, out: list[str]) -> None:
+        for d in defs:  # creation order
+            if name not in d.operands:
+                continue
+            role = d.operands.index(name)
+            expire(d, now)
+            st_ = state[d.name]
+            fired = False
+            if d.op == "or":
+                fired = True
+            elif d.op == "and":
+                if st_["s"][role] is None:
+                    st_["s"][role] = now
+                if None not in st_["s"]:
+                    st_["s"], fired = [None, None], True
+            elif d.op == "then":
+                if role == 0 and st_["s"][0] is None:
+                    st_["s"][0] = now
+                elif role == 1 and st_["s"][0] is not None:
+                    st_["s"][0], fired = None, True
+            elif role == 0:
+                if st_["open"] is None:
+                    st_["open"], st_["count"] = now, 0
+            elif st_["open"] is not None and role == 1:
+                st_["count"] += 1
+            elif st_["open"] is not None and role == 2:
+                c = st_["count"]
+                fired = {"all": c > 0, "times": c == d.n, "no": c == 0}[d.op]
+                st_["open"], st_["count"] = None, 0
+            if fired:
+                out.append(d.name)
+                occur(d.name, now, out)
+
+    result = []
+    for name, now in stream:
+        out: list[str] = []
+        occur(name, now, out)
+        result.append(sorted(out))
+    return result
+
+
+PRIMS = ["a", "b", "c", "d"]
+
+
+@st.composite
+def definition_sets(draw: st.DrawFn) -> str:
+    names: list[str] = []
+    lines = []
+    for i in range(draw(st.integers(1, 6))):
+        pool = PRIMS + names
+        op = draw(st.sampled_from(["and", "or", "then", "all", "times", "no"]))
+        k = 2 if op in ("and", "or", "then") else 3
+        operands = draw(st.lists(st.sampled_from(pool), min_size=k, max_size=k, unique=True))
+        if op in ("and", "or", "then"):
+            expr = f"{operands[0]} {op} {operands[1]}"
+        else:
+            a, b, c = operands
+            head = f"{draw(st.integers(0, 3))} times" if op == "times" else op
+            expr = f"{head} {b} in {a}, {c}"
+        window = draw(st.sampled_from(["", " within 3s", " within 10s"]))
+        lines.append(f"create event e{i} = {expr}{window};")
+        names.append(f"e{i}")
+    return "\n".join(lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    definition_sets(),
+    st.lists(st.tuples(st.sampled_from(PRIMS), st.integers(0, 3)), max_size=30),
+)
+def test_the_shared_tree_agrees_with_the_reference(defs: str, steps: list) -> None:
+    now, stream = 0.0, []
+    for name, gap in steps:
+        now += gap
+        stream.append((name, now))
+    assert detect(defs, stream) == reference(parse_definitions(defs), stream)
