@@ -29,7 +29,8 @@ def test_demo_runs_the_service_and_streams_every_notification(tmp_path: Path) ->
         port = s.getsockname()[1]
     result = semps("demo", "--once", "--port", str(port), "--data-dir", str(tmp_path / "d"))
     assert result.returncode == 0, result.stderr
-    notified = [line.split()[1] for line in result.stdout.splitlines() if "notified" in line]
+    lines = result.stdout.splitlines()
+    notified = [line.split()[1] for line in lines if line.startswith("  notified  ")]
     assert sorted(notified) == [
         "alumni-of-university0",
         "alumni-of-university0",
