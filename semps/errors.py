@@ -9,7 +9,8 @@ re-raised as one of ours ``from`` the original::
     │   ├── RDFSyntaxError          malformed RDF/XML, Turtle, N-Triples or JSON-LD
     │   ├── HostileInputError       DTD tricks: external entities, entity expansion
     │   ├── DocumentTooLarge        over the configured size bound
-    │   └── UnsupportedMediaType    no reader for that media type or file suffix
+    │   ├── UnsupportedMediaType    no reader for that media type or file suffix
+    │   └── JSONEventError          a JSON (content or region) event is malformed
     ├── SubscriptionError           a subscription could not be registered
     │   ├── SubscriptionSyntaxError the text does not parse (carries line and column)
     │   └── UnsupportedQueryError   valid SPARQL outside the supported fragment
@@ -37,6 +38,7 @@ __all__ = [
     "DocumentTooLarge",
     "HostileInputError",
     "IngestError",
+    "JSONEventError",
     "MatcherError",
     "NotFound",
     "OntologyError",
@@ -88,6 +90,11 @@ class DocumentTooLarge(IngestError):
 
 class UnsupportedMediaType(IngestError):
     """No reader is registered for the media type or file suffix."""
+
+
+class JSONEventError(IngestError):
+    """A JSON event (attribute values, regions) is malformed or carries values of the wrong
+    type."""
 
 
 class SubscriptionError(_Located):

@@ -1,0 +1,709 @@
+"""Compiled kernels (numba) of the content matchers; the modules above hold the structures.
+
+Conventions shared by every kernel:
+
+- Subscriptions (or aggregates) are *slots* ``0..n-1``. Slot ``s`` holds the predicates
+  ``starts[s]:starts[s+1]`` of the arrays ``cols`` (column), ``lows`` and ``highs`` (closed
+  interval, ``-inf``/``inf`` when open): at most one per column, sorted by column.
+- An encoded event gives, per column ``c``, its values ``ev_vals[ev_start[c]:ev_start[c+1]]``
+  (none: the attribute is missing). A constraint holds when some value lies in its interval.
+- Bucket lists (REIN/HCEM) are CSR arrays: entries of column ``c`` and bucket ``j`` are
+  ``off[c*b + j]:off[c*b + j + 1]``, each with its slot (``sid``) and bound (``val``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numba as nb
+import numpy as np
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+U1 = np.uint64(1)
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_DEBRUIJN_TABLE = np.array(
+    [
+        0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4,
+        62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5,
+        63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
+        46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6,
+    ],
+    dtype=np.int64,
+)  # fmt: skip
+
+
+def jit(fn: F) -> F:
+    """Compile ``fn`` with numba (cached on disk, releasing the GIL)."""
+    return cast(F, nb.njit(cache=True, nogil=True)(fn))
+
+
+def pjit(fn: F) -> F:
+    """Compile ``fn`` with numba's parallel loops (``prange``)."""
+    return cast(F, nb.njit(cache=True, nogil=True, parallel=True)(fn))
+
+
+@jit
+def bucket_of(v: float, lo: float, scale: float, b: int) -> int:
+    """The bucket of ``v``: monotone in ``v`` and clamped to ``0..b-1``.
+
+    Exactness never depends on the domain ``lo``/``scale``: a bound in a higher bucket than
+    a value is greater than it, whatever the domain, because the function is monotone.
+    """
+    x = (v - lo) * scale
+    if not x > 0.0:  # also NaN (0 * inf)
+        return 0
+    if x >= b:
+        return b - 1
+    return int(x)
+
+
+@jit
+def _ctz(word: np.uint64) -> int:
+    return int(_DEBRUIJN_TABLE[((word & (~word + U1)) * _DEBRUIJN) >> np.uint64(58)])
+
+
+# -- direct checks (the delta of recent inserts, aggregates' members) --------------------------
+
+
+@jit
+def check_slots(
+    s0: int,
+    s1: int,
+    starts: np.ndarray,
+    cols: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    alive: np.ndarray,
+    ev_start: np.ndarray,
+    ev_vals: np.ndarray,
+    out: np.ndarray,
+) -> int:
+    """Write the live slots of ``s0..s1`` whose every predicate holds to ``out``; count."""
+    ncols_ev = ev_start.shape[0] - 1
+    n = 0
+    for s in range(s0, s1):
+        if not alive[s]:
+            continue
+        ok = True
+        for p in range(starts[s], starts[s + 1]):
+            c = cols[p]
+            if c >= ncols_ev:
+                ok = False
+                break
+            lo = lows[p]
+            hi = highs[p]
+            hit = False
+            for q in range(ev_start[c], ev_start[c + 1]):
+                v = ev_vals[q]
+                if lo <= v and v <= hi:
+                    hit = True
+                    break
+            if not hit:
+                ok = False
+                break
+        if ok:
+            out[n] = s
+            n += 1
+    return n
+
+
+@jit
+def column_domains(
+    cols: np.ndarray, lows: np.ndarray, highs: np.ndarray, ncols: int, b: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per column, the low end and the scale mapping finite bounds onto ``b`` buckets."""
+    dlo = np.full(ncols, np.inf)
+    dhi = np.full(ncols, -np.inf)
+    for p in range(cols.shape[0]):
+        c = cols[p]
+        for x in (lows[p], highs[p]):
+            if np.isfinite(x):
+                dlo[c] = min(dlo[c], x)
+                dhi[c] = max(dhi[c], x)
+    scale = np.zeros(ncols)
+    for c in range(ncols):
+        if dlo[c] > dhi[c]:
+            dlo[c] = 0.0
+            dhi[c] = 0.0
+        if dhi[c] > dlo[c]:
+            scale[c] = b / (dhi[c] - dlo[c])
+    return dlo, scale
+
+
+# -- REIN bucket lists -------------------------------------------------------------------------
+
+
+@jit
+def build_bucket_list(
+    starts: np.ndarray,
+    cols: np.ndarray,
+    bounds: np.ndarray,
+    ncols: int,
+    b: int,
+    dlo: np.ndarray,
+    scale: np.ndarray,
+    block: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One bucket list per column (L_low from the lows, L_high from the highs), cut into
+    slot blocks: the entries of block ``k``, column ``c``, bucket ``j`` are
+    ``off[(k*ncols + c)*b + j] : ...+1``, slots ascending. Matching walks one block of slots
+    at a time, so the marks it writes stay in cache."""
+    nslots = starts.shape[0] - 1
+    nblocks = (nslots + block - 1) // block
+    npred = cols.shape[0]
+    key = np.empty(npred, np.int64)
+    off = np.zeros(nblocks * ncols * b + 1, np.int64)
+    for s in range(nslots):
+        k0 = (s // block) * ncols
+        for p in range(starts[s], starts[s + 1]):
+            c = cols[p]
+            k = (k0 + c) * b + bucket_of(bounds[p], dlo[c], scale[c], b)
+            key[p] = k
+            off[k + 1] += 1
+    for k in range(nblocks * ncols * b):
+        off[k + 1] += off[k]
+    fill = off[:-1].copy()
+    sid = np.empty(npred, np.int32)
+    val = np.empty(npred, np.float64)
+    for s in range(nslots):
+        for p in range(starts[s], starts[s + 1]):
+            k = key[p]
+            i = fill[k]
+            fill[k] = i + 1
+            sid[i] = s
+            val[i] = bounds[p]
+    return off, sid, val
+
+
+@jit
+def _rein_value(
+    base: int,
+    j: int,
+    v: float,
+    b: int,
+    low_off: np.ndarray,
+    low_sid: np.ndarray,
+    low_val: np.ndarray,
+    high_off: np.ndarray,
+    high_sid: np.ndarray,
+    high_val: np.ndarray,
+    arr: np.ndarray,
+    add: bool,
+) -> None:
+    """Negative search for one value in bucket ``j`` of one block's lists (at ``base``):
+    set (or count, ``add``) every slot it fails."""
+    # L_low: every low in a higher bucket exceeds v; the value's own bucket is compared.
+    for i in range(low_off[base + j + 1], low_off[base + b]):
+        if add:
+            arr[low_sid[i]] += 1
+        else:
+            arr[low_sid[i]] = 1
+    for i in range(low_off[base + j], low_off[base + j + 1]):
+        if low_val[i] > v:
+            if add:
+                arr[low_sid[i]] += 1
+            else:
+                arr[low_sid[i]] = 1
+    # L_high, mirrored: every high in a lower bucket is below v.
+    for i in range(high_off[base], high_off[base + j]):
+        if add:
+            arr[high_sid[i]] += 1
+        else:
+            arr[high_sid[i]] = 1
+    for i in range(high_off[base + j], high_off[base + j + 1]):
+        if high_val[i] < v:
+            if add:
+                arr[high_sid[i]] += 1
+            else:
+                arr[high_sid[i]] = 1
+
+
+@jit
+def rein_match(
+    ev_start: np.ndarray,
+    ev_vals: np.ndarray,
+    ncols: int,
+    b: int,
+    block: int,
+    dlo: np.ndarray,
+    scale: np.ndarray,
+    low_off: np.ndarray,
+    low_sid: np.ndarray,
+    low_val: np.ndarray,
+    high_off: np.ndarray,
+    high_sid: np.ndarray,
+    high_val: np.ndarray,
+    alive: np.ndarray,
+    marks: np.ndarray,
+    fails: np.ndarray,
+    out: np.ndarray,
+) -> int:
+    """REIN for one event: mark unmatched slots in ``marks``, then write the live unmarked
+    ones to ``out`` (ascending); returns their count. Slot blocks are visited in turn, so
+    the marks being written stay in cache.
+
+    A missing attribute fails every slot that constrains it. For an attribute with several
+    values, ``fails`` counts per slot the values it rejects; rejected by all means unmatched.
+    """
+    nslots = marks.shape[0]
+    ncols_ev = ev_start.shape[0] - 1
+    nblocks = (low_off.shape[0] - 1) // (ncols * b) if ncols > 0 else 0
+    buckets = np.empty(ncols, np.int64)
+    for c in range(ncols):
+        nv = ev_start[c + 1] - ev_start[c] if c < ncols_ev else 0
+        buckets[c] = bucket_of(ev_vals[ev_start[c]], dlo[c], scale[c], b) if nv == 1 else -1
+    found = np.zeros(nblocks, np.int64)
+    for blk in range(nblocks):
+        s0 = blk * block
+        s1 = min(nslots, s0 + block)
+        marks[s0:s1] = 0
+        for c in range(ncols):
+            base = (blk * ncols + c) * b
+            a0 = low_off[base]
+            a1 = low_off[base + b]
+            if a0 == a1:
+                continue
+            nv = ev_start[c + 1] - ev_start[c] if c < ncols_ev else 0
+            if nv == 0:
+                for i in range(a0, a1):
+                    marks[low_sid[i]] = 1
+            elif nv == 1:
+                _rein_value(
+                    base, buckets[c], ev_vals[ev_start[c]], b, low_off, low_sid, low_val,
+                    high_off, high_sid, high_val, marks, False,
+                )  # fmt: skip
+            else:
+                for q in range(ev_start[c], ev_start[c + 1]):
+                    v = ev_vals[q]
+                    _rein_value(
+                        base, bucket_of(v, dlo[c], scale[c], b), v, b, low_off, low_sid,
+                        low_val, high_off, high_sid, high_val, fails, True,
+                    )  # fmt: skip
+                for i in range(a0, a1):  # every slot constraining c has one low entry
+                    s = low_sid[i]
+                    if fails[s] == nv:
+                        marks[s] = 1
+                    fails[s] = 0
+        n = 0
+        for s in range(s0, s1):
+            if marks[s] == 0 and alive[s]:
+                out[s0 + n] = s
+                n += 1
+        found[blk] = n
+    n = 0
+    for blk in range(nblocks):
+        s0 = blk * block
+        for i in range(found[blk]):
+            out[n] = out[s0 + i]
+            n += 1
+    return n
+
+
+# -- HCEM: batch dynamic adjustment ------------------------------------------------------------
+
+
+@jit
+def hcem_plan(
+    ev_val: np.ndarray, b: int, dlo: np.ndarray, scale: np.ndarray, nwords: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The batch's dynamic adjustment, per column: events sorted by bucket (``order``,
+    ``bstart``) and the failed-event sets each bucket's entries impose.
+
+    ``mlow[c, j]``: events an entry of L_low bucket ``j`` fails without comparison (lower
+    buckets, and events missing the attribute); ``mhigh[c, j]``: events above bucket ``j``.
+    Walking L_low upwards the set only grows (the paper's e1 -> e3 -> e2 order read from the
+    other end), so each is the previous one plus one bucket's events.
+    """
+    ncols, nev = ev_val.shape
+    order = np.empty((ncols, nev), np.int64)
+    bstart = np.zeros((ncols, b + 1), np.int64)
+    mlow = np.zeros((ncols, b, nwords), np.uint64)
+    mhigh = np.zeros((ncols, b, nwords), np.uint64)
+    low_nz = np.zeros((ncols, b), np.bool_)
+    high_nz = np.zeros((ncols, b), np.bool_)
+    bucket = np.empty(nev, np.int64)
+    fill = np.empty(b, np.int64)
+    acc = np.zeros(nwords, np.uint64)
+    for c in range(ncols):
+        acc[:] = 0
+        some = False
+        for e in range(nev):
+            v = ev_val[c, e]
+            if v != v:
+                bucket[e] = -1
+                acc[e >> 6] |= U1 << np.uint64(e & 63)
+                some = True
+            else:
+                j = bucket_of(v, dlo[c], scale[c], b)
+                bucket[e] = j
+                bstart[c, j + 1] += 1
+        for j in range(b):
+            bstart[c, j + 1] += bstart[c, j]
+            fill[j] = bstart[c, j]
+        for e in range(nev):
+            j = bucket[e]
+            if j >= 0:
+                order[c, fill[j]] = e
+                fill[j] += 1
+        for j in range(b):  # L_low, upwards
+            mlow[c, j] = acc
+            low_nz[c, j] = some
+            for k in range(bstart[c, j], bstart[c, j + 1]):
+                e = order[c, k]
+                acc[e >> 6] |= U1 << np.uint64(e & 63)
+                some = True
+        acc[:] = 0
+        some = False
+        for j in range(b - 1, -1, -1):  # L_high, downwards
+            mhigh[c, j] = acc
+            high_nz[c, j] = some
+            for k in range(bstart[c, j], bstart[c, j + 1]):
+                e = order[c, k]
+                acc[e >> 6] |= U1 << np.uint64(e & 63)
+                some = True
+    return order, bstart, mlow, mhigh, low_nz, high_nz
+
+
+@jit
+def _hcem_list(
+    base: int,
+    c: int,
+    b: int,
+    off: np.ndarray,
+    sid: np.ndarray,
+    val: np.ndarray,
+    lower: bool,
+    masks: np.ndarray,
+    nonzero: np.ndarray,
+    ev_val: np.ndarray,
+    order: np.ndarray,
+    bstart: np.ndarray,
+    marks: np.ndarray,
+) -> None:
+    """One block's part of one bucket list, for the whole batch."""
+    nwords = marks.shape[1]
+    for j in range(b):
+        s0 = off[base + j]
+        s1 = off[base + j + 1]
+        if s0 == s1:
+            continue
+        if nonzero[c, j]:
+            mask = masks[c, j]
+            for i in range(s0, s1):
+                row = marks[sid[i]]
+                for w in range(nwords):
+                    row[w] |= mask[w]
+        for k in range(bstart[c, j], bstart[c, j + 1]):
+            e = order[c, k]
+            v = ev_val[c, e]
+            w = e >> 6
+            bit = U1 << np.uint64(e & 63)
+            for i in range(s0, s1):
+                if (val[i] > v) if lower else (val[i] < v):
+                    marks[sid[i], w] |= bit
+
+
+@pjit
+def hcem_mark(
+    ev_val: np.ndarray,
+    ncols: int,
+    b: int,
+    plan: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    low_off: np.ndarray,
+    low_sid: np.ndarray,
+    low_val: np.ndarray,
+    high_off: np.ndarray,
+    high_sid: np.ndarray,
+    high_val: np.ndarray,
+    marks: np.ndarray,
+) -> None:
+    """Mark ``marks[slot, word]`` bits of the events (columns of ``ev_val``, NaN = missing)
+    each slot fails, one slot block at a time; threads take different blocks."""
+    order, bstart, mlow, mhigh, low_nz, high_nz = plan
+    nblocks = (low_off.shape[0] - 1) // (ncols * b) if ncols > 0 else 0
+    for blk in nb.prange(nblocks):
+        for c in range(ncols):
+            base = (blk * ncols + c) * b
+            if low_off[base] == low_off[base + b]:
+                continue
+            _hcem_list(
+                base, c, b, low_off, low_sid, low_val, True, mlow, low_nz, ev_val, order,
+                bstart, marks,
+            )  # fmt: skip
+            _hcem_list(
+                base, c, b, high_off, high_sid, high_val, False, mhigh, high_nz, ev_val,
+                order, bstart, marks,
+            )  # fmt: skip
+
+
+@jit
+def unmarked_pairs(marks: np.ndarray, nev: int, alive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per event, the live slots whose bit stayed 0: CSR (``offsets``, ``slots``)."""
+    nslots, nwords = marks.shape
+    valid = np.zeros(nwords, np.uint64)
+    for e in range(nev):
+        valid[e >> 6] |= U1 << np.uint64(e & 63)
+    counts = np.zeros(nev + 1, np.int64)
+    for s in range(nslots):
+        if alive[s]:
+            for w in range(nwords):
+                z = ~marks[s, w] & valid[w]
+                while z:
+                    counts[(w << 6) + _ctz(z) + 1] += 1
+                    z &= z - U1
+    for e in range(nev):
+        counts[e + 1] += counts[e]
+    fill = counts[:-1].copy()
+    slots = np.empty(counts[nev], np.int32)
+    for s in range(nslots):
+        if alive[s]:
+            for w in range(nwords):
+                z = ~marks[s, w] & valid[w]
+                while z:
+                    e = (w << 6) + _ctz(z)
+                    slots[fill[e]] = s
+                    fill[e] += 1
+                    z &= z - U1
+    return counts, slots
+
+
+# -- seed 000: the predicate table -------------------------------------------------------------
+
+#: How a row is tested for one event (``mode`` array of :func:`table_match`).
+ROW_NONE, ROW_ALL, ROW_PREFIX, ROW_RANGE, ROW_GIVEN, ROW_VALUES = 0, 1, 2, 3, 4, 5
+
+
+@jit
+def _search(keys: np.ndarray, lo: int, hi: int, x: float, right: bool) -> int:
+    """First index in ``keys[lo:hi]`` whose key is > x (``right``) or >= x."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < x or (right and keys[mid] == x):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@jit
+def _holds_any(
+    slot: int,
+    col: int,
+    starts: np.ndarray,
+    cols: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    ev_start: np.ndarray,
+    ev_vals: np.ndarray,
+) -> bool:
+    for p in range(starts[slot], starts[slot + 1]):
+        if cols[p] == col:
+            for q in range(ev_start[col], ev_start[col + 1]):
+                if lows[p] <= ev_vals[q] and ev_vals[q] <= highs[p]:
+                    return True
+            return False
+    return False
+
+
+@jit
+def table_match(
+    row_start: np.ndarray,
+    keys: np.ndarray,
+    nxt: np.ndarray,
+    nxt_row: np.ndarray,
+    owner: np.ndarray,
+    heads: np.ndarray,
+    heads_off: np.ndarray,
+    mode: np.ndarray,
+    qa: np.ndarray,
+    qb: np.ndarray,
+    starts: np.ndarray,
+    cols: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    ev_start: np.ndarray,
+    ev_vals: np.ndarray,
+    bucket: np.ndarray,
+    bcount: np.ndarray,
+    out: np.ndarray,
+) -> int:
+    """Match the predicate table row by row (seed 000) and return the matched slot count.
+
+    Each row is sorted so that the predicates an event satisfies are one run
+    ``[lo, hi)`` found by binary search (``mode``/``qa``/``qb`` say how). The match bucket
+    ``bucket`` holds, per row, the predicates reached by a chain whose earlier predicates all
+    held; the initial bucket is the static list of every chain's first predicate (``heads``,
+    sorted, so the satisfied heads are again one run). Comparing a reached predicate's index
+    with the run's ends is the intersection ``Pi_match ∩ Bi``; a reached last predicate is a
+    match, any other passes its successor into its row's bucket. Rows whose column has
+    several event values (``ROW_VALUES``) check the slot's interval against the values.
+    """
+    n = 0
+    nrows = row_start.shape[0] - 1
+    for r in range(nrows):
+        rs = row_start[r]
+        re = row_start[r + 1]
+        if rs == re:
+            continue
+        m = mode[r]
+        lo = rs
+        hi = rs
+        if m == ROW_ALL:
+            hi = re
+        elif m == ROW_PREFIX:
+            hi = _search(keys, rs, re, qa[r], True)
+        elif m == ROW_RANGE:
+            lo = _search(keys, rs, re, qa[r], False)
+            hi = _search(keys, rs, re, qb[r], True)
+        elif m == ROW_GIVEN:
+            lo = rs + int(qa[r])
+            hi = rs + int(qb[r])
+        h0 = heads_off[r]
+        h1 = heads_off[r + 1]
+        nb_ = bcount[r]
+        bcount[r] = 0
+        if m == ROW_VALUES:
+            col = r // 3
+            for k in range(h0, h1 + nb_):
+                g = heads[k] if k < h1 else bucket[rs + k - h1]
+                if _holds_any(owner[g], col, starts, cols, lows, highs, ev_start, ev_vals):
+                    nx = nxt[g]
+                    if nx < 0:
+                        out[n] = owner[g]
+                        n += 1
+                    else:
+                        rr = nxt_row[g]
+                        bucket[row_start[rr] + bcount[rr]] = nx
+                        bcount[rr] += 1
+            continue
+        if lo >= hi:
+            continue
+        k0 = _search_int(heads, h0, h1, lo)
+        k1 = _search_int(heads, k0, h1, hi)
+        for k in range(k0, k1 + nb_):
+            if k < k1:
+                g = heads[k]
+            else:
+                g = bucket[rs + k - k1]
+                if g < lo or g >= hi:
+                    continue
+            nx = nxt[g]
+            if nx < 0:
+                out[n] = owner[g]
+                n += 1
+            else:
+                rr = nxt_row[g]
+                bucket[row_start[rr] + bcount[rr]] = nx
+                bcount[rr] += 1
+    return n
+
+
+@jit
+def _search_int(a: np.ndarray, lo: int, hi: int, x: int) -> int:
+    """First index in ``a[lo:hi]`` (ascending) with ``a[i] >= x``."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@jit
+def table_nodes(
+    starts: np.ndarray, cols: np.ndarray, lows: np.ndarray, highs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The predicates of the table in chain order: (row, key, owner slot, first-of-chain).
+
+    A closed interval ``[lo, hi]`` on column ``c`` is an equality predicate (row ``3c+2``,
+    key ``lo``) when ``lo == hi``, else a lower-bound ``c >= lo`` (row ``3c``, key ``lo``)
+    and/or an upper-bound ``c <= hi`` (row ``3c+1``, key ``-hi``: sorted ascending, so the
+    row reads highs in descending order as in the seed). ``(-inf, inf)`` (an aggregate's
+    hull can be that) is the lower bound ``c >= -inf``: "has a value".
+    """
+    nslots = starts.shape[0] - 1
+    total = 0
+    for p in range(cols.shape[0]):
+        if lows[p] == highs[p]:
+            total += 1
+        else:
+            total += int(lows[p] > -np.inf or highs[p] == np.inf) + int(highs[p] < np.inf)
+    row = np.empty(total, np.int32)
+    key = np.empty(total, np.float64)
+    own = np.empty(total, np.int32)
+    first = np.zeros(total, np.bool_)
+    t = 0
+    for s in range(nslots):
+        t_first = t
+        for p in range(starts[s], starts[s + 1]):
+            c = cols[p]
+            if lows[p] == highs[p]:
+                row[t] = 3 * c + 2
+                key[t] = lows[p]
+                own[t] = s
+                t += 1
+                continue
+            if lows[p] > -np.inf or highs[p] == np.inf:  # (-inf, inf): "has a value"
+                row[t] = 3 * c
+                key[t] = lows[p]
+                own[t] = s
+                t += 1
+            if highs[p] < np.inf:
+                row[t] = 3 * c + 1
+                key[t] = -highs[p]
+                own[t] = s
+                t += 1
+        if t > t_first:
+            first[t_first] = True
+    return row, key, own, first
+
+
+@jit
+def counting_order(row: np.ndarray, nrows: int) -> tuple[np.ndarray, np.ndarray]:
+    """A stable permutation grouping ``row`` values, and the row offsets."""
+    off = np.zeros(nrows + 1, np.int64)
+    for t in range(row.shape[0]):
+        off[row[t] + 1] += 1
+    for r in range(nrows):
+        off[r + 1] += off[r]
+    fill = off[:-1].copy()
+    perm = np.empty(row.shape[0], np.int64)
+    for t in range(row.shape[0]):
+        r = row[t]
+        perm[fill[r]] = t
+        fill[r] += 1
+    return perm, off
+
+
+@jit
+def link_chains(
+    perm: np.ndarray, row: np.ndarray, own: np.ndarray, first: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Place the predicates (``perm``: table position -> chain-order index) and link each to
+    its successor in its subscription's chain: (next, next row, owner, sorted heads)."""
+    total = perm.shape[0]
+    pos = np.empty(total, np.int64)
+    for g in range(total):
+        pos[perm[g]] = g
+    nxt = np.full(total, -1, np.int64)
+    nxt_row = np.zeros(total, np.int32)
+    owner = np.empty(total, np.int32)
+    nheads = 0
+    for t in range(total):
+        g = pos[t]
+        owner[g] = own[t]
+        if first[t]:
+            nheads += 1
+        if t + 1 < total and not first[t + 1] and own[t + 1] == own[t]:
+            nxt[g] = pos[t + 1]
+            nxt_row[g] = row[t + 1]
+    heads = np.empty(nheads, np.int64)
+    k = 0
+    for g in range(total):
+        if first[perm[g]]:
+            heads[k] = g
+            k += 1
+    return nxt, nxt_row, owner, heads

@@ -1,0 +1,238 @@
+"""The contract of the content indexes (predicate table, REIN, HCEM, brute force).
+
+Every index is exact and supports insert, update (insert under a live id) and delete. The
+compiled indexes share one layout: a :class:`~semps.matcher.content.table.SlotTable` of
+units and a structure built over slots ``0..built-1``. Inserts after a build land in a
+*delta* that is checked directly (every predicate against the event) until it outgrows
+``max(delta_min, delta_fraction * built)``; deletes clear a live flag. The next match then
+compacts the table and rebuilds the structure (one sort of every predicate), so inserts and
+deletes are O(predicates) and the rebuild is amortised over many of them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from semps._types import Value
+from semps.errors import NotFound, SubscriptionError
+from semps.matcher.content._kernels import check_slots
+from semps.matcher.content.constraints import ContentSubscription
+from semps.matcher.content.space import AttributeSpace, EncodedEvent
+from semps.matcher.content.table import SlotTable
+
+__all__ = ["CompiledIndex", "ContentIndex", "View"]
+
+#: An attribute view: attribute -> its values.
+View = Mapping[str, Sequence[Value]]
+
+
+class ContentIndex(ABC):
+    """An exact index of content subscriptions (every algorithm implements this).
+
+    Contract:
+        - ``add`` replaces a live subscription with the same id; ``remove`` of an unknown id
+          raises :class:`~semps.errors.NotFound`.
+        - ``match`` returns the ids of the matching subscriptions, sorted; ``match_batch``
+          returns the same answers as ``match`` for each view.
+        - Not thread-safe.
+    """
+
+    #: The algorithm's name (``--algorithm``).
+    name: ClassVar[str]
+
+    @abstractmethod
+    def __len__(self) -> int:
+        """Live subscriptions."""
+
+    @abstractmethod
+    def __contains__(self, sub_id: object) -> bool:
+        """Is ``sub_id`` live?"""
+
+    @abstractmethod
+    def add(self, subscription: ContentSubscription) -> None:
+        """Insert ``subscription`` (an update when its id is live)."""
+
+    @abstractmethod
+    def remove(self, sub_id: str) -> None:
+        """Delete a subscription (NotFound when unknown)."""
+
+    @abstractmethod
+    def match(self, view: View) -> list[str]:
+        """Ids of the subscriptions ``view`` matches, sorted."""
+
+    def match_batch(self, views: Sequence[View]) -> list[list[str]]:
+        """:meth:`match` for several views (batch algorithms override this)."""
+        return [self.match(v) for v in views]
+
+
+class CompiledIndex(ContentIndex):
+    """The shared layout of the compiled indexes (slot table, structure, delta).
+
+    Args:
+        delta_min: inserts kept in the delta before a rebuild is considered.
+        delta_fraction: the delta may also grow to this fraction of the built structure.
+    """
+
+    def __init__(self, *, delta_min: int = 1024, delta_fraction: float = 1 / 16) -> None:
+        if delta_min < 0 or not 0 <= delta_fraction:
+            msg = "delta_min and delta_fraction must not be negative"
+            raise ValueError(msg)
+        self.delta_min = delta_min
+        self.delta_fraction = delta_fraction
+        self.space = AttributeSpace()
+        self.table = SlotTable()
+        self.built = 0
+        self.ncols_built = 0
+
+    def __len__(self) -> int:
+        return self.table.live
+
+    def __contains__(self, sub_id: object) -> bool:
+        return sub_id in self.table.slot_of
+
+    # -- updates -------------------------------------------------------------------------------
+
+    def add(self, subscription: ContentSubscription) -> None:
+        """Insert ``subscription`` (an update when its id is live)."""
+        cols, lows, highs = self.space.encode_conditions(subscription.conditions())
+        if subscription.id in self.table.slot_of:
+            self.table.kill(subscription.id)
+        self.table.append(subscription.id, cols, lows, highs)
+
+    def remove(self, sub_id: str) -> None:
+        """Delete a subscription."""
+        if sub_id not in self.table.slot_of:
+            msg = f"no content subscription {sub_id!r}"
+            raise NotFound(msg)
+        self.table.kill(sub_id)
+
+    def bulk_load(
+        self, ids: Sequence[str], attrs: Sequence[str], cols: np.ndarray, bounds: np.ndarray
+    ) -> None:
+        """Insert many numeric subscriptions at once (benchmarks; no per-object parsing).
+
+        Args:
+            ids: one new id per subscription.
+            attrs: attribute names; ``cols[i, j]`` indexes them.
+            cols: ``(n, k)`` attribute indexes, distinct within a row.
+            bounds: ``(n, k, 2)`` closed intervals (low <= high; ``±inf`` for open ends).
+        """
+        n, k = cols.shape
+        if bounds.shape != (n, k, 2) or len(ids) != n:
+            raise SubscriptionError("bulk_load needs (n, k) columns and (n, k, 2) bounds")
+        if np.any(bounds[..., 0] > bounds[..., 1]) or np.isnan(bounds).any():
+            raise SubscriptionError("bulk_load bounds need low <= high")
+        mapping = np.array([self.space.column(a, False) for a in attrs], np.int32)
+        real = mapping[cols]
+        order = np.argsort(real, axis=1, kind="stable")
+        real = np.take_along_axis(real, order, axis=1)
+        if k > 1 and np.any(real[:, 1:] == real[:, :-1]):
+            raise SubscriptionError("bulk_load rows must not repeat an attribute")
+        lows = np.take_along_axis(bounds[..., 0], order, axis=1)
+        highs = np.take_along_axis(bounds[..., 1], order, axis=1)
+        starts = np.arange(n + 1, dtype=np.int64) * k
+        self._extend_units(list(ids), starts, real.ravel(), lows.ravel(), highs.ravel())
+
+    def _extend_units(
+        self,
+        uids: list[str],
+        starts: np.ndarray,
+        cols: np.ndarray,
+        lows: np.ndarray,
+        highs: np.ndarray,
+    ) -> None:
+        self.table.extend(uids, starts, cols, lows, highs)
+
+    # -- structure -----------------------------------------------------------------------------
+
+    def needs_rebuild(self) -> bool:
+        """Has the delta (or the dead share) outgrown its bound?"""
+        delta = len(self.table) - self.built
+        limit = max(self.delta_min, self.delta_fraction * self.built)
+        dead_limit = max(self.delta_min, len(self.table) // 4)
+        return delta > limit or self.table.dead > dead_limit
+
+    def rebuild(self) -> None:
+        """Compact the table and build the structure over every live unit."""
+        mapping = self.table.compact()
+        self._compacted(mapping)
+        self.ncols_built = len(self.space)
+        self.built = len(self.table)
+        self._build()
+
+    def refresh(self) -> None:
+        """Rebuild when :meth:`needs_rebuild`."""
+        if self.needs_rebuild():
+            self.rebuild()
+
+    def _compacted(self, mapping: np.ndarray) -> None:
+        """Hook: slots were renumbered (``mapping``: old -> new, -1 dropped)."""
+
+    @abstractmethod
+    def _build(self) -> None:
+        """Build the structure over slots ``0..built-1`` (all live)."""
+
+    @abstractmethod
+    def _match_built(self, event: EncodedEvent) -> np.ndarray:
+        """Live matching slots among ``0..built-1``, ascending."""
+
+    def _match_built_batch(self, events: Sequence[EncodedEvent]) -> list[np.ndarray]:
+        return [self._match_built(e) for e in events]
+
+    def memory(self) -> int:
+        """Bytes held by the table and the structure's arrays."""
+        arrays = [self.table.alive, self.table.starts, self.table.cols]
+        arrays += [self.table.lows, self.table.highs]
+        return sum(a.nbytes for a in arrays) + self._structure_bytes()
+
+    def _structure_bytes(self) -> int:
+        return 0
+
+    # -- matching ------------------------------------------------------------------------------
+
+    def encode(self, view: View) -> EncodedEvent:
+        """The event as the compiled structures see it."""
+        return self.space.encode_view(view)
+
+    def match_encoded(self, event: EncodedEvent) -> np.ndarray:
+        """Matching slots (ascending) for an encoded event."""
+        self.refresh()
+        return self._with_delta(self._match_built(event), event)
+
+    def match_encoded_batch(self, events: Sequence[EncodedEvent]) -> list[np.ndarray]:
+        """:meth:`match_encoded` for several events (batch algorithms override the core)."""
+        self.refresh()
+        built = self._match_built_batch(events)
+        return [self._with_delta(b, e) for b, e in zip(built, events, strict=True)]
+
+    def _with_delta(self, built: np.ndarray, event: EncodedEvent) -> np.ndarray:
+        n = len(self.table)
+        if n == self.built:
+            return built
+        out = np.empty(n - self.built, np.int32)
+        t = self.table
+        k = check_slots(
+            self.built, n, t.starts, t.cols, t.lows, t.highs, t.alive, event.start,
+            event.values, out,
+        )  # fmt: skip
+        return np.concatenate([built, out[:k]]) if k else built
+
+    def ids_of(self, slots: np.ndarray, event: EncodedEvent) -> list[str]:
+        """Subscription ids of the matching slots for ``event``, sorted."""
+        ids = self.table.ids
+        return sorted(ids[s] for s in slots.tolist())
+
+    def match(self, view: View) -> list[str]:
+        """Ids of the subscriptions ``view`` matches, sorted."""
+        event = self.encode(view)
+        return self.ids_of(self.match_encoded(event), event)
+
+    def match_batch(self, views: Sequence[View]) -> list[list[str]]:
+        """:meth:`match` for several views at once."""
+        events = [self.encode(v) for v in views]
+        found = self.match_encoded_batch(events)
+        return [self.ids_of(s, e) for s, e in zip(found, events, strict=True)]

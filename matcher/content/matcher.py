@@ -1,0 +1,106 @@
+"""ContentMatcher: content-based matching as a broker plugin (kind ``content``)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from typing import Any
+
+from semps.errors import MatcherError
+from semps.ingest.event import Event
+from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.content.brute import BruteForceIndex
+from semps.matcher.content.hcem import HcemIndex
+from semps.matcher.content.index import ContentIndex
+from semps.matcher.content.parse import parse_subscription
+from semps.matcher.content.predicate_table import PredicateTableIndex
+from semps.matcher.content.rein import ReinIndex
+from semps.matcher.content.view import attribute_view
+
+__all__ = ["ALGORITHMS", "ContentMatcher", "create_index"]
+
+#: ``--algorithm`` name -> index class.
+ALGORITHMS: dict[str, type[ContentIndex]] = {
+    "predicate-table": PredicateTableIndex,
+    "rein": ReinIndex,
+    "hcem": HcemIndex,
+    "brute": BruteForceIndex,
+}
+
+
+def create_index(algorithm: str, **options: Any) -> ContentIndex:
+    """An empty index of ``algorithm`` with ``options``.
+
+    Example:
+        >>> create_index("rien")
+        Traceback (most recent call last):
+        ...
+        semps.errors.MatcherError: Unknown content algorithm 'rien'. Did you mean 'rein'?
+    """
+    cls = ALGORITHMS.get(algorithm)
+    if cls is None:
+        msg = f"Unknown content algorithm {algorithm!r}."
+        close = difflib.get_close_matches(algorithm, ALGORITHMS, n=1)
+        msg += f" Did you mean {close[0]!r}?" if close else f" Available: {', '.join(ALGORITHMS)}."
+        raise MatcherError(msg)
+    return cls(**options)
+
+
+class ContentMatcher(Matcher):
+    """Content subscriptions (JSON or text form) against events' attribute views.
+
+    The attribute view is the event's JSON ``values`` plus its literal-valued RDF
+    properties after ontology expansion (:mod:`semps.matcher.content.view`). A subscription's
+    owner is its interface (seed 000).
+
+    Args:
+        algorithm: one of :data:`ALGORITHMS` (HCEM by default: REIN per event, the dynamic
+            adjustment per batch).
+        **options: passed to the index (``buckets``, ``interface_limit``, ...).
+
+    Example:
+        >>> m = ContentMatcher()
+        >>> m.add(Subscription("s1", "content", 'a3 between 0.1 and 0.6 and a1 = "red"'))
+        >>> e = Event("e1", values={"a3": 0.31, "a1": "red"})
+        >>> [x.subscription for x in m.match(e, MatchContext(e))]
+        ['s1']
+    """
+
+    kind = "content"
+
+    def __init__(self, algorithm: str = "hcem", **options: Any) -> None:
+        self.algorithm = algorithm
+        self.index = create_index(algorithm, **options)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def add(self, subscription: Subscription) -> None:
+        """Parse (JSON or text form) and index; a bad text leaves the index unchanged."""
+        parsed = parse_subscription(
+            subscription.text, sub_id=subscription.id, interface=subscription.owner
+        )
+        self.index.add(parsed)
+
+    def remove(self, subscription_id: str) -> None:
+        self.index.remove(subscription_id)
+
+    def match(self, event: Event, context: MatchContext) -> list[Match]:
+        if not len(self.index):
+            return []
+        view = attribute_view(event, context)
+        if not view:
+            return []
+        return [Match(sub_id, event.id) for sub_id in self.index.match(view)]
+
+    def match_batch(
+        self, events: Sequence[Event], contexts: Sequence[MatchContext]
+    ) -> list[list[Match]]:
+        """One index batch for all events (HCEM's dynamic adjustment)."""
+        if not len(self.index):
+            return [[] for _ in events]
+        views = [attribute_view(e, c) for e, c in zip(events, contexts, strict=True)]
+        found = self.index.match_batch(views)
+        return [
+            [Match(sub_id, e.id) for sub_id in ids] for e, ids in zip(events, found, strict=True)
+        ]

@@ -1,0 +1,93 @@
+"""The attribute view of an event: attribute -> the set of values content matching sees.
+
+- A JSON event's ``values`` are attributes with one value each.
+- An RDF event's literal-valued properties are attributes named by the property IRI, after
+  the event is closed under the ontology (PartA, seed 001): a subscription on a
+  super-property sees a sub-property's literal, as everywhere else in semps. A property may
+  have several literals (several triples); the view keeps them all, and a constraint holds
+  when some value satisfies it (see :mod:`semps.matcher.content.constraints`).
+- Literals with a numeric XSD datatype become numbers (ill-formed ones, and NaN, stay
+  strings); every other literal is its lexical form, a string.
+"""
+
+from __future__ import annotations
+
+import math
+
+from semps._types import Value
+from semps.ingest.event import Event
+from semps.ingest.terms import XSD, Literal
+from semps.matcher.base import MatchContext
+
+__all__ = ["AttributeView", "attribute_view", "literal_value"]
+
+#: Attribute -> its distinct values, in first-seen order.
+AttributeView = dict[str, tuple[Value, ...]]
+
+_INTEGER_TYPES = {
+    XSD + t
+    for t in (
+        "integer",
+        "int",
+        "long",
+        "short",
+        "byte",
+        "nonNegativeInteger",
+        "positiveInteger",
+        "nonPositiveInteger",
+        "negativeInteger",
+        "unsignedLong",
+        "unsignedInt",
+        "unsignedShort",
+        "unsignedByte",
+    )
+}
+_DECIMAL_TYPES = {XSD + "decimal", XSD + "double", XSD + "float"}
+
+
+def literal_value(literal: Literal) -> Value:
+    """The value content matching sees for an RDF literal.
+
+    Example:
+        >>> literal_value(Literal("42", XSD + "integer"))
+        42
+        >>> literal_value(Literal("4.5e1", XSD + "double"))
+        45.0
+        >>> literal_value(Literal("red", lang="en")), literal_value(Literal("x", XSD + "integer"))
+        ('red', 'x')
+    """
+    lexical, datatype = literal.lexical, literal.datatype
+    try:
+        if datatype in _INTEGER_TYPES:
+            return int(lexical.strip())
+        if datatype in _DECIMAL_TYPES:
+            number = float(lexical.strip())
+            return lexical if math.isnan(number) else number
+    except ValueError:
+        pass
+    return lexical
+
+
+def attribute_view(event: Event, context: MatchContext | None = None) -> AttributeView:
+    """The attribute view of ``event`` (JSON values plus ontology-expanded RDF literals).
+
+    Example:
+        >>> from semps.ingest.terms import Literal
+        >>> e = Event("e", values={"a0": 0.5},
+        ...           triples=(("_:x", "http://ex/price", Literal("3", XSD + "integer")),
+        ...                    ("_:y", "http://ex/price", Literal("4", XSD + "integer"))))
+        >>> attribute_view(e)
+        {'a0': (0.5,), 'http://ex/price': (3, 4)}
+    """
+    view: dict[str, dict[Value, None]] = {}
+    for name, value in event.values.items():
+        view.setdefault(name, {})[value] = None
+    if event.triples:
+        parts = (context if context is not None else MatchContext(event)).parts
+        for prop, pairs in parts.part_a.items():
+            for _subject, obj in pairs:
+                if type(obj) is Literal:
+                    value = literal_value(obj)
+                    # 1 and 1.0 are one value, and so are "1" and "1" from two nodes.
+                    view.setdefault(prop, {})[value] = None
+    return {name: tuple(values) for name, values in view.items()}
