@@ -50,6 +50,61 @@ RDF_BODY = _body_doc(
     "text/plain",
 )
 QUERY_BODY = _body_doc("application/sparql-query", "text/plain")
+
+#: JSON events (content values, symmetric regions) and JSON subscriptions (content, symmetric).
+_JSON_EVENT = {
+    "type": "object",
+    "properties": {
+        "values": {"type": "object", "additionalProperties": {"type": ["number", "string"]}},
+        "region": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "array",
+                "items": {"type": "number"},
+                "minItems": 2,
+                "maxItems": 2,
+            },
+        },
+        "time": {"type": "number"},
+    },
+}
+_JSON_SUBSCRIPTION = {
+    "type": "object",
+    "properties": {
+        "constraints": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "attr": {"type": "string"},
+                    "op": {"type": "string", "enum": [">=", "<=", "=", "between"]},
+                    "value": {"type": ["number", "string"]},
+                    "low": {"type": "number"},
+                    "high": {"type": "number"},
+                },
+            },
+        },
+        "region": _JSON_EVENT["properties"]["region"],  # type: ignore[index]
+    },
+}
+EVENT_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            **RDF_BODY["requestBody"]["content"],  # type: ignore[index]
+            "application/json": {"schema": _JSON_EVENT},
+        },
+    }
+}
+SUBSCRIPTION_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            **QUERY_BODY["requestBody"]["content"],  # type: ignore[index]
+            "application/json": {"schema": _JSON_SUBSCRIPTION},
+        },
+    }
+}
 JSON_AXIOM = {
     "requestBody": {
         "required": True,
@@ -228,7 +283,7 @@ def create_app(
     def health() -> dict[str, object]:
         return {"status": "ok", "subscriptions": len(broker.store.subscriptions())}
 
-    @app.post("/subscriptions", status_code=201, openapi_extra=QUERY_BODY)
+    @app.post("/subscriptions", status_code=201, openapi_extra=SUBSCRIPTION_BODY)
     async def subscribe(
         request: Request,
         kind: str = Query("semantic"),
@@ -260,7 +315,7 @@ def create_app(
     ) -> dict[str, object]:
         return _sub_json(broker.visible(sub_id, broker.authenticate(authorization, "subscriber")))
 
-    @app.put("/subscriptions/{sub_id}", openapi_extra=QUERY_BODY)
+    @app.put("/subscriptions/{sub_id}", openapi_extra=SUBSCRIPTION_BODY)
     async def replace_subscription(
         sub_id: str,
         request: Request,
@@ -287,7 +342,7 @@ def create_app(
         broker.unsubscribe(sub_id)
         return Response(status_code=204)
 
-    @app.post("/events", status_code=202, openapi_extra=RDF_BODY)
+    @app.post("/events", status_code=202, openapi_extra=EVENT_BODY)
     async def publish(
         request: Request,
         content_type: str | None = Header(None),

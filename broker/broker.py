@@ -19,6 +19,7 @@ from pathlib import Path
 from semps.broker.store import Principal, Store
 from semps.broker.webhooks import WebhookDispatcher
 from semps.errors import AuthError, NotFound, PermissionDenied
+from semps.ingest.json_event import is_json_media_type, read_json_event
 from semps.ingest.rdf import DEFAULT_MAX_BYTES, read_event
 from semps.ingest.terms import n3
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
@@ -155,7 +156,12 @@ class Broker:
         """Ingest, match and durably store the notifications; returns (event id, matched)."""
         started = time.perf_counter()
         event_id = f"ev-{uuid.uuid4().hex[:16]}"
-        event = read_event(data, event_id=event_id, media_type=media_type, max_bytes=self.max_bytes)
+        if is_json_media_type(media_type):  # content values and/or a region (seeds 000/002)
+            event = read_json_event(data, event_id=event_id, max_bytes=self.max_bytes)
+        else:
+            event = read_event(
+                data, event_id=event_id, media_type=media_type, max_bytes=self.max_bytes
+            )
         with self._lock:
             context = MatchContext(event, self.ontology.expansion())
             matches: list[Match] = []

@@ -169,7 +169,11 @@ def _refuse_constant(name: str) -> object:
 
 
 def _kind(value: object) -> str:
-    return {dict: "an object", list: "an array", str: "a string"}.get(type(value), _show(value))
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return "a string" if isinstance(value, str) else _show(value)
 
 
 def _show(value: object) -> str:

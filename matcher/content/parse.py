@@ -223,12 +223,18 @@ class _Tokens:
         token = self.next()
         if token.kind != "number":
             self.fail(token, "a number")
-        return _number(token.text)
+        return self._number(token)
+
+    def _number(self, token: _Token) -> float | int:
+        try:
+            return _number(token.text)
+        except ValueError:  # more digits than Python converts
+            self.fail(token, "a number of at most 4300 digits")
 
     def value(self) -> Value:
         token = self.next()
         if token.kind == "number":
-            return _number(token.text)
+            return self._number(token)
         if token.kind == "string":
             try:
                 return str(json.loads(token.text))

@@ -88,7 +88,14 @@ class PredicateTable:
         }
 
     def nbytes(self) -> int:
-        arrays = [self.row_start, self.keys, self.nxt, self.nxt_row, self.owner, self.heads]
+        arrays: list[np.ndarray] = [
+            self.row_start,
+            self.keys,
+            self.nxt,
+            self.nxt_row,
+            self.owner,
+            self.heads,
+        ]
         arrays += [self.heads_off, self._bucket, self._bcount]
         return sum(a.nbytes for a in arrays)
 
@@ -204,7 +211,8 @@ class PredicateTableIndex(CompiledIndex):
 
     def _match_built(self, event: EncodedEvent) -> np.ndarray:
         slots = self.structure.match(self.structure.point_rows(event), self.table, event)
-        return slots[self.table.alive[slots]]
+        live: np.ndarray = slots[self.table.alive[slots]]
+        return live
 
     def _structure_bytes(self) -> int:
         return self.structure.nbytes()
@@ -219,7 +227,9 @@ class PredicateTableIndex(CompiledIndex):
                 out.append(uid)
                 continue
             for member in entry.members:
-                conditions = self.interfaces.subscriptions[member].conditions()
+                sub = self.interfaces.subscriptions[member]
+                assert sub is not None  # aggregates only hold subscriptions added one by one
+                conditions = sub.conditions()
                 if _holds(self.space.encode_conditions(conditions), event):
                     out.append(member)
         return sorted(out)

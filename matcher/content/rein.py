@@ -85,5 +85,12 @@ class ReinIndex(CompiledIndex):
         return out[:n]
 
     def _structure_bytes(self) -> int:
-        arrays = [*self.low, *self.high, self._marks, self._fails, self.dlo, self.scale]
+        arrays: list[np.ndarray] = [
+            *self.low,
+            *self.high,
+            self._marks,
+            self._fails,
+            self.dlo,
+            self.scale,
+        ]
         return sum(a.nbytes for a in arrays)

@@ -77,6 +77,10 @@ class AttributeSpace:
         """(attribute, is-string) per column, in column order."""
         return list(self._columns)
 
+    def find(self, attr: str, is_string: bool) -> int | None:
+        """The column of ``attr`` used with strings or numbers, if any subscription made one."""
+        return self._columns.get((attr, is_string))
+
     def column(self, attr: str, is_string: bool) -> int:
         """The column of ``attr`` used with strings or numbers, created on first use."""
         key = (attr, is_string)

@@ -56,7 +56,8 @@ def literal_value(literal: Literal) -> Value:
         >>> literal_value(Literal("red", lang="en")), literal_value(Literal("x", XSD + "integer"))
         ('red', 'x')
     """
-    lexical, datatype = literal.lexical, literal.datatype
+    lexical: str = literal[0]
+    datatype: str = literal[1]
     try:
         if datatype in _INTEGER_TYPES:
             return int(lexical.strip())

@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "run the broker service (HTTP API, Server-Sent Events)"),
     "token": ("token", "create bearer tokens for the service"),
     "composite": ("composite", "composite event detection (seed 003)"),
+    "content": ("content", "content-based matching: predicate table, REIN, HCEM (seeds 000/002)"),
+    "symmetric": ("symmetric", "symmetric region matching (seed 000)"),
 }
 
 

@@ -1,0 +1,202 @@
+"""RegionIndex: symmetric matching of single publications (the seed-000 predicate table) and
+of batches (a sort-based sweep).
+
+Single publications scan the predicate table with seed 000's cross comparison: a lower-bound
+row (the subscriptions' lows) is split by the publication's high, an upper-bound row (their
+highs) by the publication's low, an equality row (points) by the run ``[low, high]``; an
+attribute the publication does not name leaves its rows whole.
+
+Batches (many publications at once, as in data-distribution management) sweep instead: the
+subscriptions are sorted by their low on one *key* attribute (the one most of them name),
+in classes of similar length (lengths within a factor of two), so a publication's
+candidates in a class are one run ``low in [p.low - maxlen, p.high]`` found by binary search;
+every candidate is then checked on every attribute. Publications are split between threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from semps.errors import NotFound
+from semps.matcher.content.predicate_table import PredicateTable
+from semps.matcher.content.space import AttributeSpace
+from semps.matcher.content.table import SlotTable
+from semps.matcher.symmetric._kernels import check_regions, sweep_pairs
+from semps.matcher.symmetric.region import Region, RegionSubscription
+
+__all__ = ["RegionIndex"]
+
+
+class RegionIndex:
+    """Subscription regions; exact single and batch matching, insert, update and delete.
+
+    Args:
+        delta_min: inserts checked directly before the predicate table is rebuilt.
+        delta_fraction: or this fraction of the built table.
+
+    Example:
+        >>> index = RegionIndex(delta_min=0)
+        >>> index.add(RegionSubscription("s1", {"x": (0.1, 0.3), "y": (0.5, 0.5)}))
+        >>> index.add(RegionSubscription("s2", {"x": (0.35, 0.9)}))
+        >>> index.match({"x": (0.2, 0.4)}), index.match_batch([{"y": (0.6, 0.7)}, {"z": (0, 1)}])
+        (['s1', 's2'], [['s2'], ['s1', 's2']])
+    """
+
+    def __init__(self, *, delta_min: int = 1024, delta_fraction: float = 1 / 16) -> None:
+        self.delta_min = delta_min
+        self.delta_fraction = delta_fraction
+        self.space = AttributeSpace()
+        self.table = SlotTable()
+        self.structure = PredicateTable()
+        self.built = 0
+        self._dense: tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+        self._dense_version = -1
+        self._version = 0
+
+    def __len__(self) -> int:
+        return self.table.live
+
+    def __contains__(self, sub_id: object) -> bool:
+        return sub_id in self.table.slot_of
+
+    def add(self, subscription: RegionSubscription) -> None:
+        """Insert (or replace) a subscription region."""
+        cols, lows, highs = self.space.encode_conditions(dict(subscription.region))
+        if subscription.id in self.table.slot_of:
+            self.table.kill(subscription.id)
+        self.table.append(subscription.id, cols, lows, highs)
+        self._version += 1
+
+    def bulk_load(self, ids: Sequence[str], attrs: Sequence[str], bounds: np.ndarray) -> None:
+        """Insert ``n`` regions naming every attribute of ``attrs``: ``bounds`` is (n, d, 2)."""
+        n, d, _ = bounds.shape
+        if np.any(bounds[..., 0] > bounds[..., 1]) or not np.isfinite(bounds).all():
+            raise ValueError("bulk_load bounds must be finite with low <= high")
+        cols = np.array([self.space.column(a, False) for a in attrs], np.int32)
+        order = np.argsort(cols)
+        starts = np.arange(n + 1, dtype=np.int64) * d
+        self.table.extend(
+            list(ids),
+            starts,
+            np.tile(cols[order], n),
+            bounds[:, order, 0].ravel(),
+            bounds[:, order, 1].ravel(),
+        )
+        self._version += 1
+
+    def remove(self, sub_id: str) -> None:
+        if sub_id not in self.table.slot_of:
+            msg = f"no symmetric subscription {sub_id!r}"
+            raise NotFound(msg)
+        self.table.kill(sub_id)
+        self._version += 1
+
+    # -- single publications: the predicate table ----------------------------------------------
+
+    def _refresh(self) -> None:
+        delta = len(self.table) - self.built
+        limit = max(self.delta_min, self.delta_fraction * self.built)
+        if delta > limit or self.table.dead > max(self.delta_min, len(self.table) // 4):
+            self.table.compact()
+            self.built = len(self.table)
+            self.structure.build(self.table, len(self.space))
+            self._version += 1
+
+    def encode(self, region: Region) -> tuple[np.ndarray, np.ndarray]:
+        """The region as per-column (lows, highs); unnamed columns are (-inf, inf)."""
+        ncols = len(self.space)
+        lo, hi = np.full(ncols, -np.inf), np.full(ncols, np.inf)
+        for attr, (low, high) in region.items():
+            col = self.space.find(attr, False)
+            if col is not None:
+                lo[col], hi[col] = low, high
+        return lo, hi
+
+    def match_slots(self, region: Region) -> np.ndarray:
+        """Matching slots for one publication."""
+        self._refresh()
+        lo, hi = self.encode(region)
+        slots = self.structure.match(self.structure.region_rows(lo, hi), self.table)
+        slots = slots[self.table.alive[slots]]
+        n = len(self.table)
+        if n > self.built:
+            out = np.empty(n - self.built, np.int32)
+            t = self.table
+            k = check_regions(
+                self.built, n, t.starts, t.cols, t.lows, t.highs, t.alive, lo, hi, out
+            )
+            slots = np.concatenate([slots, out[:k]])
+        return slots
+
+    def match(self, region: Region) -> list[str]:
+        """Ids of the subscriptions overlapping ``region``, sorted."""
+        slots = self.match_slots(region)  # may compact the table: read the ids after
+        ids = self.table.ids
+        return sorted(ids[s] for s in slots.tolist())
+
+    # -- batches: the sweep ----------------------------------------------------------------
+
+    def _sweep_arrays(
+        self,
+    ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(key column, sorted lows, sorted highs, class starts, class max lengths, slots)."""
+        if self._dense_version == self._version:
+            return self._dense
+        t, ncols = self.table, len(self.space)
+        live = np.flatnonzero(t.alive).astype(np.int32)
+        counts = np.diff(t.starts)
+        rows = np.repeat(np.arange(len(t)), counts)
+        slo = np.full((len(t), ncols), -np.inf)
+        shi = np.full((len(t), ncols), np.inf)
+        slo[rows, t.cols], shi[rows, t.cols] = t.lows, t.highs
+        slo, shi = slo[live], shi[live]
+        key = int(np.argmax(np.isfinite(slo).sum(axis=0)))
+        length = shi[:, key] - slo[:, key]
+        named = np.isfinite(length)
+        # Length classes within a factor of two: the binary exponent (points get their own).
+        exponent = np.frexp(np.where(named & (length > 0), length, 1.0))[1]
+        cls = np.where(named, np.where(length > 0, exponent, -4096), 1 << 40)
+        order = np.lexsort((slo[:, key], cls))
+        nn = int(named.sum())
+        cuts = np.flatnonzero(np.diff(cls[order][:nn])) + 1
+        starts = np.concatenate([[0], cuts, [nn]]) if nn else np.zeros(1, np.int64)
+        starts = np.append(starts, len(live)).astype(np.int64)
+        sorted_len = length[order]
+        maxlen = np.maximum.reduceat(sorted_len[:nn], starts[:-2]) if nn else np.zeros(0)
+        self._dense = (
+            key,
+            np.ascontiguousarray(slo[order]),
+            np.ascontiguousarray(shi[order]),
+            starts,
+            maxlen.astype(np.float64),
+            live[order],
+        )
+        self._dense_version = self._version
+        return self._dense
+
+    def match_batch_slots(self, regions: Sequence[Region]) -> tuple[np.ndarray, np.ndarray]:
+        """Every overlap of a batch: CSR (offsets per publication, slots)."""
+        key, slo, shi, starts, maxlen, slots = self._sweep_arrays()
+        encoded = [self.encode(r) for r in regions]
+        ncols = slo.shape[1]
+        plo = np.full((len(regions), ncols), -np.inf)
+        phi = np.full((len(regions), ncols), np.inf)
+        for i, (lo, hi) in enumerate(encoded):
+            plo[i, : len(lo)], phi[i, : len(hi)] = lo, hi
+        offsets, rows = sweep_pairs(key, slo, shi, starts, maxlen, plo, phi)
+        return offsets, slots[rows]
+
+    def match_batch(self, regions: Sequence[Region]) -> list[list[str]]:
+        """:meth:`match` for several publications at once (the sweep)."""
+        if not regions:
+            return []
+        if not len(self):
+            return [[] for _ in regions]
+        offsets, slots = self.match_batch_slots(regions)
+        ids = self.table.ids
+        return [
+            sorted(ids[s] for s in slots[offsets[i] : offsets[i + 1]].tolist())
+            for i in range(len(regions))
+        ]
