@@ -137,11 +137,16 @@ class InterfaceList:
         iface = sub.interface if sub.interface is not None else "\x00" + sub.id
         self.subscriptions[sub.id] = sub
         ops += self._register(Entry(sub.id, (sub.id,), sub.conditions()), iface)
-        entries = self.interfaces[iface]
-        if self.limit is not None and len(entries) > self.limit:
-            pair = self._best_pair(entries)
-            if pair is not None:
-                ops += self._merge(*pair, iface)
+        return ops + self._settle(iface)
+
+    def _settle(self, iface: str) -> list[Op]:
+        """Aggregate while the interface is over its limit and two entries overlap."""
+        ops: list[Op] = []
+        while self.limit is not None and len(self.interfaces.get(iface, ())) > self.limit:
+            pair = self._best_pair(self.interfaces[iface])
+            if pair is None:
+                break
+            ops += self._merge(*pair, iface)
         return ops
 
     def remove(self, sub_id: str) -> list[Op]:
@@ -166,7 +171,8 @@ class InterfaceList:
             for member in rest[1:]:
                 conditions = hull(conditions, self._conditions(member))
             ops += self._register(self._aggregate(tuple(rest), conditions), iface)
-        return ops
+        # A member set free may overlap entries its old aggregate did not.
+        return ops + self._settle(iface)
 
     def _conditions(self, sub_id: str) -> dict[str, Condition]:
         sub = self.subscriptions[sub_id]
