@@ -1,0 +1,149 @@
+"""semps content match / semps symmetric match: JSONL in, one JSON line per event out (in
+input order), every algorithm the same answers as brute force; bad lines stop the run with
+FILE:LINE and exit status 2."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from semps.matcher.content import BruteForceIndex, subscription_from_json
+from semps.matcher.symmetric import BruteForceRegions, parse_region_subscription
+
+
+def semps(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "semps", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+def write_jsonl(path: Path, docs: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    return path
+
+
+def workload(rng: random.Random) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    subs = []
+    for i in range(300):
+        constraints: list[dict[str, object]] = []
+        for attr in rng.sample(["a0", "a1", "a2", "a3", "c"], rng.randint(1, 3)):
+            if attr == "c":
+                constraints.append({"attr": "c", "op": "=", "value": rng.choice("xyz")})
+            elif rng.random() < 0.5:
+                low = round(rng.random() * 0.6, 2)
+                constraints.append({"attr": attr, "op": "between", "low": low, "high": low + 0.4})
+            else:
+                op = rng.choice([">=", "<=", "="])
+                constraints.append({"attr": attr, "op": op, "value": round(rng.random(), 1)})
+        subs.append({"id": f"s{i:03d}", "constraints": constraints})
+    events = []
+    for i in range(120):
+        values: dict[str, object] = {
+            a: round(rng.random(), 1) for a in ["a0", "a1", "a2", "a3"] if rng.random() < 0.9
+        }
+        if rng.random() < 0.7:
+            values["c"] = rng.choice("xyz")
+        events.append({"id": f"e{119 - i:03d}", "values": values})  # ids not in input order
+    return subs, events
+
+
+@pytest.mark.parametrize("algorithm", ["predicate-table", "rein", "hcem", "brute"])
+def test_content_match_equals_brute_force(tmp_path: Path, algorithm: str) -> None:
+    subs, events = workload(random.Random(4))
+    oracle = BruteForceIndex()
+    for doc in subs:
+        oracle.add(subscription_from_json(doc))
+    want = [
+        {"event": e["id"], "matches": oracle.match({k: [v] for k, v in e["values"].items()})}  # type: ignore[union-attr]
+        for e in events
+    ]
+    result = semps(
+        "content", "match", "--algorithm", algorithm, "--batch", "50", "--buckets", "7",
+        "--subscriptions", str(write_jsonl(tmp_path / "subs.jsonl", subs)),
+        "--events", str(write_jsonl(tmp_path / "events.jsonl", events)),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert [json.loads(line) for line in result.stdout.splitlines()] == want
+    assert sum(len(w["matches"]) for w in want) > 50  # the workload does match
+
+
+def test_symmetric_match_equals_brute_force(tmp_path: Path) -> None:
+    rng = random.Random(2)
+
+    def region() -> dict[str, list[float]]:
+        out = {}
+        for attr in rng.sample(["x", "y", "z"], rng.randint(1, 3)):
+            low = round(rng.random(), 2)
+            out[attr] = [low, round(low + rng.random() * 0.3, 2)]
+        return out
+
+    subs = [{"id": f"s{i}", "region": region()} for i in range(200)]
+    events = [{"id": f"e{i}", "region": region()} for i in range(80)]
+    oracle = BruteForceRegions()
+    for doc in subs:
+        oracle.add(parse_region_subscription(json.dumps(doc)))
+    result = semps(
+        "symmetric", "match", "--batch", "30",
+        "--subscriptions", str(write_jsonl(tmp_path / "subs.jsonl", subs)),
+        "--events", str(write_jsonl(tmp_path / "events.jsonl", events)),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    got = [json.loads(line) for line in result.stdout.splitlines()]
+    assert got == [
+        {"event": e["id"], "matches": oracle.match({k: tuple(v) for k, v in e["region"].items()})}  # type: ignore[union-attr]
+        for e in events
+    ]
+
+
+@pytest.mark.parametrize(
+    ("command", "subs", "events", "message"),
+    [
+        (
+            "content",
+            '{"id": "s1", "constraints": [{"attr": "a", "op": ">=", "value": 1}]}\n\n{"id": "s2"',
+            '{"id": "e1", "values": {"a": 1}}\n',
+            "subs.jsonl:3:12: invalid JSON: Expecting ',' delimiter",
+        ),
+        (
+            "content",
+            '{"id": "s1", "constraints": [{"attr": "a", "op": ">=", "value": "x"}]}\n',
+            '{"id": "e1", "values": {"a": 1}}\n',
+            'subs.jsonl:1: constraints[0]: a >= "x": strings support only =',
+        ),
+        (
+            "content",
+            '{"id": "s1", "constraints": [{"attr": "a", "op": ">=", "value": 1}]}\n',
+            '{"id": "e1", "values": {"a": 1}}\n{"id": "e2", "values": {"a": null}}\n',
+            "events.jsonl:2: value of 'a' must be a number or a string, not null",
+        ),
+        (
+            "symmetric",
+            '{"id": "s1", "region": {"x": [0, 1]}}\n',
+            '{"id": "e1", "values": {"x": 1}}\n',
+            'events.jsonl:1: a symmetric publication needs "region"',
+        ),
+        (
+            "symmetric",
+            '{"id": "s1", "region": {"x": [2, 1]}}\n',
+            '{"id": "e1", "region": {"x": [1, 1]}}\n',
+            "subs.jsonl:1: region attribute 'x' has low 2 > high 1",
+        ),
+    ],
+)
+def test_bad_lines_stop_with_file_and_line(
+    tmp_path: Path, command: str, subs: str, events: str, message: str
+) -> None:
+    (tmp_path / "subs.jsonl").write_text(subs)
+    (tmp_path / "events.jsonl").write_text(events)
+    result = semps(
+        command, "match",
+        "--subscriptions", str(tmp_path / "subs.jsonl"),
+        "--events", str(tmp_path / "events.jsonl"),
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr == f"semps: error: {tmp_path}/{message}\n"
