@@ -512,7 +512,6 @@ def table_match(
     row_start: np.ndarray,
     keys: np.ndarray,
     nxt: np.ndarray,
-    nxt_row: np.ndarray,
     owner: np.ndarray,
     heads: np.ndarray,
     heads_off: np.ndarray,
@@ -574,7 +573,7 @@ def table_match(
                         out[n] = owner[g]
                         n += 1
                     else:
-                        rr = nxt_row[g]
+                        rr = _row_of(row_start, r, nx)
                         bucket[row_start[rr] + bcount[rr]] = nx
                         bcount[rr] += 1
             continue
@@ -594,10 +593,25 @@ def table_match(
                 out[n] = owner[g]
                 n += 1
             else:
-                rr = nxt_row[g]
+                rr = _row_of(row_start, r, nx)
                 bucket[row_start[rr] + bcount[rr]] = nx
                 bcount[rr] += 1
     return n
+
+
+@jit
+def _row_of(row_start: np.ndarray, after: int, g: int) -> int:
+    """The row holding table position ``g`` (a row below ``after``): a binary search over
+    the few row offsets, cheaper than reading a stored row number from memory."""
+    lo = after + 1
+    hi = row_start.shape[0] - 1
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if row_start[mid] <= g:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 @jit
@@ -680,16 +694,15 @@ def counting_order(row: np.ndarray, nrows: int) -> tuple[np.ndarray, np.ndarray]
 
 @jit
 def link_chains(
-    perm: np.ndarray, row: np.ndarray, own: np.ndarray, first: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    perm: np.ndarray, own: np.ndarray, first: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Place the predicates (``perm``: table position -> chain-order index) and link each to
-    its successor in its subscription's chain: (next, next row, owner, sorted heads)."""
+    its successor in its subscription's chain: (next position or -1, owner, sorted heads)."""
     total = perm.shape[0]
-    pos = np.empty(total, np.int64)
+    pos = np.empty(total, np.int32)
     for g in range(total):
         pos[perm[g]] = g
-    nxt = np.full(total, -1, np.int64)
-    nxt_row = np.zeros(total, np.int32)
+    nxt = np.full(total, -1, np.int32)
     owner = np.empty(total, np.int32)
     nheads = 0
     for t in range(total):
@@ -699,11 +712,10 @@ def link_chains(
             nheads += 1
         if t + 1 < total and not first[t + 1] and own[t + 1] == own[t]:
             nxt[g] = pos[t + 1]
-            nxt_row[g] = row[t + 1]
-    heads = np.empty(nheads, np.int64)
+    heads = np.empty(nheads, np.int32)
     k = 0
     for g in range(total):
         if first[perm[g]]:
             heads[k] = g
             k += 1
-    return nxt, nxt_row, owner, heads
+    return nxt, owner, heads

@@ -48,32 +48,28 @@ class PredicateTable:
         self.ncols = 0
         self.row_start = np.zeros(1, np.int64)
         self.keys = np.zeros(0)
-        self.nxt = np.zeros(0, np.int64)
-        self.nxt_row = np.zeros(0, np.int32)
+        self.nxt = np.zeros(0, np.int32)
         self.owner = np.zeros(0, np.int32)
-        self.heads = np.zeros(0, np.int64)
+        self.heads = np.zeros(0, np.int32)
         self.heads_off = np.zeros(1, np.int64)
         self.eq_runs: dict[int, dict[float, tuple[int, int]]] = {}
-        self._bucket = np.zeros(0, np.int64)
+        self._bucket = np.zeros(0, np.int32)
         self._bcount = np.zeros(0, np.int64)
 
     def build(self, table: SlotTable, ncols: int) -> None:
         """Build the rows over every slot of ``table`` (compacted: all live)."""
         row, key, own, first = k.table_nodes(table.starts, table.cols, table.lows, table.highs)
         nrows = 3 * ncols
-        perm, row_start = k.counting_order(row, nrows)
-        for r in range(nrows):
-            a, b = row_start[r], row_start[r + 1]
-            if b - a > 1:
-                seg = perm[a:b]
-                perm[a:b] = seg[np.argsort(key[seg], kind="stable")]
+        by_key = np.argsort(key)  # then a stable grouping by row keeps each row sorted
+        grouped, row_start = k.counting_order(row[by_key], nrows)
+        perm = by_key[grouped]
         self.ncols = ncols
         self.row_start = row_start
         self.keys = key[perm]
-        self.nxt, self.nxt_row, self.owner, self.heads = k.link_chains(perm, row, own, first)
+        self.nxt, self.owner, self.heads = k.link_chains(perm, own, first)
         self.heads_off = np.searchsorted(self.heads, row_start).astype(np.int64)
         self.eq_runs = {c: self._runs(3 * c + 2) for c in range(ncols)}
-        self._bucket = np.empty(len(self.keys), np.int64)
+        self._bucket = np.empty(len(self.keys), np.int32)
         self._bcount = np.zeros(nrows, np.int64)
 
     def _runs(self, r: int) -> dict[float, tuple[int, int]]:
@@ -92,7 +88,6 @@ class PredicateTable:
             self.row_start,
             self.keys,
             self.nxt,
-            self.nxt_row,
             self.owner,
             self.heads,
         ]
@@ -144,7 +139,7 @@ class PredicateTable:
         values = event.values if event is not None else np.zeros(0)
         out = np.empty(len(self.heads), np.int32)
         n = k.table_match(
-            self.row_start, self.keys, self.nxt, self.nxt_row, self.owner, self.heads,
+            self.row_start, self.keys, self.nxt, self.owner, self.heads,
             self.heads_off, mode, qa, qb, table.starts, table.cols, table.lows, table.highs,
             start, values, self._bucket, self._bcount, out,
         )  # fmt: skip
