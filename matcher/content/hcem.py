@@ -30,11 +30,13 @@ class HcemIndex(ReinIndex):
 
     Args:
         max_batch: events matched in one pass (the bit matrix has ``n * max_batch`` bits).
+        min_batch: smaller batches take REIN's single-event path (one pass has fixed costs:
+            the batch plan, the bit matrix, thread start-up).
         **options: see :class:`~semps.matcher.content.rein.ReinIndex`.
 
     Example:
         >>> from semps.matcher.content.parse import parse_subscription
-        >>> index = HcemIndex(buckets=4)
+        >>> index = HcemIndex(buckets=4, min_batch=1)
         >>> index.add(parse_subscription("a between 0.2 and 0.5", sub_id="s1"))
         >>> index.add(parse_subscription("a >= 0.4", sub_id="s2"))
         >>> index.rebuild()
@@ -44,18 +46,21 @@ class HcemIndex(ReinIndex):
 
     name = "hcem"
 
-    def __init__(self, *, max_batch: int = 1024, **options: float) -> None:
+    def __init__(self, *, max_batch: int = 1024, min_batch: int = 16, **options: float) -> None:
         super().__init__(**options)  # type: ignore[arg-type]
-        if max_batch < 1:
-            msg = f"max_batch must be positive, not {max_batch}"
+        if max_batch < 1 or min_batch < 1:
+            msg = f"max_batch and min_batch must be positive, not {max_batch}, {min_batch}"
             raise ValueError(msg)
         self.max_batch = max_batch
+        self.min_batch = min_batch
 
     def _match_built_batch(self, events: Sequence[EncodedEvent]) -> list[np.ndarray]:
         out: list[np.ndarray | None] = [None] * len(events)
         single = [i for i, e in enumerate(events) if e.single_valued]
+        if len(single) < self.min_batch:  # too few to pay for a batch pass: REIN per event
+            single = []
         for i, e in enumerate(events):
-            if not e.single_valued:
+            if out[i] is None and (not single or not e.single_valued):
                 out[i] = self._match_built(e)
         for first in range(0, len(single), self.max_batch):
             chunk = single[first : first + self.max_batch]

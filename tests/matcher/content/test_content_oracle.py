@@ -88,7 +88,12 @@ def indexes(draw: st.DrawFn) -> list[ContentIndex]:
     return [
         PredicateTableIndex(interface_limit=limit, **shared()),
         ReinIndex(**buckets(), **shared()),
-        HcemIndex(max_batch=draw(st.sampled_from([1, 5, 64])), **buckets(), **shared()),
+        HcemIndex(
+            max_batch=draw(st.sampled_from([1, 5, 64])),
+            min_batch=draw(st.sampled_from([1, 16])),
+            **buckets(),
+            **shared(),
+        ),
     ]  # fmt: skip
 
 
@@ -150,7 +155,9 @@ def test_every_algorithm_equals_brute_force_on_larger_random_workloads() -> None
         under_test = [
             PredicateTableIndex(interface_limit=rng.choice([None, 1, 2]), delta_min=3),
             ReinIndex(buckets=rng.choice([1, 5, 100]), block=rng.choice([1, 4, 4096]), delta_min=3),
-            HcemIndex(buckets=rng.choice([1, 5, 100]), block=rng.choice([1, 4]), delta_min=3),
+            HcemIndex(
+                buckets=rng.choice([1, 5, 100]), block=rng.choice([1, 4]), delta_min=3, min_batch=1
+            ),
         ]
         run(ops, under_test, rebuild=False)
 

@@ -52,7 +52,7 @@ def test_json_values_and_rdf_literals_share_one_view() -> None:
 
 
 def test_batches_answer_like_single_events() -> None:
-    matcher = ContentMatcher("hcem", buckets=3)
+    matcher = ContentMatcher("hcem", buckets=3, min_batch=1)
     for i in range(20):
         matcher.add(Subscription(f"s{i}", "content", f"a between {i / 20} and {i / 20 + 0.3}"))
     events = [Event(f"e{i}", values={"a": i / 10}) for i in range(12)]

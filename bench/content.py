@@ -1,0 +1,305 @@
+"""Content and symmetric matching benchmarks: seed 002's experiments, and seed 000's regions.
+
+The paper's workload: n subscriptions of k constraints on distinct attributes out of m;
+each constraint ``[low, low + w]`` with ``low`` uniform in ``[0, 1 - w]``; events give every
+attribute a value uniform in ``[0, 1]``. Defaults: n = 1,000,000, m = 20, k = 10, w = 0.5,
+b = 1000, batch 1000. Reports ms per event for the predicate table, REIN, HCEM single and
+batched; insert and delete times; memory; and sweeps over b, batch size, n, k (m = 2k) and
+w, each drawn as a PNG in ``bench/out/`` like the paper's figures. Symmetric: 150k update
+regions x 150k subscription regions in d = 3 (the sweep), seconds and pairs found.
+
+    .venv/bin/python bench/content.py            # the full run (about 15 minutes)
+    .venv/bin/python bench/content.py --quick    # a small run (about a minute)
+
+Times are the matching algorithms' own work on encoded events (slot arrays out); turning
+slots into sorted id strings and Match objects is reported once, separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from semps.matcher.content import HcemIndex, PredicateTableIndex
+from semps.matcher.content.constraints import Constraint, ContentSubscription
+from semps.matcher.content.index import CompiledIndex
+from semps.matcher.symmetric import RegionIndex
+
+OUT = Path(__file__).resolve().parent / "out"
+
+
+def workload(
+    n: int, m: int, k: int, w: float, seed: int = 1
+) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    cols = np.argsort(rng.random((n, m)), axis=1)[:, :k].astype(np.int32)
+    low = rng.random((n, k)) * (1 - w)
+    bounds = np.stack([low, low + w], axis=2)
+    return [f"s{i}" for i in range(n)], [f"a{j}" for j in range(m)], cols, bounds
+
+
+def events(index: CompiledIndex, count: int, m: int, seed: int = 2) -> list:
+    values = np.random.default_rng(seed).random((count, m))
+    return [index.encode({f"a{j}": [row[j]] for j in range(m)}) for row in values]
+
+
+def timed(fn: Callable[[], object], repeat: int = 1) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def build(cls: type[CompiledIndex], n: int, m: int, k: int, w: float, **options: int):  # type: ignore[no-untyped-def]
+    index = cls(**options)
+    ids, attrs, cols, bounds = workload(n, m, k, w)
+    seconds = timed(lambda: (index.bulk_load(ids, attrs, cols, bounds), index.rebuild()))
+    return index, seconds
+
+
+def single_ms(index: CompiledIndex, evs: list) -> float:
+    index.match_encoded(evs[0])  # compile, warm caches
+    seconds = timed(lambda: [index.match_encoded(e) for e in evs], repeat=2)
+    return 1e3 * seconds / len(evs)
+
+
+def batch_ms(index: CompiledIndex, evs: list, batch: int) -> float:
+    index.match_encoded_batch(evs[: min(batch, 64)])
+    chunks = [evs[i : i + batch] for i in range(0, len(evs), batch)]
+    seconds = timed(lambda: [index.match_encoded_batch(c) for c in chunks], repeat=2)
+    return 1e3 * seconds / len(evs)
+
+
+def updates_us(index: CompiledIndex, count: int, m: int, k: int, w: float) -> dict[str, float]:
+    """Per-subscription insert (into the delta) and delete times, and the amortised rebuild
+    (the structure is rebuilt after ``delta_fraction * n`` inserts)."""
+    rng = np.random.default_rng(9)
+    subs = []
+    for i in range(count):
+        attrs = rng.choice(m, size=k, replace=False)
+        lows = rng.random(k) * (1 - w)
+        subs.append(
+            ContentSubscription(
+                f"new{i}",
+                tuple(
+                    Constraint(f"a{a}", "between", low=float(lo), high=float(lo) + w)
+                    for a, lo in zip(attrs, lows, strict=True)
+                ),
+            )
+        )
+    insert = timed(lambda: [index.add(s) for s in subs]) / count
+    delete = timed(lambda: [index.remove(s.id) for s in subs]) / count
+    rebuild = timed(index.rebuild)
+    per_rebuild = max(index.delta_min, index.delta_fraction * len(index))
+    return {
+        "insert_us": 1e6 * insert,
+        "delete_us": 1e6 * delete,
+        "rebuild_s": rebuild,
+        "amortised_insert_us": 1e6 * (insert + rebuild / per_rebuild),
+    }
+
+
+def default_point(args: argparse.Namespace) -> dict[str, object]:
+    n, m, k, w, b, batch = args.n, args.m, args.k, args.w, args.b, args.batch
+    out: dict[str, object] = {"n": n, "m": m, "k": k, "w": w, "b": b, "batch": batch}
+    out.update(_rein_point(args))
+    gc.collect()
+    out.update(_table_point(args))
+    gc.collect()
+    return out
+
+
+def _rein_point(args: argparse.Namespace) -> dict[str, object]:
+    n, m, k, w = args.n, args.m, args.k, args.w
+    hcem, seconds = build(HcemIndex, n, m, k, w, buckets=args.b)
+    evs = events(hcem, args.events, m)
+    single = single_ms(hcem, evs[: args.single])
+    views = [{f"a{j}": [float(e.values[e.start[j]])] for j in range(m)} for e in evs[:100]]
+    return {
+        "rein_build_s": seconds,
+        "rein_ms": single,
+        "hcem_single_ms": single,  # HCEM's single-event path is REIN's
+        "hcem_batch_ms": batch_ms(hcem, evs, args.batch),
+        "matches_per_event": float(np.mean([len(hcem.match_encoded(e)) for e in evs[:20]])),
+        "rein_memory_mb": hcem.memory() / 1e6,
+        "rein_full_path_ms": 1e3 * timed(lambda: [hcem.match(v) for v in views]) / len(views),
+        "rein_updates": updates_us(hcem, args.updates, m, k, w),
+    }
+
+
+def _table_point(args: argparse.Namespace) -> dict[str, object]:
+    n, m, k, w = args.n, args.m, args.k, args.w
+    table, seconds = build(PredicateTableIndex, n, m, k, w)
+    return {
+        "table_build_s": seconds,
+        "table_ms": single_ms(table, events(table, args.single, m)),
+        "table_memory_mb": table.memory() / 1e6,
+        "table_updates": updates_us(table, args.updates, m, k, w),
+    }
+
+
+def sweep(
+    name: str, values: list, point: Callable[[object], dict[str, float]]
+) -> dict[str, object]:
+    rows = []
+    for v in values:
+        row = {"value": v, **point(v)}
+        print(
+            f"  {name} = {v}: " + ", ".join(f"{k} {x:.3f}" for k, x in row.items() if k != "value")
+        )
+        rows.append(row)
+        gc.collect()
+    return {"parameter": name, "rows": rows}
+
+
+def rein_hcem(
+    args: argparse.Namespace, *, n: int, m: int, k: int, w: float, b: int, batch: int,
+    table: bool = False,
+) -> dict[str, float]:  # fmt: skip
+    index, _ = build(HcemIndex, n, m, k, w, buckets=b)
+    evs = events(index, args.events, m)
+    out = {
+        "REIN": single_ms(index, evs[: args.single]),
+        "HCEM batched": batch_ms(index, evs, batch),
+    }
+    del index
+    if table:
+        gc.collect()
+        pt, _ = build(PredicateTableIndex, n, m, k, w)
+        out["predicate table"] = single_ms(pt, events(pt, args.single, m))
+    return out
+
+
+def sweeps(args: argparse.Namespace) -> list[dict[str, object]]:
+    base = {"n": args.n, "m": args.m, "k": args.k, "w": args.w, "b": args.b, "batch": args.batch}
+    scale = args.n / 1_000_000
+    ns = sorted({max(1000, int(x * scale)) for x in (125_000, 250_000, 500_000, 1_000_000)})
+
+    def with_(**change: object) -> dict[str, object]:
+        return {**base, **change}
+
+    return [
+        sweep("b", [100, 250, 500, 1000, 2000, 4000],
+              lambda v: rein_hcem(args, **with_(b=v))),  # type: ignore[arg-type]
+        sweep("batch", [1, 10, 100, 500, 1000, 2000],
+              lambda v: rein_hcem(args, **with_(batch=v))),  # type: ignore[arg-type]
+        sweep("n", ns, lambda v: rein_hcem(args, **with_(n=v), table=True)),  # type: ignore[arg-type]
+        sweep("k (m = 2k)", [2, 5, 10, 15, 20],
+              lambda v: rein_hcem(args, **with_(k=v, m=2 * v))),  # type: ignore[arg-type, operator]
+        sweep("w", [0.1, 0.3, 0.5, 0.7, 0.9],
+              lambda v: rein_hcem(args, **with_(w=v))),  # type: ignore[arg-type]
+    ]  # fmt: skip
+
+
+def plot(result: dict[str, object], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = result["rows"]
+    assert isinstance(rows, list)
+    name = str(result["parameter"])
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    xs = [r["value"] for r in rows]
+    for series, marker in (("REIN", "o"), ("HCEM batched", "s"), ("predicate table", "^")):
+        if series in rows[0]:
+            ax.plot(xs, [r[series] for r in rows], marker=marker, label=series)
+    ax.set_xlabel(name)
+    ax.set_ylabel("matching time (ms / event)")
+    if name in ("b", "batch", "n"):
+        ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    ax.set_title(f"matching time vs {name}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def symmetric(args: argparse.Namespace) -> dict[str, object]:
+    """150k update regions x 150k subscription regions, d = 3 (seed 000 / DDM workload):
+    sides uniform in [0, 2 * side] inside the unit cube."""
+    rng = np.random.default_rng(5)
+    n, d = args.regions, 3
+
+    def regions(count: int) -> np.ndarray:
+        low = rng.random((count, d))
+        side = rng.random((count, d)) * 2 * args.side
+        return np.stack([low, np.minimum(1.0, low + side)], axis=2)
+
+    subs, pubs = regions(n), regions(n)
+    index = RegionIndex()
+    attrs = ["x", "y", "z"]
+    load = timed(lambda: index.bulk_load([f"s{i}" for i in range(n)], attrs, subs))
+    as_dicts = [{a: (p[j, 0], p[j, 1]) for j, a in enumerate(attrs)} for p in pubs]
+    index.match_batch_slots(as_dicts[:100])  # compile
+    start = time.perf_counter()
+    offsets, _slots = index.match_batch_slots(as_dicts)
+    seconds = time.perf_counter() - start
+    pairs = int(offsets[-1])
+    # Check a sample against a vectorised brute force.
+    sample = rng.choice(n, size=50, replace=False)
+    for i in sample:
+        p = pubs[i]
+        want = np.all((subs[:, :, 0] <= p[:, 1]) & (subs[:, :, 1] >= p[:, 0]), axis=1).sum()
+        assert offsets[i + 1] - offsets[i] == want
+    single = timed(lambda: [index.match_slots(r) for r in as_dicts[:200]]) / 200
+    return {
+        "regions": n,
+        "d": d,
+        "side": args.side,
+        "load_s": load,
+        "sweep_s": seconds,
+        "pairs": pairs,
+        "single_publication_ms": 1e3 * single,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
+    parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--m", type=int, default=20)
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--w", type=float, default=0.5)
+    parser.add_argument("--b", type=int, default=1000)
+    parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--events", type=int, default=2000, help="events per batched measure")
+    parser.add_argument("--single", type=int, default=100, help="events per single measure")
+    parser.add_argument("--updates", type=int, default=2000, help="inserts/deletes timed")
+    parser.add_argument("--regions", type=int, default=150_000)
+    parser.add_argument("--side", type=float, default=0.01, help="mean region side (unit cube)")
+    parser.add_argument("--no-sweeps", action="store_true", help="default point and symmetric only")
+    args = parser.parse_args()
+    if args.quick:
+        args.n, args.events, args.single, args.updates, args.regions = 50_000, 500, 30, 300, 20_000
+    OUT.mkdir(exist_ok=True)
+    report: dict[str, object] = {}
+    print(f"default point (n = {args.n:,}, m = {args.m}, k = {args.k}, w = {args.w}, b = {args.b})")
+    report["default"] = default_point(args)
+    print(json.dumps(report["default"], indent=2))
+    print("symmetric")
+    report["symmetric"] = symmetric(args)
+    print(json.dumps(report["symmetric"], indent=2))
+    if not args.no_sweeps:
+        report["sweeps"] = sweeps(args)
+        for result in report["sweeps"]:  # type: ignore[attr-defined]
+            name = str(result["parameter"]).split()[0]
+            plot(result, OUT / f"content-{name}.png")
+    suffix = "-quick" if args.quick else ""
+    (OUT / f"content{suffix}.json").write_text(json.dumps(report, indent=2))
+    print(f"wrote {OUT}/content{suffix}.json and the sweep plots content-*.png")
+
+
+if __name__ == "__main__":
+    main()
