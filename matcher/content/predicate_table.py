@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from semps.matcher.content import _kernels as k
+from semps.matcher.content import _table_kernels as k
 from semps.matcher.content.constraints import ContentSubscription
 from semps.matcher.content.index import CompiledIndex
 from semps.matcher.content.interfaces import Entry, InterfaceList, Op

@@ -27,6 +27,9 @@ class ReinIndex(CompiledIndex):
 
     Args:
         buckets: ``b``, buckets per bucket list (the paper's default is 1000).
+        block: slots per block of the bucket lists. Matching visits one block at a time so
+            that the marks it writes stay in cache (HCEM's bit rows most of all); larger
+            blocks cost fewer loop starts. 32768 measured best at n = 1M, batch 1000.
         **options: see :class:`~semps.matcher.content.index.CompiledIndex`.
 
     Example:
@@ -42,7 +45,7 @@ class ReinIndex(CompiledIndex):
     name = "rein"
 
     def __init__(
-        self, *, buckets: int = 1000, block: int = 4096, delta_min: int = 1024, **options: float
+        self, *, buckets: int = 1000, block: int = 32768, delta_min: int = 1024, **options: float
     ) -> None:
         super().__init__(delta_min=delta_min, **options)
         if buckets < 1:
