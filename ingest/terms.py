@@ -93,3 +93,62 @@ def _escape(text: str) -> str:
     if not any(ch in text for ch in _ESCAPES):
         return text
     return "".join(_ESCAPES.get(ch, ch) for ch in text)
+
+
+_UNESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
+
+
+def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
+    out, i = [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        code = text[i + 1 : i + 2]
+        if code in ("u", "U"):
+            width = 4 if code == "u" else 8
+            out.append(chr(int(text[i + 2 : i + 2 + width], 16)))
+            i += 2 + width
+        else:
+            out.append(_UNESCAPES[code])
+            i += 2
+    return "".join(out)
+
+
+def parse_n3(text: str) -> str | Literal:
+    """The inverse of :func:`n3`: one term in N-Triples syntax back to a term.
+
+    Raises:
+        ValueError: ``text`` is not one N-Triples term.
+
+    Example:
+        >>> parse_n3('"4\\\\"2"^^<http://www.w3.org/2001/XMLSchema#integer>')
+        Literal('4"2', 'http://www.w3.org/2001/XMLSchema#integer')
+        >>> parse_n3("<http://ex.org/a>"), parse_n3("_:b0"), parse_n3('"chat"@fr')
+        ('http://ex.org/a', '_:b0', Literal('chat', lang='fr'))
+    """
+    if text.startswith("<") and text.endswith(">"):
+        return _unescape(text[1:-1])
+    if text.startswith("_:") and len(text) > 2:
+        return text
+    if text.startswith('"'):
+        end = text.rfind('"')
+        if end > 0:
+            try:
+                lexical = _unescape(text[1:end])
+            except (KeyError, ValueError, IndexError):
+                lexical = None
+            rest = text[end + 1 :]
+            if lexical is not None:
+                if not rest:
+                    return Literal(lexical)
+                if rest.startswith("@") and len(rest) > 1:
+                    return Literal(lexical, lang=rest[1:])
+                if rest.startswith("^^<") and rest.endswith(">"):
+                    return Literal(lexical, rest[3:-1])
+    msg = f"not an N-Triples term: {text!r}"
+    raise ValueError(msg)

@@ -134,6 +134,25 @@ class Matcher(ABC):
         """Match several events at once; matchers with a batch algorithm override this."""
         return [self.match(e, c) for e, c in zip(events, contexts, strict=True)]
 
+    def subscription_items(self, subscription: Subscription) -> frozenset[str]:
+        """The attribute items every event matching ``subscription`` carries.
+
+        Placement (seed 004) keys a subscription by these items and sends an event only to
+        the partitions whose items it carries, so implementations must be sound: if
+        ``subscription`` matches an event, ``subscription_items(subscription) <=
+        event_items(context)``. The default (no items) is always sound: such subscriptions
+        go to the partitions every event reaches.
+
+        Raises:
+            SubscriptionError: the subscription text is invalid.
+        """
+        return frozenset()
+
+    def event_items(self, context: MatchContext) -> frozenset[str]:
+        """The attribute items the event of ``context`` carries (see
+        :meth:`subscription_items`)."""
+        return frozenset()
+
     def observe(self, event: Event, matches: Sequence[Match]) -> list[Match]:
         """See the other matchers' matches for ``event`` and return derived matches.
 

@@ -3,6 +3,7 @@ sys.path)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -12,6 +13,10 @@ import time
 from pathlib import Path
 
 import httpx
+
+from semps.cli.match import load_subscriptions
+from semps.matcher.base import Subscription
+from semps.ontology import Expansion, load_expansion
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOADS = ROOT.parent / "shared" / "workloads"
@@ -97,3 +102,17 @@ class Server:
         return httpx.Client(
             base_url=self.url, timeout=30, headers={"Authorization": f"Bearer {self.tokens[role]}"}
         )
+
+
+class Case:
+    """A shared workload folder: subscriptions, ontology, events and expected answers."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.events = folder / "events"
+        self.subscriptions: list[Subscription] = load_subscriptions(folder / "subscriptions")
+        self.expansion: Expansion = load_expansion(folder / "ontology.owl")
+        lines = (folder / "expected.jsonl").read_text().splitlines()
+        self.expected: dict[str, dict[str, int]] = {
+            (row := json.loads(line))["event"]: row["solutions"] for line in lines
+        }

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from semps._types import Term
 from semps.errors import NotFound
 from semps.ingest.event import Event
 from semps.ingest.sparql import parse_query
+from semps.ingest.terms import RDF_TYPE
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
-from semps.matcher.semantic.compiled import CompiledSubscription, compile_query
+from semps.matcher.semantic.compiled import STAR, CompiledSubscription, compile_query
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
 from semps.matcher.semantic.verify import DEFAULT_SOLUTION_LIMIT, verify
 
@@ -34,6 +36,12 @@ def match_parts(
             matches.append(Match(sub.id, event_id, verdict.count, verdict.solutions))
     matches.sort(key=lambda m: m.subscription)
     return matches
+
+
+def _pattern_item(prop: str, obj: Term) -> str:
+    if prop == RDF_TYPE and obj != STAR and type(obj) is str:
+        return f"a <{obj}>"
+    return prop
 
 
 class SemanticMatcher(Matcher):
@@ -91,6 +99,29 @@ class SemanticMatcher(Matcher):
         del self._texts[subscription_id]
         if self._pool is not None:
             self._workers().remove(subscription_id)
+
+    def subscription_items(self, subscription: Subscription) -> frozenset[str]:
+        """The properties of the subscription's patterns and its typed classes: a property
+        IRI per property pattern, ``a <class IRI>`` per type pattern with a constant class
+        (``rdf:type`` itself when the class is a variable).
+
+        Example:
+            >>> q = "SELECT * { ?x a <http://ex/C> ; <http://ex/p> ?y }"
+            >>> sorted(SemanticMatcher().subscription_items(Subscription("s", "semantic", q)))
+            ['a <http://ex/C>', 'http://ex/p']
+        """
+        compiled = compile_query(subscription.id, parse_query(subscription.text))
+        return frozenset(_pattern_item(p.prop, p.key[1]) for p in compiled.patterns)
+
+    def event_items(self, context: MatchContext) -> frozenset[str]:
+        """The properties of the event closed under the ontology (PartA's keys) and its
+        nodes' types (PartB), named as :meth:`subscription_items` names them."""
+        parts = context.parts
+        items = set(parts.part_a)
+        if parts.part_b:
+            items.add(RDF_TYPE)
+            items.update(f"a <{cls}>" for classes in parts.part_b.values() for cls in classes)
+        return frozenset(items)
 
     def match(self, event: Event, context: MatchContext) -> list[Match]:
         """The matching subscriptions with their solution counts, sorted by id."""

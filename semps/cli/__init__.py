@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "composite": ("composite", "composite event detection (seed 003)"),
     "content": ("content", "content-based matching: predicate table, REIN, HCEM (seeds 000/002)"),
     "symmetric": ("symmetric", "symmetric region matching (seed 000)"),
+    "spark": ("spark", "bulk matching and placement on Apache Spark (seed 004)"),
 }
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +10,8 @@ from pathlib import Path
 from semps.errors import IngestError, SempsError, SubscriptionError
 from semps.ingest.event import Event
 from semps.ingest.rdf import read_event
-from semps.matcher.base import Match, MatchContext, Subscription
+from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.results import result_line
 from semps.matcher.semantic import SemanticMatcher
 from semps.ontology import Expansion, load_expansion
 
@@ -61,17 +61,6 @@ def read_events(files: list[Path], base: str | None) -> Iterator[Event]:
         except IngestError as exc:
             msg = f"{path}:{exc}"
             raise IngestError(msg) from exc
-
-
-def result_line(event_id: str, matches: list[Match]) -> str:
-    """One output line in the format of the workloads' expected.jsonl."""
-    return json.dumps(
-        {
-            "event": event_id,
-            "matches": [m.subscription for m in matches],
-            "solutions": {m.subscription: m.count for m in matches},
-        }
-    )
 
 
 def build_matcher(subscriptions: list[Subscription], workers: int) -> SemanticMatcher:

@@ -1,0 +1,28 @@
+"""The one result format of bulk matching (``semps match``, ``semps spark match``).
+
+One JSON object per event, as in the shared workloads' ``expected.jsonl``:
+``{"event": id, "matches": [sorted subscription ids], "solutions": {id: count}}``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+
+from semps.matcher.base import Match
+
+
+def result_record(event_id: str, counts: Mapping[str, int]) -> dict[str, object]:
+    """The result object of one event from subscription id -> solution count.
+
+    Example:
+        >>> result_record("e1", {"s2": 1, "s1": 3})
+        {'event': 'e1', 'matches': ['s1', 's2'], 'solutions': {'s1': 3, 's2': 1}}
+    """
+    ids = sorted(counts)
+    return {"event": event_id, "matches": ids, "solutions": {i: counts[i] for i in ids}}
+
+
+def result_line(event_id: str, matches: Iterable[Match]) -> str:
+    """One output line (JSON, no newline) for an event's matches."""
+    return json.dumps(result_record(event_id, {m.subscription: m.count for m in matches}))

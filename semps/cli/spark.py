@@ -1,0 +1,228 @@
+"""``semps spark``: bulk matching, placement reports and triples tables on Apache Spark.
+
+    semps spark match --ontology FILE --subscriptions DIR --events PATH [--output PATH]
+    semps spark place --subscriptions DIR [--events PATH] [--plot placement.png]
+    semps spark convert --events PATH --output TABLE.parquet
+
+Every command takes ``--master URL`` (default ``$SEMPS_SPARK_MASTER`` or ``local[*]``) and
+``--conf KEY=VALUE``; under ``spark-submit`` the submitted settings win.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from semps.errors import SempsError
+from semps.matcher.results import result_record
+
+if TYPE_CHECKING:
+    from pyspark import RDD
+    from pyspark.sql import SparkSession
+
+    from semps.ingest.event import Event
+    from semps.matcher.base import Subscription
+    from semps.spark.placement import Placement
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``semps spark``."""
+    sub = parser.add_subparsers(dest="spark_command", metavar="COMMAND", required=True)
+    match = sub.add_parser("match", help="match events against subscriptions in bulk")
+    _common(match)
+    match.add_argument("--ontology", type=Path, help="OWL/RDFS ontology file")
+    match.add_argument("--subscriptions", type=Path, required=True, help="folder of .rq files")
+    match.add_argument("--events", required=True, help="RDF file/folder, or triples table")
+    match.add_argument(
+        "--output", help="a .jsonl file, or a Parquet folder (default: JSON lines on stdout)"
+    )
+    match.add_argument("--engine", choices=("matcher", "graphframes"), default="matcher")
+    match.add_argument(
+        "--placement",
+        choices=("none", "mined"),
+        default="none",
+        help="partition subscriptions by the mined placement (seed 004) instead of "
+        "broadcasting them all",
+    )
+    _placement_options(match)
+    match.add_argument("--base", help="base IRI for relative references (default per event)")
+    match.set_defaults(func=run_match)
+
+    place = sub.add_parser("place", help="report the placement mined from the subscriptions")
+    _common(place)
+    place.add_argument("--subscriptions", type=Path, required=True, help="folder of .rq files")
+    place.add_argument("--events", help="events to route (RDF file/folder or triples table)")
+    place.add_argument("--ontology", type=Path, help="OWL/RDFS ontology file")
+    _placement_options(place)
+    place.add_argument(
+        "--forwarding-degree", type=int, default=8, help="D: copies a node sends itself"
+    )
+    place.add_argument("--plot", default="placement.png", help="PNG file for the plot")
+    place.add_argument("--json", dest="json_out", help="also write the report as JSON here")
+    place.add_argument("--base", help="base IRI for relative references (default per event)")
+    place.set_defaults(func=run_place)
+
+    convert = sub.add_parser("convert", help="write events as a triples table")
+    _common(convert)
+    convert.add_argument("--events", required=True, help="RDF file or folder")
+    convert.add_argument("--output", required=True, help="a Parquet folder or a .jsonl folder")
+    convert.add_argument("--base", help="base IRI for relative references (default per event)")
+    convert.set_defaults(func=run_convert)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--master", help="Spark master URL (default local[*])")
+    parser.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
+    )
+
+
+def _placement_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--partitions", type=int, default=8, help="placement partitions")
+    parser.add_argument("--min-support", type=float, default=0.05, help="FPGrowth support")
+    parser.add_argument("--virtual", type=int, help="M, virtual N-itemsets (default P/4)")
+    parser.add_argument("--overload", type=float, default=2.0, help="spread above this x mean")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random choices")
+
+
+def session(args: argparse.Namespace) -> SparkSession:
+    """The Spark session for a command's ``--master`` and ``--conf`` options."""
+    from semps.spark.session import spark_session
+
+    conf = {}
+    for item in args.conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            msg = f"--conf expects KEY=VALUE, not {item!r}"
+            raise SempsError(msg)
+        conf[key.strip()] = value.strip()
+    if sys.stderr.isatty():
+        conf.setdefault("spark.ui.showConsoleProgress", "true")
+    return spark_session(args.master, conf=conf)
+
+
+def _events(spark: SparkSession, path: str, base: str | None) -> RDD[Event]:
+    from pyspark import StorageLevel
+
+    from semps.spark.sources import load_events, raise_load_errors
+
+    events = load_events(spark, path, base=base).persist(StorageLevel.MEMORY_AND_DISK)
+    raise_load_errors(events)
+    return events  # type: ignore[return-value]  # no LoadError is left
+
+
+def run_match(args: argparse.Namespace) -> int:
+    from semps.cli.match import build_matcher, load_subscriptions
+    from semps.ontology import Expansion, load_expansion
+    from semps.spark.bulk import match_events
+
+    started = time.perf_counter()
+    expansion = load_expansion(args.ontology) if args.ontology else Expansion()
+    subscriptions = load_subscriptions(args.subscriptions)
+    build_matcher(subscriptions, workers=1).close()  # errors name the file, before Spark
+    spark = session(args)
+    events = _events(spark, args.events, args.base)
+    placement = None
+    if args.placement == "mined":
+        placement = _mine(spark, subscriptions, args)
+    results = match_events(
+        events, subscriptions, expansion, engine=args.engine, placement=placement, seed=args.seed
+    )
+    count = write_results(spark, results, args.output)
+    elapsed = time.perf_counter() - started
+    print(
+        f"semps: {count} events against {len(subscriptions)} subscriptions in {elapsed:.1f} s "
+        f"(engine {args.engine}, placement {args.placement})",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _mine(
+    spark: SparkSession, subscriptions: list[Subscription], args: argparse.Namespace
+) -> Placement:
+    from semps.spark.bulk import subscription_items
+    from semps.spark.placement import mine_placement
+
+    return mine_placement(
+        spark,
+        subscription_items(subscriptions),
+        partitions=args.partitions,
+        min_support=args.min_support,
+        virtual=args.virtual,
+        overload=args.overload,
+        seed=args.seed,
+    )
+
+
+def write_results(
+    spark: SparkSession, results: RDD[tuple[str, dict[str, int]]], output: str | None
+) -> int:
+    """Write ``(event, counts)`` pairs ordered by event id: JSON lines to stdout or a
+    ``.jsonl`` file, else a Parquet folder; returns the number of events."""
+    ordered: RDD[tuple[str, dict[str, int]]] = results.sortByKey()  # type: ignore[call-overload]
+    if output is None:
+        return _write_lines(ordered, sys.stdout)
+    if output.endswith(".jsonl"):
+        partial = f"{output}.partial"
+        with open(partial, "w", encoding="utf-8") as f:
+            count = _write_lines(ordered, f)
+        os.replace(partial, output)
+        return count
+    rows = ordered.map(lambda kv: (kv[0], sorted(kv[1]), kv[1]))
+    frame = spark.createDataFrame(
+        rows, "event string, matches array<string>, solutions map<string,int>"
+    )
+    frame.write.mode("overwrite").parquet(output)
+    return int(spark.read.parquet(output).count())
+
+
+def _write_lines(ordered: RDD[tuple[str, dict[str, int]]], out: TextIO) -> int:
+    count = 0
+    for event_id, counts in ordered.toLocalIterator():
+        out.write(json.dumps(result_record(event_id, counts)) + "\n")
+        count += 1
+    out.flush()
+    return count
+
+
+def run_place(args: argparse.Namespace) -> int:
+    from semps.cli.match import load_subscriptions
+    from semps.ontology import Expansion, load_expansion
+    from semps.spark.report import placement_report
+
+    subscriptions = load_subscriptions(args.subscriptions)
+    expansion = load_expansion(args.ontology) if args.ontology else Expansion()
+    spark = session(args)
+    events = _events(spark, args.events, args.base) if args.events else None
+    placement = _mine(spark, subscriptions, args)
+    report = placement_report(
+        placement,
+        subscriptions,
+        events,
+        expansion,
+        forwarding_degree=args.forwarding_degree,
+        seed=args.seed,
+    )
+    print(report.text())
+    if args.plot:
+        report.plot(Path(args.plot))
+        print(f"plot: {args.plot}")
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(report.as_dict(), indent=2) + "\n")
+    return 0
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    from semps.spark.sources import write_table
+
+    spark = session(args)
+    events = _events(spark, args.events, args.base)
+    triples = write_table(spark, events, args.output)
+    print(f"semps: wrote {triples} triples of {events.count()} events to {args.output}")
+    return 0

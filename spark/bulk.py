@@ -1,0 +1,224 @@
+"""Bulk matching on Spark: every event of a table or folder against every subscription.
+
+Two engines, one answer (the tests check both against ``semps match``):
+
+- ``matcher`` (the default): the subscriptions are broadcast, and each Python worker builds
+  the very matcher the broker uses (seed-001 index, counter filtering, verification) once
+  and matches its partitions' events in process. With a :class:`Placement` (seed 004),
+  each partition holds only the subscriptions placed on it, and each event is replicated to
+  the partitions its items reach.
+- ``graphframes``: the events become one graph and the subscriptions motif queries
+  (:mod:`semps.spark.motifs`); the bulk join runs in the JVM.
+
+Results are ``(event id, {subscription id: solution count})`` pairs, one per event, also
+for events that match nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
+
+from semps.errors import SparkError
+from semps.ingest.event import Event
+from semps.matcher.base import MatchContext, Matcher, Subscription
+from semps.matcher.registry import create_matcher
+from semps.ontology.expansion import Expansion
+from semps.spark.placement import Placement
+
+if TYPE_CHECKING:
+    from pyspark import RDD
+
+#: The engines of :func:`match_events`.
+ENGINES = ("matcher", "graphframes")
+
+Counts = dict[str, int]
+#: Bulk results: (event id, {subscription id: solution count}).
+Results: TypeAlias = "RDD[tuple[str, Counts]]"
+#: Subscriptions as shipped to the workers: (id, kind, text).
+Shipped = tuple[tuple[str, str, str], ...]
+
+
+@dataclass(frozen=True)
+class _Index:
+    """What a worker needs to build its matchers: the subscriptions of each partition."""
+
+    token: str
+    parts: dict[int, Shipped]
+    expansion: Expansion
+
+
+#: Matchers built in this Python worker, by (job token, partition); workers are reused
+#: between tasks (``spark.python.worker.reuse``), so each builds its index once per job.
+_BUILT: dict[tuple[str, int], list[Matcher]] = {}
+
+
+def _matchers(index: _Index, part: int) -> list[Matcher]:
+    key = (index.token, part)
+    found = _BUILT.get(key)
+    if found is None:
+        for stale in [k for k in _BUILT if k[0] != index.token]:
+            del _BUILT[stale]
+        found = build_matchers(
+            Subscription(i, kind, text) for i, kind, text in index.parts.get(part, ())
+        )
+        _BUILT[key] = found
+    return found
+
+
+def build_matchers(subscriptions: Iterable[Subscription]) -> list[Matcher]:
+    """One matcher per kind, holding ``subscriptions`` (the broker's matchers, in process)."""
+    by_kind: dict[str, Matcher] = {}
+    for sub in subscriptions:
+        matcher = by_kind.get(sub.kind)
+        if matcher is None:
+            matcher = by_kind[sub.kind] = create_matcher(sub.kind)
+            if matcher.state() is not None:
+                msg = (
+                    f"{sub.kind} subscriptions keep detection state across events and cannot "
+                    "be matched in bulk; run them in the broker"
+                )
+                raise SparkError(msg)
+        matcher.add(sub)
+    return [by_kind[k] for k in sorted(by_kind)]
+
+
+def _match_partition(
+    index: _Index, part: int, events: Iterable[Event]
+) -> Iterator[tuple[str, Counts]]:
+    matchers = _matchers(index, part)
+    for event in events:
+        context = MatchContext(event, index.expansion)
+        counts: Counts = {}
+        for matcher in matchers:
+            counts.update((m.subscription, m.count) for m in matcher.match(event, context))
+        yield event.id, counts
+
+
+def _merge(a: Counts, b: Counts) -> Counts:
+    return {**a, **b}
+
+
+def match_events(
+    events: RDD[Event],
+    subscriptions: Sequence[Subscription],
+    expansion: Expansion,
+    *,
+    engine: str = "matcher",
+    placement: Placement | None = None,
+    seed: int = 0,
+) -> Results:
+    """Match an RDD of :class:`Event` against ``subscriptions``.
+
+    Returns:
+        An RDD of ``(event id, {subscription id: solution count})``, one pair per event.
+
+    Raises:
+        SparkError: unknown engine, a placement with the GraphFrames engine, or stateful
+            (composite) subscriptions.
+    """
+    if engine not in ENGINES:
+        msg = f"unknown engine {engine!r} (choose from {', '.join(ENGINES)})"
+        raise SparkError(msg)
+    build_matchers(subscriptions)  # refuse bad or stateful subscriptions on the driver
+    if engine == "graphframes":
+        if placement is not None:
+            msg = "placement partitions the in-process matcher; the graphframes engine joins all"
+            raise SparkError(msg)
+        from semps.spark.motifs import match_with_motifs
+
+        return match_with_motifs(events, subscriptions, expansion)
+    context = events.context
+    token = uuid.uuid4().hex
+    if placement is None:
+        shipped = {0: tuple((s.id, s.kind, s.text) for s in subscriptions)}
+        index = context.broadcast(_Index(token, shipped, expansion))
+        return events.mapPartitions(lambda it: _match_partition(index.value, 0, it))
+    return _placed(events, subscriptions, expansion, placement, token, seed)
+
+
+def _placed(
+    events: RDD[Event],
+    subscriptions: Sequence[Subscription],
+    expansion: Expansion,
+    placement: Placement,
+    token: str,
+    seed: int,
+) -> Results:
+    from semps.spark.placement import place_all
+
+    items = subscription_items(subscriptions)
+    where = place_all(placement, items, seed=seed)
+    parts: dict[int, list[tuple[str, str, str]]] = {}
+    for sub, part in zip(subscriptions, where, strict=True):
+        parts.setdefault(part, []).append((sub.id, sub.kind, sub.text))
+    shipped = {k: tuple(v) for k, v in parts.items()}
+    context = events.context
+    # Events are closed under the ontology once, before they are replicated; the replicas
+    # are matched under the empty ontology (closing a closed event changes nothing).
+    index = context.broadcast(_Index(token, shipped, Expansion()))
+    kinds = sorted({s.kind for s in subscriptions})
+    plan = context.broadcast((placement, kinds, expansion))
+
+    def route(event: Event) -> Iterator[tuple[int, Event]]:
+        placement_, kinds_, expansion_ = plan.value
+        closed = close_event(event, expansion_)
+        for part in placement_.route(event_items(closed, kinds_, Expansion())):
+            yield part, closed
+
+    replicas = events.flatMap(route).partitionBy(placement.partitions, lambda k: k)
+    matched = replicas.mapPartitionsWithIndex(
+        lambda part, it: _match_partition(index.value, part, (e for _, e in it))
+    )
+    every: Results = events.map(lambda e: (e.id, {}))
+    merged: Results = every.union(matched).reduceByKey(_merge)
+    return merged
+
+
+def close_event(event: Event, expansion: Expansion) -> Event:
+    """``event`` with its triples closed under ``expansion`` (other views unchanged)."""
+    if expansion.empty:
+        return event
+    closed = tuple(expansion.close(event.triples))
+    return Event(event.id, closed, dict(event.values), dict(event.regions), event.time)
+
+
+def subscription_items(subscriptions: Sequence[Subscription]) -> list[frozenset[str]]:
+    """Each subscription's attribute items, as its matcher names them (the history
+    :func:`~semps.spark.placement.mine_placement` mines)."""
+    matchers: dict[str, Matcher] = {}
+    out = []
+    for sub in subscriptions:
+        matcher = matchers.get(sub.kind) or matchers.setdefault(sub.kind, create_matcher(sub.kind))
+        out.append(matcher.subscription_items(sub))
+    return out
+
+
+def event_items(event: Event, kinds: Sequence[str], expansion: Expansion) -> frozenset[str]:
+    """The items an event carries for every matcher kind in ``kinds``."""
+    context = MatchContext(event, expansion)
+    items: set[str] = set()
+    for kind in kinds:
+        items |= _item_matcher(kind).event_items(context)
+    return frozenset(items)
+
+
+_ITEM_MATCHERS: dict[str, Matcher] = {}
+
+
+def _item_matcher(kind: str) -> Matcher:
+    found = _ITEM_MATCHERS.get(kind)
+    if found is None:
+        found = _ITEM_MATCHERS[kind] = create_matcher(kind)
+    return found
+
+
+__all__ = [
+    "ENGINES",
+    "build_matchers",
+    "event_items",
+    "match_events",
+    "subscription_items",
+]

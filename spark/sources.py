@@ -1,0 +1,191 @@
+"""Events for the Spark jobs: RDF files, or a table of triples with an event id column.
+
+Both read through the same ingest code as the broker and ``semps match``
+(:func:`semps.ingest.rdf.read_event`): a folder of RDF files is read file by file on the
+workers; a table's rows are grouped per event and read as one N-Triples document each.
+
+Triples table schema (Parquet, or JSON Lines with one object per row)::
+
+    event      string   the event id
+    subject    string   N-Triples term: <iri> or _:label
+    predicate  string   N-Triples term: <iri>
+    object     string   N-Triples term: <iri>, _:label or "lexical"[@lang|^^<datatype>]
+
+A document that cannot be read becomes a :class:`LoadError` record, so the driver can stop
+the job with the file name and position instead of a worker traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from semps.errors import IngestError, SempsError
+from semps.ingest.event import Event
+from semps.ingest.rdf import N_TRIPLES, media_type_for, read_event
+from semps.ingest.terms import n3
+
+if TYPE_CHECKING:
+    from pyspark import RDD
+    from pyspark.sql import DataFrame, SparkSession
+
+#: File suffixes read as RDF documents (one event per file, id = file stem).
+RDF_SUFFIXES = (".rdf", ".owl", ".xml", ".ttl", ".nt", ".jsonld")
+#: File suffixes read as triples tables.
+TABLE_SUFFIXES = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".ndjson": "json"}
+#: The columns of a triples table.
+TABLE_COLUMNS = ("event", "subject", "predicate", "object")
+
+
+@dataclass(frozen=True, slots=True)
+class LoadError:
+    """A document that could not be read (``source`` is a file name or an event id)."""
+
+    source: str
+    message: str
+
+
+#: What reading a document gives: the event, or why there is none.
+Loaded = Event | LoadError
+
+
+def source_kind(path: str) -> str:
+    """``"rdf"``, ``"parquet"`` or ``"json"``: how :func:`load_events` reads ``path``.
+
+    Local folders are inspected (Parquet part files make a table); other paths (``hdfs://``,
+    ``s3a://``) are judged by their suffix, and a folder without one holds RDF files.
+
+    Example:
+        >>> source_kind("replay/events.parquet"), source_kind("day1.jsonl")
+        ('parquet', 'json')
+    """
+    suffix = PurePosixPath(path.rstrip("/")).suffix.lower()
+    if suffix in TABLE_SUFFIXES:
+        return TABLE_SUFFIXES[suffix]
+    local = Path(path)
+    if local.is_dir():
+        names = {p.suffix.lower() for p in local.iterdir() if p.is_file()}
+        if ".parquet" in names:
+            return "parquet"
+        if names & {".jsonl", ".json", ".ndjson"} and not names & set(RDF_SUFFIXES):
+            return "json"
+    elif "://" not in path and not local.exists():
+        msg = f"events not found: {path}"
+        raise SempsError(msg)
+    return "rdf"
+
+
+def load_events(spark: SparkSession, path: str, *, base: str | None = None) -> RDD[Loaded]:
+    """The events at ``path`` as an RDD of :class:`Event` or :class:`LoadError` records."""
+    kind = source_kind(path)
+    if kind == "rdf":
+        return _rdf_files(spark, path, base)
+    reader = spark.read.parquet if kind == "parquet" else spark.read.json
+    return events_from_table(reader(path), base=base)
+
+
+def _rdf_files(spark: SparkSession, path: str, base: str | None) -> RDD[Loaded]:
+    local = Path(path)
+    if local.is_file():
+        files = [local]
+    elif local.is_dir():
+        files = sorted(p for p in local.iterdir() if p.suffix.lower() in RDF_SUFFIXES)
+    else:
+        files = []
+    if files:
+        names = [str(p.resolve()) for p in files]
+        # Few big tasks: each task costs a Python worker round trip.
+        slices = min(len(names), spark.sparkContext.defaultParallelism)
+        rdd = spark.sparkContext.parallelize(names, slices).map(_read_local_file)
+    else:  # a cluster path: let Spark list and ship the bytes
+        rdd = spark.sparkContext.binaryFiles(path).filter(
+            lambda kv: PurePosixPath(kv[0]).suffix.lower() in RDF_SUFFIXES
+        )
+    return rdd.map(lambda item: _read_document(item, base))
+
+
+def _read_local_file(name: str) -> tuple[str, bytes]:
+    with open(name, "rb") as f:
+        return name, f.read()
+
+
+def _read_document(item: tuple[str, bytes], base: str | None) -> Event | LoadError:
+    name, data = item
+    path = PurePosixPath(name)
+    try:
+        return read_event(data, event_id=path.stem, filename=path.name, base=base)
+    except IngestError as exc:
+        return LoadError(os.path.basename(name), str(exc))
+
+
+def events_from_table(table: DataFrame, *, base: str | None = None) -> RDD[Loaded]:
+    """Group a triples table per event and read each group as one N-Triples document."""
+    from pyspark.sql import functions as sf
+
+    missing = [c for c in TABLE_COLUMNS if c not in table.columns]
+    if missing:
+        msg = (
+            f"a triples table needs the columns {', '.join(TABLE_COLUMNS)}; "
+            f"missing: {', '.join(missing)}"
+        )
+        raise SempsError(msg)
+    line = sf.concat_ws(" ", "subject", "predicate", "object")
+    grouped = table.groupBy(sf.col("event").cast("string").alias("event")).agg(
+        sf.collect_list(line).alias("lines")
+    )
+    return grouped.rdd.map(lambda row: _read_rows(row["event"], row["lines"], base))
+
+
+def _read_rows(event_id: str, lines: Iterable[str], base: str | None) -> Event | LoadError:
+    document = "".join(f"{line} .\n" for line in lines).encode("utf-8")
+    try:
+        return read_event(document, event_id=event_id, media_type=N_TRIPLES, base=base)
+    except IngestError as exc:
+        return LoadError(f"event {event_id!r}", str(exc))
+
+
+def raise_load_errors(events: RDD[Loaded]) -> None:
+    """Stop with the first unreadable document, named, as ``semps match`` does."""
+    bad = events.filter(lambda e: type(e) is LoadError).take(1)
+    if bad and isinstance(bad[0], LoadError):
+        msg = f"{bad[0].source}:{bad[0].message}"
+        raise IngestError(msg)
+
+
+def event_rows(event: Event) -> Iterator[tuple[str, str, str, str]]:
+    """An event as rows of the triples table."""
+    for s, p, o in event.triples:
+        yield (event.id, n3(s), n3(p), n3(o))
+
+
+def write_table(spark: SparkSession, events: RDD[Event], path: str) -> int:
+    """Write events as a triples table (Parquet, or JSON Lines for a ``.jsonl`` path);
+    returns the number of triples written."""
+    rows = events.flatMap(event_rows)
+    frame = spark.createDataFrame(rows, schema=list(TABLE_COLUMNS))
+    frame = frame.cache()
+    count = frame.count()
+    writer = frame.write.mode("overwrite")
+    if TABLE_SUFFIXES.get(PurePosixPath(path).suffix.lower()) == "json":
+        writer.json(path)
+    else:
+        writer.parquet(path)
+    frame.unpersist()
+    return count
+
+
+__all__ = [
+    "RDF_SUFFIXES",
+    "TABLE_COLUMNS",
+    "LoadError",
+    "event_rows",
+    "events_from_table",
+    "load_events",
+    "media_type_for",
+    "raise_load_errors",
+    "source_kind",
+    "write_table",
+]
