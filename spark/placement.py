@@ -252,7 +252,7 @@ def virtual_itemsets(
 
 def mine_placement(
     spark: SparkSession,
-    transactions: Sequence[frozenset[str]],
+    transactions: Sequence[Iterable[str]],
     *,
     partitions: int,
     min_support: float = 0.05,
@@ -264,7 +264,8 @@ def mine_placement(
 
     Args:
         spark: the session FPGrowth runs on.
-        transactions: each subscription's attribute items (the history).
+        transactions: each subscription's attribute items (the history); repeated items
+            count once (FPGrowth refuses them, so they are removed first).
         partitions: the number of partitions to place on.
         min_support: FPGrowth's minimum support (a fraction of the transactions).
         virtual: M, the number of virtual N-itemsets (default: a quarter of the partitions,
@@ -278,6 +279,7 @@ def mine_placement(
     from pyspark.ml.fpm import FPGrowth
     from pyspark.sql import functions as sf
 
+    history = [frozenset(t) for t in transactions]
     rows = [(sorted(t),) for t in transactions if t]
     if not rows:
         msg = "no subscription has attribute items to mine"
@@ -289,9 +291,9 @@ def mine_placement(
     n = choose_n(Counter(len(k) for k in found))
     itemsets = {k: v for k, v in found.items() if len(k) == n}
     m = virtual if virtual is not None else max(1, partitions // 4)
-    universe = {item for t in transactions for item in t}
+    universe = {item for t in history for item in t}
     placement = Placement(n, partitions, itemsets, virtual_itemsets(universe, n, found, m, seed))
-    return balance(placement, transactions, overload=overload, seed=seed)
+    return balance(placement, history, overload=overload, seed=seed)
 
 
 __all__ = [

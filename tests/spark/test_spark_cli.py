@@ -1,0 +1,119 @@
+"""``semps spark`` from the command line, each run starting its own local Spark."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+pytestmark = pytest.mark.spark
+
+
+def semps(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "semps", "spark", *args, "--master", "local[2]"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+
+
+def test_spark_match_prints_the_expected_answers(workloads: Path) -> None:
+    case = workloads / "synthetic-s7"
+    done = semps(
+        "match",
+        "--ontology",
+        str(case / "ontology.owl"),
+        "--subscriptions",
+        str(case / "subscriptions"),
+        "--events",
+        str(case / "events"),
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (case / "expected.jsonl").read_text()
+    assert "30 events against 100 subscriptions" in done.stderr
+
+
+def test_a_converted_table_replays_with_mined_placement_into_parquet(
+    workloads: Path, tmp_path: Path
+) -> None:
+    case = workloads / "synthetic-s7"
+    table = tmp_path / "events.parquet"
+    converted = semps("convert", "--events", str(case / "events"), "--output", str(table))
+    assert converted.returncode == 0, converted.stderr
+    assert "of 30 events" in converted.stdout
+    out = tmp_path / "answers.parquet"
+    done = semps(
+        "match",
+        "--ontology",
+        str(case / "ontology.owl"),
+        "--subscriptions",
+        str(case / "subscriptions"),
+        "--events",
+        str(table),
+        "--placement",
+        "mined",
+        "--min-support",
+        "0.03",
+        "--output",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    rows = pq.read_table(out).to_pylist()
+    got = {r["event"]: dict(r["solutions"]) for r in rows}
+    want = {
+        (row := json.loads(line))["event"]: row["solutions"]
+        for line in (case / "expected.jsonl").read_text().splitlines()
+    }
+    assert got == want
+    assert all(r["matches"] == sorted(r["matches"]) for r in rows)
+
+
+def test_spark_place_writes_a_report_and_a_plot(workloads: Path, tmp_path: Path) -> None:
+    case = workloads / "synthetic-s7"
+    plot = tmp_path / "placement.png"
+    done = semps(
+        "place",
+        "--subscriptions",
+        str(case / "subscriptions"),
+        "--events",
+        str(case / "events"),
+        "--ontology",
+        str(case / "ontology.owl"),
+        "--min-support",
+        "0.03",
+        "--partitions",
+        "6",
+        "--plot",
+        str(plot),
+        "--json",
+        str(tmp_path / "report.json"),
+    )
+    assert done.returncode == 0, done.stderr
+    for word in ("placement: N =", "mined", "ferry", "broadcast", "delivery (D = 8)"):
+        assert word in done.stdout
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["partitions"] == 6
+
+
+def test_bad_arguments_exit_2_with_one_line(workloads: Path, tmp_path: Path) -> None:
+    case = workloads / "synthetic-s7"
+    base = ["match", "--subscriptions", str(case / "subscriptions")]
+    done = semps(*base, "--events", str(tmp_path / "nowhere"))
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith(f"events not found: {tmp_path / 'nowhere'}")
+    done = semps(*base, "--events", str(case / "events"), "--conf", "novalue")
+    assert done.returncode == 2
+    assert "--conf expects KEY=VALUE, not 'novalue'" in done.stderr
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(Path(sys.executable).parent)  # python, but no java
+    done = semps(*base, "--events", str(case / "events"), env=env)
+    assert done.returncode == 2
+    assert "semps: error: Spark needs Java 17" in done.stderr
