@@ -65,11 +65,12 @@ def _sweep_one(
     phi: np.ndarray,
     out: np.ndarray,
     at: int,
-    write: bool,
+    end: int,
 ) -> int:
-    """Matches of publication ``p``: per length class, the subscriptions whose key-attribute
-    low lies in ``[p.low - maxlen, p.high]`` are the only ones that can overlap there; each
-    is checked on every attribute. The last class holds those not naming the key."""
+    """Matches of publication ``p`` written to ``out[at:end]`` (-1 when they do not fit):
+    per length class, the subscriptions whose key-attribute low lies in
+    ``[p.low - maxlen, p.high]`` are the only ones that can overlap there; each is checked
+    on every attribute. The last class holds those not naming the key."""
     nclasses = class_maxlen.shape[0]
     ncols = slo.shape[1]
     lo_k = plo[p, key]
@@ -91,8 +92,9 @@ def _sweep_one(
                     ok = False
                     break
             if ok:
-                if write:
-                    out[at + n] = s
+                if at + n >= end:
+                    return -1
+                out[at + n] = s
                 n += 1
     return n
 
@@ -106,22 +108,31 @@ def sweep_pairs(
     class_maxlen: np.ndarray,
     plo: np.ndarray,
     phi: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Every (publication, subscription) overlap of a batch, as CSR (offsets, rows).
+    parts: int,
+    capacity: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """Every (publication, subscription) overlap of a batch, in one pass.
 
-    ``slo``/``shi``: subscription rows sorted by (length class, key low); publications in
-    ``plo``/``phi``. Publications are split between threads (count, then fill).
+    Publications are cut into ``parts`` contiguous ranges, one per thread; each writes its
+    matches into its own ``capacity``-sized region. Returns (matches per publication, the
+    regions, the used length of each, overflowed?) - on overflow the caller retries with a
+    larger capacity.
     """
     npub = plo.shape[0]
-    counts = np.zeros(npub + 1, np.int64)
-    dummy = np.zeros(0, np.int32)
-    for p in nb.prange(npub):
-        counts[p + 1] = _sweep_one(
-            p, key, slo, shi, class_start, class_maxlen, plo, phi, dummy, 0, False
-        )
-    for p in range(npub):
-        counts[p + 1] += counts[p]
-    rows = np.empty(counts[npub], np.int32)
-    for p in nb.prange(npub):
-        _sweep_one(p, key, slo, shi, class_start, class_maxlen, plo, phi, rows, counts[p], True)
-    return counts, rows
+    counts = np.zeros(npub, np.int64)
+    out = np.empty(parts * capacity, np.int32)
+    used = np.zeros(parts, np.int64)
+    over = np.zeros(parts, np.bool_)
+    per = (npub + parts - 1) // parts
+    for t in nb.prange(parts):
+        at = t * capacity
+        end = at + capacity
+        for p in range(t * per, min(npub, (t + 1) * per)):
+            n = _sweep_one(p, key, slo, shi, class_start, class_maxlen, plo, phi, out, at, end)
+            if n < 0:
+                over[t] = True
+                break
+            counts[p] = n
+            at += n
+        used[t] = at - t * capacity
+    return counts, out, used, over.any()

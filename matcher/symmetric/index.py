@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numba
 import numpy as np
 
 from semps.errors import NotFound
@@ -32,6 +33,9 @@ __all__ = ["RegionIndex"]
 class RegionIndex:
     """Subscription regions; exact single and batch matching, insert, update and delete.
 
+    The sweep writes each thread's pairs into a buffer sized from the pairs per publication
+    seen so far (at least ``min_capacity``), and retries a batch that overflows it.
+
     Args:
         delta_min: inserts checked directly before the predicate table is rebuilt.
         delta_fraction: or this fraction of the built table.
@@ -44,6 +48,8 @@ class RegionIndex:
         (['s1', 's2'], [['s2'], ['s1', 's2']])
     """
 
+    min_capacity = 1 << 16
+
     def __init__(self, *, delta_min: int = 1024, delta_fraction: float = 1 / 16) -> None:
         self.delta_min = delta_min
         self.delta_fraction = delta_fraction
@@ -54,6 +60,7 @@ class RegionIndex:
         self._dense: tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
         self._dense_version = -1
         self._version = 0
+        self._pairs_per_publication = 1
 
     def __len__(self) -> int:
         return self.table.live
@@ -185,7 +192,18 @@ class RegionIndex:
         phi = np.full((len(regions), ncols), np.inf)
         for i, (lo, hi) in enumerate(encoded):
             plo[i, : len(lo)], phi[i, : len(hi)] = lo, hi
-        offsets, rows = sweep_pairs(key, slo, shi, starts, maxlen, plo, phi)
+        parts = max(1, min(numba.get_num_threads(), len(regions)))
+        capacity = max(self.min_capacity, self._pairs_per_publication * len(regions) // parts * 2)
+        while True:
+            counts, out, used, over = sweep_pairs(
+                key, slo, shi, starts, maxlen, plo, phi, parts, capacity
+            )
+            if not over:
+                break
+            capacity *= 4
+        rows = np.concatenate([out[t * capacity : t * capacity + used[t]] for t in range(parts)])
+        self._pairs_per_publication = max(1, len(rows) // max(1, len(regions)))
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         return offsets, slots[rows]
 
     def match_batch(self, regions: Sequence[Region]) -> list[list[str]]:

@@ -101,6 +101,16 @@ def test_lengths_far_apart_stay_exact_in_the_sweep() -> None:
     ]
 
 
+def test_a_batch_that_overflows_the_pair_buffer_is_retried() -> None:
+    index = RegionIndex()
+    index.min_capacity = 1
+    for i in range(40):
+        index.add(RegionSubscription(f"s{i:02d}", {"x": (i / 40, i / 40 + 0.5)}))
+    publications = [{"x": (j / 10, j / 10)} for j in range(10)]
+    assert index.match_batch(publications) == [index.match(p) for p in publications]
+    assert sum(map(len, index.match_batch(publications))) > 100
+
+
 def test_the_matcher_reads_only_publications() -> None:
     matcher = SymmetricMatcher()
     matcher.add(Subscription("s1", "symmetric", '{"region": {"x": [0.1, 0.3], "y": [0.5, 0.5]}}'))
