@@ -7,7 +7,7 @@ import numpy as np
 
 from semps.matcher.content._kernels import jit, pjit
 
-__all__ = ["check_regions", "sweep_pairs"]
+__all__ = ["check_regions", "slab_of", "slabs_of", "sweep_pairs"]
 
 _EPS = 4 * np.finfo(np.float64).eps
 
@@ -54,58 +54,96 @@ def _first_at_least(a: np.ndarray, lo: int, hi: int, x: float) -> int:
 
 
 @jit
+def slab_of(x: float, base: float, inv: float, nslabs: int) -> int:
+    """The slab of a key-attribute low: monotone in ``x``, clamped to ``0..nslabs-1``."""
+    y = (x - base) * inv
+    if not y > 0.0:  # also NaN
+        return 0
+    if y >= nslabs:
+        return nslabs - 1
+    return int(y)
+
+
+@jit
+def slabs_of(values: np.ndarray, base: float, inv: float, nslabs: int) -> np.ndarray:
+    """:func:`slab_of` for many values (the same code, so builds and queries agree)."""
+    out = np.empty(values.shape[0], np.int64)
+    for i in range(values.shape[0]):
+        out[i] = slab_of(values[i], base, inv, nslabs)
+    return out
+
+
+@jit
+def _window(low: float, maxlen: float) -> float:
+    """The smallest low a region of length <= ``maxlen`` overlapping ``[low, ...]`` can
+    have, widened by a few ulps against rounding in the stored lengths."""
+    return low - maxlen - _EPS * (abs(low) + maxlen)
+
+
+@jit
 def _sweep_one(
     p: int,
-    key: int,
+    keys: np.ndarray,
     slo: np.ndarray,
     shi: np.ndarray,
-    class_start: np.ndarray,
-    class_maxlen: np.ndarray,
+    low2: np.ndarray,
+    cells: np.ndarray,
+    maxlen: np.ndarray,
+    slabs: np.ndarray,
     plo: np.ndarray,
     phi: np.ndarray,
     out: np.ndarray,
     at: int,
     end: int,
 ) -> int:
-    """Matches of publication ``p`` written to ``out[at:end]`` (-1 when they do not fit):
-    per length class, the subscriptions whose key-attribute low lies in
-    ``[p.low - maxlen, p.high]`` are the only ones that can overlap there; each is checked
-    on every attribute. The last class holds those not naming the key."""
-    nclasses = class_maxlen.shape[0]
+    """Matches of publication ``p`` written to ``out[at:end]`` (-1 when they do not fit).
+
+    Subscriptions are grouped by length class, then by slab of their low on the first key
+    attribute, and sorted inside a slab by their low on the second. In a class whose
+    lengths are at most ``maxlen``, a subscription overlapping ``p`` has its first-key low
+    in ``[p.low - maxlen, p.high]`` (a run of slabs) and its second-key low in
+    ``[p.low2 - maxlen2, p.high2]`` (a binary-searched run inside each slab); each such
+    candidate is checked on every attribute.
+    """
+    k1 = keys[0]
+    k2 = keys[1]
+    base = slabs[0]
+    inv = slabs[1]
+    nslabs = cells.shape[1] - 1
     ncols = slo.shape[1]
-    lo_k = plo[p, key]
-    hi_k = phi[p, key]
     n = 0
-    for cl in range(nclasses + 1):
-        a = class_start[cl]
-        b = class_start[cl + 1]
-        if cl < nclasses:
-            m = class_maxlen[cl]
-            window = lo_k - m - _EPS * (abs(lo_k) + m)
-            a = _first_at_least(slo[:, key], a, b, window)
-        for s in range(a, b):
-            if cl < nclasses and slo[s, key] > hi_k:
-                break
-            ok = True
-            for c in range(ncols):
-                if slo[s, c] > phi[p, c] or shi[s, c] < plo[p, c]:
-                    ok = False
+    for cl in range(cells.shape[0]):
+        first = slab_of(_window(plo[p, k1], maxlen[cl, 0]), base, inv, nslabs)
+        last = slab_of(phi[p, k1], base, inv, nslabs)
+        w2 = _window(plo[p, k2], maxlen[cl, 1])
+        hi2 = phi[p, k2]
+        for sl in range(first, last + 1):
+            start = _first_at_least(low2, cells[cl, sl], cells[cl, sl + 1], w2)
+            for s in range(start, cells[cl, sl + 1]):
+                if low2[s] > hi2:
                     break
-            if ok:
-                if at + n >= end:
-                    return -1
-                out[at + n] = s
-                n += 1
+                ok = True
+                for c in range(ncols):
+                    if slo[s, c] > phi[p, c] or shi[s, c] < plo[p, c]:
+                        ok = False
+                        break
+                if ok:
+                    if at + n >= end:
+                        return -1
+                    out[at + n] = s
+                    n += 1
     return n
 
 
 @pjit
 def sweep_pairs(
-    key: int,
+    keys: np.ndarray,
     slo: np.ndarray,
     shi: np.ndarray,
-    class_start: np.ndarray,
-    class_maxlen: np.ndarray,
+    low2: np.ndarray,
+    cells: np.ndarray,
+    maxlen: np.ndarray,
+    slabs: np.ndarray,
     plo: np.ndarray,
     phi: np.ndarray,
     parts: int,
@@ -128,11 +166,11 @@ def sweep_pairs(
         at = t * capacity
         end = at + capacity
         for p in range(t * per, min(npub, (t + 1) * per)):
-            n = _sweep_one(p, key, slo, shi, class_start, class_maxlen, plo, phi, out, at, end)
+            n = _sweep_one(p, keys, slo, shi, low2, cells, maxlen, slabs, plo, phi, out, at, end)
             if n < 0:
                 over[t] = True
                 break
             counts[p] = n
             at += n
         used[t] = at - t * capacity
-    return counts, out, used, over.any()
+    return counts, out, used, bool(over.any())

@@ -6,11 +6,13 @@ row (the subscriptions' lows) is split by the publication's high, an upper-bound
 highs) by the publication's low, an equality row (points) by the run ``[low, high]``; an
 attribute the publication does not name leaves its rows whole.
 
-Batches (many publications at once, as in data-distribution management) sweep instead: the
-subscriptions are sorted by their low on one *key* attribute (the one most of them name),
-in classes of similar length (lengths within a factor of two), so a publication's
-candidates in a class are one run ``low in [p.low - maxlen, p.high]`` found by binary search;
-every candidate is then checked on every attribute. Publications are split between threads.
+Batches (many publications at once, as in data-distribution management) sweep instead.
+Subscriptions are grouped in classes of similar length on the attribute most of them name
+(lengths within a factor of two), cut into slabs by their low there, and sorted inside a
+slab by their low on the second most-named attribute. A publication's candidates in a class
+are then a run of slabs (lows in ``[p.low - maxlen, p.high]``) and, inside each, one
+binary-searched run on the second attribute; every candidate is checked on every attribute.
+Publications are split between threads.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from semps.errors import NotFound
 from semps.matcher.content.predicate_table import PredicateTable
 from semps.matcher.content.space import AttributeSpace
 from semps.matcher.content.table import SlotTable
-from semps.matcher.symmetric._kernels import check_regions, sweep_pairs
+from semps.matcher.symmetric._kernels import check_regions, slabs_of, sweep_pairs
 from semps.matcher.symmetric.region import Region, RegionSubscription
 
 __all__ = ["RegionIndex"]
@@ -57,7 +59,7 @@ class RegionIndex:
         self.table = SlotTable()
         self.structure = PredicateTable()
         self.built = 0
-        self._dense: tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+        self._dense: tuple[np.ndarray, ...] = ()
         self._dense_version = -1
         self._version = 0
         self._pairs_per_publication = 1
@@ -145,39 +147,51 @@ class RegionIndex:
 
     # -- batches: the sweep ----------------------------------------------------------------
 
-    def _sweep_arrays(
-        self,
-    ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(key column, sorted lows, sorted highs, class starts, class max lengths, slots)."""
+    def _sweep_arrays(self) -> tuple[np.ndarray, ...]:
+        """The sweep's layout: (keys, lows, highs, second-key lows, cells, max lengths,
+        slab base and scale, slots), subscriptions sorted by (class, slab, second-key low)."""
         if self._dense_version == self._version:
             return self._dense
         t, ncols = self.table, len(self.space)
         live = np.flatnonzero(t.alive).astype(np.int32)
-        counts = np.diff(t.starts)
-        rows = np.repeat(np.arange(len(t)), counts)
+        rows = np.repeat(np.arange(len(t)), np.diff(t.starts))
         slo = np.full((len(t), ncols), -np.inf)
         shi = np.full((len(t), ncols), np.inf)
         slo[rows, t.cols], shi[rows, t.cols] = t.lows, t.highs
         slo, shi = slo[live], shi[live]
-        key = int(np.argmax(np.isfinite(slo).sum(axis=0)))
-        length = shi[:, key] - slo[:, key]
-        named = np.isfinite(length)
-        # Length classes within a factor of two: the binary exponent (points get their own).
-        exponent = np.frexp(np.where(named & (length > 0), length, 1.0))[1]
-        cls = np.where(named, np.where(length > 0, exponent, -4096), 1 << 40)
-        order = np.lexsort((slo[:, key], cls))
-        nn = int(named.sum())
-        cuts = np.flatnonzero(np.diff(cls[order][:nn])) + 1
-        starts = np.concatenate([[0], cuts, [nn]]) if nn else np.zeros(1, np.int64)
-        starts = np.append(starts, len(live)).astype(np.int64)
-        sorted_len = length[order]
-        maxlen = np.maximum.reduceat(sorted_len[:nn], starts[:-2]) if nn else np.zeros(0)
+        by_use = np.argsort(-np.isfinite(slo).sum(axis=0), kind="stable")
+        k1, k2 = int(by_use[0]), int(by_use[min(1, ncols - 1)])
+        len1, len2 = shi[:, k1] - slo[:, k1], shi[:, k2] - slo[:, k2]
+        # Length classes within a factor of two on the first key (points, and regions not
+        # naming it, get their own), split by whether the second key is named.
+        exponent = np.frexp(np.where(np.isfinite(len1) & (len1 > 0), len1, 1.0))[1]
+        cls = np.where(np.isfinite(len1), np.where(len1 > 0, exponent, -4096), 1 << 20)
+        cls = 2 * cls + ~np.isfinite(len2)
+        ranks, cls = np.unique(cls, return_inverse=True)
+        nclasses = len(ranks)
+        low1 = slo[:, k1]
+        finite = low1[np.isfinite(low1)]
+        base, span = (float(finite.min()), float(np.ptp(finite))) if len(finite) else (0.0, 0.0)
+        sides = len1[np.isfinite(len1) & (len1 > 0)]
+        width = float(np.median(sides)) if len(sides) else span
+        nslabs = int(min(4096, max(1, span / width))) if span > 0 and width > 0 else 1
+        inv = nslabs / span if span > 0 else 0.0
+        slab = slabs_of(low1, base, inv, nslabs)
+        order = np.lexsort((slo[:, k2], slab, cls))
+        counts = np.bincount(cls[order] * nslabs + slab[order], minlength=nclasses * nslabs)
+        full = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        cells = full[np.arange(nclasses)[:, None] * nslabs + np.arange(nslabs + 1)[None, :]]
+        maxlen = np.zeros((nclasses, 2))
+        np.maximum.at(maxlen[:, 0], cls, len1)
+        np.maximum.at(maxlen[:, 1], cls, len2)
         self._dense = (
-            key,
+            np.array([k1, k2], np.int64),
             np.ascontiguousarray(slo[order]),
             np.ascontiguousarray(shi[order]),
-            starts,
-            maxlen.astype(np.float64),
+            np.ascontiguousarray(slo[order, k2]),
+            np.ascontiguousarray(cells),
+            maxlen,
+            np.array([base, inv]),
             live[order],
         )
         self._dense_version = self._version
@@ -185,18 +199,29 @@ class RegionIndex:
 
     def match_batch_slots(self, regions: Sequence[Region]) -> tuple[np.ndarray, np.ndarray]:
         """Every overlap of a batch: CSR (offsets per publication, slots)."""
-        key, slo, shi, starts, maxlen, slots = self._sweep_arrays()
-        encoded = [self.encode(r) for r in regions]
+        keys, slo, shi, low2, cells, maxlen, slabs, slots = self._sweep_arrays()
         ncols = slo.shape[1]
         plo = np.full((len(regions), ncols), -np.inf)
         phi = np.full((len(regions), ncols), np.inf)
-        for i, (lo, hi) in enumerate(encoded):
-            plo[i, : len(lo)], phi[i, : len(hi)] = lo, hi
+        column = {a: c for c, (a, is_string) in enumerate(self.space.columns()) if not is_string}
+        at: list[int] = []
+        cols: list[int] = []
+        lows: list[float] = []
+        highs: list[float] = []
+        for i, region in enumerate(regions):  # one pass of plain Python, then one scatter
+            for attr, (low, high) in region.items():
+                col = column.get(attr)
+                if col is not None:
+                    at.append(i)
+                    cols.append(col)
+                    lows.append(low)
+                    highs.append(high)
+        plo[at, cols], phi[at, cols] = lows, highs
         parts = max(1, min(numba.get_num_threads(), len(regions)))
         capacity = max(self.min_capacity, self._pairs_per_publication * len(regions) // parts * 2)
         while True:
             counts, out, used, over = sweep_pairs(
-                key, slo, shi, starts, maxlen, plo, phi, parts, capacity
+                keys, slo, shi, low2, cells, maxlen, slabs, plo, phi, parts, capacity
             )
             if not over:
                 break
