@@ -296,7 +296,7 @@ def main() -> None:
         for result in report["sweeps"]:  # type: ignore[attr-defined]
             name = str(result["parameter"]).split()[0]
             plot(result, OUT / f"content-{name}.png")
-    suffix = "-quick" if args.quick else ""
+    suffix = ("-quick" if args.quick else "") + ("-default" if args.no_sweeps else "")
     (OUT / f"content{suffix}.json").write_text(json.dumps(report, indent=2))
     print(f"wrote {OUT}/content{suffix}.json and the sweep plots content-*.png")
 
