@@ -85,16 +85,35 @@ def build_matchers(subscriptions: Iterable[Subscription]) -> list[Matcher]:
     return [by_kind[k] for k in sorted(by_kind)]
 
 
+#: Events handed to the matchers together (HCEM's batch adjustment works per batch).
+BATCH = 256
+
+
 def _match_partition(
     index: _Index, part: int, events: Iterable[Event]
 ) -> Iterator[tuple[str, Counts]]:
     matchers = _matchers(index, part)
+    batch: list[Event] = []
     for event in events:
-        context = MatchContext(event, index.expansion)
-        counts: Counts = {}
-        for matcher in matchers:
-            counts.update((m.subscription, m.count) for m in matcher.match(event, context))
-        yield event.id, counts
+        batch.append(event)
+        if len(batch) == BATCH:
+            yield from _match_batch(matchers, batch, index.expansion)
+            batch = []
+    yield from _match_batch(matchers, batch, index.expansion)
+
+
+def _match_batch(
+    matchers: list[Matcher], batch: list[Event], expansion: Expansion
+) -> Iterator[tuple[str, Counts]]:
+    if not batch:
+        return
+    contexts = [MatchContext(e, expansion) for e in batch]
+    counts: list[Counts] = [{} for _ in batch]
+    for matcher in matchers:
+        for found, matches in zip(counts, matcher.match_batch(batch, contexts), strict=True):
+            found.update((m.subscription, m.count) for m in matches)
+    for event, found in zip(batch, counts, strict=True):
+        yield event.id, found
 
 
 def _merge(a: Counts, b: Counts) -> Counts:

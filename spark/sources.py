@@ -1,8 +1,10 @@
-"""Events for the Spark jobs: RDF files, or a table of triples with an event id column.
+"""Events for the Spark jobs: RDF files, a table of triples, or JSON events.
 
-Both read through the same ingest code as the broker and ``semps match``
-(:func:`semps.ingest.rdf.read_event`): a folder of RDF files is read file by file on the
-workers; a table's rows are grouped per event and read as one N-Triples document each.
+All read through the same ingest code as the broker and ``semps match``
+(:func:`semps.ingest.rdf.read_event`, :func:`semps.ingest.json_event.parse_json_event`): a
+folder of RDF files is read file by file on the workers; a table's rows are grouped per
+event and read as one N-Triples document each; JSON Lines of content or symmetric events
+(``{"id": ..., "values": {...}}`` / ``{"id": ..., "region": {...}}``) line by line.
 
 Triples table schema (Parquet, or JSON Lines with one object per row)::
 
@@ -17,6 +19,7 @@ the job with the file name and position instead of a worker traceback.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -25,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from semps.errors import IngestError, SempsError
 from semps.ingest.event import Event
+from semps.ingest.json_event import read_json_event
 from semps.ingest.rdf import N_TRIPLES, media_type_for, read_event
 from semps.ingest.terms import n3
 
@@ -52,20 +56,29 @@ class LoadError:
 Loaded = Event | LoadError
 
 
-def source_kind(path: str) -> str:
-    """``"rdf"``, ``"parquet"`` or ``"json"``: how :func:`load_events` reads ``path``.
+#: The formats :func:`load_events` reads.
+FORMATS = ("rdf", "parquet", "json", "events")
 
-    Local folders are inspected (Parquet part files make a table); other paths (``hdfs://``,
-    ``s3a://``) are judged by their suffix, and a folder without one holds RDF files.
+
+def source_kind(path: str) -> str:
+    """How :func:`load_events` reads ``path``: ``"rdf"`` files, a triples table
+    (``"parquet"``, ``"json"``), or JSON ``"events"`` (one per line).
+
+    Local folders are inspected (Parquet part files make a table), and a local JSON Lines
+    file by its first line (``"subject"``: triples; ``"values"`` or ``"region"``: events);
+    other paths (``hdfs://``, ``s3a://``) are judged by their suffix (JSON: triples), and a
+    folder without one holds RDF files.
 
     Example:
         >>> source_kind("replay/events.parquet"), source_kind("day1.jsonl")
         ('parquet', 'json')
     """
     suffix = PurePosixPath(path.rstrip("/")).suffix.lower()
+    local = Path(path)
+    if TABLE_SUFFIXES.get(suffix) == "json" and local.is_file():
+        return _json_kind(local)
     if suffix in TABLE_SUFFIXES:
         return TABLE_SUFFIXES[suffix]
-    local = Path(path)
     if local.is_dir():
         names = {p.suffix.lower() for p in local.iterdir() if p.is_file()}
         if ".parquet" in names:
@@ -78,11 +91,35 @@ def source_kind(path: str) -> str:
     return "rdf"
 
 
-def load_events(spark: SparkSession, path: str, *, base: str | None = None) -> RDD[Loaded]:
-    """The events at ``path`` as an RDD of :class:`Event` or :class:`LoadError` records."""
-    kind = source_kind(path)
+def _json_kind(path: Path) -> str:
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                try:
+                    keys = json.loads(line)
+                except ValueError:
+                    return "json"  # let the reader report the bad line
+                if isinstance(keys, dict) and ("values" in keys or "region" in keys):
+                    return "events"
+                return "json"
+    return "json"
+
+
+def load_events(
+    spark: SparkSession, path: str, *, base: str | None = None, kind: str | None = None
+) -> RDD[Loaded]:
+    """The events at ``path`` as an RDD of :class:`Event` or :class:`LoadError` records.
+
+    ``kind`` is one of :data:`FORMATS`; by default :func:`source_kind` guesses it.
+    """
+    kind = kind or source_kind(path)
+    if kind not in FORMATS:
+        msg = f"unknown events format {kind!r} (choose from {', '.join(FORMATS)})"
+        raise SempsError(msg)
     if kind == "rdf":
         return _rdf_files(spark, path, base)
+    if kind == "events":
+        return _json_events(spark, path)
     reader = spark.read.parquet if kind == "parquet" else spark.read.json
     return events_from_table(reader(path), base=base)
 
@@ -119,6 +156,19 @@ def _read_document(item: tuple[str, bytes], base: str | None) -> Event | LoadErr
         return read_event(data, event_id=path.stem, filename=path.name, base=base)
     except IngestError as exc:
         return LoadError(os.path.basename(name), str(exc))
+
+
+def _json_events(spark: SparkSession, path: str) -> RDD[Loaded]:
+    lines = spark.sparkContext.textFile(path).zipWithIndex()
+    name = os.path.basename(path.rstrip("/"))
+    return lines.filter(lambda kv: bool(kv[0].strip())).map(lambda kv: _read_json(name, *kv))
+
+
+def _read_json(name: str, line: str, index: int) -> Loaded:
+    try:
+        return read_json_event(line.encode("utf-8"))
+    except IngestError as exc:
+        return LoadError(f"{name}:{index + 1}", str(exc))
 
 
 def events_from_table(table: DataFrame, *, base: str | None = None) -> RDD[Loaded]:
@@ -178,6 +228,7 @@ def write_table(spark: SparkSession, events: RDD[Event], path: str) -> int:
 
 
 __all__ = [
+    "FORMATS",
     "RDF_SUFFIXES",
     "TABLE_COLUMNS",
     "LoadError",

@@ -85,6 +85,15 @@ class ContentMatcher(Matcher):
     def remove(self, subscription_id: str) -> None:
         self.index.remove(subscription_id)
 
+    def subscription_items(self, subscription: Subscription) -> frozenset[str]:
+        """The constrained attributes: an event lacking one cannot match (placement)."""
+        parsed = parse_subscription(subscription.text, sub_id=subscription.id)
+        return frozenset(c.attr for c in parsed.constraints)
+
+    def event_items(self, context: MatchContext) -> frozenset[str]:
+        """The attributes of the event's attribute view."""
+        return frozenset(attribute_view(context.event, context))
+
     def match(self, event: Event, context: MatchContext) -> list[Match]:
         if not len(self.index):
             return []

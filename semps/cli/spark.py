@@ -18,15 +18,16 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from semps.errors import SempsError
+from semps.errors import SempsError, SubscriptionError
+from semps.matcher.base import Subscription
 from semps.matcher.results import result_record
+from semps.spark.sources import FORMATS
 
 if TYPE_CHECKING:
     from pyspark import RDD
     from pyspark.sql import SparkSession
 
     from semps.ingest.event import Event
-    from semps.matcher.base import Subscription
     from semps.spark.placement import Placement
 
 
@@ -36,8 +37,18 @@ def register(parser: argparse.ArgumentParser) -> None:
     match = sub.add_parser("match", help="match events against subscriptions in bulk")
     _common(match)
     match.add_argument("--ontology", type=Path, help="OWL/RDFS ontology file")
-    match.add_argument("--subscriptions", type=Path, required=True, help="folder of .rq files")
-    match.add_argument("--events", required=True, help="RDF file/folder, or triples table")
+    match.add_argument(
+        "--subscriptions",
+        type=Path,
+        required=True,
+        help="folder of .rq files, or JSON Lines of content/region subscriptions",
+    )
+    match.add_argument(
+        "--events", required=True, help="RDF file/folder, triples table, or JSON events"
+    )
+    match.add_argument(
+        "--events-format", choices=FORMATS, help="how to read --events (default: guessed)"
+    )
     match.add_argument(
         "--output", help="a .jsonl file, or a Parquet folder (default: JSON lines on stdout)"
     )
@@ -55,8 +66,11 @@ def register(parser: argparse.ArgumentParser) -> None:
 
     place = sub.add_parser("place", help="report the placement mined from the subscriptions")
     _common(place)
-    place.add_argument("--subscriptions", type=Path, required=True, help="folder of .rq files")
-    place.add_argument("--events", help="events to route (RDF file/folder or triples table)")
+    place.add_argument(
+        "--subscriptions", type=Path, required=True, help="folder of .rq files, or JSON Lines"
+    )
+    place.add_argument("--events", help="events to route (as for spark match)")
+    place.add_argument("--events-format", choices=FORMATS, help="how to read --events")
     place.add_argument("--ontology", type=Path, help="OWL/RDFS ontology file")
     _placement_options(place)
     place.add_argument(
@@ -70,6 +84,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     convert = sub.add_parser("convert", help="write events as a triples table")
     _common(convert)
     convert.add_argument("--events", required=True, help="RDF file or folder")
+    convert.add_argument("--events-format", choices=FORMATS, help="how to read --events")
     convert.add_argument("--output", required=True, help="a Parquet folder or a .jsonl folder")
     convert.add_argument("--base", help="base IRI for relative references (default per event)")
     convert.set_defaults(func=run_convert)
@@ -106,27 +121,61 @@ def session(args: argparse.Namespace) -> SparkSession:
     return spark_session(args.master, conf=conf)
 
 
-def _events(spark: SparkSession, path: str, base: str | None) -> RDD[Event]:
+def _events(spark: SparkSession, args: argparse.Namespace) -> RDD[Event]:
     from pyspark import StorageLevel
 
     from semps.spark.sources import load_events, raise_load_errors
 
-    events = load_events(spark, path, base=base).persist(StorageLevel.MEMORY_AND_DISK)
+    events = load_events(spark, args.events, base=args.base, kind=args.events_format)
+    events = events.persist(StorageLevel.MEMORY_AND_DISK)
     raise_load_errors(events)
     return events  # type: ignore[return-value]  # no LoadError is left
 
 
-def run_match(args: argparse.Namespace) -> int:
+def load_any_subscriptions(path: Path) -> list[Subscription]:
+    """Semantic subscriptions from a folder of ``.rq`` files, or content and region
+    subscriptions from JSON Lines (``{"id", "constraints"}`` / ``{"id", "region"}``),
+    validated here so a bad one is named before Spark starts."""
+    from semps.cli.jsonl import read_jsonl
     from semps.cli.match import build_matcher, load_subscriptions
+    from semps.spark.bulk import build_matchers
+
+    if path.is_dir():
+        subscriptions = load_subscriptions(path)
+        build_matcher(subscriptions, workers=1).close()  # errors name the file
+        return subscriptions
+    found = list(read_jsonl(path, _json_subscription, SubscriptionError))
+    seen: set[str] = set()
+    for number, sub in enumerate(found, start=1):
+        if sub.id in seen:
+            msg = f"{path}: duplicate subscription id {sub.id!r} (subscription {number})"
+            raise SubscriptionError(msg)
+        seen.add(sub.id)
+    build_matchers(found)
+    return found
+
+
+def _json_subscription(doc: object) -> Subscription:
+    if not isinstance(doc, dict) or not isinstance(doc.get("id"), str) or not doc["id"]:
+        msg = 'a subscription line needs a non-empty string "id"'
+        raise SubscriptionError(msg)
+    kind = "symmetric" if "region" in doc else "content"
+    sub = Subscription(doc["id"], kind, json.dumps(doc))
+    from semps.matcher.registry import create_matcher
+
+    create_matcher(kind).add(sub)  # SubscriptionError here is located by read_jsonl
+    return sub
+
+
+def run_match(args: argparse.Namespace) -> int:
     from semps.ontology import Expansion, load_expansion
     from semps.spark.bulk import match_events
 
     started = time.perf_counter()
     expansion = load_expansion(args.ontology) if args.ontology else Expansion()
-    subscriptions = load_subscriptions(args.subscriptions)
-    build_matcher(subscriptions, workers=1).close()  # errors name the file, before Spark
+    subscriptions = load_any_subscriptions(args.subscriptions)
     spark = session(args)
-    events = _events(spark, args.events, args.base)
+    events = _events(spark, args)
     placement = None
     if args.placement == "mined":
         placement = _mine(spark, subscriptions, args)
@@ -192,14 +241,13 @@ def _write_lines(ordered: RDD[tuple[str, dict[str, int]]], out: TextIO) -> int:
 
 
 def run_place(args: argparse.Namespace) -> int:
-    from semps.cli.match import load_subscriptions
     from semps.ontology import Expansion, load_expansion
     from semps.spark.report import placement_report
 
-    subscriptions = load_subscriptions(args.subscriptions)
+    subscriptions = load_any_subscriptions(args.subscriptions)
     expansion = load_expansion(args.ontology) if args.ontology else Expansion()
     spark = session(args)
-    events = _events(spark, args.events, args.base) if args.events else None
+    events = _events(spark, args) if args.events else None
     placement = _mine(spark, subscriptions, args)
     report = placement_report(
         placement,
@@ -222,7 +270,7 @@ def run_convert(args: argparse.Namespace) -> int:
     from semps.spark.sources import write_table
 
     spark = session(args)
-    events = _events(spark, args.events, args.base)
+    events = _events(spark, args)
     triples = write_table(spark, events, args.output)
     print(f"semps: wrote {triples} triples of {events.count()} events to {args.output}")
     return 0
