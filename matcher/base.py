@@ -49,6 +49,9 @@ class Subscription:
             raise ValueError(msg)
 
 
+_NO_DETAIL: Mapping[str, object] = MappingProxyType({})
+
+
 @dataclass(frozen=True, slots=True)
 class Match:
     """One subscription matched one event.
@@ -73,7 +76,9 @@ class Match:
         if self.count < 1:
             msg = f"a match needs at least one solution, got {self.count}"
             raise ValueError(msg)
-        object.__setattr__(self, "detail", MappingProxyType(dict(self.detail)))
+        # Most matches carry no detail: share one empty read-only mapping.
+        detail = MappingProxyType(dict(self.detail)) if self.detail else _NO_DETAIL
+        object.__setattr__(self, "detail", detail)
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         return (

@@ -129,11 +129,10 @@ def verify(
     sub: CompiledSubscription, pairs: EventPairs, limit: int = DEFAULT_SOLUTION_LIMIT
 ) -> Verdict | None:
     """The subscription's solutions over the event, or ``None`` when it has none."""
-    tables = [pairs.table(p.prop, p.key) for p in sub.patterns]
-    if not all(tables):
-        return None
-    if len(tables) == 1 and not sub.filters and not sub.distinct:
-        return _single(sub, tables[0], limit)
+    patterns = sub.patterns
+    if len(patterns) == 1 and not sub.filters and not sub.distinct:
+        rows = pairs.table(patterns[0].prop, patterns[0].key)
+        return _single(sub, rows, limit) if rows else None
     run = _Run(sub, limit)
     _bind_sources(run, sub, pairs)
     run.walk(0)

@@ -180,7 +180,13 @@ def run_match(args: argparse.Namespace) -> int:
     if args.placement == "mined":
         placement = _mine(spark, subscriptions, args)
     results = match_events(
-        events, subscriptions, expansion, engine=args.engine, placement=placement, seed=args.seed
+        events,
+        subscriptions,
+        expansion,
+        engine=args.engine,
+        placement=placement,
+        seed=args.seed,
+        validate=False,  # load_any_subscriptions did, naming the file
     )
     count = write_results(spark, results, args.output)
     elapsed = time.perf_counter() - started
