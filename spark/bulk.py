@@ -242,7 +242,9 @@ def subscription_items(subscriptions: Sequence[Subscription]) -> list[frozenset[
     matchers: dict[str, Matcher] = {}
     out = []
     for sub in subscriptions:
-        matcher = matchers.get(sub.kind) or matchers.setdefault(sub.kind, create_matcher(sub.kind))
+        matcher = matchers.get(sub.kind)
+        if matcher is None:  # (an empty matcher is falsy: it has a __len__)
+            matcher = matchers[sub.kind] = create_matcher(sub.kind)
         out.append(matcher.subscription_items(sub))
     return out
 

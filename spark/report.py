@@ -170,9 +170,11 @@ def placement_report(
     *,
     forwarding_degree: int = 8,
     seed: int = 0,
+    delivery: bool = True,
 ) -> PlacementReport:
     """Compare the mined placement with Ferry and broadcast on ``subscriptions`` (and on the
-    routing of ``events``, when given)."""
+    routing of ``events``, when given; with ``delivery``, the events are also matched to
+    plan their delivery)."""
     from semps.spark.bulk import match_events, subscription_items
 
     items = subscription_items(subscriptions)
@@ -200,6 +202,8 @@ def placement_report(
             s.replication = [n] * len(routes)
             received = Counter({k: len(routes) for k in range(n)})
         s.work = [received.get(k, 0) * s.subscriptions[k] for k in range(n)]
+    if not delivery:
+        return report
     matched = match_events(
         events, subscriptions, expansion, placement=placement, seed=seed, validate=False
     )

@@ -72,8 +72,9 @@ def spark_session(
     """Get or create the SparkSession semps runs on.
 
     Args:
-        master: the Spark master URL; default ``$SEMPS_SPARK_MASTER`` or ``local[*]``. Under
-            ``spark-submit`` the submitted master wins (the session already exists).
+        master: the Spark master URL; default ``$SEMPS_SPARK_MASTER`` or ``local[*]``; under
+            ``spark-submit``, the submitted one (and submitted settings win over the local
+            defaults).
         app_name: the application name shown by the cluster manager.
         conf: extra Spark settings (they override the local defaults).
         graphframes: add the GraphFrames jar (and its Python wrapper) to the session.
@@ -89,22 +90,27 @@ def spark_session(
         if graphframes:
             _attach_graphframes_wrapper(active)
         return active
-    check_java()
-    # Workers must run this interpreter, or they miss the venv's packages.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    settings = dict(LOCAL_DEFAULTS)
+    submitted = _submitted_conf()
+    if submitted is None:
+        check_java()
+        # Workers must run this interpreter, or they miss the venv's packages.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        settings = dict(LOCAL_DEFAULTS)
+        master = master or os.environ.get(MASTER_ENV) or "local[*]"
+    else:  # under spark-submit: what was submitted wins over our local defaults
+        settings = {k: v for k, v in LOCAL_DEFAULTS.items() if k not in submitted}
+        master = master or submitted.get("spark.master") or "local[*]"
     settings.update(conf or {})
-    if graphframes and "spark.jars.packages" not in settings:
+    if graphframes and "spark.jars.packages" not in {**(submitted or {}), **settings}:
         from semps.spark.jars import graphframes_jar
 
         jar = graphframes_jar()
         if jar is not None:
-            jars = [j for j in settings.get("spark.jars", "").split(",") if j]
+            given = settings.get("spark.jars") or (submitted or {}).get("spark.jars", "")
+            jars = [j for j in given.split(",") if j]
             settings["spark.jars"] = ",".join([*jars, str(jar)])
-    builder = SparkSession.builder.appName(app_name).master(
-        master or os.environ.get(MASTER_ENV) or "local[*]"
-    )
+    builder = SparkSession.builder.appName(app_name).master(master)
     for key, value in settings.items():
         builder = builder.config(key, value)
     try:
@@ -116,6 +122,16 @@ def spark_session(
     if graphframes:
         _attach_graphframes_wrapper(session)
     return session
+
+
+def _submitted_conf() -> dict[str, str] | None:
+    """The settings ``spark-submit`` launched this driver with, or ``None`` when semps
+    starts the JVM itself (``spark-submit`` runs the Python driver with a gateway port)."""
+    if not os.environ.get("PYSPARK_GATEWAY_PORT"):
+        return None
+    from pyspark import SparkConf
+
+    return dict(SparkConf().getAll())
 
 
 def _attach_graphframes_wrapper(session: SparkSession) -> None:

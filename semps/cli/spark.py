@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from semps.errors import SempsError, SubscriptionError
-from semps.matcher.base import Subscription
+from semps.matcher.base import Matcher, Subscription
 from semps.matcher.results import result_record
 from semps.spark.sources import FORMATS
 
@@ -144,7 +144,10 @@ def load_any_subscriptions(path: Path) -> list[Subscription]:
         subscriptions = load_subscriptions(path)
         build_matcher(subscriptions, workers=1).close()  # errors name the file
         return subscriptions
-    found = list(read_jsonl(path, _json_subscription, SubscriptionError))
+    validators: dict[str, Matcher] = {}
+    found = list(
+        read_jsonl(path, lambda doc: _json_subscription(doc, validators), SubscriptionError)
+    )
     seen: set[str] = set()
     for number, sub in enumerate(found, start=1):
         if sub.id in seen:
@@ -155,15 +158,18 @@ def load_any_subscriptions(path: Path) -> list[Subscription]:
     return found
 
 
-def _json_subscription(doc: object) -> Subscription:
+def _json_subscription(doc: object, validators: dict[str, Matcher]) -> Subscription:
+    from semps.matcher.registry import create_matcher
+
     if not isinstance(doc, dict) or not isinstance(doc.get("id"), str) or not doc["id"]:
         msg = 'a subscription line needs a non-empty string "id"'
         raise SubscriptionError(msg)
     kind = "symmetric" if "region" in doc else "content"
     sub = Subscription(doc["id"], kind, json.dumps(doc))
-    from semps.matcher.registry import create_matcher
-
-    create_matcher(kind).add(sub)  # SubscriptionError here is located by read_jsonl
+    validator = validators.get(kind)
+    if validator is None:
+        validator = validators[kind] = create_matcher(kind)
+    validator.add(sub)  # a SubscriptionError here is located by read_jsonl
     return sub
 
 
@@ -192,7 +198,7 @@ def run_match(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - started
     print(
         f"semps: {count} events against {len(subscriptions)} subscriptions in {elapsed:.1f} s "
-        f"(engine {args.engine}, placement {args.placement})",
+        f"(engine {args.engine}, placement {args.placement}, master {spark.sparkContext.master})",
         file=sys.stderr,
     )
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -117,3 +118,39 @@ def test_bad_arguments_exit_2_with_one_line(workloads: Path, tmp_path: Path) -> 
     done = semps(*base, "--events", str(case / "events"), env=env)
     assert done.returncode == 2
     assert "semps: error: Spark needs Java 17" in done.stderr
+
+
+def test_spark_submit_runs_the_same_command_with_the_submitted_settings(
+    workloads: Path, tmp_path: Path
+) -> None:
+    case = workloads / "synthetic-s7"
+    submit = Path(sys.executable).with_name("spark-submit")
+    out = tmp_path / "answers.jsonl"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    done = subprocess.run(
+        [
+            str(submit),
+            "--master",
+            "local[1]",
+            "--conf",
+            "spark.sql.shuffle.partitions=3",
+            str(importlib.util.find_spec("semps.__main__").origin),  # type: ignore[union-attr]
+            "spark",
+            "match",
+            "--ontology",
+            str(case / "ontology.owl"),
+            "--subscriptions",
+            str(case / "subscriptions"),
+            "--events",
+            str(case / "events"),
+            "--output",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert out.read_text() == (case / "expected.jsonl").read_text()
+    assert "master local[1]" in done.stderr  # the submitted master, not our local default
