@@ -129,8 +129,9 @@ def _submitted_conf() -> dict[str, str] | None:
     starts the JVM itself (``spark-submit`` runs the Python driver with a gateway port)."""
     if not os.environ.get("PYSPARK_GATEWAY_PORT"):
         return None
-    from pyspark import SparkConf
+    from pyspark import SparkConf, SparkContext
 
+    SparkContext._ensure_initialized()  # connect to spark-submit's JVM, or SparkConf is empty
     return dict(SparkConf().getAll())
 
 
