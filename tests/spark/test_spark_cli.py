@@ -153,4 +153,5 @@ def test_spark_submit_runs_the_same_command_with_the_submitted_settings(
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert out.read_text() == (case / "expected.jsonl").read_text()
-    assert "master local[1]" in done.stderr  # the submitted master, not our local default
+    # spark-submit merges the Python driver's stderr into its stdout
+    assert "master local[1]" in done.stdout  # the submitted master, not our local default
