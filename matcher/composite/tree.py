@@ -27,87 +27,97 @@ Constituents = list[dict[str, Any]]
 Pending = tuple[float, Constituents] | None
 
 
-@dataclass
+#: Operator codes (the hot path compares small ints, not strings).
+OR, AND, THEN, ALL, TIMES, NO = range(6)
+_CODES = {"or": OR, "and": AND, "then": THEN, "all": ALL, "times": TIMES, "no": NO}
+
+
+@dataclass(eq=False)
 class Node:
-    """An event in the tree: a primitive (``definition is None``) or a composite."""
+    """An event in the tree: a primitive (``definition is None``) or a composite.
+
+    ``parents`` lists ``(parent, role, gated)`` in the order the parents were defined;
+    ``gated`` marks the roles that only count while the parent is open (``then``'s right
+    child, a ternary's monitored and closing children): while the parent is closed they are
+    the seed's passiveComEvents, skipped without a call.
+    """
 
     name: str
     definition: Definition | None = None
-    parents: list[tuple[Node, int]] = field(default_factory=list)
+    parents: list[tuple[Node, int, bool]] = field(default_factory=list)
     pending: list[Pending] = field(
         default_factory=list
     )  # and: 2 statuses; then: left; ternary: open
     count: int = 0
     monitored: Constituents = field(default_factory=list)
+    code: int = OR
+    within: float | None = None
+    times: int = 0
+
+    def __post_init__(self) -> None:
+        d = self.definition
+        if d is not None:
+            self.code, self.within, self.times = _CODES[d.op], d.within, d.n
 
     def passive_roles(self) -> list[tuple[str, int]]:
         """(parent, role) pairs that cannot be affected now (the seed's passiveComEvents)."""
-        return [(p.name, r) for p, r in self.parents if not p.accepts(r)]
+        return [(p.name, r) for p, r, _ in self.parents if not p.accepts(r)]
 
     def accepts(self, role: int) -> bool:
         """Whether an occurrence in ``role`` can change this composite now."""
-        d = self.definition
-        assert d is not None
-        if d.op == "then":
-            return role == 0 or self.pending[0] is not None
-        if d.op in ("all", "times", "no"):
+        if self.code in (THEN, ALL, TIMES, NO):
             return role == 0 or self.pending[0] is not None
         return True
 
     def reset(self) -> None:
-        d = self.definition
-        assert d is not None
-        self.pending = [None, None] if d.op == "and" else [None]
+        self.pending = [None, None] if self.code == AND else [None]
         self.count = 0
         self.monitored = []
 
     def _expire(self, now: float) -> None:
-        d = self.definition
-        assert d is not None
-        if d.within is None:
-            return
+        within = self.within
         for i, status in enumerate(self.pending):
-            if status is not None and now - status[0] > d.within:
+            if status is not None and now - status[0] > within:  # type: ignore[operator]
                 self.pending[i] = None
-                if d.op in ("all", "times", "no"):
+                if self.code >= ALL:
                     self.count, self.monitored = 0, []
 
     def deliver(self, role: int, now: float, cons: Constituents) -> Constituents | None:
         """Hand an occurrence of the child in ``role`` to this composite; the constituents
         of the detection it causes, if any."""
-        d = self.definition
-        assert d is not None
-        self._expire(now)
-        op = d.op
-        if op == "or":
+        code = self.code
+        if code == OR:
             return list(cons)
-        if op == "and":
-            if self.pending[role] is None:
-                self.pending[role] = (now, list(cons))
-            left, right = self.pending
+        pending = self.pending
+        within = self.within
+        if within is not None:  # expire lazily, on the next delivery
+            first = pending[0]
+            if first is not None and now - first[0] > within:
+                self._expire(now)
+            elif code == AND and pending[1] is not None and now - pending[1][0] > within:
+                self._expire(now)
+            pending = self.pending
+        if code == AND:
+            if pending[role] is None:
+                pending[role] = (now, list(cons))
+            left, right = pending
             if left is not None and right is not None:
                 self.pending = [None, None]
                 return left[1] + right[1]
             return None
-        if op == "then":
+        opened = pending[0]
+        if code == THEN:
             if role == 0:
-                if self.pending[0] is None:
-                    self.pending[0] = (now, list(cons))
+                if opened is None:
+                    pending[0] = (now, list(cons))
                 return None
-            opened = self.pending[0]
             if opened is None:
                 return None
-            self.pending[0] = None
+            pending[0] = None
             return opened[1] + list(cons)
-        return self._ternary(role, now, cons)
-
-    def _ternary(self, role: int, now: float, cons: Constituents) -> Constituents | None:
-        d = self.definition
-        assert d is not None
-        opened = self.pending[0]
-        if role == 0:
+        if role == 0:  # ternary: A opens (again while open: no change)
             if opened is None:
-                self.pending[0] = (now, list(cons))
+                pending[0] = (now, list(cons))
                 self.count, self.monitored = 0, []
             return None
         if opened is None:
@@ -116,9 +126,10 @@ class Node:
             self.count += 1
             self.monitored += cons
             return None
-        hit = {"all": self.count > 0, "times": self.count == d.n, "no": self.count == 0}[d.op]
+        count = self.count
+        hit = count > 0 if code == ALL else count == self.times if code == TIMES else count == 0
         found = opened[1] + self.monitored + list(cons) if hit else None
-        self.pending[0], self.count, self.monitored = None, 0, []
+        pending[0], self.count, self.monitored = None, 0, []
         return found
 
 
@@ -140,9 +151,12 @@ class EventTree:
         for d in definitions:
             node = Node(d.name, d)
             node.reset()
+            gated_from = 1 if node.code in (THEN, ALL, TIMES, NO) else 2
             for role, operand in enumerate(d.operands):
-                child = self.nodes.setdefault(operand, Node(operand))
-                child.parents.append((node, role))
+                child = self.nodes.get(operand)
+                if child is None:
+                    child = self.nodes[operand] = Node(operand)
+                child.parents.append((node, role, role >= gated_from))
             self.nodes[d.name] = node
 
     def drop(self, name: str) -> None:
@@ -152,13 +166,13 @@ class EventTree:
             msg = f"no composite event {name!r}"
             raise CompositeDefinitionError(msg)
         if node.parents:
-            users = ", ".join(sorted({p.name for p, _ in node.parents}))
+            users = ", ".join(sorted({p.name for p, _, _ in node.parents}))
             msg = f"composite event {name!r} is used by {users}; drop those first"
             raise CompositeDefinitionError(msg)
         del self.nodes[name]
         for operand in node.definition.operands:
             child = self.nodes[operand]
-            child.parents = [(p, r) for p, r in child.parents if p is not node]
+            child.parents = [link for link in child.parents if link[0] is not node]
             if child.definition is None and not child.parents:
                 del self.nodes[operand]
 
@@ -173,7 +187,9 @@ class EventTree:
     def _propagate(
         self, node: Node, now: float, cons: Constituents, out: list[tuple[str, Constituents]]
     ) -> None:
-        for parent, role in list(node.parents):
+        for parent, role, gated in node.parents:
+            if gated and parent.pending[0] is None:
+                continue  # passive: a closed parent ignores this role (and has nothing to expire)
             found = parent.deliver(role, now, cons)
             if found is not None:
                 out.append((parent.name, found))
