@@ -26,13 +26,15 @@ from semps.matcher.semantic.compiled import STAR, CompiledSubscription, NPNKey
 IntArray = npt.NDArray[np.int64]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class SC:
     """A subscription container: the slots of the subscriptions that hold one pattern
-    (with multiplicity: a subscription using the pattern twice is listed twice)."""
+    (with multiplicity: a subscription using the pattern twice is listed twice), and the
+    slots of those for which it is the anchor (their most selective pattern)."""
 
     slots: list[int] = field(default_factory=list)
     _array: IntArray | None = None
+    anchored: list[int] = field(default_factory=list)
 
     def array(self) -> IntArray:
         """The slots as a cached NumPy array."""
@@ -107,6 +109,7 @@ class SubscriptionIndex:
         self.subscriptions: dict[str, CompiledSubscription] = {}
         self.slot_of: dict[str, int] = {}
         self.sub_at: list[CompiledSubscription | None] = []
+        self.containers_at: list[tuple[SC, ...]] = []
         self._free: list[int] = []
         self._need = np.zeros(0, dtype=np.int64)
 
@@ -120,23 +123,30 @@ class SubscriptionIndex:
         slot = self._free.pop() if self._free else len(self.sub_at)
         if slot == len(self.sub_at):
             self.sub_at.append(None)
+            self.containers_at.append(())
             if slot >= len(self._need):
                 self._need = np.resize(self._need, max(16, 2 * len(self._need)))
         self.sub_at[slot] = sub
         self._need[slot] = len(sub.patterns)
         self.slot_of[sub.id] = slot
         self.subscriptions[sub.id] = sub
+        containers = []
         for pattern in sub.patterns:
             hm_npn = self.hm_prop.setdefault(pattern.prop, {})
             container = hm_npn.get(pattern.key)
             if container is None:
                 container = hm_npn[pattern.key] = SC()
             container.add(slot)
+            containers.append(container)
+        self.containers_at[slot] = tuple(containers)
+        containers[_anchor(sub)].anchored.append(slot)
 
     def delete(self, subscription_id: str) -> CompiledSubscription:
         """Remove a subscription; O(patterns x SC length). Raises KeyError if unknown."""
         sub = self.subscriptions.pop(subscription_id)
         slot = self.slot_of.pop(subscription_id)
+        self.containers_at[slot][_anchor(sub)].anchored.remove(slot)
+        self.containers_at[slot] = ()
         for pattern in sub.patterns:
             hm_npn = self.hm_prop[pattern.prop]
             container = hm_npn[pattern.key]
@@ -152,7 +162,30 @@ class SubscriptionIndex:
 
     def counter_filter(self, pairs: EventPairs) -> list[CompiledSubscription]:
         """Phase 1: the subscriptions whose every pattern is hit by the event, in index
-        (slot) order."""
+        (slot) order.
+
+        A subscription's counter (its patterns whose SC the event hits) can only reach its
+        pattern count if its anchor, its most selective pattern, is hit; so counters are
+        kept for the subscriptions anchored in a hit SC only, not for every subscription a
+        broad SC (``?x a ub:Person``) lists. The survivors are the same.
+        """
+        hit = set(self._hit_containers(pairs))
+        containers_at = self.containers_at
+        survivors = []
+        for container in hit:
+            for slot in container.anchored:
+                for other in containers_at[slot]:
+                    if other not in hit:
+                        break
+                else:
+                    survivors.append(slot)
+        survivors.sort()
+        at = self.sub_at
+        return [at[i] for i in survivors]  # type: ignore[misc]
+
+    def counter_filter_all(self, pairs: EventPairs) -> list[CompiledSubscription]:
+        """Phase 1 as the seed states it: a counter for every subscription listed in a hit
+        SC (the reference :meth:`counter_filter` is tested against)."""
         hit = [c.array() for c in self._hit_containers(pairs)]
         if not hit:
             return []
@@ -172,6 +205,18 @@ class SubscriptionIndex:
                 yield from _scan_keys(hm_npn, event_pairs)
             else:
                 yield from _probe_keys(hm_npn, event_pairs)
+
+
+def _anchor(sub: CompiledSubscription) -> int:
+    """The index of the subscription's most selective pattern: most constants, a property
+    before ``rdf:type`` (class SCs are broad), the first on a tie."""
+
+    def score(i: int) -> tuple[int, int, int]:
+        p = sub.patterns[i]
+        constants = (p.key[0] != STAR) + (p.key[1] != STAR)
+        return (constants, p.prop != RDF_TYPE, -i)
+
+    return max(range(len(sub.patterns)), key=score)
 
 
 def _scan_keys(hm_npn: dict[NPNKey, SC], pairs: list[tuple[str, Term]]) -> Iterable[SC]:

@@ -85,6 +85,26 @@ def test_counter_filtering_never_drops_a_match(triples, text) -> None:
     assert (brute is not None) <= ("s" in survivors)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(TRIPLES), min_size=1, max_size=12),
+    st.lists(st.sampled_from(QUERIES), min_size=1, max_size=8),
+    st.lists(st.integers(0, 7), max_size=4),
+)
+def test_anchored_counters_keep_exactly_the_seeds_survivors(triples, texts, removed) -> None:
+    """Counting only for subscriptions whose anchor was hit changes nothing: the survivors
+    are those of a counter for every subscription an SC lists, even after deletions."""
+    m = SemanticMatcher()
+    for i, text in enumerate(texts):
+        m.add(Subscription(f"s{i}", "semantic", text))
+    for i in removed:
+        if f"s{i}" in m.index.subscriptions:
+            m.remove(f"s{i}")
+    pairs = EventPairs(to_partab(Event("e", tuple(dict.fromkeys(triples)))))
+    anchored = [c.id for c in m.index.counter_filter(pairs)]
+    assert anchored == [c.id for c in m.index.counter_filter_all(pairs)]
+
+
 def test_remove_unknown_and_bad_text() -> None:
     m = SemanticMatcher()
     with pytest.raises(NotFound, match="no semantic subscription 'nope'"):
