@@ -18,6 +18,28 @@ RDF_TYPE = RDF + "type"
 XSD_STRING = XSD + "string"
 RDF_LANGSTRING = RDF + "langString"
 
+#: The XSD datatypes derived from xsd:integer, and the other numeric ones.
+XSD_INTEGER_TYPES = frozenset(
+    XSD + t
+    for t in (
+        "integer",
+        "int",
+        "long",
+        "short",
+        "byte",
+        "nonNegativeInteger",
+        "positiveInteger",
+        "nonPositiveInteger",
+        "negativeInteger",
+        "unsignedLong",
+        "unsignedInt",
+        "unsignedShort",
+        "unsignedByte",
+    )
+)
+XSD_DECIMAL = XSD + "decimal"
+XSD_FLOAT_TYPES = frozenset({XSD + "double", XSD + "float"})
+
 
 class Literal(tuple[str, str, "str | None"]):
     """An RDF literal: lexical form, datatype IRI and language tag (an immutable tuple).

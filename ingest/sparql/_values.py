@@ -10,33 +10,24 @@ from functools import lru_cache
 from typing import Any
 
 from semps._types import Term
-from semps.ingest.terms import RDF_LANGSTRING, XSD, XSD_STRING, Literal
+from semps.ingest.terms import (
+    RDF_LANGSTRING,
+    XSD,
+    XSD_DECIMAL,
+    XSD_FLOAT_TYPES,
+    XSD_INTEGER_TYPES,
+    XSD_STRING,
+    Literal,
+)
 
 
 class EvalError(Exception):
     """A SPARQL expression error (unbound variable, type error, ...)."""
 
 
-INTEGER_TYPES = frozenset(
-    XSD + t
-    for t in (
-        "integer",
-        "int",
-        "long",
-        "short",
-        "byte",
-        "nonNegativeInteger",
-        "positiveInteger",
-        "nonPositiveInteger",
-        "negativeInteger",
-        "unsignedLong",
-        "unsignedInt",
-        "unsignedShort",
-        "unsignedByte",
-    )
-)
-DECIMAL = XSD + "decimal"
-FLOAT_TYPES = frozenset({XSD + "double", XSD + "float"})
+INTEGER_TYPES = XSD_INTEGER_TYPES
+DECIMAL = XSD_DECIMAL
+FLOAT_TYPES = XSD_FLOAT_TYPES
 NUMERIC_TYPES = INTEGER_TYPES | FLOAT_TYPES | {DECIMAL}
 BOOLEAN, DATE, DATETIME = XSD + "boolean", XSD + "date", XSD + "dateTime"
 

@@ -16,7 +16,7 @@ import math
 
 from semps._types import Value
 from semps.ingest.event import Event
-from semps.ingest.terms import XSD, Literal
+from semps.ingest.terms import XSD_DECIMAL, XSD_FLOAT_TYPES, XSD_INTEGER_TYPES, Literal
 from semps.matcher.base import MatchContext
 
 __all__ = ["AttributeView", "attribute_view", "literal_value"]
@@ -24,25 +24,8 @@ __all__ = ["AttributeView", "attribute_view", "literal_value"]
 #: Attribute -> its distinct values, in first-seen order.
 AttributeView = dict[str, tuple[Value, ...]]
 
-_INTEGER_TYPES = {
-    XSD + t
-    for t in (
-        "integer",
-        "int",
-        "long",
-        "short",
-        "byte",
-        "nonNegativeInteger",
-        "positiveInteger",
-        "nonPositiveInteger",
-        "negativeInteger",
-        "unsignedLong",
-        "unsignedInt",
-        "unsignedShort",
-        "unsignedByte",
-    )
-}
-_DECIMAL_TYPES = {XSD + "decimal", XSD + "double", XSD + "float"}
+_INTEGER_TYPES = XSD_INTEGER_TYPES
+_DECIMAL_TYPES = XSD_FLOAT_TYPES | {XSD_DECIMAL}
 
 
 def literal_value(literal: Literal) -> Value:

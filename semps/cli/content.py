@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 
-from semps.errors import JSONEventError, SubscriptionError
 from semps.ingest.event import Event
 from semps.ingest.json_event import parse_json_event
-from semps.matcher.base import MatchContext
 from semps.matcher.content import ALGORITHMS, ContentMatcher, subscription_from_json
 from semps.matcher.content.constraints import ContentSubscription
 
-from .jsonl import read_jsonl
+from .jsonl import match_jsonl
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -53,31 +49,13 @@ def options(args: argparse.Namespace) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.batch < 1:
-        raise SubscriptionError(f"--batch must be at least 1, not {args.batch}")
     matcher = ContentMatcher(args.algorithm, **options(args))
-    seen: dict[str, int] = {}
-    for number, sub in enumerate(
-        read_jsonl(args.subscriptions, _subscription, SubscriptionError), start=1
-    ):
-        if sub.id in seen:
-            msg = f"{args.subscriptions}: duplicate subscription id {sub.id!r}"
-            raise SubscriptionError(msg)
-        seen[sub.id] = number
-        matcher.index.add(sub)
-    batch: list[Event] = []
-    for event in read_jsonl(args.events, _event, JSONEventError):
-        batch.append(event)
-        if len(batch) == args.batch:
-            _flush(matcher, batch)
-    _flush(matcher, batch)
-    return 0
-
-
-def _flush(matcher: ContentMatcher, batch: list[Event]) -> None:
-    contexts = [MatchContext(e) for e in batch]
-    for event, matches in zip(batch, matcher.match_batch(batch, contexts), strict=True):
-        line = {"event": event.id, "matches": [m.subscription for m in matches]}
-        sys.stdout.write(json.dumps(line) + "\n")
-    sys.stdout.flush()
-    batch.clear()
+    return match_jsonl(
+        args.subscriptions,
+        args.events,
+        matcher=matcher,
+        add=matcher.index.add,
+        subscription=_subscription,
+        event=_event,
+        batch=args.batch,
+    )

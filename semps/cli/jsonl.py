@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
-from semps.errors import IngestError, SempsError, SubscriptionError
+from semps.errors import IngestError, JSONEventError, SempsError, SubscriptionError
+from semps.ingest.event import Event
+from semps.matcher.base import Match, MatchContext
 
-__all__ = ["read_jsonl"]
+__all__ = ["match_jsonl", "read_jsonl"]
 
 T = TypeVar("T")
 
@@ -48,3 +51,51 @@ def read_jsonl(
 def _refuse_constant(name: str) -> object:
     msg = f"{name} is not a JSON number"
     raise ValueError(msg)
+
+
+class _Indexed(Protocol):
+    """A matcher whose subscriptions are added to its index directly."""
+
+    def match_batch(
+        self, events: list[Event], contexts: list[MatchContext]
+    ) -> list[list[Match]]: ...
+
+
+def match_jsonl(
+    subscriptions: Path,
+    events: Path,
+    *,
+    matcher: _Indexed,
+    add: Callable[[T], None],
+    subscription: Callable[[object], T],
+    event: Callable[[object], Event],
+    batch: int,
+) -> int:
+    """``semps content|symmetric match``: index every subscription line (ids unique), then
+    print ``{"event", "matches"}`` per event line, matching ``batch`` events together."""
+    if batch < 1:
+        raise SubscriptionError(f"--batch must be at least 1, not {batch}")
+    seen: set[str] = set()
+    for sub in read_jsonl(subscriptions, subscription, SubscriptionError):
+        sub_id = sub.id  # type: ignore[attr-defined]
+        if sub_id in seen:
+            msg = f"{subscriptions}: duplicate subscription id {sub_id!r}"
+            raise SubscriptionError(msg)
+        seen.add(sub_id)
+        add(sub)
+    pending: list[Event] = []
+    for item in read_jsonl(events, event, JSONEventError):
+        pending.append(item)
+        if len(pending) == batch:
+            _flush(matcher, pending)
+    _flush(matcher, pending)
+    return 0
+
+
+def _flush(matcher: _Indexed, batch: list[Event]) -> None:
+    contexts = [MatchContext(e) for e in batch]
+    for item, matches in zip(batch, matcher.match_batch(batch, contexts), strict=True):
+        line = {"event": item.id, "matches": [m.subscription for m in matches]}
+        sys.stdout.write(json.dumps(line) + "\n")
+    sys.stdout.flush()
+    batch.clear()
