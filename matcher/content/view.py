@@ -16,7 +16,7 @@ import math
 
 from semps._types import Value
 from semps.ingest.event import Event
-from semps.ingest.terms import XSD_DECIMAL, XSD_FLOAT_TYPES, XSD_INTEGER_TYPES, Literal
+from semps.ingest.terms import XSD, XSD_DECIMAL, XSD_FLOAT_TYPES, XSD_INTEGER_TYPES, Literal  # noqa: F401  (XSD: doctests)
 from semps.matcher.base import MatchContext
 
 __all__ = ["AttributeView", "attribute_view", "literal_value"]
