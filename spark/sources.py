@@ -126,12 +126,15 @@ def load_events(
 
 def _rdf_files(spark: SparkSession, path: str, base: str | None) -> RDD[Loaded]:
     local = Path(path)
-    if local.is_file():
-        files = [local]
-    elif local.is_dir():
-        files = sorted(p for p in local.iterdir() if p.suffix.lower() in RDF_SUFFIXES)
-    else:
-        files = []
+    files: list[Path] = []
+    # With a local master the workers share the driver's files: list them here and read
+    # each in a task. On a cluster, Spark lists and ships the bytes (hdfs://, s3a://, or a
+    # file:// path every node mounts).
+    if (spark.sparkContext.master or "").startswith("local"):
+        if local.is_file():
+            files = [local]
+        elif local.is_dir():
+            files = sorted(p for p in local.iterdir() if p.suffix.lower() in RDF_SUFFIXES)
     if files:
         names = [str(p.resolve()) for p in files]
         # Few big tasks: each task costs a Python worker round trip.
