@@ -22,7 +22,14 @@ from semps._types import Value
 from semps.errors import DocumentTooLarge, JSONEventError
 from semps.ingest.event import Event
 
-__all__ = ["JSON_MEDIA_TYPES", "is_json_media_type", "parse_json_event", "read_json_event"]
+__all__ = [
+    "JSON_MEDIA_TYPES",
+    "is_json_media_type",
+    "is_json_number",
+    "parse_json_event",
+    "read_json_event",
+    "refuse_json_constant",
+]
 
 #: Media types read as JSON events (``application/ld+json`` stays JSON-LD, i.e. RDF).
 JSON_MEDIA_TYPES = frozenset({"application/json", "text/json"})
@@ -71,7 +78,7 @@ def read_json_event(
         msg = f"document of {len(data)} bytes exceeds the limit of {max_bytes} bytes"
         raise DocumentTooLarge(msg)
     try:
-        doc = json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
+        doc = json.loads(data.decode("utf-8"), parse_constant=refuse_json_constant)
     except UnicodeDecodeError as exc:
         msg = f"a JSON event must be UTF-8 ({exc.reason} at byte {exc.start})"
         raise JSONEventError(msg) from exc
@@ -102,7 +109,7 @@ def parse_json_event(doc: object, *, event_id: str | None = None) -> Event:
     values = _values(doc.get("values", {}))
     region = parse_region(doc["region"], what="region") if "region" in doc else {}
     time = doc.get("time")
-    if time is not None and not _is_number(time):
+    if time is not None and not is_json_number(time):
         msg = f'"time" must be a number of seconds, not {_show(time)}'
         raise JSONEventError(msg)
     return Event(event_id, values=values, regions=region, time=None if time is None else time)
@@ -128,7 +135,7 @@ def parse_region(doc: object, *, what: str) -> dict[str, tuple[float, float]]:
         if not name:
             msg = f"{what} has an empty attribute name"
             raise JSONEventError(msg)
-        if not (isinstance(bounds, list) and len(bounds) == 2 and all(map(_is_number, bounds))):
+        if not (isinstance(bounds, list) and len(bounds) == 2 and all(map(is_json_number, bounds))):
             msg = f"{what} attribute {name!r} must be [low, high] numbers, not {_show(bounds)}"
             raise JSONEventError(msg)
         low, high = float(bounds[0]), float(bounds[1])
@@ -147,13 +154,13 @@ def _values(doc: object) -> Mapping[str, Value]:
         if not name:
             msg = '"values" has an empty attribute name'
             raise JSONEventError(msg)
-        if not (isinstance(value, str) or _is_number(value)):
+        if not (isinstance(value, str) or is_json_number(value)):
             msg = f"value of {name!r} must be a number or a string, not {_show(value)}"
             raise JSONEventError(msg)
     return doc
 
 
-def _is_number(value: object) -> bool:
+def is_json_number(value: object) -> bool:
     """A finite JSON number (booleans are not numbers here)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
@@ -163,7 +170,8 @@ def _is_number(value: object) -> bool:
         return False
 
 
-def _refuse_constant(name: str) -> object:
+def refuse_json_constant(name: str) -> object:
+    """``parse_constant`` for :func:`json.loads`: ``NaN`` and ``Infinity`` are not JSON."""
     msg = f"{name} is not a JSON number"
     raise ValueError(msg)
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from semps._types import Value
 from semps.errors import SubscriptionError
+from semps.ingest.json_event import is_json_number
 
 __all__ = [
     "OPS",
@@ -46,15 +47,6 @@ OPS = (">=", "<=", "=", "between")
 #: What a subscription asks of one attribute once its constraints are merged: a closed
 #: numeric interval ``(low, high)`` (``-inf``/``inf`` when open) or one string.
 Condition = tuple[float, float] | str
-
-
-def _finite_number(value: object) -> bool:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    try:
-        return math.isfinite(float(value))
-    except OverflowError:
-        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +92,7 @@ class Constraint:
         if self.value is not None:
             msg = f"{self.attr} between: takes low and high, not a value"
             raise SubscriptionError(msg)
-        if not (_finite_number(self.low) and _finite_number(self.high)):
+        if not (is_json_number(self.low) and is_json_number(self.high)):
             msg = f"{self.attr} between: low and high must be finite numbers"
             raise SubscriptionError(msg)
         assert self.low is not None and self.high is not None
@@ -116,7 +108,7 @@ class Constraint:
             if self.op != "=":
                 msg = f"{self.text()}: strings support only ="
                 raise SubscriptionError(msg)
-        elif not _finite_number(self.value):
+        elif not is_json_number(self.value):
             msg = f"{self.attr} {self.op}: the value must be a finite number or a string"
             raise SubscriptionError(msg)
 

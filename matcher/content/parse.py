@@ -26,6 +26,7 @@ from typing import NoReturn
 
 from semps._types import Value
 from semps.errors import SubscriptionError, SubscriptionSyntaxError
+from semps.ingest.json_event import refuse_json_constant
 from semps.matcher.content.constraints import OPS, Constraint, ContentSubscription
 
 __all__ = ["parse_constraints", "parse_subscription", "subscription_from_json"]
@@ -74,7 +75,7 @@ def parse_subscription(
     """
     if text.lstrip().startswith("{"):
         try:
-            doc = json.loads(text, parse_constant=_refuse_constant)
+            doc = json.loads(text, parse_constant=refuse_json_constant)
         except json.JSONDecodeError as exc:
             msg = f"invalid JSON: {exc.msg}"
             raise SubscriptionSyntaxError(msg, line=exc.lineno, column=exc.colno) from exc
@@ -257,8 +258,3 @@ def _number(text: str) -> float | int:
     if any(ch in text for ch in ".eE"):
         return float(text)
     return int(text)
-
-
-def _refuse_constant(name: str) -> object:
-    msg = f"{name} is not a JSON number"
-    raise ValueError(msg)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from semps.errors import JSONEventError, SubscriptionError, SubscriptionSyntaxError
-from semps.ingest.json_event import parse_region
+from semps.ingest.json_event import parse_region, refuse_json_constant
 
 __all__ = ["Region", "RegionSubscription", "overlaps", "parse_region_subscription"]
 
@@ -85,7 +85,7 @@ def parse_region_subscription(text: str, *, sub_id: str | None = None) -> Region
         semps.errors.SubscriptionError: region attribute 'x' has low 0.3 > high 0.1
     """
     try:
-        doc = json.loads(text, parse_constant=_refuse_constant)
+        doc = json.loads(text, parse_constant=refuse_json_constant)
     except json.JSONDecodeError as exc:
         msg = f"invalid JSON: {exc.msg}"
         raise SubscriptionSyntaxError(msg, line=exc.lineno, column=exc.colno) from exc
@@ -105,8 +105,3 @@ def parse_region_subscription(text: str, *, sub_id: str | None = None) -> Region
     except JSONEventError as exc:
         raise SubscriptionError(exc.detail) from exc
     return RegionSubscription(sub_id, region)
-
-
-def _refuse_constant(name: str) -> object:
-    msg = f"{name} is not a JSON number"
-    raise ValueError(msg)

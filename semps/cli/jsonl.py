@@ -10,6 +10,7 @@ from typing import Protocol, TypeVar
 
 from semps.errors import IngestError, JSONEventError, SempsError, SubscriptionError
 from semps.ingest.event import Event
+from semps.ingest.json_event import refuse_json_constant
 from semps.matcher.base import Match, MatchContext
 
 __all__ = ["match_jsonl", "read_jsonl"]
@@ -35,7 +36,7 @@ def read_jsonl(
             if not line.strip():
                 continue
             try:
-                doc = json.loads(line, parse_constant=_refuse_constant)
+                doc = json.loads(line, parse_constant=refuse_json_constant)
             except json.JSONDecodeError as exc:
                 msg = f"{path}:{number}:{exc.colno}: invalid JSON: {exc.msg}"
                 raise error(msg) from exc
@@ -46,11 +47,6 @@ def read_jsonl(
             except SempsError as exc:
                 detail = getattr(exc, "detail", str(exc))
                 raise type(exc)(f"{path}:{number}: {detail}") from exc
-
-
-def _refuse_constant(name: str) -> object:
-    msg = f"{name} is not a JSON number"
-    raise ValueError(msg)
 
 
 class _Indexed(Protocol):
