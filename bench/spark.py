@@ -81,7 +81,7 @@ def run(spark, n_events, n_subs, engine, placement_parts, min_support):  # type:
         )
         mined_in = time.perf_counter() - t
         sample = sc.parallelize(events[:2000], 2)
-        routes = placement_report(placement, subs, sample, expansion, delivery=False)
+        routes = placement_report(placement, subs, sample, expansion, delivery=False, items=items)
         mined = next(s for s in routes.strategies if s.name == "mined").summary()
         extra = (
             f" N={placement.n} itemsets={len(placement.itemsets)}"

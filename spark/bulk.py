@@ -144,6 +144,7 @@ def match_events(
     placement: Placement | None = None,
     seed: int = 0,
     validate: bool = True,
+    items: Sequence[frozenset[str]] | None = None,
 ) -> Results:
     """Match an RDD of :class:`Event` against ``subscriptions``.
 
@@ -157,6 +158,8 @@ def match_events(
         validate: index the subscriptions on the driver first, so a bad one raises its
             :class:`~semps.errors.SubscriptionError` here rather than fail the Spark job
             (callers that validated already pass ``False``: it costs a full index build).
+        items: the subscriptions' :func:`subscription_items`, when the caller has them
+            (the placement was mined from them); computed here otherwise.
 
     Returns:
         An RDD of ``(event id, {subscription id: solution count})``, one pair per event.
@@ -187,12 +190,15 @@ def match_events(
         shipped = {0: tuple((s.id, s.kind, s.text) for s in subscriptions)}
         index = context.broadcast(_Index(token, shipped, expansion))
         return events.mapPartitions(lambda it: _match_partition(index.value, 0, it))
-    return _placed(events, subscriptions, expansion, placement, token, seed)
+    if items is None:
+        items = subscription_items(subscriptions)
+    return _placed(events, subscriptions, items, expansion, placement, token, seed)
 
 
 def _placed(
     events: RDD[Event],
     subscriptions: Sequence[Subscription],
+    items: Sequence[frozenset[str]],
     expansion: Expansion,
     placement: Placement,
     token: str,
@@ -200,7 +206,6 @@ def _placed(
 ) -> Results:
     from semps.spark.placement import place_all
 
-    items = subscription_items(subscriptions)
     where = place_all(placement, items, seed=seed)
     parts: dict[int, list[tuple[str, str, str]]] = {}
     for sub, part in zip(subscriptions, where, strict=True):
@@ -223,8 +228,14 @@ def _placed(
     matched = replicas.mapPartitionsWithIndex(
         lambda part, it: _match_partition(index.value, part, (e for _, e in it))
     )
+    return one_per_event(events, matched)
+
+
+def one_per_event(events: RDD[Event], found: Results) -> Results:
+    """Merge partial ``(event id, counts)`` results into one pair per event, including the
+    events nothing matched."""
     every: Results = events.map(lambda e: (e.id, {}))
-    merged: Results = every.union(matched).reduceByKey(_merge)
+    merged: Results = every.union(found).reduceByKey(_merge)
     return merged
 
 
@@ -239,14 +250,7 @@ def close_event(event: Event, expansion: Expansion) -> Event:
 def subscription_items(subscriptions: Sequence[Subscription]) -> list[frozenset[str]]:
     """Each subscription's attribute items, as its matcher names them (the history
     :func:`~semps.spark.placement.mine_placement` mines)."""
-    matchers: dict[str, Matcher] = {}
-    out = []
-    for sub in subscriptions:
-        matcher = matchers.get(sub.kind)
-        if matcher is None:  # (an empty matcher is falsy: it has a __len__)
-            matcher = matchers[sub.kind] = create_matcher(sub.kind)
-        out.append(matcher.subscription_items(sub))
-    return out
+    return [_item_matcher(sub.kind).subscription_items(sub) for sub in subscriptions]
 
 
 def event_items(event: Event, kinds: Sequence[str], expansion: Expansion) -> frozenset[str]:
@@ -258,6 +262,7 @@ def event_items(event: Event, kinds: Sequence[str], expansion: Expansion) -> fro
     return frozenset(items)
 
 
+#: One empty matcher per kind, asked for items only (never indexes anything).
 _ITEM_MATCHERS: dict[str, Matcher] = {}
 
 
@@ -273,5 +278,6 @@ __all__ = [
     "build_matchers",
     "event_items",
     "match_events",
+    "one_per_event",
     "subscription_items",
 ]

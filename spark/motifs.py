@@ -29,8 +29,9 @@ from semps.ingest.event import Event
 from semps.ingest.sparql import parse_query
 from semps.ingest.terms import n3, parse_n3
 from semps.matcher.base import Subscription
-from semps.matcher.semantic.compiled import STAR, CompiledSubscription, compile_query
+from semps.matcher.semantic.compiled import CompiledSubscription, compile_query
 from semps.ontology.expansion import Expansion
+from semps.spark.bulk import one_per_event
 from semps.spark.session import graphframe_class
 
 if TYPE_CHECKING:
@@ -117,7 +118,6 @@ def shape_of(sub: CompiledSubscription) -> Shape:
         s_role = role(p.s_var, p.key[0])
         o_role = role(p.o_var, p.key[1])
         roles.append((s_role, o_role))
-    assert all(k != STAR for p in sub.patterns for k in p.key if k is not STAR)
     return Shape(
         Template(tuple(roles)),
         tuple(sorted(names, key=names.__getitem__)),
@@ -187,14 +187,13 @@ def match_with_motifs(
 
     spark = SparkSession.getActiveSession()
     assert spark is not None
+    context = events.context
     frame_cls = graphframe_class()
     compiled = {s.id: compile_query(s.id, parse_query(s.text)) for s in subscriptions}
     shapes = {sid: shape_of(c) for sid, c in compiled.items()}
     wanted = frozenset(p for shape in shapes.values() for p in shape.properties)
-    every: RDD[tuple[str, dict[str, int]]] = events.map(lambda e: (e.id, {}))
     if not shapes:
-        return every
-    context = events.context
+        return one_per_event(events, context.parallelize([]))
     onto = context.broadcast(expansion)
     edge_rdd = events.flatMap(lambda e: _edges(e, onto.value, wanted))
     edges = spark.createDataFrame(edge_rdd, "src string, dst string, p string, ev string")
@@ -213,9 +212,7 @@ def match_with_motifs(
     texts = context.broadcast({s.id: s.text for s in subscriptions})
     keyed = solutions.rdd.mapPartitions(lambda rows: _verify(rows, texts.value))
     counted = keyed.distinct().map(lambda k: ((k[0], k[1]), 1)).reduceByKey(operator.add)
-    return every.union(counted.map(lambda kv: (kv[0][0], {kv[0][1]: kv[1]}))).reduceByKey(
-        lambda a, b: {**a, **b}
-    )
+    return one_per_event(events, counted.map(lambda kv: (kv[0][0], {kv[0][1]: kv[1]})))
 
 
 _COMPILED: dict[tuple[str, str], tuple[CompiledSubscription, Shape]] = {}

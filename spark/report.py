@@ -171,13 +171,15 @@ def placement_report(
     forwarding_degree: int = 8,
     seed: int = 0,
     delivery: bool = True,
+    items: Sequence[frozenset[str]] | None = None,
 ) -> PlacementReport:
     """Compare the mined placement with Ferry and broadcast on ``subscriptions`` (and on the
     routing of ``events``, when given; with ``delivery``, the events are also matched to
-    plan their delivery)."""
+    plan their delivery). ``items`` are the subscriptions' items, if already computed."""
     from semps.spark.bulk import match_events, subscription_items
 
-    items = subscription_items(subscriptions)
+    if items is None:
+        items = subscription_items(subscriptions)
     n = placement.partitions
     where = {
         "mined": place_all(placement, items, seed=seed),
@@ -205,7 +207,13 @@ def placement_report(
     if not delivery:
         return report
     matched = match_events(
-        events, subscriptions, expansion, placement=placement, seed=seed, validate=False
+        events,
+        subscriptions,
+        expansion,
+        placement=placement,
+        seed=seed,
+        validate=False,
+        items=items,
     )
     report.delivery = _delivery(matched.collect(), subscriptions, where["mined"], forwarding_degree)
     return report

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from semps.errors import IngestError, SempsError
 from semps.ingest.event import Event
 from semps.ingest.json_event import read_json_event
-from semps.ingest.rdf import N_TRIPLES, media_type_for, read_event
+from semps.ingest.rdf import N_TRIPLES, read_event
 from semps.ingest.terms import n3
 
 if TYPE_CHECKING:
@@ -238,7 +238,6 @@ __all__ = [
     "event_rows",
     "events_from_table",
     "load_events",
-    "media_type_for",
     "raise_load_errors",
     "source_kind",
     "write_table",

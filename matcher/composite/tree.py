@@ -59,16 +59,6 @@ class Node:
         if d is not None:
             self.code, self.within, self.times = _CODES[d.op], d.within, d.n
 
-    def passive_roles(self) -> list[tuple[str, int]]:
-        """(parent, role) pairs that cannot be affected now (the seed's passiveComEvents)."""
-        return [(p.name, r) for p, r, _ in self.parents if not p.accepts(r)]
-
-    def accepts(self, role: int) -> bool:
-        """Whether an occurrence in ``role`` can change this composite now."""
-        if self.code in (THEN, ALL, TIMES, NO):
-            return role == 0 or self.pending[0] is not None
-        return True
-
     def reset(self) -> None:
         self.pending = [None, None] if self.code == AND else [None]
         self.count = 0

@@ -138,7 +138,6 @@ def load_any_subscriptions(path: Path) -> list[Subscription]:
     validated here so a bad one is named before Spark starts."""
     from semps.cli.jsonl import read_jsonl
     from semps.cli.match import build_matcher, load_subscriptions
-    from semps.spark.bulk import build_matchers
 
     if path.is_dir():
         subscriptions = load_subscriptions(path)
@@ -154,7 +153,6 @@ def load_any_subscriptions(path: Path) -> list[Subscription]:
             msg = f"{path}: duplicate subscription id {sub.id!r} (subscription {number})"
             raise SubscriptionError(msg)
         seen.add(sub.id)
-    build_matchers(found)
     return found
 
 
@@ -182,9 +180,9 @@ def run_match(args: argparse.Namespace) -> int:
     subscriptions = load_any_subscriptions(args.subscriptions)
     spark = session(args)
     events = _events(spark, args)
-    placement = None
+    placement, items = None, None
     if args.placement == "mined":
-        placement = _mine(spark, subscriptions, args)
+        placement, items = _mine(spark, subscriptions, args)
     results = match_events(
         events,
         subscriptions,
@@ -193,6 +191,7 @@ def run_match(args: argparse.Namespace) -> int:
         placement=placement,
         seed=args.seed,
         validate=False,  # load_any_subscriptions did, naming the file
+        items=items,
     )
     count = write_results(spark, results, args.output)
     elapsed = time.perf_counter() - started
@@ -206,19 +205,23 @@ def run_match(args: argparse.Namespace) -> int:
 
 def _mine(
     spark: SparkSession, subscriptions: list[Subscription], args: argparse.Namespace
-) -> Placement:
+) -> tuple[Placement, list[frozenset[str]]]:
+    """The placement mined from the subscriptions, and their items (mined once, used again
+    to place them)."""
     from semps.spark.bulk import subscription_items
     from semps.spark.placement import mine_placement
 
-    return mine_placement(
+    items = subscription_items(subscriptions)
+    placement = mine_placement(
         spark,
-        subscription_items(subscriptions),
+        items,
         partitions=args.partitions,
         min_support=args.min_support,
         virtual=args.virtual,
         overload=args.overload,
         seed=args.seed,
     )
+    return placement, items
 
 
 def write_results(
@@ -260,7 +263,7 @@ def run_place(args: argparse.Namespace) -> int:
     expansion = load_expansion(args.ontology) if args.ontology else Expansion()
     spark = session(args)
     events = _events(spark, args) if args.events else None
-    placement = _mine(spark, subscriptions, args)
+    placement, items = _mine(spark, subscriptions, args)
     report = placement_report(
         placement,
         subscriptions,
@@ -268,6 +271,7 @@ def run_place(args: argparse.Namespace) -> int:
         expansion,
         forwarding_degree=args.forwarding_degree,
         seed=args.seed,
+        items=items,
     )
     print(report.text())
     if args.plot:
