@@ -88,13 +88,16 @@ class CompositeMatcher(Matcher):
     def observe(self, event: Event, matches: Sequence[Match]) -> list[Match]:
         """Each match is an occurrence of its subscription's name; returns detections."""
         now = event.time if event.time is not None else time.time()
-        out = []
+        arrivals = []
         for m in matches:
             sub = self.resolver(m.subscription) if self.resolver else None
             owner = sub.owner if sub else None
             name = (sub.name or sub.id) if sub else m.subscription
             cons = [{"event": event.id, "subscription": m.subscription, "name": name}]
-            for composite, found in self.tree.occur(_ns(owner, name), now, cons):
+            arrivals.append((_ns(owner, name), now, cons))
+        out = []
+        for detections in self.tree.occur_many(arrivals):  # in the order of the matches
+            for composite, found in detections:
                 detail: dict[str, Any] = {
                     "composite": composite.split(":", 1)[1],
                     "constituents": found,

@@ -13,23 +13,29 @@ then resets and deactivates; ``OP B in A, C``: A opens the interval (again while
 change), B counts while open, C (while open) closes it, detecting for ``all`` if the count
 is > 0, for ``N times`` if it equals N, for ``no`` if it is 0, and resetting either way.
 With ``within T``, a pending status or an open interval expires T after it was set.
+
+The structure lives here; the delivery loop is compiled (:mod:`._kernel`) and runs over
+arrays: node ids, parent lists in CSR form, and the detection state. Constituents are kept
+per occurrence id on this side, and only while some status still refers to them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
 
 from semps.errors import CompositeDefinitionError
+from semps.matcher.composite import _kernel as k
 from semps.matcher.composite.language import Definition
 
 Constituents = list[dict[str, Any]]
-Pending = tuple[float, Constituents] | None
+IntArray = npt.NDArray[np.int64]
 
-
-#: Operator codes (the hot path compares small ints, not strings).
-OR, AND, THEN, ALL, TIMES, NO = range(6)
-_CODES = {"or": OR, "and": AND, "then": THEN, "all": ALL, "times": TIMES, "no": NO}
+_CODES = {"or": k.OR, "and": k.AND, "then": k.THEN, "all": k.ALL, "times": k.TIMES, "no": k.NO}
 
 
 @dataclass(eq=False)
@@ -43,91 +49,63 @@ class Node:
     """
 
     name: str
+    id: int
     definition: Definition | None = None
     parents: list[tuple[Node, int, bool]] = field(default_factory=list)
-    pending: list[Pending] = field(
-        default_factory=list
-    )  # and: 2 statuses; then: left; ternary: open
-    count: int = 0
-    monitored: Constituents = field(default_factory=list)
-    code: int = OR
-    within: float | None = None
-    times: int = 0
 
-    def __post_init__(self) -> None:
-        d = self.definition
-        if d is not None:
-            self.code, self.within, self.times = _CODES[d.op], d.within, d.n
 
-    def reset(self) -> None:
-        self.pending = [None, None] if self.code == AND else [None]
-        self.count = 0
-        self.monitored = []
+class Detections(NamedTuple):
+    """What a batch of arrivals detected, in delivery order: ``at[i]`` is the arrival (its
+    index in the batch) and ``names[i]`` the composite."""
 
-    def _expire(self, now: float) -> None:
-        within = self.within
-        for i, status in enumerate(self.pending):
-            if status is not None and now - status[0] > within:  # type: ignore[operator]
-                self.pending[i] = None
-                if self.code >= ALL:
-                    self.count, self.monitored = 0, []
-
-    def deliver(self, role: int, now: float, cons: Constituents) -> Constituents | None:
-        """Hand an occurrence of the child in ``role`` to this composite; the constituents
-        of the detection it causes, if any."""
-        code = self.code
-        if code == OR:
-            return list(cons)
-        pending = self.pending
-        within = self.within
-        if within is not None:  # expire lazily, on the next delivery
-            first = pending[0]
-            if first is not None and now - first[0] > within:
-                self._expire(now)
-            elif code == AND and pending[1] is not None and now - pending[1][0] > within:
-                self._expire(now)
-            pending = self.pending
-        if code == AND:
-            if pending[role] is None:
-                pending[role] = (now, list(cons))
-            left, right = pending
-            if left is not None and right is not None:
-                self.pending = [None, None]
-                return left[1] + right[1]
-            return None
-        opened = pending[0]
-        if code == THEN:
-            if role == 0:
-                if opened is None:
-                    pending[0] = (now, list(cons))
-                return None
-            if opened is None:
-                return None
-            pending[0] = None
-            return opened[1] + list(cons)
-        if role == 0:  # ternary: A opens (again while open: no change)
-            if opened is None:
-                pending[0] = (now, list(cons))
-                self.count, self.monitored = 0, []
-            return None
-        if opened is None:
-            return None
-        if role == 1:
-            self.count += 1
-            self.monitored += cons
-            return None
-        count = self.count
-        hit = count > 0 if code == ALL else count == self.times if code == TIMES else count == 0
-        found = opened[1] + self.monitored + list(cons) if hit else None
-        pending[0], self.count, self.monitored = None, 0, []
-        return found
+    at: IntArray
+    names: list[str]
 
 
 class EventTree:
-    """The shared tree of all composite definitions."""
+    """The shared tree of all composite definitions.
 
-    def __init__(self) -> None:
+    Args:
+        constituents: keep each detection's constituents (the broker needs them; the CLI
+            and benchmarks that only want names can turn it off).
+    """
+
+    def __init__(self, constituents: bool = True) -> None:
         self.nodes: dict[str, Node] = {}
+        self._track = constituents
+        self._free: list[int] = []
+        self._names: list[str | None] = []
+        self._dirty = True
+        cap = 16
+        self._code = np.full(cap, -1, dtype=np.int64)
+        self._within = np.full(cap, np.inf)
+        self._times = np.zeros(cap, dtype=np.int64)
+        self._st_set = np.zeros((cap, 2), dtype=np.bool_)
+        self._st_time = np.zeros((cap, 2))
+        self._st_occ = np.zeros((cap, 2), dtype=np.int64)
+        self._count = np.zeros(cap, dtype=np.int64)
+        self._mon_head = np.full(cap, -1, dtype=np.int64)
+        self._mon_tail = np.full(cap, -1, dtype=np.int64)
+        self._cell_occ = np.zeros(64, dtype=np.int64)
+        self._cell_next = np.zeros(64, dtype=np.int64)
+        self._scal = np.array([0, -1, 0], dtype=np.int64)  # next occurrence, free cell, used
+        self._cons: dict[int, Constituents] = {}
+        self._live_after_gc = 0
+        self._par_off = self._par_node = self._par_role = np.zeros(1, dtype=np.int64)
+        self._par_gated = np.zeros(0, dtype=np.bool_)
+        self._ids: dict[str, int] = {}
+        self._per_node = (self._code, self._within, self._times)
+        self._name_array = np.array([], dtype=object)
+        e = np.empty
+        self._log = (
+            e(64, np.int64),
+            e(64, np.int64),
+            e(64, np.int64),
+            e(65, np.int64),
+            e(128, np.int64),
+        )
+
+    # --- structure -------------------------------------------------------------------
 
     def composites(self) -> list[str]:
         """The defined composite names, in definition order."""
@@ -139,15 +117,16 @@ class EventTree:
     def define(self, definitions: list[Definition]) -> None:
         """Add checked definitions (see :func:`parse_definitions`)."""
         for d in definitions:
-            node = Node(d.name, d)
-            node.reset()
-            gated_from = 1 if node.code in (THEN, ALL, TIMES, NO) else 2
+            node = self._new_node(d.name, d)
+            code = _CODES[d.op]
+            self._code[node.id] = code
+            self._within[node.id] = np.inf if d.within is None else d.within
+            self._times[node.id] = d.n
+            gated_from = 1 if code in (k.THEN, k.ALL, k.TIMES, k.NO) else 2
             for role, operand in enumerate(d.operands):
-                child = self.nodes.get(operand)
-                if child is None:
-                    child = self.nodes[operand] = Node(operand)
+                child = self.nodes.get(operand) or self._new_node(operand, None)
                 child.parents.append((node, role, role >= gated_from))
-            self.nodes[d.name] = node
+        self._dirty = True
 
     def drop(self, name: str) -> None:
         """Remove a composite; shared nodes nobody uses any more are freed."""
@@ -159,39 +138,229 @@ class EventTree:
             users = ", ".join(sorted({p.name for p, _, _ in node.parents}))
             msg = f"composite event {name!r} is used by {users}; drop those first"
             raise CompositeDefinitionError(msg)
-        del self.nodes[name]
+        self._free_node(node)
         for operand in node.definition.operands:
             child = self.nodes[operand]
             child.parents = [link for link in child.parents if link[0] is not node]
             if child.definition is None and not child.parents:
-                del self.nodes[operand]
+                self._free_node(child)
+        self._dirty = True
+
+    def _new_node(self, name: str, definition: Definition | None) -> Node:
+        if self._free:
+            nid = self._free.pop()
+            self._names[nid] = name
+        else:
+            nid = len(self._names)
+            self._names.append(name)
+            if nid >= len(self._code):
+                self._grow(2 * len(self._code))
+        self._reset(nid)
+        self._code[nid] = -1
+        node = self.nodes[name] = Node(name, nid, definition)
+        return node
+
+    def _free_node(self, node: Node) -> None:
+        del self.nodes[node.name]
+        self._reset(node.id)
+        self._names[node.id] = None
+        self._free.append(node.id)
+
+    def _reset(self, nid: int) -> None:
+        self._st_set[nid] = False
+        self._count[nid] = 0
+        k._clear_monitored(nid, self._mon_head, self._mon_tail, self._cell_next, self._scal)
+
+    def _grow(self, cap: int) -> None:
+        def grown(a: Any, fill: Any) -> Any:
+            b = np.full((cap, *a.shape[1:]), fill, dtype=a.dtype)
+            b[: len(a)] = a
+            return b
+
+        self._code, self._within = grown(self._code, -1), grown(self._within, np.inf)
+        self._times, self._count = grown(self._times, 0), grown(self._count, 0)
+        self._st_set, self._st_time = grown(self._st_set, False), grown(self._st_time, 0.0)
+        self._st_occ = grown(self._st_occ, 0)
+        self._mon_head, self._mon_tail = grown(self._mon_head, -1), grown(self._mon_tail, -1)
+
+    def _compile(self) -> None:
+        """The parent lists as CSR arrays (after any change of the structure)."""
+        n = len(self._names)
+        off = np.zeros(n + 1, dtype=np.int64)
+        for node in self.nodes.values():
+            off[node.id + 1] = len(node.parents)
+        np.cumsum(off, out=off)
+        total = int(off[-1])
+        par_node = np.empty(total, dtype=np.int64)
+        par_role = np.empty(total, dtype=np.int64)
+        par_gated = np.empty(total, dtype=np.bool_)
+        for node in self.nodes.values():
+            at = int(off[node.id])
+            for i, (parent, role, gated) in enumerate(node.parents):
+                par_node[at + i], par_role[at + i], par_gated[at + i] = parent.id, role, gated
+        self._par_off, self._par_node, self._par_role = off, par_node, par_role
+        self._par_gated = par_gated
+        self._ids = {name: node.id for name, node in self.nodes.items()}
+        n = len(self._names)
+        self._per_node = (self._code[:n], self._within[:n], self._times[:n])
+        self._name_array = np.array(self._names, dtype=object)
+        self._dirty = False
+
+    # --- detection -------------------------------------------------------------------
 
     def occur(self, name: str, now: float, cons: Constituents) -> list[tuple[str, Constituents]]:
-        """An occurrence of ``name``: every detection it causes, in delivery order."""
-        out: list[tuple[str, Constituents]] = []
-        node = self.nodes.get(name)
-        if node is not None:
-            self._propagate(node, now, cons, out)
+        """An occurrence of ``name``: every detection it causes (with its constituents),
+        in delivery order."""
+        return self.occur_many([(name, now, cons)])[0]
+
+    def occur_many(
+        self, arrivals: Sequence[tuple[str, float, Constituents]]
+    ) -> list[list[tuple[str, Constituents]]]:
+        """Occurrences ``(name, time, constituents)`` in one compiled call (the broker hands
+        over an event's matches at once): per arrival, what :meth:`occur` would return."""
+        if self._dirty:
+            self._compile()
+        get = self._ids.get
+        ids = [get(name, -1) for name, _, _ in arrivals]
+        out: list[list[tuple[str, Constituents]]] = [[] for _ in arrivals]
+        if max(ids, default=-1) < 0:
+            return out
+        first = self._next_occurrences(len(ids))
+        if self._track:
+            for i, (_, _, cons) in enumerate(arrivals):
+                if ids[i] >= 0:
+                    self._cons[first + i] = list(cons)
+        log = self._run(
+            np.array(ids, np.int64),
+            np.array([now for _, now, _ in arrivals], np.float64),
+            np.arange(first, first + len(ids), dtype=np.int64),
+        )
+        found = self._constituents(log) if self._track else [(n, []) for n in log[1]]
+        for i, item in zip(log[0].tolist(), found, strict=True):
+            out[i].append(item)
         return out
 
-    def _propagate(
-        self, node: Node, now: float, cons: Constituents, out: list[tuple[str, Constituents]]
-    ) -> None:
-        for parent, role, gated in node.parents:
-            if gated and parent.pending[0] is None:
-                continue  # passive: a closed parent ignores this role (and has nothing to expire)
-            found = parent.deliver(role, now, cons)
-            if found is not None:
-                out.append((parent.name, found))
-                self._propagate(parent, now, found, out)
+    def run(self, names: Sequence[str], times: Sequence[float] | None = None) -> Detections:
+        """A batch of arrivals (``times`` defaults to the arrival index) in one compiled
+        call; the detections by name (the arrivals carry no constituents)."""
+        if self._dirty:
+            self._compile()
+        get = self._ids.get
+        ids = np.array([get(x, -1) for x in names], np.int64)
+        at = np.asarray(times if times is not None else np.arange(len(ids)), dtype=np.float64)
+        first = self._next_occurrences(len(ids))
+        log = self._run(ids, at, np.arange(first, first + len(ids), dtype=np.int64))
+        if self._track:
+            for occ in (first + np.flatnonzero(ids >= 0)).tolist():
+                self._cons[occ] = []
+            self._constituents(log)
+        return Detections(log[0].copy(), log[1])
+
+    def _next_occurrences(self, n: int) -> int:
+        first = int(self._scal[k.NEXT_OCC])
+        self._scal[k.NEXT_OCC] = first + n
+        return first
+
+    def _run(
+        self, ids: IntArray, at: npt.NDArray[np.float64], occ: IntArray
+    ) -> tuple[IntArray, list[str], IntArray, IntArray, IntArray]:
+        if self._dirty:
+            self._compile()
+        (
+            self._cell_occ,
+            self._cell_next,
+            det_at,
+            det_node,
+            det_occ,
+            part_off,
+            parts,
+            nd,
+        ) = k.run_arrivals(
+            ids,
+            at,
+            occ,
+            self._par_off,
+            self._par_node,
+            self._par_role,
+            self._par_gated,
+            *self._per_node,
+            self._st_set,
+            self._st_time,
+            self._st_occ,
+            self._count,
+            self._mon_head,
+            self._mon_tail,
+            self._cell_occ,
+            self._cell_next,
+            self._scal,
+            *self._log,
+        )
+        self._log = (det_at, det_node, det_occ, part_off, parts)  # grown buffers, reused
+        found: list[str] = self._name_array[det_node[:nd]].tolist()
+        return det_at[:nd], found, det_occ[:nd], part_off[: nd + 1], parts
+
+    def _constituents(
+        self, log: tuple[IntArray, list[str], IntArray, IntArray, IntArray]
+    ) -> list[tuple[str, Constituents]]:
+        """Each detection's constituents: its parts' constituents, in order."""
+        _, found, det_occ, part_off, parts = log
+        store = self._cons
+        off = part_off.tolist()
+        flat = parts[: off[-1]].tolist()
+        out = []
+        for i, (name, occ) in enumerate(zip(found, det_occ.tolist(), strict=True)):
+            cons: Constituents = []
+            for p in flat[off[i] : off[i + 1]]:
+                cons += store[p]
+            store[occ] = cons
+            out.append((name, cons))
+        if len(store) > 2 * self._live_after_gc + 1024:
+            self._collect()
+        return out
+
+    def _live(self) -> set[int]:
+        """The occurrences some status or monitored list still refers to."""
+        live = set(self._st_occ[self._st_set].tolist())
+        cell_occ, cell_next = self._cell_occ, self._cell_next
+        for head in self._mon_head[self._mon_head >= 0].tolist():
+            cell = head
+            while cell >= 0:
+                live.add(int(cell_occ[cell]))
+                cell = int(cell_next[cell])
+        return live
+
+    def _collect(self) -> None:
+        live = self._live()
+        self._cons = {occ: c for occ, c in self._cons.items() if occ in live}
+        self._live_after_gc = len(self._cons)
+
+    # --- persistence -----------------------------------------------------------------
 
     def state(self) -> dict[str, Any]:
         """Every composite's pending statuses, counts and monitored occurrences (JSON-able)."""
-        return {
-            n.name: {"pending": n.pending, "count": n.count, "monitored": n.monitored}
-            for n in self.nodes.values()
-            if n.definition is not None
-        }
+        out = {}
+        for node in self.nodes.values():
+            if node.definition is None:
+                continue
+            x = node.id
+            slots = 2 if self._code[x] == k.AND else 1
+            pending = [
+                (float(self._st_time[x, s]), self._cons.get(int(self._st_occ[x, s]), []))
+                if self._st_set[x, s]
+                else None
+                for s in range(slots)
+            ]
+            monitored: Constituents = []
+            cell = int(self._mon_head[x])
+            while cell >= 0:
+                monitored += self._cons.get(int(self._cell_occ[cell]), [])
+                cell = int(self._cell_next[cell])
+            out[node.name] = {
+                "pending": pending,
+                "count": int(self._count[x]),
+                "monitored": monitored,
+            }
+        return out
 
     def restore(self, state: dict[str, Any]) -> None:
         """Reload :meth:`state` (names no longer defined are ignored)."""
@@ -199,6 +368,32 @@ class EventTree:
             node = self.nodes.get(name)
             if node is None or node.definition is None:
                 continue
-            node.pending = [(p[0], p[1]) if p is not None else None for p in saved["pending"]]
-            node.count = int(saved["count"])
-            node.monitored = list(saved["monitored"])
+            x = node.id
+            self._reset(x)
+            for s, status in enumerate(saved["pending"][:2]):
+                if status is not None:
+                    occ = self._next_occurrences(1)
+                    self._cons[occ] = list(status[1])
+                    self._st_set[x, s], self._st_time[x, s], self._st_occ[x, s] = (
+                        True,
+                        status[0],
+                        occ,
+                    )
+            self._count[x] = int(saved["count"])
+            if saved["monitored"]:  # one cell: a list never outgrows its count
+                self._append_monitored(x, list(saved["monitored"]))
+
+    def _append_monitored(self, x: int, cons: Constituents) -> None:
+        occ = self._next_occurrences(1)
+        self._cons[occ] = cons
+        cell = int(self._scal[k.USED_CELLS])
+        self._scal[k.USED_CELLS] = cell + 1
+        if cell >= len(self._cell_occ):
+            self._cell_occ = np.resize(self._cell_occ, 2 * cell + 16)
+            self._cell_next = np.resize(self._cell_next, 2 * cell + 16)
+        self._cell_occ[cell], self._cell_next[cell] = occ, -1
+        if self._mon_head[x] < 0:
+            self._mon_head[x] = cell
+        else:
+            self._cell_next[self._mon_tail[x]] = cell
+        self._mon_tail[x] = cell

@@ -26,9 +26,12 @@ def run(args: argparse.Namespace) -> int:
     except CompositeDefinitionError as exc:
         msg = f"{args.definitions}:{exc}"
         raise CompositeDefinitionError(msg) from exc
-    tree = EventTree()
+    tree = EventTree(constituents=False)  # the output names detections only
     tree.define(definitions)
     with args.stream.open(encoding="utf-8") as stream:
+        names: list[str] = []
+        times: list[float] = []
+        arrivals: list[int] = []
         for at, line in enumerate(stream):
             if not line.strip():
                 continue
@@ -37,12 +40,35 @@ def run(args: argparse.Namespace) -> int:
                 name = str(item["event"])
                 now = float(item.get("time", at))
             except (ValueError, KeyError, TypeError) as exc:
+                _detect(tree, names, times, arrivals)  # what came before the bad line
                 found = line.strip()[:60]
                 msg = f'{args.stream}:{at + 1}: expected {{"event": name}} but found {found!r}'
                 raise SempsError(msg) from exc
-            found = tree.occur(name, now, [{"event": name, "at": at}])
-            if found:
-                sys.stdout.write(
-                    json.dumps({"at": at, "detected": sorted(n for n, _ in found)}) + "\n"
-                )
+            names.append(name)
+            times.append(now)
+            arrivals.append(at)
+            if len(names) == _BATCH:
+                _detect(tree, names, times, arrivals)
+                names, times, arrivals = [], [], []
+        _detect(tree, names, times, arrivals)
     return 0
+
+
+#: Arrivals handed to the compiled tree in one call.
+_BATCH = 65_536
+
+
+def _detect(tree: EventTree, names: list[str], times: list[float], arrivals: list[int]) -> None:
+    """Run one batch and write a line per arrival that detected something."""
+    if not names:
+        return
+    detected: dict[int, list[str]] = {}
+    found = tree.run(names, times)
+    for i, name in zip(found.at.tolist(), found.names, strict=True):
+        detected.setdefault(arrivals[i], []).append(name)
+    sys.stdout.write(
+        "".join(
+            json.dumps({"at": at, "detected": sorted(composites)}) + "\n"
+            for at, composites in detected.items()
+        )
+    )

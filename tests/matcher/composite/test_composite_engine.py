@@ -111,6 +111,44 @@ def test_state_survives_a_restart_between_a_and_b() -> None:
     assert [n for n, _ in second.occur("b", 1, [{"at": 1}])] == ["e"]
 
 
+def test_constituents_of_a_ternary_survive_a_restart_mid_interval() -> None:
+    defs = "create event e = all b in a, c; create event f = e or z;"
+    first = EventTree()
+    first.define(parse_definitions(defs))
+    for at, name in enumerate("a b b".split()):
+        first.occur(name, at, [{"at": at}])
+    saved = json.loads(json.dumps(first.state()))
+    assert saved["e"]["count"] == 2 and saved["e"]["monitored"] == [{"at": 1}, {"at": 2}]
+    second = EventTree()
+    second.define(parse_definitions(defs))
+    second.restore(saved)
+    second.occur("b", 3, [{"at": 3}])
+    found = second.occur("c", 4, [{"at": 4}])
+    expected = [{"at": i} for i in range(5)]
+    assert found == [("e", expected), ("f", expected)]
+
+
+def test_constituents_held_by_a_status_outlive_many_other_detections() -> None:
+    tree = EventTree()
+    tree.define(parse_definitions("create event e = a then b; create event o = x or y;"))
+    tree.occur("a", 0, [{"at": "first"}])
+    for at in range(5000):  # enough detections to make the tree forget unreferenced ones
+        assert tree.occur("x", at, [{"at": at}]) == [("o", [{"at": at}])]
+    assert tree.occur("b", 5000, [{"at": "last"}]) == [("e", [{"at": "first"}, {"at": "last"}])]
+
+
+def test_a_dropped_then_redefined_composite_starts_with_no_state() -> None:
+    tree = EventTree()
+    tree.define(parse_definitions("create event e = a then b;"))
+    tree.occur("a", 0, [])
+    tree.drop("e")
+    tree.define(parse_definitions("create event e = c then b;"))
+    assert tree.occur("b", 1, []) == []
+    assert tree.occur("a", 2, []) == []
+    assert [n for n, _ in tree.occur("c", 3, [])] == []
+    assert [n for n, _ in tree.occur("b", 4, [])] == ["e"]
+
+
 def test_matcher_uses_the_owners_subscription_names() -> None:
     subs = {
         "s1": Subscription("s1", "semantic", "...", owner="ann", name="bid"),
@@ -217,3 +255,26 @@ def test_the_shared_tree_agrees_with_the_reference(defs: str, steps: list) -> No
         now += gap
         stream.append((name, now))
     assert detect(defs, stream) == reference(parse_definitions(defs), stream)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    definition_sets(),
+    st.lists(st.tuples(st.sampled_from([*PRIMS, "unknown"]), st.integers(0, 3)), max_size=40),
+    st.integers(1, 7),
+)
+def test_batched_runs_agree_with_the_reference(defs: str, steps: list, batch: int) -> None:
+    """Arrivals handed over in batches (as the CLI does) detect what one by one would."""
+    now, stream = 0.0, []
+    for name, gap in steps:
+        now += gap
+        stream.append((name, now))
+    tree = EventTree(constituents=False)
+    tree.define(parse_definitions(defs))
+    got: list[list[str]] = [[] for _ in stream]
+    for start in range(0, len(stream), batch):
+        chunk = stream[start : start + batch]
+        found = tree.run([n for n, _ in chunk], [t for _, t in chunk])
+        for at, name in zip(found.at.tolist(), found.names, strict=True):
+            got[start + at].append(name)
+    assert [sorted(g) for g in got] == reference(parse_definitions(defs), stream)
