@@ -42,12 +42,13 @@ FALSE = Literal("false", BOOLEAN)
 class Expression:
     """A compiled FILTER expression."""
 
-    __slots__ = ("_fn", "_vars", "ast")
+    __slots__ = ("_fn", "_key", "_vars", "ast")
 
     def __init__(self, ast: Ast) -> None:
         self.ast = ast
         self._fn = _compile(ast)
         self._vars = frozenset(_variables(ast))
+        self._key = _frozen(ast)
 
     def variables(self) -> frozenset[str]:
         """Names of the variables the expression reads."""
@@ -61,13 +62,20 @@ class Expression:
             return False
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Expression) and other.ast == self.ast
+        return isinstance(other, Expression) and other._key == self._key
 
     def __hash__(self) -> int:
-        return hash(self.ast)
+        return hash(self._key)
 
     def __repr__(self) -> str:
         return f"Expression({self.ast!r})"
+
+
+def _frozen(node: object) -> object:
+    """The AST with its argument lists as tuples (hashable)."""
+    if type(node) is list or type(node) is tuple:
+        return tuple(_frozen(x) for x in node)
+    return node
 
 
 def _variables(ast: Ast) -> list[str]:

@@ -37,6 +37,9 @@ class Step:
     filters: tuple[Filter, ...]
 
 
+PlanStep = tuple[str, NPNKey, int, str | None, str | None, tuple[Filter, ...]]
+
+
 @dataclass(frozen=True, slots=True)
 class CompiledSubscription:
     """What the index and the verifier need of a subscription."""
@@ -49,6 +52,8 @@ class CompiledSubscription:
     ask: bool
     steps: tuple[Step, ...] = ()
     late_filters: tuple[Filter, ...] = ()
+    #: The steps flattened for the verifier: (prop, key, mode, s_var, o_var, filters).
+    plan: tuple[PlanStep, ...] = ()
 
 
 def _rank(p: Pattern, i: int, bound: frozenset[str]) -> tuple[int, int, int]:
@@ -102,6 +107,10 @@ def compile_query(subscription_id: str, query: Query) -> CompiledSubscription:
         id=subscription_id,
         steps=steps,
         late_filters=late,
+        plan=tuple(
+            (s.pattern.prop, s.pattern.key, s.mode, s.pattern.s_var, s.pattern.o_var, s.filters)
+            for s in steps
+        ),
         patterns=tuple(patterns),
         filters=tuple(query.filters),
         projection=query.projected() if query.form == "SELECT" else (),

@@ -32,15 +32,31 @@ class SC:
     (with multiplicity: a subscription using the pattern twice is listed twice), and the
     slots of those for which it is the anchor (their most selective pattern)."""
 
+    cid: int = 0  # the container's number (0 is never a container: see SubscriptionIndex)
     slots: list[int] = field(default_factory=list)
     _array: IntArray | None = None
     anchored: list[int] = field(default_factory=list)
+    _anchored_array: IntArray | None = None
 
     def array(self) -> IntArray:
         """The slots as a cached NumPy array."""
         if self._array is None:
             self._array = np.asarray(self.slots, dtype=np.int64)
         return self._array
+
+    def anchored_array(self) -> IntArray:
+        """The anchored slots as a cached NumPy array."""
+        if self._anchored_array is None:
+            self._anchored_array = np.asarray(self.anchored, dtype=np.int64)
+        return self._anchored_array
+
+    def anchor(self, slot: int) -> None:
+        self.anchored.append(slot)
+        self._anchored_array = None
+
+    def unanchor(self, slot: int) -> None:
+        self.anchored.remove(slot)
+        self._anchored_array = None
 
     def add(self, slot: int) -> None:
         self.slots.append(slot)
@@ -49,6 +65,9 @@ class SC:
     def discard(self, slot: int) -> None:
         self.slots.remove(slot)
         self._array = None
+
+
+_ANY: NPNKey = (STAR, STAR)
 
 
 class EventPairs:
@@ -72,12 +91,14 @@ class EventPairs:
         found = self._tables.get(cache_key)
         if found is None:
             s, o = key
-            pairs = self.by_prop.get(prop, ())
-            found = [
-                pair
-                for pair in pairs
-                if (s == STAR or pair[0] == s) and (o == STAR or pair[1] == o)
-            ]
+            if s == STAR and o == STAR:
+                found = self.by_prop.get(prop, [])
+            elif s == STAR:  # one pass over the property's pairs serves every object
+                found = self.index(prop, _ANY, 1).get(o, [])
+            elif o == STAR:
+                found = self.index(prop, _ANY, 0).get(s, [])
+            else:
+                found = [p for p in self.index(prop, _ANY, 0).get(s, ()) if p[1] == o]
             self._tables[cache_key] = found
         return found
 
@@ -110,6 +131,17 @@ class SubscriptionIndex:
         self.slot_of: dict[str, int] = {}
         self.sub_at: list[CompiledSubscription | None] = []
         self.containers_at: list[tuple[SC, ...]] = []
+        # Per slot, the numbers of its containers besides the anchor, padded with 0; number
+        # 0 is "always hit", so a row is all hit iff the subscription's patterns all are.
+        self._others = np.zeros((0, 4), dtype=np.int64)
+        self._hit = np.ones(1, dtype=np.bool_)  # by container number; only [0] stays set
+        self._free_cids: list[int] = []
+        self._next_cid = 1
+        # Subscriptions that differ only in their id share a shape, and so a verdict.
+        self.shape_of: dict[str, int] = {}
+        self._shapes: dict[tuple[object, ...], int] = {}
+        self._shape_users: dict[int, int] = {}
+        self._next_shape = 0
         self._free: list[int] = []
         self._need = np.zeros(0, dtype=np.int64)
 
@@ -125,34 +157,59 @@ class SubscriptionIndex:
             self.sub_at.append(None)
             self.containers_at.append(())
             if slot >= len(self._need):
-                self._need = np.resize(self._need, max(16, 2 * len(self._need)))
+                cap = max(16, 2 * len(self._need))
+                self._need = np.resize(self._need, cap)
+                grown = np.zeros((cap, self._others.shape[1]), dtype=np.int64)
+                grown[: len(self._others)] = self._others
+                self._others = grown
         self.sub_at[slot] = sub
         self._need[slot] = len(sub.patterns)
         self.slot_of[sub.id] = slot
         self.subscriptions[sub.id] = sub
+        shape = self._shapes.get(key := _shape_key(sub))
+        if shape is None:
+            shape = self._shapes[key] = self._next_shape
+            self._next_shape += 1
+        self.shape_of[sub.id] = shape
+        self._shape_users[shape] = self._shape_users.get(shape, 0) + 1
         containers = []
         for pattern in sub.patterns:
             hm_npn = self.hm_prop.setdefault(pattern.prop, {})
             container = hm_npn.get(pattern.key)
             if container is None:
-                container = hm_npn[pattern.key] = SC()
+                container = hm_npn[pattern.key] = SC(self._new_cid())
             container.add(slot)
             containers.append(container)
         self.containers_at[slot] = tuple(containers)
-        containers[_anchor(sub)].anchored.append(slot)
+        anchor = _anchor(sub)
+        containers[anchor].anchor(slot)
+        others = [c.cid for i, c in enumerate(containers) if i != anchor]
+        if len(others) > self._others.shape[1]:
+            wider = np.zeros((len(self._others), len(others)), dtype=np.int64)
+            wider[:, : self._others.shape[1]] = self._others
+            self._others = wider
+        self._others[slot] = 0
+        self._others[slot, : len(others)] = others
 
     def delete(self, subscription_id: str) -> CompiledSubscription:
         """Remove a subscription; O(patterns x SC length). Raises KeyError if unknown."""
         sub = self.subscriptions.pop(subscription_id)
         slot = self.slot_of.pop(subscription_id)
-        self.containers_at[slot][_anchor(sub)].anchored.remove(slot)
+        shape = self.shape_of.pop(subscription_id)
+        self._shape_users[shape] -= 1
+        if not self._shape_users[shape]:
+            del self._shape_users[shape]
+            del self._shapes[_shape_key(sub)]
+        self.containers_at[slot][_anchor(sub)].unanchor(slot)
         self.containers_at[slot] = ()
+        self._others[slot] = 0
         for pattern in sub.patterns:
             hm_npn = self.hm_prop[pattern.prop]
             container = hm_npn[pattern.key]
             container.discard(slot)
             if not container.slots:
                 del hm_npn[pattern.key]
+                self._free_cids.append(container.cid)
                 if not hm_npn:
                     del self.hm_prop[pattern.prop]
         self.sub_at[slot] = None
@@ -170,18 +227,30 @@ class SubscriptionIndex:
         broad SC (``?x a ub:Person``) lists. The survivors are the same.
         """
         hit = set(self._hit_containers(pairs))
-        containers_at = self.containers_at
-        survivors = []
-        for container in hit:
-            for slot in container.anchored:
-                for other in containers_at[slot]:
-                    if other not in hit:
-                        break
-                else:
-                    survivors.append(slot)
-        survivors.sort()
+        anchored = [c.anchored_array() for c in hit if c.anchored]
+        if not anchored:
+            return []
+        candidates = np.concatenate(anchored)
+        mask = self._hit
+        cids = [c.cid for c in hit]
+        mask[cids] = True
+        complete = mask[self._others[candidates]].all(axis=1)
+        mask[cids] = False
+        mask[0] = True
+        survivors = np.sort(candidates[complete]).tolist()
         at = self.sub_at
-        return [at[i] for i in survivors]  # type: ignore[misc]
+        return [at[i] for i in survivors]
+
+    def _new_cid(self) -> int:
+        if self._free_cids:
+            return self._free_cids.pop()
+        cid = self._next_cid
+        self._next_cid += 1
+        if cid >= len(self._hit):
+            grown = np.zeros(max(16, 2 * len(self._hit)), dtype=np.bool_)
+            grown[0] = True
+            self._hit = grown
+        return cid
 
     def counter_filter_all(self, pairs: EventPairs) -> list[CompiledSubscription]:
         """Phase 1 as the seed states it: a counter for every subscription listed in a hit
@@ -205,6 +274,11 @@ class SubscriptionIndex:
                 yield from _scan_keys(hm_npn, event_pairs)
             else:
                 yield from _probe_keys(hm_npn, event_pairs)
+
+
+def _shape_key(sub: CompiledSubscription) -> tuple[object, ...]:
+    """Everything verification reads of a subscription but its id."""
+    return (sub.plan, sub.late_filters, sub.projection, sub.distinct, sub.ask)
 
 
 def _anchor(sub: CompiledSubscription) -> int:

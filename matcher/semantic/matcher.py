@@ -13,7 +13,7 @@ from semps.ingest.terms import RDF_TYPE
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.semantic.compiled import STAR, CompiledSubscription, compile_query
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
-from semps.matcher.semantic.verify import DEFAULT_SOLUTION_LIMIT, verify
+from semps.matcher.semantic.verify import DEFAULT_SOLUTION_LIMIT, Verdict, verify
 
 if TYPE_CHECKING:
     from semps.matcher.semantic.parallel import WorkerPool
@@ -26,12 +26,20 @@ def match_parts(
     candidates: Sequence[CompiledSubscription] | None = None,
     limit: int = DEFAULT_SOLUTION_LIMIT,
 ) -> list[Match]:
-    """Phases 1 and 3 in one process: the matches of one event, sorted by subscription."""
+    """Phases 1 and 3 in one process: the matches of one event, sorted by subscription.
+
+    Candidates of one shape (the same query up to the id) are verified once."""
     if candidates is None:
         candidates = index.counter_filter(pairs)
     matches = []
+    shape_of = index.shape_of
+    verdicts: dict[int, Verdict | None] = {}
     for sub in candidates:
-        verdict = verify(sub, pairs, limit)
+        shape = shape_of[sub.id]
+        if shape in verdicts:
+            verdict = verdicts[shape]
+        else:
+            verdict = verdicts[shape] = verify(sub, pairs, limit)
         if verdict is not None:
             matches.append(Match(sub.id, event_id, verdict.count, verdict.solutions))
     matches.sort(key=lambda m: m.subscription)

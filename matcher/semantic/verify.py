@@ -3,12 +3,11 @@ variable bindings, apply its FILTERs and count its solutions (the seed's Counter
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from semps._types import Term
-from semps.ingest.sparql.model import Filter
-from semps.matcher.semantic.compiled import ALL, BOTH, BY_O, BY_S, CompiledSubscription, Pattern
+from semps.matcher.semantic.compiled import ALL, BY_O, BY_S, CompiledSubscription
 from semps.matcher.semantic.index import EventPairs
 
 Rows = list[tuple[str, Term]]
@@ -27,7 +26,10 @@ class Verdict:
 
 
 class _Run:
-    """One verification: the ordered steps, their lookups, and what has been found."""
+    """One verification: the plan, the event's tables, and what has been found.
+
+    Each step's rows are looked up when the walk reaches it (most candidates fail at their
+    first or second step, so later steps' tables are never touched)."""
 
     __slots__ = (
         "ask",
@@ -37,12 +39,14 @@ class _Run:
         "found",
         "late",
         "limit",
+        "n",
+        "pairs",
+        "plan",
         "projection",
         "seen",
-        "steps",
     )
 
-    def __init__(self, sub: CompiledSubscription, limit: int) -> None:
+    def __init__(self, sub: CompiledSubscription, pairs: EventPairs, limit: int) -> None:
         self.projection = sub.projection
         self.distinct = sub.distinct
         self.ask = sub.ask
@@ -51,8 +55,10 @@ class _Run:
         self.seen: set[tuple[Term | None, ...]] = set()
         self.count = 0
         self.bindings: Bindings = {}
-        self.steps: list[tuple[Pattern, int, object, list[Filter]]] = []
-        self.late: list[Filter] = []
+        self.plan = sub.plan
+        self.n = len(sub.plan)
+        self.pairs = pairs
+        self.late = sub.late_filters
 
     def emit(self) -> bool:
         b = self.bindings
@@ -72,21 +78,21 @@ class _Run:
         return self.ask
 
     def walk(self, depth: int) -> bool:
-        if depth == len(self.steps):
+        if depth == self.n:
             return self.emit()
-        pattern, mode, source, filters = self.steps[depth]
+        prop, key, mode, s_var, o_var, filters = self.plan[depth]
         b = self.bindings
-        s_var, o_var = pattern.s_var, pattern.o_var
+        rows: Sequence[tuple[str, Term]]
         if mode == ALL:
-            rows = source
+            rows = self.pairs.table(prop, key)
         elif mode == BY_S:
-            rows = source.get(b[s_var], ())  # type: ignore[attr-defined,index]
+            rows = self.pairs.index(prop, key, 0).get(b[s_var], ())  # type: ignore[index]
         elif mode == BY_O:
-            rows = source.get(b[o_var], ())  # type: ignore[attr-defined,index]
+            rows = self.pairs.index(prop, key, 1).get(b[o_var], ())  # type: ignore[index]
         else:
             pair = (b[s_var], b[o_var])  # type: ignore[index]
-            rows = (pair,) if pair in source else ()  # type: ignore[operator]
-        for s, o in rows:  # type: ignore[attr-defined]
+            rows = (pair,) if pair in self.pairs.pair_set(prop, key) else ()
+        for s, o in rows:
             added_s = s_var is not None and s_var not in b
             if added_s:
                 b[s_var] = s  # type: ignore[index]
@@ -99,7 +105,10 @@ class _Run:
                     if added_s:
                         del b[s_var]  # type: ignore[arg-type]
                     continue
-            stop = all(f.evaluate(b) for f in filters) and self.walk(depth + 1)
+            if filters and not all(f.evaluate(b) for f in filters):
+                stop = False
+            else:
+                stop = self.walk(depth + 1)
             if added_s:
                 del b[s_var]  # type: ignore[arg-type]
             if added_o:
@@ -107,22 +116,6 @@ class _Run:
             if stop:
                 return True
         return False
-
-
-def _bind_sources(run: _Run, sub: CompiledSubscription, pairs: EventPairs) -> None:
-    """Attach this event's binding tables (or their shared indexes) to the static plan."""
-    for step in sub.steps:
-        p, mode = step.pattern, step.mode
-        if mode == BOTH:
-            source: object = pairs.pair_set(p.prop, p.key)
-        elif mode == BY_S:
-            source = pairs.index(p.prop, p.key, 0)
-        elif mode == BY_O:
-            source = pairs.index(p.prop, p.key, 1)
-        else:
-            source = pairs.table(p.prop, p.key)
-        run.steps.append((p, mode, source, list(step.filters)))
-    run.late = list(sub.late_filters)
 
 
 def verify(
@@ -133,8 +126,7 @@ def verify(
     if len(patterns) == 1 and not sub.filters and not sub.distinct:
         rows = pairs.table(patterns[0].prop, patterns[0].key)
         return _single(sub, rows, limit) if rows else None
-    run = _Run(sub, limit)
-    _bind_sources(run, sub, pairs)
+    run = _Run(sub, pairs, limit)
     run.walk(0)
     return Verdict(run.count, tuple(run.found)) if run.count else None
 

@@ -105,6 +105,31 @@ def test_anchored_counters_keep_exactly_the_seeds_survivors(triples, texts, remo
     assert anchored == [c.id for c in m.index.counter_filter_all(pairs)]
 
 
+def test_subscriptions_differing_only_in_id_are_verified_once_per_event(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from semps.matcher.semantic import matcher as module
+
+    calls: list[str] = []
+
+    def counting(sub, pairs, limit):  # type: ignore[no-untyped-def]
+        calls.append(sub.id)
+        return verify(sub, pairs, limit)
+
+    monkeypatch.setattr(module, "verify", counting)
+    regex = f'SELECT ?x {{ ?x <{EX}p> ?y FILTER(regex(str(?y), "b$")) }}'
+    m = SemanticMatcher()
+    for i in range(3):
+        m.add(Subscription(f"same{i}", "semantic", regex))
+    m.add(Subscription("renamed", "semantic", regex.replace("?x", "?z")))
+    event = Event("e", ((EX + "a", EX + "p", EX + "b"),))
+    assert run(m, event) == {"same0": 1, "same1": 1, "same2": 1, "renamed": 1}
+    assert len(calls) == 2  # one shape for same0-2, another for the renamed variable
+    m.remove("same0")
+    m.remove("same1")
+    assert run(m, event) == {"same2": 1, "renamed": 1}
+
+
 def test_remove_unknown_and_bad_text() -> None:
     m = SemanticMatcher()
     with pytest.raises(NotFound, match="no semantic subscription 'nope'"):
