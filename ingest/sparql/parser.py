@@ -8,6 +8,7 @@ Fast enough to register tens of thousands of subscriptions a second (rdflib's pa
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 from urllib.parse import urljoin
 
@@ -44,6 +45,10 @@ _AGGREGATES = {"COUNT", "SUM", "MIN", "MAX", "AVG", "SAMPLE", "GROUP_CONCAT"}
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 _ESCAPE_RE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.S)
 _PATH_OPS = {"/", "|", "*", "+", "?", "^"}
+_NUMERIC_TYPES = {
+    k: sys.intern(XSD + t)
+    for k, t in [("INTEGER", "integer"), ("DECIMAL", "decimal"), ("DOUBLE", "double")]
+}
 
 
 def parse_query(text: str, *, base: str | None = None) -> Query:
@@ -313,7 +318,7 @@ class _Parser:
         tok = self.tok
         if tok.kind == "VAR":
             self.advance()
-            return Var(tok.text[1:])
+            return Var(sys.intern(tok.text[1:]))
         if tok.kind in ("IRIREF", "PNAME"):
             return self.iri(self.advance())
         if tok.kind == "BNODE":
@@ -357,30 +362,30 @@ class _Parser:
             sign = "-" if tok.text == "-" else ""
             self.advance()
             tok = self.tok
-        numeric = {"INTEGER": "integer", "DECIMAL": "decimal", "DOUBLE": "double"}
-        if tok.kind in numeric:
+        if tok.kind in _NUMERIC_TYPES:
             self.advance()
-            return Literal(sign + tok.text, XSD + numeric[tok.kind])
+            return Literal(sign + tok.text, _NUMERIC_TYPES[tok.kind])
         if tok.kind == "NAME" and tok.text in ("true", "false"):
             self.advance()
             return Literal(tok.text, XSD + "boolean")
         return None
 
     def iri(self, tok: Token) -> str:
+        """An IRI, interned: an index of many subscriptions holds each IRI once."""
         if tok.kind == "IRIREF":
             return self.iriref(tok)
         prefix, _, local = tok.text.partition(":")
         if prefix not in self.prefixes:
             raise self.error(f"unknown prefix {prefix!r}", tok)
-        return self.prefixes[prefix] + re.sub(r"\\(.)", r"\1", local)
+        return sys.intern(self.prefixes[prefix] + re.sub(r"\\(.)", r"\1", local))
 
     def iriref(self, tok: Token) -> str:
         iri = tok.text[1:-1]
         if self.base and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", iri):
-            return urljoin(self.base, iri)
+            return sys.intern(urljoin(self.base, iri))
         if not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", iri):
             raise self.error(f"relative IRI <{iri}> without a BASE", tok)
-        return iri
+        return sys.intern(iri)
 
     # -- expressions -----------------------------------------------------------------------
 

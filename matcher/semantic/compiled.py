@@ -28,15 +28,8 @@ class Pattern:
 ALL, BY_S, BY_O, BOTH = 0, 1, 2, 3
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One step of the join: a pattern, its lookup mode and the filters it completes."""
-
-    pattern: Pattern
-    mode: int
-    filters: tuple[Filter, ...]
-
-
+#: One step of the join: a pattern's property, key and variables, how it finds its rows
+#: (ALL, BY_S, BY_O, BOTH) and the filters it completes.
 PlanStep = tuple[str, NPNKey, int, str | None, str | None, tuple[Filter, ...]]
 
 
@@ -50,10 +43,8 @@ class CompiledSubscription:
     projection: tuple[str, ...]
     distinct: bool
     ask: bool
-    steps: tuple[Step, ...] = ()
-    late_filters: tuple[Filter, ...] = ()
-    #: The steps flattened for the verifier: (prop, key, mode, s_var, o_var, filters).
     plan: tuple[PlanStep, ...] = ()
+    late_filters: tuple[Filter, ...] = ()
 
 
 def _rank(p: Pattern, i: int, bound: frozenset[str]) -> tuple[int, int, int]:
@@ -64,7 +55,7 @@ def _rank(p: Pattern, i: int, bound: frozenset[str]) -> tuple[int, int, int]:
 
 def join_order(
     patterns: tuple[Pattern, ...], filters: tuple[Filter, ...]
-) -> tuple[tuple[Step, ...], tuple[Filter, ...]]:
+) -> tuple[tuple[PlanStep, ...], tuple[Filter, ...]]:
     """A static join plan: the most constrained pattern first (most constants), then always
     a pattern sharing the most already-bound variables; each filter runs at the first step
     that binds all its variables (the rest, e.g. ``bound()`` of a missing variable, last)."""
@@ -82,7 +73,7 @@ def join_order(
         bound |= {v for v in (p.s_var, p.o_var) if v is not None}
         ready = tuple(f for f in pending if f.variables() <= bound)
         pending = [f for f in pending if f not in ready]
-        steps.append(Step(p, mode, ready))
+        steps.append((p.prop, p.key, mode, p.s_var, p.o_var, ready))
     return tuple(steps), tuple(pending)
 
 
@@ -105,12 +96,8 @@ def compile_query(subscription_id: str, query: Query) -> CompiledSubscription:
     steps, late = join_order(tuple(patterns), tuple(query.filters))
     return CompiledSubscription(
         id=subscription_id,
-        steps=steps,
+        plan=steps,
         late_filters=late,
-        plan=tuple(
-            (s.pattern.prop, s.pattern.key, s.mode, s.pattern.s_var, s.pattern.o_var, s.filters)
-            for s in steps
-        ),
         patterns=tuple(patterns),
         filters=tuple(query.filters),
         projection=query.projected() if query.form == "SELECT" else (),

@@ -138,7 +138,7 @@ class SubscriptionIndex:
         self._free_cids: list[int] = []
         self._next_cid = 1
         # Subscriptions that differ only in their id share a shape, and so a verdict.
-        self.shape_of: dict[str, int] = {}
+        self.shape_at: list[int] = []  # by slot
         self._shapes: dict[tuple[object, ...], int] = {}
         self._shape_users: dict[int, int] = {}
         self._next_shape = 0
@@ -156,6 +156,7 @@ class SubscriptionIndex:
         if slot == len(self.sub_at):
             self.sub_at.append(None)
             self.containers_at.append(())
+            self.shape_at.append(-1)
             if slot >= len(self._need):
                 cap = max(16, 2 * len(self._need))
                 self._need = np.resize(self._need, cap)
@@ -170,7 +171,7 @@ class SubscriptionIndex:
         if shape is None:
             shape = self._shapes[key] = self._next_shape
             self._next_shape += 1
-        self.shape_of[sub.id] = shape
+        self.shape_at[slot] = shape
         self._shape_users[shape] = self._shape_users.get(shape, 0) + 1
         containers = []
         for pattern in sub.patterns:
@@ -195,7 +196,7 @@ class SubscriptionIndex:
         """Remove a subscription; O(patterns x SC length). Raises KeyError if unknown."""
         sub = self.subscriptions.pop(subscription_id)
         slot = self.slot_of.pop(subscription_id)
-        shape = self.shape_of.pop(subscription_id)
+        shape = self.shape_at[slot]
         self._shape_users[shape] -= 1
         if not self._shape_users[shape]:
             del self._shape_users[shape]

@@ -32,10 +32,10 @@ def match_parts(
     if candidates is None:
         candidates = index.counter_filter(pairs)
     matches = []
-    shape_of = index.shape_of
+    shape_at, slot_of = index.shape_at, index.slot_of
     verdicts: dict[int, Verdict | None] = {}
     for sub in candidates:
-        shape = shape_of[sub.id]
+        shape = shape_at[slot_of[sub.id]]
         if shape in verdicts:
             verdict = verdicts[shape]
         else:
