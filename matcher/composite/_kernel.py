@@ -52,6 +52,30 @@ def _clear_monitored(x: int, mon_head: Arr, mon_tail: Arr, cell_next: Arr, scal:
         mon_tail[x] = -1
 
 
+@nb.njit(cache=True, inline="always")
+def push_monitored(
+    x: int, occ: int, mon_head: Arr, mon_tail: Arr, cell_occ: Arr, cell_next: Arr, scal: Arr
+) -> tuple[Arr, Arr]:
+    """Append ``occ`` to ``x``'s monitored list (a free cell, else a new one); returns the
+    (possibly grown) cell arrays."""
+    cell = scal[FREE_CELL]
+    if cell >= 0:
+        scal[FREE_CELL] = cell_next[cell]
+    else:
+        cell = scal[USED_CELLS]
+        scal[USED_CELLS] = cell + 1
+        cell_occ = _grow_i(cell_occ, cell + 1)
+        cell_next = _grow_i(cell_next, cell + 1)
+    cell_occ[cell] = occ
+    cell_next[cell] = -1
+    if mon_head[x] < 0:
+        mon_head[x] = cell
+    else:
+        cell_next[mon_tail[x]] = cell
+    mon_tail[x] = cell
+    return cell_occ, cell_next
+
+
 @jit
 def run_arrivals(  # noqa: PLR0913, PLR0915, C901
     arr_node: Arr,
@@ -160,21 +184,9 @@ def run_arrivals(  # noqa: PLR0913, PLR0915, C901
                 pass
             elif role == 1:  # monitored: count it and keep it
                 count[p] += 1
-                cell = scal[FREE_CELL]
-                if cell >= 0:
-                    scal[FREE_CELL] = cell_next[cell]
-                else:
-                    cell = scal[USED_CELLS]
-                    scal[USED_CELLS] = cell + 1
-                    cell_occ = _grow_i(cell_occ, cell + 1)
-                    cell_next = _grow_i(cell_next, cell + 1)
-                cell_occ[cell] = cons
-                cell_next[cell] = -1
-                if mon_head[p] < 0:
-                    mon_head[p] = cell
-                else:
-                    cell_next[mon_tail[p]] = cell
-                mon_tail[p] = cell
+                cell_occ, cell_next = push_monitored(
+                    p, cons, mon_head, mon_tail, cell_occ, cell_next, scal
+                )
             else:  # closing: detect by the count, then reset either way
                 k = count[p]
                 hit = k > 0 if c == ALL else (k == times[p] if c == TIMES else k == 0)

@@ -386,14 +386,6 @@ class EventTree:
     def _append_monitored(self, x: int, cons: Constituents) -> None:
         occ = self._next_occurrences(1)
         self._cons[occ] = cons
-        cell = int(self._scal[k.USED_CELLS])
-        self._scal[k.USED_CELLS] = cell + 1
-        if cell >= len(self._cell_occ):
-            self._cell_occ = np.resize(self._cell_occ, 2 * cell + 16)
-            self._cell_next = np.resize(self._cell_next, 2 * cell + 16)
-        self._cell_occ[cell], self._cell_next[cell] = occ, -1
-        if self._mon_head[x] < 0:
-            self._mon_head[x] = cell
-        else:
-            self._cell_next[self._mon_tail[x]] = cell
-        self._mon_tail[x] = cell
+        self._cell_occ, self._cell_next = k.push_monitored(
+            x, occ, self._mon_head, self._mon_tail, self._cell_occ, self._cell_next, self._scal
+        )
