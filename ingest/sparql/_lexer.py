@@ -36,7 +36,10 @@ _TOKENS = [
     ("NAME", r"[A-Za-z_][A-Za-z0-9_]*"),
     ("OP", r"\^\^|&&|\|\||!=|<=|>=|[{}()\[\].;,*=<>!+\-/^|?@]"),
 ]
-_MASTER = re.compile("|".join(f"(?P<{name}>{rx})" for name, rx in _TOKENS))
+# Any character no token starts with is a one-character STRAY token (an error).
+_SCAN = re.compile(
+    "|".join(f"(?P<{name}>{rx})" for name, rx in [*_TOKENS, ("STRAY", ".")]), re.DOTALL
+).finditer
 
 
 class Token(NamedTuple):
@@ -64,22 +67,18 @@ def tokenize(text: str) -> list[Token]:
     """Split ``text`` into tokens; raises :class:`SubscriptionSyntaxError` on stray input."""
     tokens: list[Token] = []
     append = tokens.append
-    pos, line, line_start = 0, 1, 0
-    match = _MASTER.match
-    end = len(text)
-    while pos < end:
-        m = match(text, pos)
-        if m is None or m.end() == pos:
-            column = pos - line_start + 1
-            msg = f"unexpected character {text[pos]!r}"
-            raise SubscriptionSyntaxError(msg, line=line, column=column)
+    line, line_start = 1, 0
+    for m in _SCAN(text):
         kind = m.lastgroup
         value = m.group()
+        if kind == "STRAY":
+            pos = m.start()
+            msg = f"unexpected character {value!r}"
+            raise SubscriptionSyntaxError(msg, line=line, column=pos - line_start + 1)
         if kind != "WS":
-            append(Token(kind, value, line, pos - line_start + 1))  # type: ignore[arg-type]
+            append(Token(kind, value, line, m.start() - line_start + 1))  # type: ignore[arg-type]
         if "\n" in value:  # whitespace, or a long string spanning lines
             line += value.count("\n")
-            line_start = pos + value.rfind("\n") + 1
-        pos = m.end()
-    tokens.append(Token("EOF", "", line, pos - line_start + 1))
+            line_start = m.start() + value.rfind("\n") + 1
+    tokens.append(Token("EOF", "", line, len(text) - line_start + 1))
     return tokens
