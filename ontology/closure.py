@@ -26,6 +26,9 @@ class _Closure:
             lambda: defaultdict(set)
         )
         self.watched = set(rules.transitive) | set(rules.svf) | set(rules.avf)
+        # Triples added by expanding a property or class: the tables are transitively
+        # closed, so their own expansions were added with them and are skipped.
+        self.expanded: set[Triple] = set()
 
     def add(self, triple: Triple) -> None:
         if triple not in self.out:
@@ -49,8 +52,12 @@ class _Closure:
     def _on_type(self, s: str, cls: str) -> None:
         rules = self.rules
         self.types[s].add(cls)
-        for sup in rules.classes.get(cls, ()):
-            self.add((s, RDF_TYPE, sup))
+        if (s, RDF_TYPE, cls) not in self.expanded:
+            expanded = self.expanded
+            for sup in rules.classes.get(cls, ()):
+                implied = (s, RDF_TYPE, sup)
+                expanded.add(implied)
+                self.add(implied)
         for restriction, prop in rules.svf_by_filler.get(cls, ()):
             for x in self.back[prop].get(s, ()):
                 self.add((x, RDF_TYPE, restriction))
@@ -67,12 +74,18 @@ class _Closure:
     def _on_property(self, s: str, p: str, o: Term) -> None:
         rules = self.rules
         literal = type(o) is Literal
-        for q, inverted in rules.properties.get(p, ()):
-            if not inverted:
-                self.add((s, q, o))
-            elif not literal:
-                assert isinstance(o, str)
-                self.add((o, q, s))
+        if (s, p, o) not in self.expanded:
+            expanded = self.expanded
+            for q, inverted in rules.properties.get(p, ()):
+                if not inverted:
+                    implied = (s, q, o)
+                elif not literal:
+                    assert isinstance(o, str)
+                    implied = (o, q, s)
+                else:
+                    continue
+                expanded.add(implied)
+                self.add(implied)
         for cls in rules.domains.get(p, ()):
             self.add((s, RDF_TYPE, cls))
         if not literal:
