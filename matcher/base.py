@@ -139,6 +139,17 @@ class Matcher(ABC):
         """Match several events at once; matchers with a batch algorithm override this."""
         return [self.match(e, c) for e, c in zip(events, contexts, strict=True)]
 
+    def count_batch(
+        self, events: Sequence[Event], contexts: Sequence[MatchContext]
+    ) -> list[dict[str, int]]:
+        """Per event, ``{subscription id: solution count}`` of the matches: what bulk jobs
+        report. Matchers that can skip building solutions override this; the counts must
+        equal :meth:`match_batch`'s."""
+        return [
+            {m.subscription: m.count for m in matches}
+            for matches in self.match_batch(events, contexts)
+        ]
+
     def subscription_items(self, subscription: Subscription) -> frozenset[str]:
         """The attribute items every event matching ``subscription`` carries.
 

@@ -125,8 +125,8 @@ def _match_batch(
     contexts = [MatchContext(e, expansion) for e in batch]
     counts: list[Counts] = [{} for _ in batch]
     for matcher in matchers:
-        for found, matches in zip(counts, matcher.match_batch(batch, contexts), strict=True):
-            found.update((m.subscription, m.count) for m in matches)
+        for found, more in zip(counts, matcher.count_batch(batch, contexts), strict=True):
+            found.update(more)
     for event, found in zip(batch, counts, strict=True):
         yield event.id, found
 

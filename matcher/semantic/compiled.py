@@ -33,6 +33,25 @@ ALL, BY_S, BY_O, BOTH = 0, 1, 2, 3
 PlanStep = tuple[str, NPNKey, int, str | None, str | None, tuple[Filter, ...]]
 
 
+#: An event binding table indexed by one end: (property, node-pair key, 0 subject / 1 object).
+IndexKey = tuple[str, NPNKey, int]
+
+
+def semi_join(plan: tuple[PlanStep, ...]) -> tuple[IndexKey, IndexKey] | None:
+    """The two indexes whose keys must overlap for the plan's second step to join its first
+    (the first step's rows by the shared variable, the second's by the same), when the
+    second step looks its rows up by one bound end; ``None`` otherwise."""
+    if len(plan) < 2:
+        return None
+    first, second = plan[0], plan[1]
+    mode = second[2]
+    if first[2] != ALL or mode not in (BY_S, BY_O):
+        return None
+    shared = second[3] if mode == BY_S else second[4]
+    position = 0 if first[3] == shared else 1
+    return (first[0], first[1], position), (second[0], second[1], 0 if mode == BY_S else 1)
+
+
 @dataclass(frozen=True, slots=True)
 class CompiledSubscription:
     """What the index and the verifier need of a subscription."""
@@ -45,6 +64,8 @@ class CompiledSubscription:
     ask: bool
     plan: tuple[PlanStep, ...] = ()
     late_filters: tuple[Filter, ...] = ()
+    #: The indexes the semi-join check between the plan's first two steps reads, or None.
+    cut: tuple[IndexKey, IndexKey] | None = None
 
 
 def _rank(p: Pattern, i: int, bound: frozenset[str]) -> tuple[int, int, int]:
@@ -98,6 +119,7 @@ def compile_query(subscription_id: str, query: Query) -> CompiledSubscription:
         id=subscription_id,
         plan=steps,
         late_filters=late,
+        cut=semi_join(steps),
         patterns=tuple(patterns),
         filters=tuple(query.filters),
         projection=query.projected() if query.form == "SELECT" else (),

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from semps._types import Term
 from semps.ingest.partab import EventParts
 from semps.ingest.terms import RDF_TYPE
-from semps.matcher.semantic.compiled import STAR, CompiledSubscription, NPNKey
+from semps.matcher.semantic.compiled import STAR, CompiledSubscription, IndexKey, NPNKey
 
 IntArray = npt.NDArray[np.int64]
 
@@ -68,6 +68,7 @@ class SC:
 
 
 _ANY: NPNKey = (STAR, STAR)
+_NO_SLOTS: IntArray = np.zeros(0, dtype=np.int64)
 
 
 class EventPairs:
@@ -82,7 +83,7 @@ class EventPairs:
         if types:
             self.by_prop[RDF_TYPE] = types
         self._tables: dict[tuple[str, NPNKey], list[tuple[str, Term]]] = {}
-        self._indexes: dict[tuple[str, NPNKey, int], dict[Term, list[tuple[str, Term]]]] = {}
+        self._indexes: dict[IndexKey, dict[Term, list[tuple[str, Term]]]] = {}
         self._sets: dict[tuple[str, NPNKey], set[tuple[str, Term]]] = {}
 
     def table(self, prop: str, key: NPNKey) -> list[tuple[str, Term]]:
@@ -105,13 +106,17 @@ class EventPairs:
     def index(self, prop: str, key: NPNKey, position: int) -> dict[Term, list[tuple[str, Term]]]:
         """A binding table indexed by subject (0) or object (1); shared by every
         subscription that joins on it within this event."""
-        cache_key = (prop, key, position)
-        found = self._indexes.get(cache_key)
+        return self.index_at((prop, key, position))
+
+    def index_at(self, at: IndexKey) -> dict[Term, list[tuple[str, Term]]]:
+        """:meth:`index` by one ``(property, key, position)`` tuple."""
+        found = self._indexes.get(at)
         if found is None:
             found = {}
-            for pair in self.table(prop, key):
+            position = at[2]
+            for pair in self.table(at[0], at[1]):
                 found.setdefault(pair[position], []).append(pair)
-            self._indexes[cache_key] = found
+            self._indexes[at] = found
         return found
 
     def pair_set(self, prop: str, key: NPNKey) -> set[tuple[str, Term]]:
@@ -138,7 +143,8 @@ class SubscriptionIndex:
         self._free_cids: list[int] = []
         self._next_cid = 1
         # Subscriptions that differ only in their id share a shape, and so a verdict.
-        self.shape_at: list[int] = []  # by slot
+        self.shape_at = np.zeros(0, dtype=np.int64)  # by slot
+        self.id_at = np.zeros(0, dtype=object)  # subscription ids by slot, for bulk answers
         self._shapes: dict[tuple[object, ...], int] = {}
         self._shape_users: dict[int, int] = {}
         self._next_shape = 0
@@ -156,14 +162,16 @@ class SubscriptionIndex:
         if slot == len(self.sub_at):
             self.sub_at.append(None)
             self.containers_at.append(())
-            self.shape_at.append(-1)
             if slot >= len(self._need):
                 cap = max(16, 2 * len(self._need))
                 self._need = np.resize(self._need, cap)
+                self.shape_at = np.resize(self.shape_at, cap)
+                self.id_at = np.resize(self.id_at, cap)
                 grown = np.zeros((cap, self._others.shape[1]), dtype=np.int64)
                 grown[: len(self._others)] = self._others
                 self._others = grown
         self.sub_at[slot] = sub
+        self.id_at[slot] = sub.id
         self._need[slot] = len(sub.patterns)
         self.slot_of[sub.id] = slot
         self.subscriptions[sub.id] = sub
@@ -196,7 +204,7 @@ class SubscriptionIndex:
         """Remove a subscription; O(patterns x SC length). Raises KeyError if unknown."""
         sub = self.subscriptions.pop(subscription_id)
         slot = self.slot_of.pop(subscription_id)
-        shape = self.shape_at[slot]
+        shape = int(self.shape_at[slot])
         self._shape_users[shape] -= 1
         if not self._shape_users[shape]:
             del self._shape_users[shape]
@@ -214,13 +222,19 @@ class SubscriptionIndex:
                 if not hm_npn:
                     del self.hm_prop[pattern.prop]
         self.sub_at[slot] = None
+        self.id_at[slot] = None
         self._need[slot] = 0
         self._free.append(slot)
         return sub
 
     def counter_filter(self, pairs: EventPairs) -> list[CompiledSubscription]:
         """Phase 1: the subscriptions whose every pattern is hit by the event, in index
-        (slot) order.
+        (slot) order (see :meth:`counter_slots`)."""
+        at = self.sub_at
+        return [at[i] for i in self.counter_slots(pairs).tolist()]
+
+    def counter_slots(self, pairs: EventPairs) -> IntArray:
+        """Phase 1 by slot: the sorted slots of the subscriptions whose every pattern is hit.
 
         A subscription's counter (its patterns whose SC the event hits) can only reach its
         pattern count if its anchor, its most selective pattern, is hit; so counters are
@@ -230,7 +244,7 @@ class SubscriptionIndex:
         hit = set(self._hit_containers(pairs))
         anchored = [c.anchored_array() for c in hit if c.anchored]
         if not anchored:
-            return []
+            return _NO_SLOTS
         candidates = np.concatenate(anchored)
         mask = self._hit
         cids = [c.cid for c in hit]
@@ -238,9 +252,7 @@ class SubscriptionIndex:
         complete = mask[self._others[candidates]].all(axis=1)
         mask[cids] = False
         mask[0] = True
-        survivors = np.sort(candidates[complete]).tolist()
-        at = self.sub_at
-        return [at[i] for i in survivors]
+        return np.sort(candidates[complete])
 
     def _new_cid(self) -> int:
         if self._free_cids:

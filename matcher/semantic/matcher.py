@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from semps._types import Term
 from semps.errors import NotFound
 from semps.ingest.event import Event
@@ -13,7 +15,12 @@ from semps.ingest.terms import RDF_TYPE
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.semantic.compiled import STAR, CompiledSubscription, compile_query
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
-from semps.matcher.semantic.verify import DEFAULT_SOLUTION_LIMIT, Verdict, verify
+from semps.matcher.semantic.verify import (
+    DEFAULT_SOLUTION_LIMIT,
+    Verdict,
+    count_solutions,
+    verify,
+)
 
 if TYPE_CHECKING:
     from semps.matcher.semantic.parallel import WorkerPool
@@ -35,7 +42,7 @@ def match_parts(
     shape_at, slot_of = index.shape_at, index.slot_of
     verdicts: dict[int, Verdict | None] = {}
     for sub in candidates:
-        shape = shape_at[slot_of[sub.id]]
+        shape = int(shape_at[slot_of[sub.id]])
         if shape in verdicts:
             verdict = verdicts[shape]
         else:
@@ -44,6 +51,25 @@ def match_parts(
             matches.append(Match(sub.id, event_id, verdict.count, verdict.solutions))
     matches.sort(key=lambda m: m.subscription)
     return matches
+
+
+def count_parts(index: SubscriptionIndex, pairs: EventPairs) -> dict[str, int]:
+    """Phases 1 and 3 for counts only: ``{subscription id: solution count}`` of the matching
+    subscriptions, in slot order; one count per shape among the candidates."""
+    slots = index.counter_slots(pairs)
+    if not len(slots):
+        return {}
+    shapes, first, inverse = np.unique(
+        index.shape_at[slots], return_index=True, return_inverse=True
+    )
+    at = index.sub_at
+    counts = np.fromiter(
+        (count_solutions(at[slot], pairs) for slot in slots[first].tolist()),
+        dtype=np.int64,
+        count=len(shapes),
+    )[inverse]
+    found = np.flatnonzero(counts)
+    return dict(zip(index.id_at[slots[found]].tolist(), counts[found].tolist(), strict=True))
 
 
 def _pattern_item(prop: str, obj: Term) -> str:
@@ -149,6 +175,15 @@ class SemanticMatcher(Matcher):
         if len(expansions) > 1:  # mixed ontology versions: keep it simple, go one by one
             return super().match_batch(events, contexts)
         return self._workers().match_many(events, contexts[0].expansion)
+
+    def count_batch(
+        self, events: Sequence[Event], contexts: Sequence[MatchContext]
+    ) -> list[dict[str, int]]:
+        """Solution counts only (what bulk jobs report): verified without building any
+        solution or match; with several workers, as :meth:`match_batch`."""
+        if self.workers > 1 and len(events) > 1:
+            return super().count_batch(events, contexts)
+        return [count_parts(self.index, EventPairs(c.parts)) for c in contexts]
 
     def _workers(self) -> WorkerPool:
         from semps.matcher.semantic.parallel import WorkerPool

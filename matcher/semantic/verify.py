@@ -65,13 +65,16 @@ class _Run:
         for f in self.late:
             if not f.evaluate(b):
                 return False
-        row = tuple(b.get(v) for v in self.projection)
+        row = None
         if self.distinct:
+            row = tuple(b.get(v) for v in self.projection)
             if row in self.seen:
                 return False
             self.seen.add(row)
         self.count += 1
         if len(self.found) < self.limit:
+            if row is None:
+                row = tuple(b.get(v) for v in self.projection)
             self.found.append(
                 {v: t for v, t in zip(self.projection, row, strict=True) if t is not None}
             )
@@ -126,9 +129,40 @@ def verify(
     if len(patterns) == 1 and not sub.filters and not sub.distinct:
         rows = pairs.table(patterns[0].prop, patterns[0].key)
         return _single(sub, rows, limit) if rows else None
+    if _cut_at_second_step(sub, pairs):
+        return None
     run = _Run(sub, pairs, limit)
     run.walk(0)
     return Verdict(run.count, tuple(run.found)) if run.count else None
+
+
+def count_solutions(sub: CompiledSubscription, pairs: EventPairs) -> int:
+    """The subscription's solution count over the event (``verify``'s count, 0 for none)
+    without building any solution: what bulk matching reports."""
+    plan = sub.plan
+    if len(plan) == 1 and not sub.filters and not sub.distinct:
+        prop, key, _, s_var, o_var, _ = plan[0]
+        rows = pairs.table(prop, key)
+        if s_var is not None and s_var == o_var:
+            found = sum(1 for s, o in rows if s == o)
+        else:
+            found = len(rows)
+        return min(found, 1) if sub.ask else found
+    if _cut_at_second_step(sub, pairs):
+        return 0
+    run = _Run(sub, pairs, 0)
+    run.walk(0)
+    return run.count
+
+
+def _cut_at_second_step(sub: CompiledSubscription, pairs: EventPairs) -> bool:
+    """True when the plan's second step cannot join its first: none of the values the first
+    step binds to the shared variable is a key of the second step's rows (a semi-join
+    check on two cached indexes; most candidates that fail, fail here)."""
+    cut = sub.cut
+    if cut is None:
+        return False
+    return pairs.index_at(cut[1]).keys().isdisjoint(pairs.index_at(cut[0]))
 
 
 def _single(sub: CompiledSubscription, rows: Rows, limit: int) -> Verdict | None:

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from semps_test_support import WORKLOADS
 
-from semps.cli.match import build_matcher, event_files, load_subscriptions, read_events, result_line
+from semps.cli.match import build_matcher, event_files, load_subscriptions, read_events
 from semps.matcher.base import MatchContext
+from semps.matcher.results import result_line, result_record
 from semps.ontology import load_expansion
 
 CASES = ["synthetic-s7", "lubm-u0"]
@@ -34,8 +35,12 @@ def answers(request: pytest.FixtureRequest) -> tuple[str, dict[str, dict]]:
     matcher = build_matcher(load_subscriptions(folder / "subscriptions"), workers=1)
     out = {}
     for event in read_events(event_files(folder / "events"), None):
-        line = result_line(event.id, matcher.match(event, MatchContext(event, expansion)))
+        context = MatchContext(event, expansion)
+        line = result_line(event.id, matcher.match(event, context))
         out[event.id] = json.loads(line)
+        # The counts-only path (`semps match` output, Spark) must agree record for record.
+        (counts,) = matcher.count_batch([event], [context])
+        assert result_record(event.id, counts) == out[event.id], event.id
     return case, out
 
 

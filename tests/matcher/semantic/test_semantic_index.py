@@ -69,6 +69,8 @@ def test_any_inserts_and_deletes_answer_like_a_fresh_index(ops, triples) -> None
         fresh.add(Subscription(sub_id, "semantic", text))
     event = Event("e", tuple(dict.fromkeys(triples)))
     assert run(churned, event) == run(fresh, event)
+    # The counts-only path (bulk jobs) reads the same churned index.
+    assert churned.count_batch([event], [MatchContext(event)]) == [run(fresh, event)]
     assert len(churned) == len(live)
 
 
