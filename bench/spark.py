@@ -13,8 +13,11 @@ subscriptions of 1-5 patterns), matched on a local Spark session:
 
 Times exclude the Spark start-up and the generation of the workload; the events are
 parallelised from the driver, then matched and counted (``count`` of the result RDD,
-nothing collected but the sample). Each run reports the index build separately: the first
-task of each Python worker registers all its subscriptions.
+nothing collected but the sample). They include the index build: the first task of each
+Python worker registers all its subscriptions (about 20 s for 100k on ``local[2]``), once
+per job. So for each subscription count run at two event counts, a ``marginal`` line gives
+the events/s between them, (events difference) / (seconds difference): the rate once the
+index is built, which is what a long replay approaches.
 
     .venv/bin/python bench/spark.py [--master local[2]] [--events 10000,100000]
         [--subs 10000,100000] [--partitions 16] [--gf-events 200] [--gf-subs 200]
@@ -66,7 +69,7 @@ def check(results, events, subs, expansion, sample: int = 50) -> bool:  # type: 
     return True
 
 
-def run(spark, n_events, n_subs, engine, placement_parts, min_support):  # type: ignore[no-untyped-def]
+def run(spark, n_events, n_subs, engine, placement_parts, min_support) -> float:  # type: ignore[no-untyped-def]
     expansion, subs, events = workload(n_events, n_subs)
     sc = spark.sparkContext
     rdd = sc.parallelize(events, max(2, sc.defaultParallelism * 2)).cache()
@@ -105,6 +108,19 @@ def run(spark, n_events, n_subs, engine, placement_parts, min_support):  # type:
         f" {matches / max(1, matched):>6.1f} {'yes' if ok else 'NO':>5}{extra}",
         flush=True,
     )
+    return elapsed
+
+
+def marginal(n_subs: int, label: str, timed: dict[int, float]) -> None:
+    """Events/s between the smallest and largest event counts run: the index build and
+    every other fixed cost of a job cancel out."""
+    if len(timed) < 2:
+        return
+    lo, hi = min(timed), max(timed)
+    extra = hi - lo
+    seconds = timed[hi] - timed[lo]
+    rate = f"{extra / seconds:>9.0f}" if seconds > 0 else f"{'-':>9}"
+    print(f"{'marginal':>7} {n_subs:>7} {label:<24} {seconds:>8.1f} {rate}", flush=True)
 
 
 def main() -> None:
@@ -129,11 +145,17 @@ def main() -> None:
         run(spark, args.gf_events, args.gf_subs, "matcher", 0, args.min_support)
         run(spark, args.gf_events, args.gf_subs, "graphframes", 0, args.min_support)
     for n_subs in map(int, args.subs.split(",")):
+        plain: dict[int, float] = {}
+        placed: dict[int, float] = {}
         for n_events in map(int, args.events.split(",")):
             if "matcher" not in skip:
-                run(spark, n_events, n_subs, "matcher", 0, args.min_support)
+                plain[n_events] = run(spark, n_events, n_subs, "matcher", 0, args.min_support)
             if "placement" not in skip:
-                run(spark, n_events, n_subs, "matcher", args.partitions, args.min_support)
+                placed[n_events] = run(
+                    spark, n_events, n_subs, "matcher", args.partitions, args.min_support
+                )
+        marginal(n_subs, "matcher", plain)
+        marginal(n_subs, f"matcher+placement({args.partitions})", placed)
     spark.stop()
 
 

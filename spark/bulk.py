@@ -62,9 +62,15 @@ def _matchers(index: _Index, part: int) -> list[Matcher]:
     if found is None:
         for stale in [k for k in _BUILT if k[0] != index.token]:
             del _BUILT[stale]
-        found = build_matchers(
-            Subscription(i, kind, text) for i, kind, text in index.parts.get(part, ())
-        )
+        # Building allocates millions of long-lived objects and no cycles to speak of:
+        # without the cyclic GC rescanning them as they grow, it takes about a fifth less.
+        gc.disable()
+        try:
+            found = build_matchers(
+                Subscription(i, kind, text) for i, kind, text in index.parts.get(part, ())
+            )
+        finally:
+            gc.enable()
         _BUILT[key] = found
         # The index lives as long as the worker: keep the cyclic GC from rescanning its
         # millions of objects after every few thousand allocations while matching.
