@@ -7,9 +7,7 @@ One JSON object per event, as in the shared workloads' ``expected.jsonl``:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-
-from semps.matcher.base import Match
+from collections.abc import Mapping
 
 
 def result_record(event_id: str, counts: Mapping[str, int]) -> dict[str, object]:
@@ -23,6 +21,11 @@ def result_record(event_id: str, counts: Mapping[str, int]) -> dict[str, object]
     return {"event": event_id, "matches": ids, "solutions": {i: counts[i] for i in ids}}
 
 
-def result_line(event_id: str, matches: Iterable[Match]) -> str:
-    """One output line (JSON, no newline) for an event's matches."""
-    return json.dumps(result_record(event_id, {m.subscription: m.count for m in matches}))
+def result_line(event_id: str, counts: Mapping[str, int]) -> str:
+    """One output line (JSON, no newline) of an event: :func:`result_record`, serialised.
+
+    Example:
+        >>> result_line("e1", {"s1": 3})
+        '{"event": "e1", "matches": ["s1"], "solutions": {"s1": 3}}'
+    """
+    return json.dumps(result_record(event_id, counts))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +11,7 @@ from semps.errors import IngestError, SempsError, SubscriptionError
 from semps.ingest.event import Event
 from semps.ingest.rdf import read_event
 from semps.matcher.base import MatchContext, Subscription
-from semps.matcher.results import result_record
+from semps.matcher.results import result_line
 from semps.matcher.semantic import SemanticMatcher
 from semps.ontology import Expansion, load_expansion
 
@@ -98,7 +97,7 @@ def _flush(matcher: SemanticMatcher, batch: list[Event], expansion: Expansion, p
     contexts = [MatchContext(e, expansion) for e in batch]
     # The output carries counts only: the same counts path as `semps spark match`.
     for event, counts in zip(batch, matcher.count_batch(batch, contexts), strict=True):
-        sys.stdout.write(json.dumps(result_record(event.id, counts)) + "\n")
+        sys.stdout.write(result_line(event.id, counts) + "\n")
     sys.stdout.flush()
     if progress is not None:
         progress.update(len(batch))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from semps.errors import SempsError, SubscriptionError
 from semps.matcher.base import Matcher, Subscription
-from semps.matcher.results import result_record
+from semps.matcher.results import result_line
 from semps.spark.sources import FORMATS
 
 if TYPE_CHECKING:
@@ -249,7 +249,7 @@ def write_results(
 def _write_lines(ordered: RDD[tuple[str, dict[str, int]]], out: TextIO) -> int:
     count = 0
     for event_id, counts in ordered.toLocalIterator():
-        out.write(json.dumps(result_record(event_id, counts)) + "\n")
+        out.write(result_line(event_id, counts) + "\n")
         count += 1
     out.flush()
     return count
