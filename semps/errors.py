@@ -10,10 +10,12 @@ re-raised as one of ours ``from`` the original::
     │   ├── HostileInputError       DTD tricks: external entities, entity expansion
     │   ├── DocumentTooLarge        over the configured size bound
     │   ├── UnsupportedMediaType    no reader for that media type or file suffix
-    │   └── JSONEventError          a JSON (content or region) event is malformed
+    │   ├── JSONEventError          a JSON (content or region) event is malformed
+    │   └── EventLimitExceeded      the event passes a documented limit (depth, closure)
     ├── SubscriptionError           a subscription could not be registered
     │   ├── SubscriptionSyntaxError the text does not parse (carries line and column)
-    │   └── UnsupportedQueryError   valid SPARQL outside the supported fragment
+    │   ├── UnsupportedQueryError   valid SPARQL outside the supported fragment
+    │   └── SubscriptionLimitExceeded  the subscription passes a documented limit
     ├── OntologyError               an ontology could not be loaded or edited
     ├── MatcherError                a matcher failed on valid input
     │   └── PluginNotFound          no matcher registered under that name
@@ -23,6 +25,8 @@ re-raised as one of ours ``from`` the original::
     ├── AuthError                   missing or unknown bearer token
     │   └── PermissionDenied        the token's role may not do this
     ├── DeliveryError               a notification could not be delivered
+    │   └── UnsafeCallback          a webhook URL the broker refuses to call (SSRF)
+    ├── TooManyRequests             a per-caller cap is reached (open streams, ...)
     └── SparkError                  the Spark pipeline could not start or run
 
 Messages are built first and then raised, and say *where*: syntax errors carry ``line`` and
@@ -36,6 +40,7 @@ __all__ = [
     "CompositeDefinitionError",
     "DeliveryError",
     "DocumentTooLarge",
+    "EventLimitExceeded",
     "HostileInputError",
     "IngestError",
     "JSONEventError",
@@ -49,7 +54,10 @@ __all__ = [
     "SparkError",
     "StoreError",
     "SubscriptionError",
+    "SubscriptionLimitExceeded",
     "SubscriptionSyntaxError",
+    "TooManyRequests",
+    "UnsafeCallback",
     "UnsupportedMediaType",
     "UnsupportedQueryError",
 ]
@@ -97,6 +105,11 @@ class JSONEventError(IngestError):
     type."""
 
 
+class EventLimitExceeded(IngestError):
+    """The event passes a documented limit (nesting depth, inferred triples, ...); the
+    message names the limit and its value."""
+
+
 class SubscriptionError(_Located):
     """A subscription could not be registered."""
 
@@ -121,6 +134,11 @@ class UnsupportedQueryError(SubscriptionError):
     ):
         self.construct = construct
         super().__init__(message, line=line, column=column)
+
+
+class SubscriptionLimitExceeded(SubscriptionError):
+    """The subscription passes a documented limit (size, nesting, patterns, per-subscriber
+    count); the message names the limit and its value."""
 
 
 class OntologyError(SempsError):
@@ -157,6 +175,15 @@ class PermissionDenied(AuthError):
 
 class DeliveryError(SempsError):
     """A notification could not be delivered to its channel."""
+
+
+class UnsafeCallback(DeliveryError):
+    """A webhook URL the broker refuses to call: credentials in it, or an address on
+    loopback, private, link-local or metadata networks outside the allow-list."""
+
+
+class TooManyRequests(SempsError):
+    """A per-caller cap is reached (open streams per subscriber, ...)."""
 
 
 class SparkError(SempsError):

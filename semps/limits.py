@@ -1,0 +1,56 @@
+"""The documented limits that bound the work one request can cause.
+
+Every input is hostile: a subscriber, publisher or document may be crafted to make the
+broker work hard. Each limit below bounds the cost of one request by what it sent; passing
+one raises a clear error (:class:`~semps.errors.SubscriptionLimitExceeded`,
+:class:`~semps.errors.EventLimitExceeded`, :class:`~semps.errors.DocumentTooLarge`) whose
+message names the limit. ``semps serve`` takes each as a flag (``--max-<name>``, dashes for
+underscores).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Per-request limits, with their defaults.
+
+    Attributes:
+        max_query_bytes: size of a subscription's text, in bytes.
+        max_query_depth: nesting depth of a subscription (parentheses, brackets, groups).
+        max_patterns: triple patterns in one subscription.
+        max_subscriptions: subscriptions one subscriber may hold (service only).
+        max_event_bytes: size of an event document, in bytes.
+        max_document_depth: element / bracket nesting depth of an RDF document.
+        max_closure_triples: triples an event may hold after closing it under the
+            ontology (its own plus the inferred ones).
+        max_solutions: solutions a match carries (its count is exact up to
+            ``max_count``).
+        max_count: solution counts stop here and are reported as truncated.
+        match_timeout: seconds one batch of events may spend matching before the watchdog
+            cuts it off and suspends the subscription that caused it (service only).
+    """
+
+    max_query_bytes: int = 64 * 1024
+    max_query_depth: int = 64
+    max_patterns: int = 64
+    max_subscriptions: int = 100_000
+    max_event_bytes: int = 16 * 1024 * 1024
+    max_document_depth: int = 128
+    max_closure_triples: int = 200_000
+    max_solutions: int = 100
+    max_count: int = 1_000_000_000
+    match_timeout: float = 2.0
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value <= 0:
+                msg = f"limit {f.name} must be positive, not {value!r}"
+                raise ValueError(msg)
+
+
+#: The defaults, for callers that were given no limits.
+DEFAULT_LIMITS = Limits()
