@@ -8,7 +8,7 @@ interface; no caller re-implements matching.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
@@ -91,9 +91,18 @@ class MatchContext:
     """What a matcher may read besides the event: the ontology snapshot, and derived views
     computed at most once per event whichever matchers ask for them."""
 
-    def __init__(self, event: Event, expansion: Expansion | None = None) -> None:
+    def __init__(
+        self,
+        event: Event,
+        expansion: Expansion | None = None,
+        *,
+        watch: Callable[[str], None] | None = None,
+    ) -> None:
         self.event = event
         self.expansion = expansion if expansion is not None else Expansion()
+        #: Matchers call ``watch(subscription id)`` before work whose cost depends on that
+        #: subscription (verification), so a watchdog can tell who overran; may be ``None``.
+        self.watch = watch
 
     @cached_property
     def parts(self) -> EventParts:
@@ -116,10 +125,17 @@ class Matcher(ABC):
         - ``match`` must not block on I/O and must not mutate the event; it returns the
           matches sorted by subscription id.
         - Matchers are not thread-safe; the broker serialises calls.
+        - A matcher whose answers depend on earlier events (``stateful = True``: composite
+          detection) sees every event in order, in the broker's own process; stateless
+          matchers may run in several worker processes, each with its own index.
+        - A matcher may call ``context.watch(subscription id)`` before verifying a
+          subscription, so an overrun can be blamed on it.
     """
 
     #: The registry name of this matcher.
     kind: ClassVar[str]
+    #: True when answers depend on earlier events (see the contract above).
+    stateful: ClassVar[bool] = False
 
     @abstractmethod
     def add(self, subscription: Subscription) -> None:

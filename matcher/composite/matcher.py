@@ -34,6 +34,7 @@ class CompositeMatcher(Matcher):
     """
 
     kind = "composite"
+    stateful = True
 
     def __init__(self, resolver: Resolver | None = None) -> None:
         self.resolver = resolver
