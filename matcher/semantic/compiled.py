@@ -53,6 +53,24 @@ def semi_join(plan: tuple[PlanStep, ...]) -> tuple[IndexKey, IndexKey] | None:
 
 
 @dataclass(frozen=True, slots=True)
+class Component:
+    """A connected component of a subscription's patterns (patterns linked by shared
+    variables, or by a FILTER reading variables of both): its join plan, the filters that
+    run after its last step, the projected variables it binds, and its semi-join cut.
+
+    The solutions of a basic graph pattern are the cross product of its components'
+    solutions (every FILTER reads one component only), so counts multiply; with DISTINCT,
+    the distinct projected rows are the cross product of each component's distinct rows
+    over its own projected variables, so distinct counts multiply too."""
+
+    plan: tuple[PlanStep, ...]
+    late_filters: tuple[Filter, ...]
+    projection: tuple[str, ...]
+    #: The indexes the semi-join check between the plan's first two steps reads, or None.
+    cut: tuple[IndexKey, IndexKey] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class CompiledSubscription:
     """What the index and the verifier need of a subscription."""
 
@@ -62,10 +80,7 @@ class CompiledSubscription:
     projection: tuple[str, ...]
     distinct: bool
     ask: bool
-    plan: tuple[PlanStep, ...] = ()
-    late_filters: tuple[Filter, ...] = ()
-    #: The indexes the semi-join check between the plan's first two steps reads, or None.
-    cut: tuple[IndexKey, IndexKey] | None = None
+    components: tuple[Component, ...] = ()
 
 
 def _rank(p: Pattern, i: int, bound: frozenset[str]) -> tuple[int, int, int]:
@@ -98,6 +113,60 @@ def join_order(
     return tuple(steps), tuple(pending)
 
 
+def split_components(
+    patterns: tuple[Pattern, ...], filters: tuple[Filter, ...]
+) -> list[tuple[tuple[Pattern, ...], tuple[Filter, ...]]]:
+    """The patterns grouped into connected components over shared variables, a FILTER
+    that reads variables of several components merging them; each filter goes with the
+    component whose variables it reads (one that reads none, with the first). Components
+    keep the order of their first pattern.
+
+    Example:
+        >>> a, b = Pattern("p", ("*", "*"), "x", "y"), Pattern("q", ("*", "*"), "z", None)
+        >>> [len(ps) for ps, _ in split_components((a, b), ())]
+        [1, 1]
+    """
+    parent = list(range(len(patterns)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    binder: dict[str, int] = {}
+    for i, p in enumerate(patterns):
+        for v in (p.s_var, p.o_var):
+            if v is not None:
+                parent[root(i)] = root(binder.setdefault(v, i))
+    for f in filters:
+        touched = [binder[v] for v in f.variables() if v in binder]
+        for i in touched[1:]:
+            parent[root(i)] = root(touched[0])
+    groups: dict[int, list[int]] = {}
+    for i in range(len(patterns)):
+        groups.setdefault(root(i), []).append(i)
+    roots = list(groups)
+    out_filters: dict[int, list[Filter]] = {r: [] for r in roots}
+    for f in filters:
+        touched = [binder[v] for v in f.variables() if v in binder]
+        out_filters[root(touched[0]) if touched else roots[0]].append(f)
+    return [(tuple(patterns[i] for i in groups[r]), tuple(out_filters[r])) for r in roots]
+
+
+def plan_components(
+    patterns: tuple[Pattern, ...], filters: tuple[Filter, ...], projection: tuple[str, ...]
+) -> tuple[Component, ...]:
+    """Each connected component with its join plan (:func:`join_order`)."""
+    out = []
+    for group, group_filters in split_components(patterns, filters):
+        steps, late = join_order(group, group_filters)
+        bound = {v for p in group for v in (p.s_var, p.o_var) if v is not None}
+        own = tuple(v for v in projection if v in bound)
+        out.append(Component(steps, late, own, semi_join(steps)))
+    return tuple(out)
+
+
 def compile_query(subscription_id: str, query: Query) -> CompiledSubscription:
     """Turn a parsed query into index patterns (constants stay, variables become ``*``).
 
@@ -114,15 +183,14 @@ def compile_query(subscription_id: str, query: Query) -> CompiledSubscription:
         o_var = tp.o.name if isinstance(tp.o, Var) else None
         key = (STAR if s_var else tp.s, STAR if o_var else tp.o)
         patterns.append(Pattern(str(tp.p), key, s_var, o_var))  # type: ignore[arg-type]
-    steps, late = join_order(tuple(patterns), tuple(query.filters))
+    projection = query.projected() if query.form == "SELECT" else ()
+    filters = tuple(query.filters)
     return CompiledSubscription(
         id=subscription_id,
-        plan=steps,
-        late_filters=late,
-        cut=semi_join(steps),
         patterns=tuple(patterns),
-        filters=tuple(query.filters),
-        projection=query.projected() if query.form == "SELECT" else (),
+        filters=filters,
+        projection=projection,
         distinct=query.distinct,
         ask=query.form == "ASK",
+        components=plan_components(tuple(patterns), filters, projection),
     )

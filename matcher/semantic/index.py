@@ -291,7 +291,7 @@ class SubscriptionIndex:
 
 def _shape_key(sub: CompiledSubscription) -> tuple[object, ...]:
     """Everything verification reads of a subscription but its id."""
-    return (sub.plan, sub.late_filters, sub.projection, sub.distinct, sub.ask)
+    return (sub.components, sub.projection, sub.distinct, sub.ask)
 
 
 def _anchor(sub: CompiledSubscription) -> int:

@@ -17,6 +17,7 @@ from semps.matcher.semantic.compiled import STAR, CompiledSubscription, compile_
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
 from semps.matcher.semantic.verify import (
     DEFAULT_SOLUTION_LIMIT,
+    DEFAULT_STEP_BUDGET,
     Verdict,
     count_solutions,
     verify,
@@ -32,10 +33,12 @@ def match_parts(
     event_id: str,
     candidates: Sequence[CompiledSubscription] | None = None,
     limit: int = DEFAULT_SOLUTION_LIMIT,
+    budget: int = DEFAULT_STEP_BUDGET,
 ) -> list[Match]:
     """Phases 1 and 3 in one process: the matches of one event, sorted by subscription.
 
-    Candidates of one shape (the same query up to the id) are verified once."""
+    Candidates of one shape (the same query up to the id) are verified once; a verdict cut
+    by the work ``budget`` gives a match with ``detail["truncated"] = True``."""
     if candidates is None:
         candidates = index.counter_filter(pairs)
     matches = []
@@ -46,14 +49,21 @@ def match_parts(
         if shape in verdicts:
             verdict = verdicts[shape]
         else:
-            verdict = verdicts[shape] = verify(sub, pairs, limit)
+            verdict = verdicts[shape] = verify(sub, pairs, limit, budget)
         if verdict is not None:
-            matches.append(Match(sub.id, event_id, verdict.count, verdict.solutions))
+            detail = _TRUNCATED if verdict.truncated else _NO_DETAIL
+            matches.append(Match(sub.id, event_id, verdict.count, verdict.solutions, detail))
     matches.sort(key=lambda m: m.subscription)
     return matches
 
 
-def count_parts(index: SubscriptionIndex, pairs: EventPairs) -> dict[str, int]:
+_TRUNCATED = {"truncated": True}
+_NO_DETAIL: dict[str, object] = {}
+
+
+def count_parts(
+    index: SubscriptionIndex, pairs: EventPairs, budget: int = DEFAULT_STEP_BUDGET
+) -> dict[str, int]:
     """Phases 1 and 3 for counts only: ``{subscription id: solution count}`` of the matching
     subscriptions, in slot order; one count per shape among the candidates."""
     slots = index.counter_slots(pairs)
@@ -64,7 +74,7 @@ def count_parts(index: SubscriptionIndex, pairs: EventPairs) -> dict[str, int]:
     )
     at = index.sub_at
     counts = np.fromiter(
-        (count_solutions(at[slot], pairs) for slot in slots[first].tolist()),
+        (count_solutions(at[slot], pairs, budget) for slot in slots[first].tolist()),
         dtype=np.int64,
         count=len(shapes),
     )[inverse]
@@ -90,6 +100,8 @@ class SemanticMatcher(Matcher):
             event's candidates by the seed's plan (:mod:`semps.matcher.semantic.plan`) and
             split batches of events between them.
         solution_limit: how many solutions a match carries (its count is always exact).
+        step_budget: rows one verification may visit; past it the count is a lower bound
+            and the match says ``detail["truncated"] = True`` (:mod:`.verify`).
 
     Example:
         >>> m = SemanticMatcher()
@@ -102,12 +114,18 @@ class SemanticMatcher(Matcher):
 
     kind = "semantic"
 
-    def __init__(self, workers: int = 1, solution_limit: int = DEFAULT_SOLUTION_LIMIT) -> None:
+    def __init__(
+        self,
+        workers: int = 1,
+        solution_limit: int = DEFAULT_SOLUTION_LIMIT,
+        step_budget: int = DEFAULT_STEP_BUDGET,
+    ) -> None:
         if workers < 1:
             msg = f"workers must be at least 1, not {workers}"
             raise ValueError(msg)
         self.workers = workers
         self.solution_limit = solution_limit
+        self.step_budget = step_budget
         self.index = SubscriptionIndex()
         self._texts: dict[str, str] = {}
         self._pool: WorkerPool | None = None
@@ -162,7 +180,9 @@ class SemanticMatcher(Matcher):
         pairs = EventPairs(context.parts)
         candidates = self.index.counter_filter(pairs)
         if self.workers == 1 or len(candidates) < 2:
-            return match_parts(self.index, pairs, event.id, candidates, self.solution_limit)
+            return match_parts(
+                self.index, pairs, event.id, candidates, self.solution_limit, self.step_budget
+            )
         return self._workers().verify(context.parts, [c.id for c in candidates])
 
     def match_batch(
@@ -183,7 +203,7 @@ class SemanticMatcher(Matcher):
         solution or match; with several workers, as :meth:`match_batch`."""
         if self.workers > 1 and len(events) > 1:
             return super().count_batch(events, contexts)
-        return [count_parts(self.index, EventPairs(c.parts)) for c in contexts]
+        return [count_parts(self.index, EventPairs(c.parts), self.step_budget) for c in contexts]
 
     def _workers(self) -> WorkerPool:
         from semps.matcher.semantic.parallel import WorkerPool

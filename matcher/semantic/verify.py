@@ -1,153 +1,232 @@
 """Phase 3, verification: join a surviving subscription's binding tables with consistent
-variable bindings, apply its FILTERs and count its solutions (the seed's CounterSec)."""
+variable bindings, apply its FILTERs and count its solutions (the seed's CounterSec).
+
+A subscription's patterns are verified per connected component
+(:class:`~semps.matcher.semantic.compiled.Component`): the solution count is the product of
+the components' counts (with DISTINCT, of their distinct counts over their own projected
+variables), so disconnected patterns never enumerate their cross product. Within a
+component the join is a loop over an explicit stack (no recursion a subscription's pattern
+count could deepen), and a last step that adds no constraint is counted by its row count
+once the kept solutions are full.
+
+**Work budget.** Each verification may visit at most ``budget`` rows
+(:data:`DEFAULT_STEP_BUDGET`). When a component's join reaches it, the verification stops:
+its verdict is *truncated* (``Verdict.truncated``; a match carries
+``detail["truncated"] = True``) and its count is a lower bound, the solutions found so far;
+a truncated verification that found no solution yet reports no match. Counts are Python
+ints, exact whenever not truncated.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice, product
 
 from semps._types import Term
-from semps.matcher.semantic.compiled import ALL, BY_O, BY_S, CompiledSubscription
+from semps.matcher.semantic.compiled import (
+    ALL,
+    BY_O,
+    BY_S,
+    CompiledSubscription,
+    Component,
+)
 from semps.matcher.semantic.index import EventPairs
 
 Rows = list[tuple[str, Term]]
 Bindings = dict[str, Term]
 
-#: Solutions carried by a match (the count is always exact).
+#: Solutions carried by a match (the count is always exact unless truncated).
 DEFAULT_SOLUTION_LIMIT = 100
+
+#: Rows one verification may visit before it stops with a truncated count (about a
+#: quarter of a second of CPU at worst).
+DEFAULT_STEP_BUDGET = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """A verified match: the exact solution count and the first solutions."""
+    """A verified match: the solution count and the first solutions.
+
+    ``truncated`` says the work budget ran out: ``count`` is then a lower bound."""
 
     count: int
     solutions: tuple[Mapping[str, Term], ...]
+    truncated: bool = False
 
 
-class _Run:
-    """One verification: the plan, the event's tables, and what has been found.
+class _Found:
+    """What one component's join found: its count, first rows and whether it stopped."""
 
-    Each step's rows are looked up when the walk reaches it (most candidates fail at their
-    first or second step, so later steps' tables are never touched)."""
+    __slots__ = ("count", "rows", "truncated")
 
-    __slots__ = (
-        "ask",
-        "bindings",
-        "count",
-        "distinct",
-        "found",
-        "late",
-        "limit",
-        "n",
-        "pairs",
-        "plan",
-        "projection",
-        "seen",
-    )
+    def __init__(self, count: int, rows: list[tuple[Term | None, ...]], truncated: bool) -> None:
+        self.count = count
+        self.rows = rows
+        self.truncated = truncated
 
-    def __init__(self, sub: CompiledSubscription, pairs: EventPairs, limit: int) -> None:
-        self.projection = sub.projection
-        self.distinct = sub.distinct
-        self.ask = sub.ask
-        self.limit = limit
-        self.found: list[Mapping[str, Term]] = []
-        self.seen: set[tuple[Term | None, ...]] = set()
-        self.count = 0
-        self.bindings: Bindings = {}
-        self.plan = sub.plan
-        self.n = len(sub.plan)
-        self.pairs = pairs
-        self.late = sub.late_filters
 
-    def emit(self) -> bool:
-        b = self.bindings
-        for f in self.late:
-            if not f.evaluate(b):
-                return False
-        row = None
-        if self.distinct:
-            row = tuple(b.get(v) for v in self.projection)
-            if row in self.seen:
-                return False
-            self.seen.add(row)
-        self.count += 1
-        if len(self.found) < self.limit:
-            if row is None:
-                row = tuple(b.get(v) for v in self.projection)
-            self.found.append(
-                {v: t for v, t in zip(self.projection, row, strict=True) if t is not None}
-            )
-        return self.ask
+def _step_rows(
+    pairs: EventPairs, step: tuple[object, ...], b: Bindings
+) -> Sequence[tuple[str, Term]]:
+    prop, key, mode, s_var, o_var = step[0], step[1], step[2], step[3], step[4]
+    if mode == ALL:
+        return pairs.table(prop, key)  # type: ignore[arg-type]
+    if mode == BY_S:
+        return pairs.index(prop, key, 0).get(b[s_var], ())  # type: ignore[arg-type,index]
+    if mode == BY_O:
+        return pairs.index(prop, key, 1).get(b[o_var], ())  # type: ignore[arg-type,index]
+    pair = (b[s_var], b[o_var])  # type: ignore[index]
+    return (pair,) if pair in pairs.pair_set(prop, key) else ()  # type: ignore[arg-type]
 
-    def walk(self, depth: int) -> bool:
-        if depth == self.n:
-            return self.emit()
-        prop, key, mode, s_var, o_var, filters = self.plan[depth]
-        b = self.bindings
-        rows: Sequence[tuple[str, Term]]
-        if mode == ALL:
-            rows = self.pairs.table(prop, key)
-        elif mode == BY_S:
-            rows = self.pairs.index(prop, key, 0).get(b[s_var], ())  # type: ignore[index]
-        elif mode == BY_O:
-            rows = self.pairs.index(prop, key, 1).get(b[o_var], ())  # type: ignore[index]
-        else:
-            pair = (b[s_var], b[o_var])  # type: ignore[index]
-            rows = (pair,) if pair in self.pairs.pair_set(prop, key) else ()
-        for s, o in rows:
-            added_s = s_var is not None and s_var not in b
-            if added_s:
-                b[s_var] = s  # type: ignore[index]
-            added_o = False
-            if o_var is not None:
-                if o_var not in b:
-                    b[o_var] = o
-                    added_o = True
-                elif b[o_var] != o:
-                    if added_s:
-                        del b[s_var]  # type: ignore[arg-type]
-                    continue
-            if filters and not all(f.evaluate(b) for f in filters):
-                stop = False
-            else:
-                stop = self.walk(depth + 1)
-            if added_s:
-                del b[s_var]  # type: ignore[arg-type]
-            if added_o:
-                del b[o_var]  # type: ignore[arg-type]
-            if stop:
-                return True
-        return False
+
+def _join(  # noqa: C901 - the hot loop, kept in one frame on purpose
+    comp: Component,
+    pairs: EventPairs,
+    limit: int,
+    distinct: bool,
+    first_only: bool,
+    budget: int,
+) -> tuple[_Found, int]:
+    """One component's solutions: a depth-first join over an explicit stack.
+
+    Returns what was found and the budget left. ``first_only`` stops at the first solution
+    (ASK, or a DISTINCT component that projects nothing)."""
+    plan = comp.plan
+    late = comp.late_filters
+    projection = comp.projection
+    last = len(plan) - 1
+    b: Bindings = {}
+    seen: set[tuple[Term | None, ...]] = set()
+    rows: list[tuple[Term | None, ...]] = []
+    count = 0
+    # The last step may be counted by its row count when every row is a solution.
+    p0, k0, mode0, s_last, o_last, f_last = plan[last]
+    free_last = not (f_last or late or distinct or first_only) and mode0 != 3
+    if free_last and s_last is not None and s_last == o_last:
+        free_last = False
+    iters: list[object] = [None] * len(plan)
+    added: list[tuple[str, ...]] = [()] * len(plan)
+    depth = 0
+    iters[0] = iter(_step_rows(pairs, plan[0], b))
+    while depth >= 0:
+        for v in added[depth]:
+            del b[v]
+        added[depth] = ()
+        row = next(iters[depth], None)  # type: ignore[call-overload]
+        if row is None:
+            depth -= 1
+            continue
+        budget -= 1
+        if budget < 0:
+            return _Found(count, rows, True), budget
+        s, o = row
+        _, _, _, s_var, o_var, filters = plan[depth]
+        new: tuple[str, ...] = ()
+        if s_var is not None and s_var not in b:
+            b[s_var] = s
+            new = (s_var,)
+        if o_var is not None:
+            if o_var not in b:
+                b[o_var] = o
+                new = (*new, o_var)
+            elif b[o_var] != o:
+                for v in new:
+                    del b[v]
+                continue
+        added[depth] = new
+        if filters and not all(f.evaluate(b) for f in filters):
+            continue
+        if depth < last:
+            if depth + 1 == last and free_last and len(rows) >= limit:
+                count += len(_step_rows(pairs, plan[last], b))
+                continue
+            depth += 1
+            iters[depth] = iter(_step_rows(pairs, plan[depth], b))
+            continue
+        if late and not all(f.evaluate(b) for f in late):
+            continue
+        solution = tuple(b.get(v) for v in projection)
+        if distinct:
+            if solution in seen:
+                continue
+            seen.add(solution)
+        count += 1
+        if len(rows) < limit:
+            rows.append(solution)
+        if first_only:
+            break
+    return _Found(count, rows, False), budget
 
 
 def verify(
-    sub: CompiledSubscription, pairs: EventPairs, limit: int = DEFAULT_SOLUTION_LIMIT
+    sub: CompiledSubscription,
+    pairs: EventPairs,
+    limit: int = DEFAULT_SOLUTION_LIMIT,
+    budget: int = DEFAULT_STEP_BUDGET,
 ) -> Verdict | None:
-    """The subscription's solutions over the event, or ``None`` when it has none."""
+    """The subscription's solutions over the event, or ``None`` when it has none (see the
+    module docstring for the work ``budget``)."""
     patterns = sub.patterns
     if len(patterns) == 1 and not sub.filters and not sub.distinct:
         rows = pairs.table(patterns[0].prop, patterns[0].key)
         return _single(sub, rows, limit) if rows else None
-    if _cut_at_second_step(sub, pairs):
-        return None
-    run = _Run(sub, pairs, limit)
-    run.walk(0)
-    return Verdict(run.count, tuple(run.found)) if run.count else None
+    components = sub.components
+    for comp in components:
+        if _cut_at_second_step(comp, pairs):
+            return None
+    found = []
+    truncated = False
+    for comp in components:
+        first_only = sub.ask or (sub.distinct and not comp.projection)
+        got, budget = _join(comp, pairs, limit, sub.distinct, first_only, budget)
+        if not got.count:
+            return None
+        truncated = truncated or got.truncated
+        found.append(got)
+    if sub.ask:
+        return Verdict(1, ({},), truncated)
+    count = 1
+    for got in found:
+        count *= got.count
+    return Verdict(count, _solutions(sub, found, limit), truncated)
 
 
-def count_solutions(sub: CompiledSubscription, pairs: EventPairs) -> int:
+def _solutions(
+    sub: CompiledSubscription, found: list[_Found], limit: int
+) -> tuple[Mapping[str, Term], ...]:
+    """The first ``limit`` solutions of the cross product of the components' rows."""
+    if not limit:
+        return ()
+    if len(found) == 1:
+        names = sub.components[0].projection
+        combos: object = ((r,) for r in found[0].rows[:limit])
+    else:
+        names = tuple(v for c in sub.components for v in c.projection)
+        combos = islice(product(*(f.rows for f in found)), limit)
+    out = []
+    for combo in combos:  # type: ignore[attr-defined]
+        full = {
+            v: t for v, t in zip(names, (t for r in combo for t in r), strict=True) if t is not None
+        }
+        out.append({v: full[v] for v in sub.projection if v in full})
+    return tuple(out)
+
+
+def count_solutions(
+    sub: CompiledSubscription, pairs: EventPairs, budget: int = DEFAULT_STEP_BUDGET
+) -> int:
     """The subscription's solution count over the event (0 for none), by :func:`verify`
-    with no solutions kept: what bulk matching reports."""
-    verdict = verify(sub, pairs, 0)
+    with no solutions kept: what bulk matching reports (a lower bound if truncated)."""
+    verdict = verify(sub, pairs, 0, budget)
     return verdict.count if verdict is not None else 0
 
 
-def _cut_at_second_step(sub: CompiledSubscription, pairs: EventPairs) -> bool:
+def _cut_at_second_step(comp: Component, pairs: EventPairs) -> bool:
     """True when the plan's second step cannot join its first: none of the values the first
     step binds to the shared variable is a key of the second step's rows (a semi-join
     check on two cached indexes; most candidates that fail, fail here)."""
-    cut = sub.cut
+    cut = comp.cut
     if cut is None:
         return False
     return pairs.index_at(cut[1]).keys().isdisjoint(pairs.index_at(cut[0]))
