@@ -20,6 +20,7 @@ from semps.ontology.expansion import Expansion
 
 if TYPE_CHECKING:
     from semps.ingest.partab import EventParts
+    from semps.matcher.results import MatchColumns
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +125,8 @@ class Matcher(ABC):
           :class:`~semps.errors.NotFound`.
         - ``match`` must not block on I/O and must not mutate the event; it returns the
           matches sorted by subscription id.
+        - ``match_batch``, ``count_batch`` and ``match_columns`` give, per event, what
+          ``match`` gives.
         - Matchers are not thread-safe; the broker serialises calls.
         - A matcher whose answers depend on earlier events (``stateful = True``: composite
           detection) sees every event in order, in the broker's own process; stateless
@@ -165,6 +168,22 @@ class Matcher(ABC):
             {m.subscription: m.count for m in matches}
             for matches in self.match_batch(events, contexts)
         ]
+
+    def match_columns(
+        self,
+        events: Sequence[Event],
+        contexts: Sequence[MatchContext],
+        *,
+        solutions: bool = False,
+    ) -> MatchColumns:
+        """A batch's answers as columns (:class:`~semps.matcher.results.MatchColumns`):
+        the same matches, counts and order as :meth:`match_batch`, with ``solutions`` filled
+        only when asked for (``Match.detail`` is not carried). Matchers that can answer
+        without a Python object per match override this; the default converts
+        :meth:`match_batch`."""
+        from semps.matcher.results import MatchColumns
+
+        return MatchColumns.from_matches(self.match_batch(events, contexts), solutions=solutions)
 
     def subscription_items(self, subscription: Subscription) -> frozenset[str]:
         """The attribute items every event matching ``subscription`` carries.

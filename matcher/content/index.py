@@ -23,6 +23,7 @@ from semps.matcher.content._kernels import check_slots
 from semps.matcher.content.constraints import ContentSubscription
 from semps.matcher.content.space import AttributeSpace, EncodedEvent
 from semps.matcher.content.table import SlotTable
+from semps.matcher.results import MatchColumns
 
 __all__ = ["CompiledIndex", "ContentIndex", "View"]
 
@@ -67,6 +68,16 @@ class ContentIndex(ABC):
     def match_batch(self, views: Sequence[View]) -> list[list[str]]:
         """:meth:`match` for several views (batch algorithms override this)."""
         return [self.match(v) for v in views]
+
+    def match_columns(self, views: Sequence[View]) -> MatchColumns:
+        """:meth:`match_batch` as columns (every count 1); compiled indexes override this."""
+        found = self.match_batch(views)
+        ids = [i for group in found for i in group]
+        sizes = [len(group) for group in found]
+        event = np.repeat(np.arange(len(found), dtype=np.int64), sizes)
+        return MatchColumns(
+            len(found), event, np.arange(len(ids), dtype=np.int64), ids, np.ones(len(ids), np.int64)
+        )
 
 
 class CompiledIndex(ContentIndex):
@@ -157,8 +168,14 @@ class CompiledIndex(ContentIndex):
         return delta > limit or self.table.dead > dead_limit
 
     def rebuild(self) -> None:
-        """Compact the table and build the structure over every live unit."""
+        """Compact the table, number its slots in id order (so a structure's ascending
+        slots list sorted ids) and build the structure over every live unit."""
         mapping = self.table.compact()
+        order = self.table.sort_by_id()
+        if order is not None:
+            renumber = np.empty(len(order), np.int64)
+            renumber[order] = np.arange(len(order))
+            mapping = np.where(mapping >= 0, renumber[np.maximum(mapping, 0)], -1)
         self._compacted(mapping)
         self.ncols_built = len(self.space)
         self.built = len(self.table)
@@ -236,3 +253,37 @@ class CompiledIndex(ContentIndex):
         events = [self.encode(v) for v in views]
         found = self.match_encoded_batch(events)
         return [self.ids_of(s, e) for s, e in zip(found, events, strict=True)]
+
+    def _units_are_subscriptions(self) -> bool:
+        """Is every slot one subscription (no aggregate to re-check)?"""
+        return True
+
+    def match_columns(self, views: Sequence[View]) -> MatchColumns:
+        """:meth:`match_batch` as columns: subscription indexes are slots into the table's
+        id list, with no per-match Python object."""
+        if not self._units_are_subscriptions():
+            return super().match_columns(views)
+        return self.match_columns_encoded([self.encode(v) for v in views])
+
+    def match_columns_encoded(self, events: Sequence[EncodedEvent]) -> MatchColumns:
+        """:meth:`match_columns` for encoded events (units must be subscriptions)."""
+        found = self.match_encoded_batch(events)  # may rebuild: read the ids after
+        ids = self.table.ids
+        if len(self.table) > self.built:  # delta slots follow the built ones: sort by id
+            found = [
+                f if len(f) < 2 else f[np.argsort(_id_keys(ids, f), kind="stable")] for f in found
+            ]
+        sizes = [len(f) for f in found]
+        event = np.repeat(np.arange(len(found), dtype=np.int64), sizes)
+        slots = np.concatenate(found).astype(np.int64) if found else np.zeros(0, np.int64)
+        return MatchColumns(len(found), event, slots, ids, np.ones(len(slots), np.int64))
+
+
+def _id_keys(ids: list[str], slots: np.ndarray) -> np.ndarray:
+    """Rank of each slot's id among ``slots``' ids (a sort key in id order)."""
+    names = [ids[s] for s in slots.tolist()]
+    rank = np.empty(len(names), np.int64)
+    rank[np.array(sorted(range(len(names)), key=names.__getitem__), np.int64)] = np.arange(
+        len(names)
+    )
+    return rank

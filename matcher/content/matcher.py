@@ -16,6 +16,7 @@ from semps.matcher.content.parse import parse_subscription
 from semps.matcher.content.predicate_table import PredicateTableIndex
 from semps.matcher.content.rein import ReinIndex
 from semps.matcher.content.view import attribute_view
+from semps.matcher.results import MatchColumns
 
 __all__ = ["ALGORITHMS", "ContentMatcher", "create_index"]
 
@@ -113,3 +114,26 @@ class ContentMatcher(Matcher):
         return [
             [Match(sub_id, e.id) for sub_id in ids] for e, ids in zip(events, found, strict=True)
         ]
+
+    def match_columns(
+        self,
+        events: Sequence[Event],
+        contexts: Sequence[MatchContext],
+        *,
+        solutions: bool = False,
+    ) -> MatchColumns:
+        """One index batch as columns: slots into the index's id list, no Match objects."""
+        if not len(self.index):
+            return MatchColumns.empty(len(events))
+        views = [attribute_view(e, c) for e, c in zip(events, contexts, strict=True)]
+        columns = self.index.match_columns(views)
+        if solutions:  # content matches bind no variables: one empty solution tuple each
+            columns = _with_empty_solutions(columns)
+        return columns
+
+
+def _with_empty_solutions(columns: MatchColumns) -> MatchColumns:
+    return MatchColumns(
+        columns.events, columns.event, columns.subscription, columns.ids, columns.count,
+        ((),) * len(columns),
+    )  # fmt: skip

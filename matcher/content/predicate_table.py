@@ -212,6 +212,9 @@ class PredicateTableIndex(CompiledIndex):
     def _structure_bytes(self) -> int:
         return self.structure.nbytes()
 
+    def _units_are_subscriptions(self) -> bool:
+        return self.interfaces.limit is None  # without a limit nothing is aggregated
+
     def ids_of(self, slots: np.ndarray, event: EncodedEvent) -> list[str]:
         """Matching subscription ids: entries' ids, aggregates re-checked member by member."""
         out = []

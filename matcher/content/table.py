@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Grow", "SlotTable"]
+__all__ = ["Grow", "SlotTable", "id_order"]
 
 
 class Grow:
@@ -162,6 +162,39 @@ class SlotTable:
         a, b = self.starts[slot], self.starts[slot + 1]
         return self.cols[a:b], self.lows[a:b], self.highs[a:b]
 
+    def sort_by_id(self) -> np.ndarray | None:
+        """Renumber the (compacted, all live) slots in subscription-id order, so that
+        ascending slots list ids sorted; returns new slot -> old slot, or ``None`` when the
+        order did not change.
+
+        Example:
+            >>> t = SlotTable()
+            >>> for uid in ("s2", "s10", "s1"):
+            ...     _ = t.append(uid, np.array([0], np.int32), np.zeros(1), np.ones(1))
+            >>> t.sort_by_id().tolist(), t.ids, t.slot_of["s2"]
+            ([2, 1, 0], ['s1', 's10', 's2'], 2)
+        """
+        if self.dead:
+            msg = "sort_by_id needs a compacted table"
+            raise ValueError(msg)
+        order = id_order(self.ids)
+        if order is None:
+            return None
+        starts = self.starts
+        counts = np.diff(starts)[order]
+        new_starts = np.zeros(len(order) + 1, np.int64)
+        np.cumsum(counts, out=new_starts[1:])
+        gather = np.repeat(starts[:-1][order] - new_starts[:-1], counts)
+        gather += np.arange(len(gather), dtype=np.int64)
+        self._cols.replace(self.cols[gather])
+        self._lows.replace(self.lows[gather])
+        self._highs.replace(self.highs[gather])
+        self._starts.replace(new_starts)
+        ids = self.ids
+        self.ids = [ids[i] for i in order.tolist()]
+        self.slot_of = dict(zip(self.ids, range(len(self.ids)), strict=True))
+        return order
+
     def compact(self) -> np.ndarray:
         """Drop dead slots; returns old slot -> new slot (-1 for dropped ones)."""
         alive = self.alive.copy()
@@ -181,3 +214,25 @@ class SlotTable:
         self._alive.replace(np.ones(len(self.ids), np.bool_))
         self.dead = 0
         return mapping
+
+
+def id_order(ids: list[str]) -> np.ndarray | None:
+    """The permutation sorting ``ids`` (Python string order), or ``None`` when sorted.
+
+    Example:
+        >>> id_order(["b", "a", "c"]).tolist(), id_order(["a", "b"])
+        ([1, 0, 2], None)
+    """
+    n = len(ids)
+    if n < 2:
+        return None
+    longest = max(map(len, ids))
+    # NumPy's fixed-width strings sort by code point like Python, but drop trailing NULs.
+    if longest <= 64 and "\x00" not in "".join(ids):
+        order = np.argsort(np.array(ids, dtype=f"<U{longest}"), kind="stable")
+    else:
+        order = np.array(sorted(range(n), key=ids.__getitem__), np.int64)
+    order = order.astype(np.int64, copy=False)
+    if bool(np.all(order[1:] > order[:-1])):
+        return None
+    return order

@@ -25,7 +25,8 @@ import numpy as np
 from semps.errors import NotFound
 from semps.matcher.content.predicate_table import PredicateTable
 from semps.matcher.content.space import AttributeSpace
-from semps.matcher.content.table import SlotTable
+from semps.matcher.content.table import SlotTable, id_order
+from semps.matcher.results import MatchColumns
 from semps.matcher.symmetric._kernels import check_regions, slabs_of, sweep_pairs
 from semps.matcher.symmetric.region import Region, RegionSubscription
 
@@ -63,6 +64,8 @@ class RegionIndex:
         self._dense_version = -1
         self._version = 0
         self._pairs_per_publication = 1
+        self._rank: np.ndarray = np.zeros(0, np.int64)
+        self._rank_version = -1
 
     def __len__(self) -> int:
         return self.table.live
@@ -243,3 +246,26 @@ class RegionIndex:
             sorted(ids[s] for s in slots[offsets[i] : offsets[i + 1]].tolist())
             for i in range(len(regions))
         ]
+
+    def match_columns(self, regions: Sequence[Region]) -> MatchColumns:
+        """:meth:`match_batch` as columns (slots into the table's ids, every count 1)."""
+        if not regions or not len(self):
+            return MatchColumns.empty(len(regions))
+        offsets, slots = self.match_batch_slots(regions)
+        event = np.repeat(np.arange(len(regions), dtype=np.int64), np.diff(offsets))
+        order = np.lexsort((self._id_rank()[slots], event))
+        slots = slots[order].astype(np.int64)
+        return MatchColumns(
+            len(regions), event, slots, self.table.ids, np.ones(len(slots), np.int64)
+        )
+
+    def _id_rank(self) -> np.ndarray:
+        """Each slot's position in subscription-id order (for sorting matches by id)."""
+        if self._rank_version != self._version or len(self._rank) != len(self.table):
+            order = id_order(self.table.ids)
+            n = len(self.table)
+            rank = np.arange(n, dtype=np.int64)
+            if order is not None:
+                rank[order] = np.arange(n, dtype=np.int64)
+            self._rank, self._rank_version = rank, self._version
+        return self._rank

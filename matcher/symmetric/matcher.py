@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from semps.ingest.event import Event
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.results import MatchColumns
 from semps.matcher.symmetric.index import RegionIndex
 from semps.matcher.symmetric.region import parse_region_subscription
 
@@ -60,3 +63,19 @@ class SymmetricMatcher(Matcher):
         for i, ids in zip(published, found, strict=True):
             out[i] = [Match(sub_id, events[i].id) for sub_id in ids]
         return out
+
+    def match_columns(
+        self,
+        events: Sequence[Event],
+        contexts: Sequence[MatchContext],
+        *,
+        solutions: bool = False,
+    ) -> MatchColumns:
+        """The batch's publications in one sweep, as columns."""
+        published = [i for i, e in enumerate(events) if e.regions]
+        if not published or not len(self.index):
+            return MatchColumns.empty(len(events))
+        found = self.index.match_columns([events[i].regions for i in published])
+        event = np.asarray(published, np.int64)[found.event]
+        sols = ((),) * len(found) if solutions else None
+        return MatchColumns(len(events), event, found.subscription, found.ids, found.count, sols)
