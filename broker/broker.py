@@ -1,33 +1,59 @@
-"""The broker: one event path from bytes to stored notifications.
+"""The broker: accept -> durable log -> match in batches -> deliver.
 
-ingest (``read_event``) -> every registered matcher -> ``observe`` (derived matches) ->
-notifications committed to the store -> waiters woken. Subscriptions live in the store and
-in the matchers' indexes; a restart rebuilds the indexes from the store. Matching is
-serialised by a lock (matchers are not thread-safe); the HTTP layer runs it in a thread.
+A published event is accepted on the event loop (nothing there waits on matching), queued
+to the :class:`~semps.broker.pipeline.Pipeline`, read and matched in batches by worker
+processes that each hold every stateless matcher's index, then committed with its
+notifications in groups (one transaction and one fsync for many events) before its
+publisher gets the 202. Stateful matchers (composite detection) observe every event's
+matches in order, on the commit thread, and their state commits with the notifications.
+Committed notifications go to live streams from memory (:attr:`Broker.listeners`); the
+database is the log they replay from.
+
+Subscriptions live in the store and in an in-memory registry (token checks, visibility and
+the composite resolver read it, not SQLite); a restart rebuilds the workers' indexes from the
+store. A subscription the watchdog blames for an overrun is suspended with a reason its owner
+can read, and an admin can resume it.
 """
 
 from __future__ import annotations
 
-import inspect
+import asyncio
+import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from semps.broker.store import Principal, Store
+from semps.broker.pipeline import Batch, Item, Pipeline
+from semps.broker.store import EventRecord, Principal, Store
 from semps.broker.webhooks import WebhookDispatcher
-from semps.errors import AuthError, NotFound, PermissionDenied
-from semps.ingest.json_event import is_json_media_type, read_json_event
-from semps.ingest.rdf import DEFAULT_MAX_BYTES, read_event
-from semps.ingest.terms import n3
-from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.broker.worker import payload_head, unpack_error
+from semps.errors import (
+    AuthError,
+    NotFound,
+    PermissionDenied,
+    SubscriptionLimitExceeded,
+)
+from semps.ingest.event import Event
+from semps.limits import DEFAULT_LIMITS, Limits
+from semps.matcher.base import Match, Matcher, Subscription
 from semps.matcher.registry import create_matcher, get_matcher_class
 from semps.ontology.store import OntologyStore
 
+log = logging.getLogger("semps.broker")
+
 #: Upper bounds (seconds) of the publish-latency histogram buckets.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+#: Seconds a bearer token's lookup is cached.
+TOKEN_CACHE_SECONDS = 10.0
+
+#: A committed notification: (subscription id, seq, JSON text).
+Note = tuple[str, int, str]
 
 
 @dataclass
@@ -35,8 +61,10 @@ class Metrics:
     """Counters and the publish-latency histogram exposed at /metrics."""
 
     events_in: int = 0
+    events_refused: int = 0
     matches: int = 0
     notifications_out: int = 0
+    suspensions: int = 0
     latency_sum: float = 0.0
     buckets: list[int] = field(default_factory=lambda: [0] * len(LATENCY_BUCKETS))
 
@@ -48,13 +76,15 @@ class Metrics:
 
     def prometheus(self, **gauges: int) -> str:
         """The Prometheus text exposition of the counters, gauges and histogram."""
-        lines = [
-            "# TYPE semps_events_in_total counter",
-            f"semps_events_in_total {self.events_in}",
-            "# TYPE semps_matches_total counter",
-            f"semps_matches_total {self.matches}",
-            "# TYPE semps_notifications_out_total counter",
-            f"semps_notifications_out_total {self.notifications_out}",
+        lines = []
+        for name in ("events_in", "events_refused", "matches", "notifications_out"):
+            lines += [
+                f"# TYPE semps_{name}_total counter",
+                f"semps_{name}_total {getattr(self, name)}",
+            ]
+        lines += [
+            "# TYPE semps_suspensions_total counter",
+            f"semps_suspensions_total {self.suspensions}",
         ]
         for name, value in gauges.items():
             lines += [f"# TYPE semps_{name} gauge", f"semps_{name} {value}"]
@@ -69,49 +99,110 @@ class Metrics:
         return "\n".join(lines) + "\n"
 
 
+@dataclass(slots=True)
+class _Waiter:
+    """Where an accepted event's answer goes: a future on the server's event loop."""
+
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[tuple[str, int]]
+
+
 class Broker:
-    """The broker over a data directory (``semps.sqlite3`` and ``ontology.sqlite3``)."""
+    """The broker over a data directory (``semps.sqlite3`` and ``ontology.sqlite3``).
+
+    Args:
+        data_dir: where the store and the ontology live (created if missing).
+        limits: the per-request limits (:class:`~semps.limits.Limits`).
+        workers: matching worker processes.
+        webhook_attempts / webhook_backoff: webhook retries before a dead letter.
+        webhook_options: further keyword arguments of the webhook dispatcher.
+    """
 
     def __init__(
         self,
         data_dir: Path,
         *,
-        max_bytes: int = DEFAULT_MAX_BYTES,
+        limits: Limits = DEFAULT_LIMITS,
+        workers: int = 2,
         webhook_attempts: int = 5,
         webhook_backoff: float = 0.5,
+        webhook_options: dict[str, Any] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.limits = limits
         self.store = Store(self.data_dir / "semps.sqlite3")
         self.ontology = OntologyStore(self.data_dir / "ontology.sqlite3")
-        self.max_bytes = max_bytes
-        self.matchers: dict[str, Matcher] = {}
         self.metrics = Metrics()
-        self._lock = threading.Lock()
-        for sub in self.store.subscriptions():
-            self._matcher(sub.kind).add(sub)
-        for kind, matcher in self.matchers.items():
+        #: Called on the event loop with each committed group's notifications.
+        self.listeners: list[Callable[[list[Note]], None]] = []
+        self._subs: dict[str, Subscription] = {}
+        self._suspended: dict[str, str] = {}
+        self._owned: Counter[str] = Counter()
+        self._tokens: dict[str, tuple[float, Principal | None]] = {}
+        self._register = threading.Lock()  # one registration at a time
+        self.observers: dict[str, Matcher] = {}  # stateful matchers, in this process
+        self._observe = threading.Lock()
+        for sub, suspended in self.store.subscriptions_with_status():
+            self._remember(sub)
+            if suspended is not None:
+                self._suspended[sub.id] = suspended
+            elif get_matcher_class(sub.kind).stateful:
+                self._observer(sub.kind).add(sub)
+        for kind, matcher in self.observers.items():
             saved = self.store.matcher_state(kind)
             if saved is not None:
                 matcher.restore(saved)
         self.webhooks = WebhookDispatcher(
-            self.store, attempts=webhook_attempts, backoff=webhook_backoff
+            self.store,
+            attempts=webhook_attempts,
+            backoff=webhook_backoff,
+            **(webhook_options or {}),
+        )
+        self.pipeline = Pipeline(
+            load=self._stateless_subscriptions,
+            expansion=self.ontology.expansion,
+            commit=self._commit,
+            on_overrun=self.suspend,
+            workers=workers,
+            limits=limits,
         )
 
-    def _matcher(self, kind: str) -> Matcher:
-        matcher = self.matchers.get(kind)
+    # -- the registry ----------------------------------------------------------------------
+
+    def _remember(self, sub: Subscription) -> None:
+        old = self._subs.get(sub.id)
+        if old is not None:
+            self._owned[old.owner or ""] -= 1
+        self._subs[sub.id] = sub
+        self._owned[sub.owner or ""] += 1
+
+    def _forget(self, sub_id: str) -> None:
+        old = self._subs.pop(sub_id, None)
+        if old is not None:
+            self._owned[old.owner or ""] -= 1
+        self._suspended.pop(sub_id, None)
+
+    def _stateless_subscriptions(self) -> list[Subscription]:
+        return [
+            s
+            for s in list(self._subs.values())
+            if s.id not in self._suspended and not get_matcher_class(s.kind).stateful
+        ]
+
+    def _observer(self, kind: str) -> Matcher:
+        matcher = self.observers.get(kind)
         if matcher is None:
-            cls = get_matcher_class(kind)  # PluginNotFound with a suggestion
-            wants_resolver = "resolver" in inspect.signature(cls.__init__).parameters
-            options = {"resolver": self._resolve} if wants_resolver else {}
-            matcher = self.matchers[kind] = create_matcher(kind, **options)
+            matcher = self.observers[kind] = create_matcher(kind)
+            bind = getattr(matcher, "bind_resolver", None)
+            if bind is not None:
+                bind(self._subs.get)
+            elif hasattr(matcher, "resolver"):
+                matcher.resolver = self._subs.get
         return matcher
 
-    def _resolve(self, sub_id: str) -> Subscription | None:
-        try:
-            return self.store.subscription(sub_id)
-        except NotFound:
-            return None
+    def __len__(self) -> int:
+        return len(self._subs)
 
     # -- subscriptions ---------------------------------------------------------------------
 
@@ -124,82 +215,233 @@ class Broker:
         name: str | None = None,
         sub_id: str | None = None,
     ) -> Subscription:
-        """Register (or atomically replace) a subscription; errors leave nothing behind."""
-        with self._lock:
-            matcher = self._matcher(kind)  # PluginNotFound first: nothing is allocated
+        """Register (or atomically replace) a subscription; errors leave nothing behind
+        and a failed replacement leaves the old subscription registered and matching."""
+        cls = get_matcher_class(kind)  # PluginNotFound first: nothing is allocated
+        size = len(text.encode())
+        if size > self.limits.max_query_bytes:
+            msg = (
+                f"the subscription is {size} bytes, over the limit of "
+                f"{self.limits.max_query_bytes} bytes (max_query_bytes)"
+            )
+            raise SubscriptionLimitExceeded(msg)
+        with self._register:
+            old = self._subs.get(sub_id) if sub_id is not None else None
+            if sub_id is not None and old is None:
+                msg = f"no subscription {sub_id!r}"
+                raise NotFound(msg)
+            if old is None and self._owned[owner] >= self.limits.max_subscriptions:
+                msg = (
+                    f"subscriber {owner!r} already holds {self._owned[owner]} subscriptions, "
+                    f"the limit (max_subscriptions)"
+                )
+                raise SubscriptionLimitExceeded(msg)
             sub = Subscription(sub_id or self.store.next_id("sub-"), kind, text, owner, name)
-            if sub_id is not None:
-                old = self.store.subscription(sub_id)
-                if old.kind != kind:
-                    self.matchers[old.kind].remove(sub_id)
-            matcher.add(sub)  # validates; raises SubscriptionError before anything is stored
+            old_kind = old.kind if old is not None else None
+            if cls.stateful:
+                with self._observe:
+                    self._observer(kind).add(sub)  # validates; raises before any change
+                if old_kind is not None and old_kind != kind:
+                    self._drop_from_matchers(sub.id, old_kind)
+            else:
+                self._call_workers(("add", sub, old_kind))
+                if old_kind is not None and get_matcher_class(old_kind).stateful:
+                    with self._observe:
+                        self.observers[old_kind].remove(sub.id)
             self.store.put_subscription(sub)
+            self._remember(sub)
+            self._suspended.pop(sub.id, None)
         return sub
 
+    def _call_workers(self, request: tuple[Any, ...]) -> None:
+        for status, value in self.pipeline.command(request):
+            if status == "error":
+                raise unpack_error(value)
+
+    def _drop_from_matchers(self, sub_id: str, kind: str) -> None:
+        if get_matcher_class(kind).stateful:
+            with self._observe:
+                try:
+                    self.observers[kind].remove(sub_id)
+                except (KeyError, NotFound):
+                    pass
+        else:
+            self._call_workers(("remove", sub_id))
+
     def unsubscribe(self, sub_id: str) -> None:
-        with self._lock:
-            sub = self.store.subscription(sub_id)
-            self.matchers[sub.kind].remove(sub_id)
+        with self._register:
+            sub = self._subs.get(sub_id)
+            if sub is None:
+                msg = f"no subscription {sub_id!r}"
+                raise NotFound(msg)
+            if sub_id not in self._suspended:
+                self._drop_from_matchers(sub_id, sub.kind)
             self.store.delete_subscription(sub_id)
+            self._forget(sub_id)
+
+    def suspend(self, sub_id: str, reason: str) -> None:
+        """Take a subscription out of matching, with a reason its owner can read (the
+        watchdog calls this; never blocks on the workers)."""
+        sub = self._subs.get(sub_id)
+        if sub is None or sub_id in self._suspended:
+            return
+        self._suspended[sub_id] = reason
+        self.metrics.suspensions += 1
+        self.store.set_suspended(sub_id, reason)
+        log.warning("subscription %s of %s suspended: %s", sub_id, sub.owner, reason)
+        if get_matcher_class(sub.kind).stateful:
+            with self._observe:
+                self.observers[sub.kind].remove(sub_id)
+        else:
+            self.pipeline.command(("remove", sub_id), wait=False)
+
+    def resume(self, sub_id: str) -> Subscription:
+        """Put a suspended subscription back into matching (admin)."""
+        sub = self._subs.get(sub_id)
+        if sub is None:
+            msg = f"no subscription {sub_id!r}"
+            raise NotFound(msg)
+        with self._register:
+            if sub_id in self._suspended:
+                if get_matcher_class(sub.kind).stateful:
+                    with self._observe:
+                        self._observer(sub.kind).add(sub)
+                else:
+                    self._call_workers(("add", sub, None))
+                self.store.set_suspended(sub_id, None)
+                self._suspended.pop(sub_id, None)
+        return sub
+
+    def status(self, sub_id: str) -> tuple[str, str | None]:
+        """(``"active"`` or ``"suspended"``, the reason)."""
+        reason = self._suspended.get(sub_id)
+        return ("suspended", reason) if reason is not None else ("active", None)
+
+    def subscriptions(self, owner: str | None = None) -> list[Subscription]:
+        """Every subscription (of ``owner``), in registration order."""
+        subs = list(self._subs.values())
+        return subs if owner is None else [s for s in subs if s.owner == owner]
 
     def visible(self, sub_id: str, who: Principal) -> Subscription:
         """The subscription if ``who`` may see it (its owner, or an admin)."""
-        sub = self.store.subscription(sub_id)
-        if who.role != "admin" and sub.owner != who.subject:
+        sub = self._subs.get(sub_id)
+        if sub is None or (who.role != "admin" and sub.owner != who.subject):
             msg = f"no subscription {sub_id!r}"
             raise NotFound(msg)
         return sub
 
     # -- events ----------------------------------------------------------------------------
 
-    def publish(self, data: bytes, media_type: str | None) -> tuple[str, int]:
-        """Ingest, match and durably store the notifications; returns (event id, matched)."""
-        started = time.perf_counter()
-        event_id = f"ev-{uuid.uuid4().hex[:16]}"
-        if is_json_media_type(media_type):  # content values and/or a region (seeds 000/002)
-            event = read_json_event(data, event_id=event_id, max_bytes=self.max_bytes)
-        else:
-            event = read_event(
-                data, event_id=event_id, media_type=media_type, max_bytes=self.max_bytes
-            )
-        with self._lock:
-            context = MatchContext(event, self.ontology.expansion())
-            matches: list[Match] = []
-            for matcher in self.matchers.values():
-                matches += matcher.match(event, context)
-            for matcher in self.matchers.values():
-                matches += matcher.observe(event, matches)
-            states = {k: s for k, m in self.matchers.items() if (s := m.state()) is not None}
-            # Notifications and detection state commit together: a restart resumes both.
-            stored = self.store.add_notifications(event_id, self._payloads(matches), states)
-        self.metrics.events_in += 1
-        self.metrics.matches += len(matches)
-        self.metrics.observe(time.perf_counter() - started)
-        if stored:
-            self.webhooks.wake()
-        return event_id, stored
+    async def publish(self, data: bytes, media_type: str) -> tuple[str, int]:
+        """Accept one event; returns (event id, notifications) once they are durable."""
+        (result,) = await self.publish_many([(media_type, data)])
+        if isinstance(result, BaseException):
+            raise result
+        return result
 
-    @staticmethod
-    def _payloads(matches: list[Match]) -> Iterator[tuple[str, dict[str, object]]]:
-        for m in matches:
-            solutions = [{k: n3(v) for k, v in s.items()} for s in m.solutions]
-            yield (
-                m.subscription,
-                {
-                    "subscription": m.subscription,
-                    "event": m.event,
-                    "count": m.count,
-                    "solutions": solutions,
-                    **({"detail": dict(m.detail)} if m.detail else {}),
-                },
-            )
+    async def publish_many(
+        self, documents: Sequence[tuple[str, bytes]]
+    ) -> list[tuple[str, int] | BaseException]:
+        """Accept several events (each published or refused on its own), in order."""
+        loop = asyncio.get_running_loop()
+        now = time.time()
+        items = []
+        for media_type, body in documents:
+            waiter = _Waiter(loop, loop.create_future())
+            event_id = f"ev-{uuid.uuid4().hex[:16]}"
+            items.append(Item(event_id, media_type, body, now, waiter))
+        self.pipeline.submit(items)
+        results: list[tuple[str, int] | BaseException] = []
+        for item in items:
+            try:
+                results.append(await item.done.future)
+            except Exception as exc:  # a refused event: its own error
+                results.append(exc)
+        return results
+
+    def _commit(self, batches: list[Batch]) -> None:
+        """On the commit thread: observers, one transaction, then answers and listeners."""
+        records: list[EventRecord] = []
+        answered: list[tuple[Item, Any]] = []
+        with self._observe:
+            for items, outcomes in batches:
+                for item, outcome in zip(items, outcomes, strict=True):
+                    if outcome[0] == "error":
+                        answered.append((item, unpack_error(outcome[1])))
+                        continue
+                    notes = outcome[2]
+                    if self.observers:
+                        notes = notes + self._observed(item.event_id, outcome[1], notes)
+                    record = EventRecord(
+                        item.event_id, item.received, item.media_type, len(item.body), notes
+                    )
+                    records.append(record)
+                    answered.append((item, record))
+            states = {k: s for k, m in self.observers.items() if (s := m.state()) is not None}
+        try:
+            numbered = iter(self.store.commit_events(records, states) if records else [])
+        except Exception as exc:  # the store failed: every publisher of the group hears it
+            log.error("commit failed: %s", exc)
+            for item, _ in answered:
+                self._answer(item, exc, [])
+            return
+        for item, outcome in answered:
+            if isinstance(outcome, BaseException):
+                self._answer(item, outcome, [])
+            else:
+                self._answer(item, None, next(numbered))
+        if records:
+            self.webhooks.wake()
+
+    def _observed(
+        self, event_id: str, when: float | None, notes: list[tuple[str, str]]
+    ) -> list[tuple[str, str]]:
+        matches = [Match(sub_id, event_id) for sub_id, _ in notes]
+        event = Event(event_id, time=when)
+        derived: list[Match] = []
+        for matcher in self.observers.values():
+            if len(matcher):
+                derived += matcher.observe(event, matches)
+        return [(m.subscription, payload_head(m)) for m in derived]
+
+    def _answer(self, item: Item, error: BaseException | None, notes: list[Note]) -> None:
+        waiter: _Waiter = item.done
+        waiter.loop.call_soon_threadsafe(self._settle, item, error, notes)
+
+    def _settle(self, item: Item, error: BaseException | None, notes: list[Note]) -> None:
+        """On the event loop: answer the publisher, then feed the live streams."""
+        waiter: _Waiter = item.done
+        if error is not None:
+            self.metrics.events_refused += 1
+            if not waiter.future.done():
+                waiter.future.set_exception(error)
+            return
+        self.metrics.events_in += 1
+        self.metrics.matches += len(notes)
+        self.metrics.observe(time.time() - item.received)
+        if not waiter.future.done():
+            waiter.future.set_result((item.event_id, len(notes)))
+        if notes:
+            for listener in self.listeners:
+                listener(notes)
+
+    # -- tokens ----------------------------------------------------------------------------
 
     def authenticate(self, header: str | None, *roles: str) -> Principal:
         """The principal behind an ``Authorization: Bearer`` header, with one of ``roles``."""
         if not header or not header.startswith("Bearer "):
             msg = "missing bearer token (Authorization: Bearer <token>)"
             raise AuthError(msg)
-        who = self.store.principal(header[7:].strip())
+        token = header[7:].strip()
+        now = time.monotonic()
+        cached = self._tokens.get(token)
+        if cached is not None and now - cached[0] < TOKEN_CACHE_SECONDS:
+            who = cached[1]
+        else:
+            who = self.store.principal(token)
+            if len(self._tokens) > 10_000:
+                self._tokens.clear()
+            self._tokens[token] = (now, who)
         if who is None:
             msg = "unknown bearer token"
             raise AuthError(msg)
@@ -209,8 +451,9 @@ class Broker:
         return who
 
     def close(self) -> None:
+        self.pipeline.close()
         self.webhooks.close()
-        for matcher in self.matchers.values():
+        for matcher in self.observers.values():
             matcher.close()
         self.ontology.close()
         self.store.close()

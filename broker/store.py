@@ -1,9 +1,13 @@
 """The broker's persistent store: one SQLite file in WAL mode.
 
-Tables: subscriptions, tokens, notifications (the outbox: per-subscription increasing
-sequence numbers, so a client resuming with ``Last-Event-ID`` gets every later notification
-and none twice). An event's notifications are committed in one transaction before the
-publisher is answered.
+Tables: subscriptions, tokens, events (the log of accepted events), notifications (the
+outbox: per-subscription increasing sequence numbers, so a client resuming with
+``Last-Event-ID`` gets every later notification and none twice). Events and their
+notifications are committed in groups (:meth:`Store.commit_events`: many events, one
+transaction, one fsync) before their publishers are answered.
+
+Two connections: one writes (serialised by its own lock), one reads, so readers (streams,
+token checks) never wait behind a commit's fsync (WAL lets them read the last commit).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +30,10 @@ ROLES = ("admin", "publisher", "subscriber")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS subscriptions (
     id TEXT PRIMARY KEY, kind TEXT NOT NULL, text TEXT NOT NULL, owner TEXT,
-    name TEXT, created REAL NOT NULL);
+    name TEXT, created REAL NOT NULL, suspended TEXT);
+CREATE TABLE IF NOT EXISTS events (
+    id TEXT PRIMARY KEY, received REAL NOT NULL, media_type TEXT NOT NULL,
+    bytes INTEGER NOT NULL, matched INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS tokens (
     digest TEXT PRIMARY KEY, role TEXT NOT NULL, subject TEXT NOT NULL, created REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS notifications (
@@ -74,6 +81,21 @@ class Principal:
 
 
 @dataclass(frozen=True, slots=True)
+class EventRecord:
+    """An accepted event and its notifications, ready to commit.
+
+    ``notes`` holds (subscription id, payload head): the notification's JSON object without
+    its closing brace; the store appends ``,"id":<seq>}`` once it has numbered it.
+    """
+
+    id: str
+    received: float
+    media_type: str
+    size: int
+    notes: list[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
 class Notification:
     """One stored notification."""
 
@@ -93,19 +115,36 @@ class Store:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the reading connection
+        self._wlock = threading.RLock()  # the writing connection
         try:
-            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.executescript(_SCHEMA)
+            self._w = self._connect(path)
+            self._w.executescript(_SCHEMA)
+            columns = {row[1] for row in self._w.execute("PRAGMA table_info(subscriptions)")}
+            if "suspended" not in columns:  # a data directory from before suspension
+                self._w.execute("ALTER TABLE subscriptions ADD COLUMN suspended TEXT")
+            self._db = self._connect(path)
+            self._last_seq: dict[str, int] = dict(
+                self._w.execute(
+                    "SELECT subscription, MAX(seq) FROM notifications GROUP BY subscription"
+                ).fetchall()
+            )
         except sqlite3.Error as exc:
             msg = f"cannot open the store {path}: {exc}"
             raise StoreError(msg) from exc
 
+    @staticmethod
+    def _connect(path: Path) -> sqlite3.Connection:
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA busy_timeout=30000")
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        return db
+
     def close(self) -> None:
-        with self._lock:
+        with self._wlock, self._lock:
             self._db.close()
+            self._w.close()
 
     # -- tokens ----------------------------------------------------------------------------
 
@@ -116,8 +155,8 @@ class Store:
             raise StoreError(msg)
         token = secrets.token_urlsafe(24)
         subject = subject or f"{role}-{secrets.token_hex(4)}"
-        with self._lock:
-            self._db.execute(
+        with self._wlock:
+            self._w.execute(
                 "INSERT INTO tokens VALUES (?, ?, ?, ?)",
                 (_digest(token), role, subject, time.time()),
             )
@@ -133,30 +172,39 @@ class Store:
     # -- subscriptions ---------------------------------------------------------------------
 
     def next_id(self, prefix: str) -> str:
-        with self._lock:
-            self._db.execute(
+        with self._wlock:
+            self._w.execute(
                 "INSERT INTO counters VALUES (?, 1) "
                 "ON CONFLICT(name) DO UPDATE SET value = value + 1",
                 (prefix,),
             )
-            (value,) = self._db.execute(
+            (value,) = self._w.execute(
                 "SELECT value FROM counters WHERE name = ?", (prefix,)
             ).fetchone()
         return f"{prefix}{value}"
 
     def put_subscription(self, sub: Subscription) -> None:
-        with self._lock:
-            self._db.execute(
-                "INSERT INTO subscriptions VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
-                "kind = excluded.kind, text = excluded.text, name = excluded.name",
+        """Insert or replace a subscription (a replaced one keeps its notifications and is
+        active again)."""
+        with self._wlock:
+            self._w.execute(
+                "INSERT INTO subscriptions VALUES (?, ?, ?, ?, ?, ?, NULL) "
+                "ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, text = excluded.text, "
+                "name = excluded.name, suspended = NULL",
                 (sub.id, sub.kind, sub.text, sub.owner, sub.name, time.time()),
             )
 
+    def set_suspended(self, sub_id: str, reason: str | None) -> None:
+        """Suspend a subscription with a reason its owner can read (``None``: resume)."""
+        with self._wlock:
+            self._w.execute("UPDATE subscriptions SET suspended = ? WHERE id = ?", (reason, sub_id))
+
     def delete_subscription(self, sub_id: str) -> None:
-        with self._lock:
-            self._db.execute("DELETE FROM subscriptions WHERE id = ?", (sub_id,))
-            self._db.execute("DELETE FROM webhooks WHERE subscription = ?", (sub_id,))
-            self._db.execute("DELETE FROM notifications WHERE subscription = ?", (sub_id,))
+        with self._wlock:
+            self._w.execute("DELETE FROM subscriptions WHERE id = ?", (sub_id,))
+            self._w.execute("DELETE FROM webhooks WHERE subscription = ?", (sub_id,))
+            self._w.execute("DELETE FROM notifications WHERE subscription = ?", (sub_id,))
+            self._last_seq.pop(sub_id, None)
 
     def subscription(self, sub_id: str) -> Subscription:
         with self._lock:
@@ -169,14 +217,21 @@ class Store:
         return Subscription(*row)
 
     def subscriptions(self, owner: str | None = None) -> list[Subscription]:
-        query = "SELECT id, kind, text, owner, name FROM subscriptions"
+        return [sub for sub, _ in self.subscriptions_with_status(owner)]
+
+    def subscriptions_with_status(
+        self, owner: str | None = None
+    ) -> list[tuple[Subscription, str | None]]:
+        """Every subscription (of ``owner``) with its suspension reason (``None``: active),
+        in creation order."""
+        query = "SELECT id, kind, text, owner, name, suspended FROM subscriptions"
         args: tuple[str, ...] = ()
         if owner is not None:
             query += " WHERE owner = ?"
             args = (owner,)
         with self._lock:
             rows = self._db.execute(query + " ORDER BY created, id", args).fetchall()
-        return [Subscription(*row) for row in rows]
+        return [(Subscription(*row[:5]), row[5]) for row in rows]
 
     # -- notifications ---------------------------------------------------------------------
 
@@ -188,42 +243,66 @@ class Store:
             ).fetchone()
         return json.loads(row[0]) if row else None
 
+    def commit_events(
+        self,
+        records: Sequence[EventRecord],
+        states: dict[str, dict[str, object]] | None = None,
+    ) -> list[list[tuple[str, int, str]]]:
+        """Commit a group of accepted events with their notifications (and the matchers'
+        detection state) in one transaction: one fsync for the group.
+
+        Returns, per record, its notifications as (subscription id, seq, JSON text), the
+        seqs numbered on from each subscription's last.
+        """
+        now = time.time()
+        with self._wlock:
+            last = self._last_seq
+            seqs: dict[str, int] = {}
+            rows: list[tuple[str, int, str, str, float]] = []
+            out: list[list[tuple[str, int, str]]] = []
+            for record in records:
+                numbered = []
+                for sub_id, head in record.notes:
+                    seq = seqs.get(sub_id)
+                    seq = (last.get(sub_id, 0) if seq is None else seq) + 1
+                    seqs[sub_id] = seq
+                    text = f'{head},"id":{seq}}}'
+                    rows.append((sub_id, seq, record.id, text, now))
+                    numbered.append((sub_id, seq, text))
+                out.append(numbered)
+            try:
+                self._w.execute("BEGIN IMMEDIATE")
+                self._w.executemany(
+                    "INSERT INTO events VALUES (?, ?, ?, ?, ?)",
+                    [(r.id, r.received, r.media_type, r.size, len(r.notes)) for r in records],
+                )
+                self._w.executemany("INSERT INTO notifications VALUES (?, ?, ?, ?, ?)", rows)
+                for kind, state in (states or {}).items():
+                    self._w.execute(
+                        "INSERT INTO matcher_state VALUES (?, ?) "
+                        "ON CONFLICT(kind) DO UPDATE SET state = excluded.state",
+                        (kind, json.dumps(state)),
+                    )
+                self._w.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if self._w.in_transaction:
+                    self._w.execute("ROLLBACK")
+                msg = f"cannot store {len(records)} events and their notifications: {exc}"
+                raise StoreError(msg) from exc
+            last.update(seqs)
+        return out
+
     def add_notifications(
         self,
         event_id: str,
         payloads: Iterable[tuple[str, dict[str, object]]],
         states: dict[str, dict[str, object]] | None = None,
     ) -> int:
-        """Store an event's notifications (and the matchers' detection state) in one
+        """Store one event's notifications (and the matchers' detection state) in one
         transaction; returns how many notifications."""
-        now = time.time()
-        count = 0
-        with self._lock:
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                for sub_id, payload in payloads:
-                    (last,) = self._db.execute(
-                        "SELECT COALESCE(MAX(seq), 0) FROM notifications WHERE subscription = ?",
-                        (sub_id,),
-                    ).fetchone()
-                    payload = {**payload, "id": last + 1}
-                    self._db.execute(
-                        "INSERT INTO notifications VALUES (?, ?, ?, ?, ?)",
-                        (sub_id, last + 1, event_id, json.dumps(payload), now),
-                    )
-                    count += 1
-                for kind, state in (states or {}).items():
-                    self._db.execute(
-                        "INSERT INTO matcher_state VALUES (?, ?) "
-                        "ON CONFLICT(kind) DO UPDATE SET state = excluded.state",
-                        (kind, json.dumps(state)),
-                    )
-                self._db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._db.execute("ROLLBACK")
-                msg = f"cannot store the notifications of event {event_id!r}: {exc}"
-                raise StoreError(msg) from exc
-        return count
+        notes = [(sub_id, json.dumps(payload)[:-1]) for sub_id, payload in payloads]
+        record = EventRecord(event_id, time.time(), "", 0, notes)
+        return len(self.commit_events([record], states)[0])
 
     def notifications_after(self, sub_id: str, after: int, limit: int = 500) -> list[Notification]:
         with self._lock:
@@ -239,8 +318,8 @@ class Store:
     def set_webhook(self, sub_id: str, url: str) -> str:
         """Attach a callback URL to a subscription; returns its new HMAC secret."""
         secret = secrets.token_hex(16)
-        with self._lock:
-            self._db.execute(
+        with self._wlock:
+            self._w.execute(
                 "INSERT INTO webhooks VALUES (?, ?, ?, 0) ON CONFLICT(subscription) DO UPDATE "
                 "SET url = excluded.url, secret = excluded.secret",
                 (sub_id, url, secret),
@@ -262,15 +341,15 @@ class Store:
         return int(count)
 
     def mark_delivered(self, sub_id: str, seq: int) -> None:
-        with self._lock:
-            self._db.execute(
+        with self._wlock:
+            self._w.execute(
                 "UPDATE webhooks SET delivered = MAX(delivered, ?) WHERE subscription = ?",
                 (seq, sub_id),
             )
 
     def add_dead_letter(self, hook: Webhook, seq: int, error: str, attempts: int) -> None:
-        with self._lock:
-            self._db.execute(
+        with self._wlock:
+            self._w.execute(
                 "INSERT INTO dead_letters (subscription, seq, url, error, attempts, created) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (hook.subscription, seq, hook.url, error, attempts, time.time()),
@@ -284,8 +363,8 @@ class Store:
         return [DeadLetter(*row) for row in rows]
 
     def drop_dead_letter(self, letter_id: int) -> None:
-        with self._lock:
-            self._db.execute("DELETE FROM dead_letters WHERE id = ?", (letter_id,))
+        with self._wlock:
+            self._w.execute("DELETE FROM dead_letters WHERE id = ?", (letter_id,))
 
     def notification(self, sub_id: str, seq: int) -> Notification:
         found = self.notifications_after(sub_id, seq - 1, limit=1)
@@ -293,3 +372,28 @@ class Store:
             msg = f"no notification {seq} of subscription {sub_id!r}"
             raise NotFound(msg)
         return found[0]
+
+    # -- streaming and delivery reads (raw JSON text, no json round-trip) -----------------
+
+    def notification_texts_after(
+        self, sub_id: str, after: int, limit: int = 200
+    ) -> list[tuple[int, str]]:
+        """Up to ``limit`` notifications of ``sub_id`` after seq ``after``, as (seq, JSON
+        text), in seq order: one page of a stream's replay."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seq, payload FROM notifications "
+                "WHERE subscription = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (sub_id, after, limit),
+            ).fetchall()
+        return [(int(seq), str(payload)) for seq, payload in rows]
+
+    def pending_webhooks(self) -> list[Webhook]:
+        """The webhooks that have notifications after their last delivered seq."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT w.subscription, w.url, w.secret, w.delivered FROM webhooks w "
+                "WHERE EXISTS (SELECT 1 FROM notifications n "
+                "WHERE n.subscription = w.subscription AND n.seq > w.delivered)"
+            ).fetchall()
+        return [Webhook(*row) for row in rows]

@@ -1,0 +1,363 @@
+"""The event pipeline: accept -> match in batches (worker processes) -> commit in order.
+
+Publishers' events wait in one queue. Each matching worker (:mod:`semps.broker.worker`, a
+process with its own copy of every stateless matcher's index) is driven by a thread here
+that takes *whatever is waiting* (up to ``max_batch`` events) as one numbered batch, so
+under load batches grow and per-event overheads shrink, and when idle an event goes alone.
+Finished batches are handed to the commit function strictly in batch order (stateful
+matchers see events in the order they were taken), several at a time when they queue up:
+one transaction, one fsync for the group.
+
+Commands (add, replace, remove a subscription) go to every worker, ahead of batches not yet
+taken, and return once every worker has applied them; the ontology snapshot is sent to a
+worker before its next batch whenever its version changed.
+
+The watchdog: while a worker matches, its thread polls the worker's shared
+:class:`~semps.broker.worker.Progress`. When it has not moved for ``match_timeout``
+seconds (or the process died), the worker is killed and the culprit named: the subscription
+being verified (``on_overrun`` suspends it), or the event being read (it fails with
+:class:`~semps.errors.EventLimitExceeded`). A fresh worker is loaded and the batch runs
+again without the culprit, so every other event is still matched and acknowledged.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+from semps.broker.worker import MATCHING, READING, Progress, pack_error, start_worker, unpack_error
+from semps.errors import EventLimitExceeded, MatcherError
+from semps.limits import DEFAULT_LIMITS, Limits
+from semps.matcher.base import Subscription
+from semps.ontology.expansion import Expansion
+
+#: How often (seconds) a worker's thread looks at its progress while it matches.
+POLL = 0.05
+
+
+@dataclass(slots=True)
+class Item:
+    """One accepted event waiting to be matched; ``done`` is the broker's to use."""
+
+    event_id: str
+    media_type: str
+    body: bytes
+    received: float
+    done: Any = None
+
+
+#: A finished batch: its items and one outcome per item (see :mod:`semps.broker.worker`).
+Batch = tuple[list[Item], list[tuple[Any, ...]]]
+
+
+@dataclass
+class _Command:
+    request: tuple[Any, ...]
+    pending: int
+    replies: list[tuple[Any, ...]] = field(default_factory=list)
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class _Slot:
+    """One worker process and the thread that drives it."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.commands: deque[_Command] = deque()
+        self.process: Any = None
+        self.conn: Connection | None = None
+        self.progress: Progress | None = None
+        self.version = -1
+        self.ready = False
+        self.thread: threading.Thread | None = None
+
+
+class Overrun(Exception):
+    """A worker overran its budget or died; carries where it was."""
+
+    def __init__(self, phase: int, event: int, subscription: str, why: str) -> None:
+        super().__init__(why)
+        self.phase, self.event, self.subscription, self.why = phase, event, subscription, why
+
+
+def _where(slot: _Slot) -> tuple[int, int, str]:
+    assert slot.progress is not None
+    phase, event, sub = slot.progress.read()
+    return int(phase), int(event), str(sub)
+
+
+class Pipeline:
+    """Batches events through matching workers and commits them in order.
+
+    Args:
+        load: the stateless subscriptions a fresh worker indexes (the broker's registry).
+        expansion: the current ontology snapshot.
+        commit: called on the commit thread with consecutive finished batches, in order.
+        on_overrun: called with (subscription id, reason) when a subscription overran.
+        workers: matching processes.
+        limits: passed to the workers (event size) and read for ``match_timeout``.
+        max_batch: events per batch at most.
+    """
+
+    def __init__(
+        self,
+        *,
+        load: Callable[[], list[Subscription]],
+        expansion: Callable[[], Expansion],
+        commit: Callable[[list[Batch]], None],
+        on_overrun: Callable[[str, str], None],
+        workers: int = 2,
+        limits: Limits = DEFAULT_LIMITS,
+        max_batch: int = 256,
+    ) -> None:
+        if workers < 1:
+            msg = f"the pipeline needs at least one worker, not {workers}"
+            raise ValueError(msg)
+        self._load = load
+        self._expansion = expansion
+        self._commit = commit
+        self._on_overrun = on_overrun
+        self.limits = limits
+        self.max_batch = max_batch
+        self._cond = threading.Condition()
+        self._pending: deque[Item] = deque()
+        self._next_batch = 0
+        self._done: dict[int, Batch] = {}
+        self._commit_next = 0
+        self._done_cond = threading.Condition()
+        self._running = True
+        self.respawns = 0
+        self._slots = [_Slot(i) for i in range(workers)]
+        for slot in self._slots:
+            slot.thread = threading.Thread(
+                target=self._drive, args=(slot,), name=f"semps-match-{slot.number}", daemon=True
+            )
+            slot.thread.start()
+        self._committer = threading.Thread(target=self._commit_loop, name="semps-commit")
+        self._committer.daemon = True
+        self._committer.start()
+
+    # -- the broker's side -----------------------------------------------------------------
+
+    def submit(self, items: Sequence[Item]) -> None:
+        """Queue accepted events (never blocks)."""
+        with self._cond:
+            self._pending.extend(items)
+            self._cond.notify_all()
+
+    @property
+    def depth(self) -> int:
+        """Events waiting to be taken by a worker."""
+        return len(self._pending)
+
+    @property
+    def ready(self) -> bool:
+        """Some worker has loaded the index and can match."""
+        return any(s.ready for s in self._slots)
+
+    def command(self, request: tuple[Any, ...], wait: bool = True) -> list[tuple[Any, ...]]:
+        """Send ``request`` to every worker ahead of queued batches; with ``wait``, block
+        until all applied it and return their replies."""
+        cmd = _Command(request, len(self._slots))
+        with self._cond:
+            for slot in self._slots:
+                slot.commands.append(cmd)
+            self._cond.notify_all()
+        if wait:
+            cmd.done.wait()
+        return cmd.replies
+
+    def close(self) -> None:
+        """Stop the threads and the worker processes."""
+        with self._cond:
+            self._running = False
+            self._cond.notify_all()
+        with self._done_cond:
+            self._done_cond.notify_all()
+        for slot in self._slots:
+            self._stop(slot)
+        for slot in self._slots:
+            if slot.thread is not None:
+                slot.thread.join(timeout=2)
+        self._committer.join(timeout=2)
+
+    # -- the worker threads ----------------------------------------------------------------
+
+    def _drive(self, slot: _Slot) -> None:
+        while self._running:
+            try:
+                if not slot.ready:
+                    self._spawn(slot)
+                    continue
+                job = self._next_job(slot)
+                if job is None:
+                    return
+                if isinstance(job, _Command):
+                    self._run_command(slot, job)
+                else:
+                    number, items = job
+                    outcomes = self._run_batch(slot, items)
+                    self._finished(number, items, outcomes)
+            except Exception:  # a worker that cannot start: back off, try again
+                if not self._running:
+                    return
+                self._stop(slot)
+                time.sleep(1.0)
+
+    def _next_job(self, slot: _Slot) -> _Command | tuple[int, list[Item]] | None:
+        with self._cond:
+            while self._running and not slot.commands and not self._pending:
+                self._cond.wait()
+            if not self._running:
+                return None
+            if slot.commands:
+                return slot.commands.popleft()
+            take = min(len(self._pending), self.max_batch)
+            items = [self._pending.popleft() for _ in range(take)]
+            number = self._next_batch
+            self._next_batch += 1
+            return number, items
+
+    def _spawn(self, slot: _Slot) -> None:
+        self._stop(slot)
+        process, conn, progress = start_worker(self.limits)
+        slot.process, slot.conn, slot.progress = process, conn, progress
+        expansion = self._expansion()
+        self._call(slot, ("load", self._load(), expansion), timeout=None)
+        slot.version = expansion.version
+        slot.ready = True
+
+    def _stop(self, slot: _Slot) -> None:
+        slot.ready = False
+        if slot.process is not None:
+            slot.process.kill()
+            slot.process.join(timeout=5)
+        if slot.conn is not None:
+            slot.conn.close()
+        slot.process = slot.conn = slot.progress = None
+
+    def _call(self, slot: _Slot, request: tuple[Any, ...], timeout: float | None) -> Any:
+        """Send one request and wait for its reply, watching the worker's progress."""
+        assert slot.conn is not None and slot.progress is not None
+        slot.conn.send(request)
+        seen = slot.progress.read()
+        since = started = time.monotonic()
+        while True:
+            if slot.conn.poll(POLL):
+                try:
+                    status, value = slot.conn.recv()
+                except (EOFError, OSError) as exc:
+                    why = f"the matching worker died ({exc})"
+                    raise Overrun(seen[0], seen[1], seen[2], why) from exc
+                if status == "error":
+                    raise unpack_error(value)
+                return value
+            now = time.monotonic()
+            if not slot.process.is_alive():
+                code = slot.process.exitcode
+                raise Overrun(*_where(slot), f"the matching worker died (exit {code})")
+            if timeout is None:
+                continue
+            where = slot.progress.read()
+            if where != seen:
+                seen, since = where, now
+                continue
+            phase, _, sub = where
+            budget = timeout
+            if phase == MATCHING and not sub:  # a matcher that does not name its work
+                budget = timeout * len(request[1])
+            if now - since > budget and now - started > timeout:
+                why = f"matching took more than {timeout:g} s"
+                raise Overrun(where[0], where[1], where[2], why)
+
+    def _run_command(self, slot: _Slot, cmd: _Command) -> None:
+        try:
+            reply: tuple[Any, ...] = ("ok", self._call(slot, cmd.request, timeout=None))
+        except Overrun:
+            slot.ready = False  # respawned (and reloaded) before the next job
+            reply = ("ok", None)
+        except Exception as exc:
+            reply = ("error", pack_error(exc))
+        cmd.replies.append(reply)
+        with self._cond:
+            cmd.pending -= 1
+            if cmd.pending == 0:
+                cmd.done.set()
+
+    def _run_batch(self, slot: _Slot, items: list[Item]) -> list[tuple[Any, ...]]:
+        """Match ``items`` on ``slot``. An overrun blames a subscription (suspended, the
+        group runs again), an event (it fails, the others run again) or, when the worker
+        could not tell, splits the group into single events."""
+        outcomes: dict[int, tuple[Any, ...]] = {}
+        groups = [list(range(len(items)))]
+        timeout = self.limits.match_timeout
+        while groups:
+            group = groups.pop(0)
+            result = self._try(slot, [items[i] for i in group])
+            if not isinstance(result, Overrun):
+                outcomes.update(zip(group, result, strict=True))
+                continue
+            if result.phase == MATCHING and result.subscription:
+                event = items[group[0]].event_id if len(group) == 1 else "of a batch"
+                reason = f"{result.why} while matching event {event}"
+                self._on_overrun(result.subscription, reason)
+                groups.insert(0, group)
+            elif result.phase == READING or len(group) == 1:
+                at = (
+                    group[min(result.event, len(group) - 1)]
+                    if result.phase == READING
+                    else group[0]
+                )
+                what = "reading" if result.phase == READING else "matching"
+                msg = f"{what} this event took more than {timeout:g} s; it was not published"
+                outcomes[at] = ("error", pack_error(EventLimitExceeded(msg)))
+                rest = [i for i in group if i != at]
+                if rest:
+                    groups.insert(0, rest)
+            else:
+                groups[0:0] = [[i] for i in group]
+        return [outcomes[i] for i in range(len(items))]
+
+    def _try(self, slot: _Slot, items: list[Item]) -> list[tuple[Any, ...]] | Overrun:
+        try:
+            if not slot.ready:
+                self._spawn(slot)
+            expansion = self._expansion()
+            if slot.version != expansion.version:
+                self._call(slot, ("ontology", expansion), timeout=None)
+                slot.version = expansion.version
+            request = ("match", [(i.event_id, i.media_type, i.body) for i in items])
+            outcomes: list[tuple[Any, ...]] = self._call(slot, request, self.limits.match_timeout)
+            return outcomes
+        except Overrun as overrun:
+            self.respawns += 1
+            self._stop(slot)
+            return overrun
+        except Exception as exc:  # the worker could not run the batch at all
+            error = MatcherError(f"matching failed: {type(exc).__name__}: {exc}")
+            return [("error", pack_error(error)) for _ in items]
+
+    # -- committing in order ---------------------------------------------------------------
+
+    def _finished(self, number: int, items: list[Item], outcomes: list[tuple[Any, ...]]) -> None:
+        with self._done_cond:
+            self._done[number] = (items, outcomes)
+            self._done_cond.notify_all()
+
+    def _commit_loop(self) -> None:
+        while True:
+            with self._done_cond:
+                while self._running and self._commit_next not in self._done:
+                    self._done_cond.wait()
+                if not self._running:
+                    return
+                group: list[Batch] = []
+                while self._commit_next in self._done and len(group) < 64:
+                    group.append(self._done.pop(self._commit_next))
+                    self._commit_next += 1
+            self._commit(group)

@@ -1,0 +1,255 @@
+"""The matching worker: a process that reads events and matches them against its own copy of
+every stateless matcher's index.
+
+The broker starts one or more of these (:mod:`semps.broker.pipeline`) and talks to each over
+a pipe, one request at a time, with tuples:
+
+- ``("load", subscriptions, expansion)`` index these subscriptions (start-up, respawn);
+- ``("add", subscription, old_kind)`` index (or replace) one; ``old_kind`` names the matcher
+  that held the id before when it changes kind (removed only once the new one is indexed);
+- ``("remove", subscription_id)``, ``("ontology", expansion)``;
+- ``("match", [(event_id, media_type, body), ...])`` read and match a batch of events.
+
+Every request gets one reply: ``("ok", value)`` or ``("error", packed exception)``. A batch's
+value is one outcome per event: ``("ok", event_time, [(subscription id, payload head), ...])``
+(the payload head is the notification's JSON without its closing brace, see
+:class:`~semps.broker.store.EventRecord`) or ``("error", packed exception)`` for an event
+that could not be read.
+
+While it works, the worker writes where it is into shared memory (:class:`Progress`): which
+event of the batch, and which subscription is being verified. The broker's watchdog reads it
+when a batch overruns its time budget, kills the worker and knows whom to blame.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import multiprocessing
+import os
+from collections.abc import Sequence
+from multiprocessing.connection import Connection
+from typing import Any
+
+from semps.errors import NotFound, SempsError
+from semps.ingest.event import Event
+from semps.ingest.json_event import is_json_media_type, read_json_event
+from semps.ingest.rdf import read_event
+from semps.ingest.terms import n3
+from semps.limits import DEFAULT_LIMITS, Limits
+from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.registry import create_matcher
+from semps.ontology.expansion import Expansion
+
+try:  # orjson when installed: several times faster for the payloads
+    import orjson
+
+    def _dumps(value: object) -> str:
+        return orjson.dumps(value).decode()
+
+except ImportError:  # pragma: no cover - orjson is a dependency
+
+    def _dumps(value: object) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+#: Phases a worker reports in :class:`Progress`.
+IDLE, READING, MATCHING = 0, 1, 2
+_SUB_BYTES = 512
+
+
+class Progress:
+    """Where a worker is, in memory shared with the broker (written by the worker only).
+
+    ``phase`` is IDLE, READING or MATCHING; ``event`` the index of the event in the batch;
+    ``subscription`` the id of the subscription being verified (empty when none).
+    """
+
+    def __init__(self, ctx: Any) -> None:
+        self._phase = ctx.RawValue(ctypes.c_int64, 0)
+        self._event = ctx.RawValue(ctypes.c_int64, 0)
+        self._sub = ctx.RawArray(ctypes.c_char, _SUB_BYTES)
+
+    def at(self, phase: int, event: int) -> None:
+        self._sub.value = b""
+        self._event.value = event
+        self._phase.value = phase
+
+    def watch(self, subscription_id: str) -> None:
+        """Called by matchers before they verify a subscription."""
+        self._sub.value = subscription_id.encode()[: _SUB_BYTES - 1]
+
+    def read(self) -> tuple[int, int, str]:
+        """(phase, event index, subscription id)."""
+        return (
+            int(self._phase.value),
+            int(self._event.value),
+            self._sub.value.decode("utf-8", "replace"),
+        )
+
+
+def pack_error(exc: BaseException) -> tuple[type[BaseException], str, dict[str, Any]]:
+    """An exception as picklable parts (ours have keyword-only arguments pickle can't
+    replay)."""
+    return (type(exc), str(exc), dict(getattr(exc, "__dict__", {})))
+
+
+def unpack_error(packed: tuple[type[BaseException], str, dict[str, Any]]) -> BaseException:
+    """The exception :func:`pack_error` took apart."""
+    cls, message, attrs = packed
+    exc = cls.__new__(cls)
+    Exception.__init__(exc, message)
+    exc.__dict__.update(attrs)
+    return exc
+
+
+def payload_head(match: Match) -> str:
+    """The notification of ``match`` as JSON without its closing brace."""
+    body: dict[str, object] = {
+        "subscription": match.subscription,
+        "event": match.event,
+        "count": match.count,
+        "solutions": [{k: n3(v) for k, v in s.items()} for s in match.solutions],
+    }
+    if match.detail:
+        body["detail"] = dict(match.detail)
+    return _dumps(body)[:-1]
+
+
+class Worker:
+    """The state of one matching worker (also usable in process, as the tests do)."""
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS, progress: Progress | None = None):
+        self.limits = limits
+        self.progress = progress
+        self.matchers: dict[str, Matcher] = {}
+        self.expansion = Expansion()
+
+    def matcher(self, kind: str) -> Matcher:
+        found = self.matchers.get(kind)
+        if found is None:
+            found = self.matchers[kind] = create_matcher(kind)
+        return found
+
+    def load(self, subscriptions: Sequence[Subscription], expansion: Expansion) -> int:
+        self.expansion = expansion
+        for sub in subscriptions:
+            try:
+                self.matcher(sub.kind).add(sub)
+            except SempsError:  # registered under older limits or code: skip, keep serving
+                continue
+        return sum(_size(m) for m in self.matchers.values())
+
+    def add(self, sub: Subscription, old_kind: str | None) -> None:
+        self.matcher(sub.kind).add(sub)  # raises before anything changes
+        if old_kind is not None and old_kind != sub.kind and old_kind in self.matchers:
+            self.remove_from(old_kind, sub.id)
+
+    def remove(self, sub_id: str) -> None:
+        for kind in list(self.matchers):
+            self.remove_from(kind, sub_id)
+
+    def remove_from(self, kind: str, sub_id: str) -> None:
+        try:
+            self.matchers[kind].remove(sub_id)
+        except NotFound:
+            pass
+
+    def read(self, event_id: str, media_type: str, body: bytes) -> Event:
+        limits = self.limits
+        if is_json_media_type(media_type):
+            return read_json_event(body, event_id=event_id, max_bytes=limits.max_event_bytes)
+        return read_event(
+            body, event_id=event_id, media_type=media_type, max_bytes=limits.max_event_bytes
+        )
+
+    def match(self, items: Sequence[tuple[str, str, bytes]]) -> list[tuple[Any, ...]]:
+        """Read and match a batch; one outcome per item (see the module docstring)."""
+        progress = self.progress
+        events: list[Event] = []
+        outcomes: list[tuple[Any, ...] | None] = []
+        for i, (event_id, media_type, body) in enumerate(items):
+            if progress is not None:
+                progress.at(READING, i)
+            try:
+                events.append(self.read(event_id, media_type, body))
+                outcomes.append(None)
+            except SempsError as exc:
+                outcomes.append(("error", pack_error(exc)))
+        watch = progress.watch if progress is not None else None
+        contexts = [MatchContext(e, self.expansion, watch=watch) for e in events]
+        found: list[list[Match]] = [[] for _ in events]
+        for matcher in self.matchers.values():
+            if not _size(matcher):
+                continue
+            if progress is not None:
+                progress.at(MATCHING, 0)
+            for i, matches in enumerate(matcher.match_batch(events, contexts)):
+                found[i] += matches
+        if progress is not None:
+            progress.at(IDLE, 0)
+        it = iter(zip(events, found, strict=True))
+        results: list[tuple[Any, ...]] = []
+        for outcome in outcomes:
+            if outcome is not None:
+                results.append(outcome)
+                continue
+            event, matches = next(it)
+            notes = [(m.subscription, payload_head(m)) for m in matches]
+            results.append(("ok", event.time, notes))
+        return results
+
+
+def _size(matcher: Matcher) -> int:
+    return len(matcher) if hasattr(matcher, "__len__") else 1
+
+
+def serve(conn: Connection, limits: Limits, progress: Progress) -> None:
+    """The worker process's loop: one reply per request until the pipe closes."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    worker = Worker(limits, progress)
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):  # the broker is gone
+            return
+        op = request[0]
+        try:
+            if op == "match":
+                value: Any = worker.match(request[1])
+            elif op == "add":
+                worker.add(request[1], request[2])
+                value = None
+            elif op == "remove":
+                worker.remove(request[1])
+                value = None
+            elif op == "ontology":
+                worker.expansion = request[1]
+                value = None
+            elif op == "load":
+                value = worker.load(request[1], request[2])
+            else:
+                msg = f"unknown worker request {op!r}"
+                raise ValueError(msg)
+            reply: tuple[Any, ...] = ("ok", value)
+        except Exception as exc:  # reported to the broker, which decides
+            reply = ("error", pack_error(exc))
+        try:
+            conn.send(reply)
+        except (BrokenPipeError, OSError):
+            return
+
+
+def start_worker(
+    limits: Limits,
+) -> tuple[multiprocessing.process.BaseProcess, Connection, Progress]:
+    """Spawn a worker process; returns it, the broker's end of its pipe and its progress."""
+    ctx = multiprocessing.get_context("spawn")
+    progress = Progress(ctx)
+    ours, theirs = ctx.Pipe(duplex=True)
+    process = ctx.Process(
+        target=serve, args=(theirs, limits, progress), name="semps-matcher", daemon=True
+    )
+    process.start()
+    theirs.close()
+    return process, ours, progress
