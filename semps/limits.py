@@ -19,8 +19,11 @@ class Limits:
 
     Attributes:
         max_query_bytes: size of a subscription's text, in bytes.
-        max_query_depth: nesting depth of a subscription (parentheses, brackets, groups).
-        max_patterns: triple patterns in one subscription.
+        max_query_depth: nesting depth of a subscription (parentheses, unary operators,
+            function calls, blank-node brackets); the parser and the FILTER evaluator recurse
+            once per level, so keep it well under Python's recursion limit.
+        max_patterns: triple patterns in one subscription (planning the join is quadratic
+            in them; 1,024 plan in well under a second).
         max_subscriptions: subscriptions one subscriber may hold (service only).
         max_event_bytes: size of an event document, in bytes.
         max_document_depth: element / bracket nesting depth of an RDF document.
@@ -35,7 +38,7 @@ class Limits:
 
     max_query_bytes: int = 64 * 1024
     max_query_depth: int = 64
-    max_patterns: int = 64
+    max_patterns: int = 1024
     max_subscriptions: int = 100_000
     max_event_bytes: int = 16 * 1024 * 1024
     max_document_depth: int = 128

@@ -9,13 +9,12 @@ we want to hear about: the tests compare with rdflib).
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal, DivisionByZero, InvalidOperation
-from functools import lru_cache
 from typing import Any
 
 from semps._types import Term
+from semps.ingest.sparql._regex import compile_regex
 from semps.ingest.sparql._values import (
     BOOLEAN,
     DATETIME,
@@ -79,15 +78,18 @@ def _frozen(node: object) -> object:
 
 
 def _variables(ast: Ast) -> list[str]:
-    if ast[0] == "var":
-        return [ast[1]]
+    """The variables an AST reads (an explicit stack: no recursion however long it is)."""
     out: list[str] = []
-    for part in ast[1:]:
-        if isinstance(part, tuple) and part and isinstance(part[0], str):
-            out += _variables(part)
-        elif isinstance(part, list):
-            for item in part:
-                out += _variables(item)
+    stack: list[object] = [ast]
+    while stack:
+        node = stack.pop()
+        if type(node) is tuple:
+            if node[0] == "var":
+                out.append(node[1])
+            else:
+                stack.extend(node[1:])
+        elif type(node) is list:
+            stack.extend(node)
     return out
 
 
@@ -124,17 +126,18 @@ def _compile(ast: Ast) -> Compiled:
 
 
 def _or(ast: Ast) -> Compiled:
-    left, right = _compile(ast[1]), _compile(ast[2])
+    """``a || b || ...`` (n-ary: a long disjunction is one loop, not a deep call chain):
+    true if one operand is true, else an error if one failed, else false."""
+    operands = [_compile(a) for a in ast[1]]
 
     def fn(b: Mapping[str, Term]) -> Value:
-        try:
-            if _truth(left(b)):
-                return True
-            failed = False
-        except EvalError:
-            failed = True
-        if _truth(right(b)):
-            return True
+        failed = False
+        for operand in operands:
+            try:
+                if _truth(operand(b)):
+                    return True
+            except EvalError:
+                failed = True
         if failed:
             raise EvalError("|| with an error")
         return False
@@ -143,17 +146,18 @@ def _or(ast: Ast) -> Compiled:
 
 
 def _and(ast: Ast) -> Compiled:
-    left, right = _compile(ast[1]), _compile(ast[2])
+    """``a && b && ...``: false if one operand is false, else an error if one failed, else
+    true."""
+    operands = [_compile(a) for a in ast[1]]
 
     def fn(b: Mapping[str, Term]) -> Value:
-        try:
-            if not _truth(left(b)):
-                return False
-            failed = False
-        except EvalError:
-            failed = True
-        if not _truth(right(b)):
-            return False
+        failed = False
+        for operand in operands:
+            try:
+                if not _truth(operand(b)):
+                    return False
+            except EvalError:
+                failed = True
         if failed:
             raise EvalError("&& with an error")
         return True
@@ -201,26 +205,38 @@ def _numeric(term: Term) -> tuple[Decimal | float, bool]:
 
 
 def _arith(ast: Ast) -> Compiled:
-    op = ast[1]
-    left, right = _compile(ast[2]), _compile(ast[3])
+    """``a + b - c ...`` (or ``*``, ``/``): one left fold over the chain."""
+    first = _compile(ast[1])
+    rest = [(op, _compile(operand)) for op, operand in ast[2]]
 
     def fn(b: Mapping[str, Term]) -> Value:
-        x: Any
-        y: Any
-        x, xi = _numeric(_as_term(left(b)))
-        y, yi = _numeric(_as_term(right(b)))
-        if isinstance(x, float) or isinstance(y, float):
-            x, y = float(x), float(y)
-        try:
-            result = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y}.get(
-                op,
-                lambda: x / y,
-            )()
-        except (ZeroDivisionError, DivisionByZero, InvalidOperation):
-            raise EvalError("division by zero") from None
-        return number_literal(result, xi and yi and op != "/")
+        value = first(b)
+        for op, operand in rest:
+            value = _arith_step(op, value, operand(b))
+        return value
 
     return fn
+
+
+def _arith_step(op: str, left: Value, right: Value) -> Term:
+    x: Any
+    y: Any
+    x, xi = _numeric(_as_term(left))
+    y, yi = _numeric(_as_term(right))
+    if isinstance(x, float) or isinstance(y, float):
+        x, y = float(x), float(y)
+    try:
+        if op == "+":
+            result = x + y
+        elif op == "-":
+            result = x - y
+        elif op == "*":
+            result = x * y
+        else:
+            result = x / y
+    except (ZeroDivisionError, DivisionByZero, InvalidOperation):
+        raise EvalError("division by zero") from None
+    return number_literal(result, xi and yi and op != "/")
 
 
 def _unary(ast: Ast) -> Compiled:
@@ -266,24 +282,14 @@ def _datatype(term: Term) -> Term:
     return term[1]
 
 
-@lru_cache(maxsize=1024)
-def _pattern(pattern: str, flags: str) -> re.Pattern[str]:
-    bits = 0
-    for flag in flags:
-        bits |= {"i": re.I, "s": re.S, "m": re.M, "x": re.X}.get(flag, 0)
-        if flag not in "ismxq":
-            raise EvalError(f"bad regex flag {flag!r}")
-    try:
-        return re.compile(re.escape(pattern) if "q" in flags else pattern, bits)
-    except re.error as exc:
-        raise EvalError(f"bad regex: {exc}") from None
-
-
 _NO_FLAGS = Literal("")
 
 
 def _regex(text: Term, pattern: Term, flags: Term = _NO_FLAGS) -> bool:
-    compiled = _pattern(string_value(pattern), string_value(flags))
+    try:
+        compiled = compile_regex(string_value(pattern), string_value(flags))
+    except ValueError as exc:  # refused or malformed: an evaluation error
+        raise EvalError(str(exc)) from None
     return compiled.search(string_value(text)) is not None
 
 

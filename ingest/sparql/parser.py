@@ -12,11 +12,13 @@ import sys
 from typing import Any
 from urllib.parse import urljoin
 
-from semps.errors import SubscriptionSyntaxError, UnsupportedQueryError
+from semps.errors import SubscriptionLimitExceeded, SubscriptionSyntaxError, UnsupportedQueryError
 from semps.ingest.sparql._lexer import Token, tokenize
+from semps.ingest.sparql._regex import RegexError, RegexRefused, compile_regex
 from semps.ingest.sparql.filters import ARITY, CASTS, Expression
 from semps.ingest.sparql.model import PatternTerm, Query, TriplePattern, Var
 from semps.ingest.terms import RDF, RDF_TYPE, XSD, Literal
+from semps.limits import DEFAULT_LIMITS, Limits
 
 _UNSUPPORTED_KEYWORDS = {
     "OPTIONAL": "OPTIONAL",
@@ -51,12 +53,19 @@ _NUMERIC_TYPES = {
 }
 
 
-def parse_query(text: str, *, base: str | None = None) -> Query:
-    """Parse a subscription.
+def parse_query(text: str, *, base: str | None = None, limits: Limits = DEFAULT_LIMITS) -> Query:
+    """Parse a subscription, in time linear in its size.
+
+    Every input is hostile: ``limits`` bounds the text (``max_query_bytes``), its nesting
+    (``max_query_depth``: parentheses, unary operators, blank-node brackets) and its triple
+    patterns (``max_patterns``).
 
     Raises:
         SubscriptionSyntaxError: the text is not valid (message starts ``line:col:``).
-        UnsupportedQueryError: valid SPARQL outside the fragment (``.construct`` names it).
+        UnsupportedQueryError: valid SPARQL outside the fragment (``.construct`` names it),
+            including a REGEX feature RE2 cannot run (``construct`` ``"regex lookahead"``,
+            ...).
+        SubscriptionLimitExceeded: the text passes one of ``limits`` (the message names it).
 
     Example:
         >>> q = parse_query("PREFIX ex: <http://ex/> SELECT ?x WHERE { ?x a ex:C }")
@@ -66,12 +75,30 @@ def parse_query(text: str, *, base: str | None = None) -> Query:
     if not isinstance(text, str):
         msg = f"a subscription must be text, not {type(text).__name__}"
         raise SubscriptionSyntaxError(msg, line=1, column=1)
-    return _Parser(tokenize(text), base).query()
+    _check_size(text, limits.max_query_bytes)
+    tokens = tokenize(text)
+    try:
+        return _Parser(tokens, base, limits).query()
+    except RecursionError:  # only when max_query_depth is configured past the stack
+        depth = limits.max_query_depth
+        msg = f"the subscription nests too deep for the parser (max_query_depth is {depth})"
+        raise SubscriptionLimitExceeded(msg) from None
+
+
+def _check_size(text: str, limit: int) -> None:
+    if len(text) * 4 <= limit:  # a character is at most 4 bytes: no need to encode
+        return
+    size = len(text.encode("utf-8", "replace"))
+    if size > limit:
+        msg = f"the subscription is {size} bytes, over the limit of {limit} bytes (max_query_bytes)"
+        raise SubscriptionLimitExceeded(msg)
 
 
 class _Parser:
-    def __init__(self, tokens: list[Token], base: str | None) -> None:
+    def __init__(self, tokens: list[Token], base: str | None, limits: Limits) -> None:
         self.tokens = tokens
+        self.limits = limits
+        self.depth = 0
         self.i = 0
         self.base = base
         self.prefixes: dict[str, str] = {}
@@ -103,6 +130,26 @@ class _Parser:
         tok = tok or self.tok
         msg = f"{construct} is not supported in subscriptions"
         return UnsupportedQueryError(msg, construct=construct, line=tok.line, column=tok.column)
+
+    def enter(self) -> None:
+        """One level deeper (a parenthesis, a unary operator, a blank-node bracket)."""
+        self.depth += 1
+        if self.depth > self.limits.max_query_depth:
+            limit = self.limits.max_query_depth
+            msg = (
+                f"the subscription nests deeper than the limit of {limit} levels (max_query_depth)"
+            )
+            raise SubscriptionLimitExceeded(msg, line=self.tok.line, column=self.tok.column)
+
+    def add_pattern(self, pattern: TriplePattern, tok: Token) -> None:
+        if len(self.patterns) >= self.limits.max_patterns:
+            limit = self.limits.max_patterns
+            msg = (
+                f"the subscription has more than the limit of {limit} triple patterns "
+                "(max_patterns)"
+            )
+            raise SubscriptionLimitExceeded(msg, line=tok.line, column=tok.column)
+        self.patterns.append(pattern)
 
     def expect_op(self, text: str) -> Token:
         if not self.tok.is_op(text):
@@ -270,10 +317,11 @@ class _Parser:
         while True:
             verb = self.verb()
             while True:
+                tok = self.tok
                 obj = (
                     self.blank_node_property_list() if self.tok.is_op("[") else self.term("object")
                 )
-                self.patterns.append(TriplePattern(subject, verb, obj))
+                self.add_pattern(TriplePattern(subject, verb, obj), tok)
                 if not self.tok.is_op(","):
                     break
                 self.advance()
@@ -304,10 +352,12 @@ class _Parser:
 
     def blank_node_property_list(self) -> PatternTerm:
         self.expect_op("[")
+        self.enter()
         node = self.fresh_blank()
         if not self.tok.is_op("]"):
             self.property_list(node)
         self.expect_op("]")
+        self.depth -= 1
         return node
 
     def fresh_blank(self) -> Var:
@@ -399,18 +449,21 @@ class _Parser:
         )
 
     def expression(self) -> Any:
-        left = self.conjunction()
+        # Operator chains become one n-ary node (no AST depth proportional to their length).
+        self.enter()
+        operands = [self.conjunction()]
         while self.tok.is_op("||"):
             self.advance()
-            left = ("or", left, self.conjunction())
-        return left
+            operands.append(self.conjunction())
+        self.depth -= 1
+        return operands[0] if len(operands) == 1 else ("or", operands)
 
     def conjunction(self) -> Any:
-        left = self.relational()
+        operands = [self.relational()]
         while self.tok.is_op("&&"):
             self.advance()
-            left = ("and", left, self.relational())
-        return left
+            operands.append(self.relational())
+        return operands[0] if len(operands) == 1 else ("and", operands)
 
     def relational(self) -> Any:
         left = self.additive()
@@ -440,30 +493,38 @@ class _Parser:
 
     def additive(self) -> Any:
         left = self.multiplicative()
+        rest: list[list[Any]] = []
         while self.tok.kind == "OP" and self.tok.text in ("+", "-"):
             op = self.advance().text
-            left = ("arith", op, left, self.multiplicative())
-        return left
+            rest.append([op, self.multiplicative()])
+        return ("arith", left, rest) if rest else left
 
     def multiplicative(self) -> Any:
         left = self.unary()
+        rest: list[list[Any]] = []
         while self.tok.kind == "OP" and self.tok.text in ("*", "/"):
             op = self.advance().text
-            left = ("arith", op, left, self.unary())
-        return left
+            rest.append([op, self.unary()])
+        return ("arith", left, rest) if rest else left
 
     def unary(self) -> Any:
         tok = self.tok
         if tok.is_op("!"):
             self.advance()
-            return ("not", self.unary())
+            self.enter()
+            inner = ("not", self.unary())
+            self.depth -= 1
+            return inner
         if (
             tok.kind == "OP"
             and tok.text in "+-"
             and self.peek().kind not in ("INTEGER", "DECIMAL", "DOUBLE")
         ):
             self.advance()
-            return ("neg" if tok.text == "-" else "pos", self.unary())
+            self.enter()
+            inner = ("neg" if tok.text == "-" else "pos", self.unary())
+            self.depth -= 1
+            return inner
         return self.primary()
 
     def primary(self) -> Any:
@@ -506,7 +567,27 @@ class _Parser:
             )
         if name == "BOUND" and args[0][0] != "var":
             raise self.error("BOUND() takes a variable", tok)
+        if name == "REGEX":
+            self.check_regex(args, tok)
         return ("call", name, args)
+
+    def check_regex(self, args: list[Any], tok: Token) -> None:
+        """A constant pattern is compiled now: what RE2 cannot run is refused here, not
+        found false at every event."""
+        constant = [a[1] for a in args[1:] if a[0] == "term" and type(a[1]) is Literal]
+        if len(constant) != len(args) - 1:
+            return  # a variable pattern or flags: checked when evaluated (an error is false)
+        pattern, flags = constant[0].lexical, constant[1].lexical if len(constant) > 1 else ""
+        try:
+            compile_regex(pattern, flags)
+        except RegexRefused as exc:
+            raise self.unsupported_regex(exc, tok) from None
+        except RegexError as exc:
+            raise self.error(str(exc), tok) from None
+
+    def unsupported_regex(self, exc: RegexRefused, tok: Token) -> UnsupportedQueryError:
+        msg = f"{exc} (REGEX runs on RE2, in time linear in the text)"
+        return UnsupportedQueryError(msg, construct=exc.construct, line=tok.line, column=tok.column)
 
     def function_call(self, iri: str, tok: Token) -> Any:
         if iri not in CASTS:
