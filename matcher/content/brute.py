@@ -44,6 +44,8 @@ class BruteForceIndex(ContentIndex):
     """
 
     name = "brute"
+    #: No bulk path: the oracle keeps the subscriptions themselves.
+    bulk_loadable = False
 
     def __init__(self) -> None:
         self.subscriptions: dict[str, ContentSubscription] = {}

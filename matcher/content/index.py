@@ -19,7 +19,9 @@ import numpy as np
 
 from semps._types import Value
 from semps.errors import NotFound, SubscriptionError
+from semps.matcher.content._bulk_kernels import sort_rows
 from semps.matcher.content._kernels import check_slots
+from semps.matcher.content.bulk import ParsedSubscriptions
 from semps.matcher.content.constraints import ContentSubscription
 from semps.matcher.content.space import AttributeSpace, EncodedEvent
 from semps.matcher.content.table import SlotTable
@@ -44,6 +46,8 @@ class ContentIndex(ABC):
 
     #: The algorithm's name (``--algorithm``).
     name: ClassVar[str]
+    #: Does the index take :meth:`add_many` (parsed subscriptions in bulk)?
+    bulk_loadable: bool = False
 
     @abstractmethod
     def __len__(self) -> int:
@@ -64,6 +68,11 @@ class ContentIndex(ABC):
     @abstractmethod
     def match(self, view: View) -> list[str]:
         """Ids of the subscriptions ``view`` matches, sorted."""
+
+    def add_many(self, parsed: ParsedSubscriptions) -> None:
+        """Insert many new subscriptions at once (indexes with ``bulk_loadable``)."""
+        msg = f"the {self.name} index has no bulk path"
+        raise NotImplementedError(msg)
 
     def match_batch(self, views: Sequence[View]) -> list[list[str]]:
         """:meth:`match` for several views (batch algorithms override this)."""
@@ -147,6 +156,34 @@ class CompiledIndex(ContentIndex):
         highs = np.take_along_axis(bounds[..., 1], order, axis=1)
         starts = np.arange(n + 1, dtype=np.int64) * k
         self._extend_units(list(ids), starts, real.ravel(), lows.ravel(), highs.ravel())
+
+    #: Can :meth:`add_many` take subscriptions in bulk (no interface aggregation)?
+    bulk_loadable = True
+
+    def add_many(self, parsed: ParsedSubscriptions) -> None:
+        """Insert many new subscriptions at once (ids neither live nor repeated).
+
+        Raises:
+            ValueError: some id is live or repeated (nothing is inserted).
+        """
+        if not len(parsed):
+            return
+        n = len(parsed.attr)
+        is_string = np.zeros(n, np.bool_)
+        positions = np.fromiter(parsed.strings, np.int64, count=len(parsed.strings))
+        is_string[positions] = True
+        used = np.zeros(len(parsed.names), np.bool_)
+        used[parsed.attr[~is_string]] = True
+        numeric = np.full(len(parsed.names), -1, np.int32)
+        for i in np.flatnonzero(used).tolist():
+            numeric[i] = self.space.column(parsed.names[i], False)
+        cols = numeric[parsed.attr]
+        lows, highs = parsed.lows.copy(), parsed.highs.copy()
+        for p, value in parsed.strings.items():
+            col, code = self.space.string_code(parsed.names[parsed.attr[p]], value)
+            cols[p], lows[p], highs[p] = col, code, code
+        sort_rows(parsed.starts, cols, lows, highs)
+        self._extend_units(parsed.ids, parsed.starts, cols, lows, highs)
 
     def _extend_units(
         self,

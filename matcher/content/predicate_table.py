@@ -32,6 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from semps.matcher.content import _table_kernels as k
+from semps.matcher.content.bulk import ParsedSubscriptions
 from semps.matcher.content.constraints import ContentSubscription
 from semps.matcher.content.index import CompiledIndex
 from semps.matcher.content.interfaces import Entry, InterfaceList, Op
@@ -193,6 +194,19 @@ class PredicateTableIndex(CompiledIndex):
         """Bulk insert (each subscription its own interface, so never aggregated)."""
         super().bulk_load(ids, attrs, cols, bounds)
         self.interfaces.adopt(ids)
+
+    @property
+    def bulk_loadable(self) -> bool:  # type: ignore[override]
+        """Bulk inserts skip the interface list, so only without a limit."""
+        return self.interfaces.limit is None
+
+    def add_many(self, parsed: ParsedSubscriptions) -> None:
+        """Bulk insert (only without an interface limit: nothing is aggregated)."""
+        if not self.bulk_loadable:
+            msg = "add_many needs interface_limit=None"
+            raise ValueError(msg)
+        super().add_many(parsed)
+        self.interfaces.adopt(parsed.ids)
 
     def _apply(self, ops: list[Op]) -> None:
         for _, item in ops:

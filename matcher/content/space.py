@@ -91,6 +91,12 @@ class AttributeSpace:
                 self._codes[col] = {}
         return col
 
+    def string_code(self, attr: str, value: str) -> tuple[int, int]:
+        """(column, code) of ``attr = value``, creating both as needed."""
+        col = self.column(attr, True)
+        codes = self._codes[col]
+        return col, codes.setdefault(value, len(codes))
+
     def encode_conditions(
         self, conditions: Mapping[str, Condition]
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

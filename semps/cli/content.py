@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from semps.errors import SubscriptionError
 from semps.ingest.event import Event
 from semps.ingest.json_event import parse_json_event
 from semps.matcher.content import ALGORITHMS, ContentMatcher, subscription_from_json
+from semps.matcher.content.bulk import parse_json_many
 from semps.matcher.content.constraints import ContentSubscription
+from semps.matcher.content.index import ContentIndex
 
-from .jsonl import match_jsonl
+from .jsonl import duplicate_message, load_each, located, match_jsonl, read_chunks
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -50,12 +53,47 @@ def options(args: argparse.Namespace) -> dict[str, object]:
 
 def run(args: argparse.Namespace) -> int:
     matcher = ContentMatcher(args.algorithm, **options(args))
+    index = matcher.index
+
+    def load(path: Path) -> None:
+        if index.bulk_loadable:
+            load_bulk(path, index)
+        else:
+            load_each(path, _subscription, index.add)
+
     return match_jsonl(
         args.subscriptions,
         args.events,
         matcher=matcher,
-        add=matcher.index.add,
-        subscription=_subscription,
+        load=load,
         event=_event,
         batch=args.batch,
     )
+
+
+def load_bulk(path: Path, index: ContentIndex) -> None:
+    """Index every subscription line in chunks (:func:`parse_json_many`); the first bad
+    line, or repeated id, stops the run as the one-by-one path would."""
+    seen: set[str] = set()
+    for part in read_chunks(path, SubscriptionError):
+        parsed, bad = parse_json_many(part.docs)
+        end = bad[0] if bad else len(part.docs)
+        fresh = set(parsed.ids)
+        if len(fresh) != len(parsed.ids) or not seen.isdisjoint(fresh):
+            _repeated(path, [doc["id"] for doc in part.docs[:end]], seen)
+        seen |= fresh
+        index.add_many(parsed)
+        if bad is not None:
+            raise located(path, part.numbers[end], bad[1]) from bad[1]
+        if part.error is not None:
+            raise part.error
+
+
+def _repeated(path: Path, ids: list[str], seen: set[str]) -> None:
+    """Raise for the first of ``ids`` (in line order) seen before it."""
+    here = set(seen)
+    for sub_id in ids:
+        if sub_id in here:
+            raise SubscriptionError(duplicate_message(path, sub_id))
+        here.add(sub_id)
+    raise AssertionError("no repeated id")  # pragma: no cover

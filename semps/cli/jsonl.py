@@ -1,21 +1,139 @@
-"""Reading JSON Lines inputs with errors that say FILE:LINE[:COL]."""
+"""Reading JSON Lines inputs with errors that say FILE:LINE[:COL], and writing answers.
+
+Lines are read in chunks and decoded with orjson. orjson accepts a subset of what the
+standard library accepts, with the same values, so a line orjson refuses is decoded again
+with :func:`json.loads` (``NaN``/``Infinity`` refused as before): it either decodes (huge
+integers, lone surrogates) or fails with the standard library's message and column, so
+messages are exactly those of a one-line-at-a-time reader. Answers are written per batch
+from :class:`~semps.matcher.results.MatchColumns`, byte for byte what ``json.dumps`` gave.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import IO, Any, Protocol, TypeVar
+
+import numpy as np
+import orjson
 
 from semps.errors import IngestError, JSONEventError, SempsError, SubscriptionError
 from semps.ingest.event import Event
 from semps.ingest.json_event import refuse_json_constant
-from semps.matcher.base import Match, MatchContext
+from semps.matcher.base import MatchContext
+from semps.matcher.results import MatchColumns
 
-__all__ = ["match_jsonl", "read_jsonl"]
+__all__ = ["QuotedIds", "load_each", "match_jsonl", "read_chunks", "read_jsonl", "write_columns"]
 
 T = TypeVar("T")
+
+#: Lines decoded per chunk.
+CHUNK = 65_536
+
+_ErrorType = type[IngestError] | type[SubscriptionError] | type[SempsError]
+
+
+class Chunk:
+    """Decoded lines: ``docs[i]`` is line ``numbers[i]``; ``error`` (if any) is the JSON
+    error of the line after the last one, to raise once the docs are used."""
+
+    __slots__ = ("docs", "error", "numbers")
+
+    def __init__(self, numbers: list[int], docs: list[Any], error: SempsError | None) -> None:
+        self.numbers = numbers
+        self.docs = docs
+        self.error = error
+
+
+def read_chunks(
+    path: Path,
+    error: _ErrorType,
+    *,
+    strict_constants: bool = True,
+    chunk: int = CHUNK,
+) -> Iterator[Chunk]:
+    """The non-blank lines of ``path``, decoded, ``chunk`` lines at a time.
+
+    A line that is not JSON ends the reading: the chunk holding it carries its ``error``
+    (``FILE:LINE:COL: invalid JSON: ...``, the standard library's message) after the lines
+    before it.
+    """
+    if not path.is_file():
+        msg = f"file not found: {path}"
+        raise SempsError(msg)
+    loads = orjson.loads
+    number = 0
+    with path.open("rb") as stream:
+        while True:
+            lines = stream.readlines(chunk * 512)
+            if not lines:
+                return
+            numbers: list[int] = []
+            raw: list[bytes] = []
+            for line in lines:
+                number += 1
+                if line.strip():
+                    numbers.append(number)
+                    raw.append(line)
+            try:
+                docs = list(map(loads, raw))
+            except orjson.JSONDecodeError:
+                docs, failure = _decode_each(path, raw, numbers, error, strict_constants)
+                if failure is not None:
+                    yield Chunk(numbers[: len(docs)], docs, failure)
+                    return
+                numbers = [n for n, d in zip(numbers, docs, strict=True) if d is not _BLANK]
+                docs = [d for d in docs if d is not _BLANK]
+            yield Chunk(numbers, docs, None)
+
+
+_BLANK = object()
+
+
+def _decode_each(
+    path: Path,
+    raw: list[bytes],
+    numbers: list[int],
+    error: _ErrorType,
+    strict_constants: bool,
+) -> tuple[list[Any], SempsError | None]:
+    """Line by line, with the standard library behind orjson (see the module doc)."""
+    docs: list[Any] = []
+    for line, number in zip(raw, numbers, strict=True):
+        try:
+            docs.append(orjson.loads(line))
+            continue
+        except orjson.JSONDecodeError:
+            pass
+        text = line.decode("utf-8")
+        if not text.strip():  # blank for str.strip (Unicode spaces) though not for bytes
+            docs.append(_BLANK)
+            continue
+        try:
+            if strict_constants:
+                docs.append(json.loads(text, parse_constant=refuse_json_constant))
+            else:
+                docs.append(json.loads(text))
+        except json.JSONDecodeError as exc:
+            msg = f"{path}:{number}:{exc.colno}: invalid JSON: {exc.msg}"
+            return docs, _chained(error(msg), exc)
+        except (ValueError, RecursionError) as exc:
+            return docs, _chained(error(f"{path}:{number}: invalid JSON: {exc}"), exc)
+    return docs, None
+
+
+def _chained(exc: SempsError, cause: BaseException) -> SempsError:
+    exc.__cause__ = cause
+    return exc
+
+
+def located(path: Path, number: int, exc: SempsError) -> SempsError:
+    """``exc`` again, its message prefixed with ``FILE:LINE:``."""
+    detail = getattr(exc, "detail", str(exc))
+    return _chained(type(exc)(f"{path}:{number}: {detail}"), exc)
 
 
 def read_jsonl(
@@ -28,70 +146,106 @@ def read_jsonl(
     A line that is not JSON, or that ``build`` refuses, stops the run with ``error`` (or the
     SempsError ``build`` raised) located as ``FILE:LINE:`` (plus ``COL:`` for JSON syntax).
     """
-    if not path.is_file():
-        msg = f"file not found: {path}"
-        raise SempsError(msg)
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                doc = json.loads(line, parse_constant=refuse_json_constant)
-            except json.JSONDecodeError as exc:
-                msg = f"{path}:{number}:{exc.colno}: invalid JSON: {exc.msg}"
-                raise error(msg) from exc
-            except (ValueError, RecursionError) as exc:
-                raise error(f"{path}:{number}: invalid JSON: {exc}") from exc
+    for part in read_chunks(path, error):
+        for number, doc in zip(part.numbers, part.docs, strict=True):
             try:
                 yield build(doc)
             except SempsError as exc:
-                detail = getattr(exc, "detail", str(exc))
-                raise type(exc)(f"{path}:{number}: {detail}") from exc
+                raise located(path, number, exc) from exc
+        if part.error is not None:
+            raise part.error
 
 
-class _Indexed(Protocol):
-    """A matcher whose subscriptions are added to its index directly."""
+def load_each(path: Path, build: Callable[[object], T], add: Callable[[T], None]) -> None:
+    """Index every subscription line one by one (ids unique)."""
+    seen: set[str] = set()
+    for sub in read_jsonl(path, build, SubscriptionError):
+        sub_id = sub.id  # type: ignore[attr-defined]
+        if sub_id in seen:
+            raise SubscriptionError(duplicate_message(path, sub_id))
+        seen.add(sub_id)
+        add(sub)
 
-    def match_batch(
-        self, events: list[Event], contexts: list[MatchContext]
-    ) -> list[list[Match]]: ...
+
+def duplicate_message(path: Path, sub_id: str) -> str:
+    """The message of a repeated subscription id."""
+    return f"{path}: duplicate subscription id {sub_id!r}"
+
+
+class _Columnar(Protocol):
+    """A matcher that answers a batch as columns."""
+
+    def match_columns(
+        self, events: Sequence[Event], contexts: Sequence[MatchContext], *, solutions: bool = ...
+    ) -> MatchColumns: ...
 
 
 def match_jsonl(
     subscriptions: Path,
     events: Path,
     *,
-    matcher: _Indexed,
-    add: Callable[[T], None],
-    subscription: Callable[[object], T],
+    matcher: _Columnar,
+    load: Callable[[Path], None],
     event: Callable[[object], Event],
     batch: int,
 ) -> int:
-    """``semps content|symmetric match``: index every subscription line (ids unique), then
-    print ``{"event", "matches"}`` per event line, matching ``batch`` events together."""
+    """``semps content|symmetric match``: ``load`` every subscription line, then print
+    ``{"event", "matches"}`` per event line, matching ``batch`` events together."""
     if batch < 1:
         raise SubscriptionError(f"--batch must be at least 1, not {batch}")
-    seen: set[str] = set()
-    for sub in read_jsonl(subscriptions, subscription, SubscriptionError):
-        sub_id = sub.id  # type: ignore[attr-defined]
-        if sub_id in seen:
-            msg = f"{subscriptions}: duplicate subscription id {sub_id!r}"
-            raise SubscriptionError(msg)
-        seen.add(sub_id)
-        add(sub)
+    load(subscriptions)
+    quoted = QuotedIds()
+    out = sys.stdout
     pending: list[Event] = []
     for item in read_jsonl(events, event, JSONEventError):
         pending.append(item)
         if len(pending) == batch:
-            _flush(matcher, pending)
-    _flush(matcher, pending)
+            _flush(matcher, pending, quoted, out)
+    _flush(matcher, pending, quoted, out)
     return 0
 
 
-def _flush(matcher: _Indexed, batch: list[Event]) -> None:
-    contexts = [MatchContext(e) for e in batch]
-    for item, matches in zip(batch, matcher.match_batch(batch, contexts), strict=True):
-        line = {"event": item.id, "matches": [m.subscription for m in matches]}
-        sys.stdout.write(json.dumps(line) + "\n")
-    sys.stdout.flush()
+def _flush(matcher: _Columnar, batch: list[Event], quoted: QuotedIds, out: IO[str]) -> None:
+    if batch:
+        columns = matcher.match_columns(batch, [MatchContext(e) for e in batch])
+        write_columns(out, [e.id for e in batch], columns, quoted)
+        out.flush()
     batch.clear()
+
+
+class QuotedIds:
+    """Subscription ids JSON-quoted once (``json.dumps`` of each), kept while the id list
+    they came from only grows."""
+
+    def __init__(self) -> None:
+        self._source: Sequence[str] | None = None
+        self._quoted = np.zeros(0, dtype=object)
+
+    def of(self, ids: Sequence[str] | np.ndarray) -> np.ndarray:
+        """The quoted ids of ``ids`` (an object array indexed like it)."""
+        if ids is not self._source or len(ids) < len(self._quoted):
+            self._source = ids  # type: ignore[assignment]
+            self._quoted = np.zeros(0, dtype=object)
+        have = len(self._quoted)
+        if len(ids) > have:
+            more = np.empty(len(ids) - have, dtype=object)
+            more[:] = list(map(encode_basestring_ascii, ids[have:]))
+            self._quoted = np.concatenate([self._quoted, more])
+        return self._quoted
+
+
+def write_columns(
+    out: IO[str], event_ids: Sequence[str], columns: MatchColumns, quoted: QuotedIds
+) -> None:
+    """One ``{"event": id, "matches": [ids]}`` line per event, in batch order."""
+    names: list[str] = quoted.of(columns.ids)[columns.subscription].tolist()
+    offsets = columns.offsets().tolist()
+    join = ", ".join
+    out.write(
+        "".join(
+            [
+                f'{{"event": {encode_basestring_ascii(e)}, "matches": [{join(names[a:b])}]}}\n'
+                for e, a, b in zip(event_ids, offsets, offsets[1:], strict=False)
+            ]
+        )
+    )

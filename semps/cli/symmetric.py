@@ -12,7 +12,7 @@ from semps.ingest.json_event import parse_json_event
 from semps.matcher.symmetric import RegionSubscription, SymmetricMatcher
 from semps.matcher.symmetric.region import parse_region_subscription
 
-from .jsonl import match_jsonl
+from .jsonl import load_each, match_jsonl
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -42,8 +42,7 @@ def run(args: argparse.Namespace) -> int:
         args.subscriptions,
         args.events,
         matcher=matcher,
-        add=matcher.index.add,
-        subscription=_subscription,
+        load=lambda path: load_each(path, _subscription, matcher.index.add),
         event=_event,
         batch=args.batch,
     )
