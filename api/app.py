@@ -7,17 +7,19 @@ always a bug.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, Header, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Header, Query, Request, WebSocket
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from semps.api.streams import DEFAULT_MAX_STREAMS, Streams, close_reason, parse_position
 from semps.broker.broker import Broker
+from semps.broker.callbacks import CallbackPolicy
+from semps.broker.fanout import Fanout
 from semps.errors import (
     AuthError,
     DocumentTooLarge,
@@ -29,6 +31,8 @@ from semps.errors import (
     PluginNotFound,
     SempsError,
     SubscriptionSyntaxError,
+    TooManyRequests,
+    UnsafeCallback,
     UnsupportedMediaType,
     UnsupportedQueryError,
 )
@@ -179,28 +183,12 @@ STATUS: list[tuple[type[Exception], int, str]] = [
     (UnsupportedQueryError, 422, "unsupported_query"),
     (PluginNotFound, 400, "unknown_kind"),
     (OntologyError, 400, "bad_ontology"),
+    (UnsafeCallback, 400, "unsafe_callback"),
+    (TooManyRequests, 429, "too_many_requests"),
     (SempsError, 400, "bad_request"),
 ]
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
-
-
-class Changes:
-    """Wakes the streaming endpoints when events were published, on the event loop: waiting
-    streams hold no worker thread (the thread pool stays free for publishers)."""
-
-    def __init__(self) -> None:
-        self._event = asyncio.Event()
-
-    def notify(self) -> None:
-        event, self._event = self._event, asyncio.Event()
-        event.set()
-
-    async def wait(self, timeout: float) -> None:
-        try:
-            await asyncio.wait_for(self._event.wait(), timeout)
-        except TimeoutError:
-            pass
 
 
 def _error_body(exc: Exception) -> dict[str, object]:
@@ -258,6 +246,8 @@ def create_app(
     max_body: int = DEFAULT_MAX_BODY,
     webhook_attempts: int = 5,
     webhook_backoff: float = 0.5,
+    webhook_allow: Sequence[str] = (),
+    max_streams: int = DEFAULT_MAX_STREAMS,
 ) -> FastAPI:
     """The FastAPI application over a broker on ``data_dir``."""
     broker = Broker(
@@ -276,7 +266,17 @@ def create_app(
         title="semps", description="Semantic RDF publish/subscribe broker", lifespan=lifespan
     )
     app.state.broker = broker
-    changes = Changes()
+    # Webhooks: the SSRF guard with its allow-list, set before the dispatcher starts.
+    policy = CallbackPolicy(webhook_allow)
+    broker.webhooks.policy = policy
+    broker.webhooks.start()
+    fanout = Fanout()  # committed notifications -> live streams, from memory
+    app.state.fanout = fanout
+
+    def sent(count: int) -> None:
+        broker.metrics.notifications_out += count
+
+    streams = Streams(broker.store, fanout, max_streams=max_streams, sent=sent)
     app.add_exception_handler(SempsError, lambda request, exc: _error(exc))
 
     @app.get("/health")
@@ -293,9 +293,8 @@ def create_app(
     ) -> dict[str, str]:
         who = broker.authenticate(authorization, "subscriber")
         text = (await _body(request, max_body)).decode("utf-8", "replace")
-        if callback is not None and not callback.startswith(("http://", "https://")):
-            msg = f"callback must be an http(s) URL, not {callback!r}"
-            raise SempsError(msg)
+        if callback is not None:
+            policy.check_url(callback)  # UnsafeCallback (400) before anything is registered
         sub = await run_in_threadpool(
             broker.subscribe, text, kind=kind, owner=who.subject, name=name
         )
@@ -353,7 +352,7 @@ def create_app(
         event_id, matched = await run_in_threadpool(
             broker.publish, data, content_type or "application/rdf+xml"
         )
-        changes.notify()
+        fanout.wake()
         return {"id": event_id, "matched": matched}
 
     @app.post("/events/batch", status_code=202, openapi_extra=BATCH_BODY)
@@ -371,22 +370,23 @@ def create_app(
                 results.append({"id": event_id, "matched": matched})
             except IngestError as exc:
                 results.append(_error_body(exc))
-        changes.notify()
+        fanout.wake()
         return {"events": results}
 
     @app.get("/subscriptions/{sub_id}/notifications")
     async def stream(
         sub_id: str,
         last_event_id: str | None = Header(None),
-        after: int = Query(0, ge=0),
+        after: str | None = Query(None, description="resume after this id (ASCII digits)"),
         once: bool = Query(False, description="send what is stored, then close"),
         authorization: str | None = Header(None),
     ) -> StreamingResponse:
-        broker.visible(sub_id, broker.authenticate(authorization, "subscriber"))
-        start = int(last_event_id) if last_event_id and last_event_id.isdigit() else after
-        return StreamingResponse(
-            _sse(broker, changes, sub_id, start, once), media_type="text/event-stream"
-        )
+        who = broker.authenticate(authorization, "subscriber")
+        broker.visible(sub_id, who)
+        start = parse_position(after, "after")
+        if last_event_id:
+            start = parse_position(last_event_id, "Last-Event-ID")
+        return streams.sse(sub_id, start, once, streams.lease(who.subject))
 
     @app.get("/ontology")
     def get_ontology(
@@ -480,38 +480,23 @@ def create_app(
         return {"delivered": error is None, "error": error}
 
     @app.websocket("/subscriptions/{sub_id}/ws")
-    async def websocket(ws: WebSocket, sub_id: str, after: int = 0, token: str = "") -> None:
+    async def websocket(ws: WebSocket, sub_id: str, after: str = "", token: str = "") -> None:
         header = ws.headers.get("authorization") or (f"Bearer {token}" if token else None)
         try:
-            broker.visible(sub_id, broker.authenticate(header, "subscriber"))
+            who = broker.authenticate(header, "subscriber")
+            broker.visible(sub_id, who)
         except SempsError as exc:
-            await ws.close(code=4403, reason=str(exc)[:120])
+            await ws.close(code=4403, reason=close_reason(exc))
             return
-        await ws.accept()
-        closed = asyncio.Event()
-
-        async def watch() -> None:  # the client's messages are ignored; only a close counts
-            try:
-                while (await ws.receive())["type"] != "websocket.disconnect":
-                    pass
-            finally:
-                closed.set()
-
-        watcher = asyncio.create_task(watch())
-        last = after
+        await ws.accept()  # accepted first, so the client sees the close codes below
         try:
-            while not closed.is_set():
-                batch = await run_in_threadpool(broker.store.notifications_after, sub_id, last)
-                for n in batch:
-                    broker.metrics.notifications_out += 1
-                    await ws.send_json(n.payload)
-                    last = n.seq
-                if not batch:
-                    await changes.wait(1.0)
-        except (WebSocketDisconnect, RuntimeError):
-            pass
-        finally:
-            watcher.cancel()
+            start = parse_position(after, "after")
+            lease = streams.lease(who.subject)
+        except SempsError as exc:
+            code = 4429 if isinstance(exc, TooManyRequests) else 4400
+            await ws.close(code=code, reason=close_reason(exc))
+            return
+        await streams.websocket(ws, sub_id, start, lease)
 
     @app.get("/metrics", response_class=PlainTextResponse)
     def metrics(authorization: str | None = Header(None)) -> str:
@@ -551,21 +536,3 @@ def _axiom(body: bytes) -> tuple[str, str, str]:
     except (ValueError, KeyError, TypeError) as exc:
         msg = 'expected JSON {"kind": ..., "subject": IRI, "object": IRI}'
         raise OntologyError(msg) from exc
-
-
-async def _sse(
-    broker: Broker, changes: Changes, sub_id: str, after: int, once: bool
-) -> AsyncIterator[bytes]:
-    """Server-Sent Events: every stored notification after ``after``, then new ones."""
-    last = after
-    while True:
-        batch = await run_in_threadpool(broker.store.notifications_after, sub_id, last)
-        for n in batch:
-            broker.metrics.notifications_out += 1
-            yield f"id: {n.seq}\nevent: notification\ndata: {json.dumps(n.payload)}\n\n".encode()
-            last = n.seq
-        if once and not batch:
-            return
-        if not batch:
-            yield b": keep-alive\n\n"
-            await changes.wait(5.0)

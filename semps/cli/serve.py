@@ -17,6 +17,20 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-body", type=int, default=16 * 1024 * 1024, help="bytes")
     parser.add_argument("--webhook-attempts", type=int, default=5)
     parser.add_argument("--webhook-backoff", type=float, default=0.5, help="seconds, doubling")
+    parser.add_argument(
+        "--webhook-allow",
+        action="append",
+        default=[],
+        metavar="CIDR_OR_HOST",
+        help="let webhooks call this network or host name although it is loopback, private, "
+        "link-local or otherwise non-public (repeatable; refused by default)",
+    )
+    parser.add_argument(
+        "--max-streams",
+        type=int,
+        default=16,
+        help="open SSE and WebSocket streams per subscriber (one more is a 429)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -30,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
         max_body=args.max_body,
         webhook_attempts=args.webhook_attempts,
         webhook_backoff=args.webhook_backoff,
+        webhook_allow=args.webhook_allow,
+        max_streams=args.max_streams,
     )
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0

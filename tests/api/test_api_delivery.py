@@ -1,5 +1,6 @@
 """Delivery channels on a real server: signed webhooks with retries and dead letters (a dead
-endpoint delays no one else), and the WebSocket stream with resume."""
+or hanging endpoint delays no one else), the SSRF guard on callback URLs, and the WebSocket
+stream with resume."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ UB = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>\n"
 CHAIRS = UB + "SELECT ?who WHERE { ?who a ub:Chair }"
 EVENT = (demo_dir() / "events" / "e1-new-chair.rdf").read_bytes()
 RDFXML = {"Content-Type": "application/rdf+xml"}
+RETRIES = ("--webhook-attempts", "3", "--webhook-backoff", "0.1")
 
 
 class Receiver:
@@ -60,7 +62,7 @@ def _dead_url() -> str:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(tmp_path / "data", extra=("--webhook-attempts", "3", "--webhook-backoff", "0.1"))
+    srv = Server(tmp_path / "data", extra=(*RETRIES, "--webhook-allow", "127.0.0.1/32"))
     with srv.client("admin") as admin:
         admin.put("/ontology", content=(demo_dir() / "univ-bench.owl").read_bytes(), headers=RDFXML)
     yield srv
@@ -141,3 +143,150 @@ def test_websocket_streams_and_resumes(server: Server) -> None:
         with server.client("publisher") as pub:
             pub.post("/events", content=EVENT, headers=RDFXML)
         assert json.loads(ws.recv(timeout=10))["id"] == 3
+
+
+class Hanging:
+    """An endpoint that accepts connections and never answers; counts who is still waiting."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.accepted = 0
+        self.gone = 0  # connections the client closed (it gave up waiting)
+        self._conns: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            self._conns.append(conn)
+            threading.Thread(target=self._hold, args=(conn,), daemon=True).start()
+
+    def _hold(self, conn: socket.socket) -> None:
+        try:
+            while conn.recv(65536):
+                pass  # read the request, never answer
+        except OSError:
+            return
+        self.gone += 1
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self._conns:
+            conn.close()
+
+
+def test_hanging_endpoints_do_not_delay_a_healthy_one(server: Server) -> None:
+    hanging, live = Hanging(), Receiver()
+    try:
+        with server.client("subscriber") as sub, server.client("publisher") as pub:
+            for i in range(10):
+                hook = f"{hanging.url}/hook{i}"
+                assert sub.post("/subscriptions", content=CHAIRS, params={"callback": hook})
+            sub.post("/subscriptions", content=CHAIRS, params={"callback": live.url})
+            for _ in range(2):
+                assert pub.post("/events", content=EVENT, headers=RDFXML).status_code == 202
+        # All ten hang at once (one request each: one in flight per subscription) while the
+        # healthy endpoint gets both notifications, in order.
+        assert wait_for(lambda: len(live.received) == 2 and hanging.accepted == 10)
+        assert hanging.gone == 0, "the healthy endpoint waited for the hanging ones"
+        assert [json.loads(body)["id"] for _, body in live.received] == [1, 2]
+    finally:
+        hanging.close()
+        live.close()
+
+
+@pytest.fixture
+def guarded(tmp_path: Path) -> Iterator[Server]:
+    """A server with the default SSRF guard (no allow-list)."""
+    srv = Server(tmp_path / "data", extra=RETRIES)
+    with srv.client("admin") as admin:
+        admin.put("/ontology", content=(demo_dir() / "univ-bench.owl").read_bytes(), headers=RDFXML)
+    yield srv
+    srv.stop()
+
+
+@pytest.mark.parametrize(
+    ("host", "detail"),
+    [
+        ("127.0.0.1", "127.0.0.1: a loopback"),
+        ("0x7f000001", "127.0.0.1: a loopback"),
+        ("2130706433", "127.0.0.1: a loopback"),
+        ("0177.1", "127.0.0.1: a loopback"),
+        ("0x7f.1", "127.0.0.1: a loopback"),
+        ("127.0.0.1.", "127.0.0.1: a loopback"),
+        ("[::1]", "::1: a loopback"),
+        ("[::ffff:127.0.0.1]", "::ffff:7f00:1: a loopback"),
+        ("169.254.169.254", "169.254.169.254: a link-local"),
+        ("10.1.2.3", "10.1.2.3: a private"),
+        ("192.168.0.1", "192.168.0.1: a private"),
+        ("[fd00::1]", "fd00::1: a private"),
+        ("[fe80::1]", "fe80::1: a link-local"),
+        ("0.0.0.0", "0.0.0.0: an unspecified"),
+        ("224.0.0.1", "224.0.0.1: a multicast"),
+    ],
+)
+def test_callbacks_to_non_public_addresses_are_refused(
+    guarded: Server, host: str, detail: str
+) -> None:
+    with guarded.client("subscriber") as sub:
+        reply = sub.post("/subscriptions", content=CHAIRS, params={"callback": f"http://{host}/"})
+        assert reply.status_code == 400
+        assert reply.json() == {
+            "error": "unsafe_callback",
+            "detail": f"refused callback to {detail} address (see --webhook-allow)",
+        }
+        assert sub.get("/subscriptions").json() == []  # nothing was registered
+
+
+def test_the_brokers_own_port_is_refused(guarded: Server) -> None:
+    with guarded.client("subscriber") as sub:
+        reply = sub.post("/subscriptions", content=CHAIRS, params={"callback": guarded.url})
+    assert reply.status_code == 400
+    assert reply.json()["detail"].startswith("refused callback to 127.0.0.1: a loopback")
+
+
+@pytest.mark.parametrize(
+    ("url", "detail"),
+    [
+        (
+            "http://example.com/%00hook",
+            "callback URL contains a control character or space: 'http://example.com/%00hook'",
+        ),
+        ("http://user:pw@example.com/", "callback URL must not carry credentials (user:password@)"),
+        ("ftp://example.com/", "callback must be an http(s) URL, not 'ftp://example.com/'"),
+        ("http:///hook", "callback URL has no host: 'http:///hook'"),
+    ],
+)
+def test_malformed_callbacks_are_refused_at_registration(
+    guarded: Server, url: str, detail: str
+) -> None:
+    with guarded.client("subscriber") as sub:
+        reply = sub.post("/subscriptions", content=CHAIRS, params={"callback": url})
+    assert reply.status_code == 400
+    assert reply.json() == {"error": "unsafe_callback", "detail": detail}
+
+
+def test_a_name_that_resolves_to_loopback_is_refused_at_delivery(guarded: Server) -> None:
+    live = Receiver()
+    url = live.url.replace("127.0.0.1", "localhost")
+    try:
+        with guarded.client("subscriber") as sub, guarded.client("publisher") as pub:
+            sub_id = sub.post("/subscriptions", content=CHAIRS, params={"callback": url}).json()
+            pub.post("/events", content=EVENT, headers=RDFXML)
+        with guarded.client("admin") as admin:
+            assert wait_for(lambda: len(admin.get("/deadletters").json()) == 1)
+            (letter,) = admin.get("/deadletters").json()
+        assert letter["subscription"] == sub_id["id"]
+        assert letter["attempts"] == 3
+        assert letter["error"].startswith("UnsafeCallback: refused callback to localhost (")
+        assert letter["error"].endswith("a loopback address (see --webhook-allow)")
+        assert live.received == []  # never called
+    finally:
+        live.close()

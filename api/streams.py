@@ -1,0 +1,252 @@
+"""The notification streams of the HTTP API: Server-Sent Events and WebSocket.
+
+A stream replays the store (the log) from the client's position in pages of
+:data:`PAGE` notifications, then follows new ones from memory through the
+:class:`~semps.broker.fanout.Fanout`; a stream that falls behind reads pages again. One page
+is the most a stream holds, and a client that does not read stops its stream at the socket
+(the server's send waits), so a slow reader costs a bounded amount of memory. Each
+subscriber may hold :attr:`Streams.max_streams` streams at once (SSE and WebSocket
+together); one more is refused with :class:`~semps.errors.TooManyRequests` (HTTP 429,
+WebSocket close code 4429). Positions (``Last-Event-ID``, ``?after=``) are ASCII digits
+below 2**63 (:func:`parse_position`); anything else is a 400 (WebSocket close code 4400).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass, field
+
+from fastapi import WebSocket, WebSocketDisconnect
+from fastapi.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from semps.broker.fanout import Fanout, Listener
+from semps.broker.store import Store
+from semps.errors import SempsError, TooManyRequests
+
+__all__ = ["DEFAULT_MAX_STREAMS", "PAGE", "Lease", "Streams", "close_reason", "parse_position"]
+
+#: Notifications read from the store per page of a replay.
+PAGE = 200
+#: Open streams per subscriber (SSE and WebSocket together).
+DEFAULT_MAX_STREAMS = 16
+#: Seconds between SSE keep-alive comments on an idle stream.
+KEEPALIVE = 5.0
+#: Store pages read at once over all streams (each in a worker thread).
+READERS = 4
+_LIMIT = 2**63
+
+
+def parse_position(value: str | None, name: str) -> int:
+    """A stream position from ``Last-Event-ID`` or ``after``: ASCII digits, below 2**63.
+
+    ``None`` or an empty string is 0 (from the start).
+
+    Example:
+        >>> parse_position("42", "after")
+        42
+        >>> try:
+        ...     parse_position("²", "Last-Event-ID")
+        ... except SempsError as exc:
+        ...     print(exc)
+        Last-Event-ID must be ASCII digits for a number below 2**63, not '²'
+    """
+    if not value:
+        return 0
+    if not (value.isascii() and value.isdigit()) or len(value) > 19 or int(value) >= _LIMIT:
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        msg = f"{name} must be ASCII digits for a number below 2**63, not {shown!r}"
+        raise SempsError(msg)
+    return int(value)
+
+
+def close_reason(exc: Exception) -> str:
+    """``exc``'s message cut to fit a WebSocket close frame (123 bytes of UTF-8)."""
+    return str(exc).encode()[:120].decode("utf-8", "ignore")
+
+
+@dataclass(eq=False)
+class Lease:
+    """One open stream counted against its subscriber; :meth:`release` is idempotent."""
+
+    streams: Streams
+    subject: str
+    released: bool = field(default=False)
+
+    def release(self) -> None:
+        if not self.released:
+            self.released = True
+            self.streams.release(self.subject)
+
+
+class _LeasedStream(StreamingResponse):
+    """A streaming response that closes its generator and returns its lease however the
+    response ends (completed, client gone, cancelled)."""
+
+    def __init__(self, content: AsyncGenerator[bytes, None], lease: Lease) -> None:
+        super().__init__(content, media_type="text/event-stream")
+        self.lease = lease
+        self._content = content
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            with contextlib.suppress(Exception):
+                await self._content.aclose()
+            self.lease.release()
+
+
+class Streams:
+    """The streaming endpoints' shared state: the fan-out, the per-subscriber cap, and the
+    store readers.
+
+    Args:
+        store: the notification log.
+        fanout: live notifications from memory.
+        max_streams: open streams per subscriber.
+        sent: called with the number of notifications each time a stream sends some.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        fanout: Fanout,
+        *,
+        max_streams: int = DEFAULT_MAX_STREAMS,
+        sent: Callable[[int], None] = lambda n: None,
+    ) -> None:
+        self.store = store
+        self.fanout = fanout
+        self.max_streams = max_streams
+        self.sent = sent
+        self._open: dict[str, int] = {}
+        self._readers = asyncio.Semaphore(READERS)
+
+    # -- the cap ---------------------------------------------------------------------------
+
+    def lease(self, subject: str) -> Lease:
+        """Count one more open stream of ``subject``; raises :class:`TooManyRequests`."""
+        count = self._open.get(subject, 0)
+        if count >= self.max_streams:
+            msg = f"{subject} already has {count} open streams, the limit (--max-streams)"
+            raise TooManyRequests(msg)
+        self._open[subject] = count + 1
+        return Lease(self, subject)
+
+    def release(self, subject: str) -> None:
+        count = self._open.get(subject, 0) - 1
+        if count > 0:
+            self._open[subject] = count
+        else:
+            self._open.pop(subject, None)
+
+    def open_streams(self, subject: str) -> int:
+        """How many streams ``subject`` holds open."""
+        return self._open.get(subject, 0)
+
+    # -- following a subscription ------------------------------------------------------------
+
+    async def _page(self, sub_id: str, after: int) -> list[tuple[int, str]]:
+        async with self._readers:
+            return await asyncio.to_thread(self.store.notification_texts_after, sub_id, after, PAGE)
+
+    async def follow(
+        self, sub_id: str, after: int, *, once: bool = False, idle: float = KEEPALIVE
+    ) -> AsyncGenerator[list[tuple[int, str]], None]:
+        """Pages of (seq, JSON text) after ``after``, in seq order, with no gaps: the store
+        first, then memory; an empty page every ``idle`` seconds without news. With
+        ``once``, stops when the stored ones are sent."""
+        listener = self.fanout.listen(sub_id)  # before the first read: nothing falls between
+        try:
+            last = after
+            while True:
+                if listener.stale:
+                    listener.stale = False
+                    page = await self._page(sub_id, last)
+                    if page:
+                        last = page[-1][0]
+                        yield page
+                    if len(page) == PAGE:
+                        listener.stale = True  # more is stored: keep reading pages
+                    elif once:
+                        return
+                    continue
+                page = self._fresh(listener, last)
+                if page:
+                    last = page[-1][0]
+                    yield page
+                elif not listener.stale and not await listener.wait(idle):
+                    yield []
+        finally:
+            self.fanout.unlisten(listener)
+
+    @staticmethod
+    def _fresh(listener: Listener, last: int) -> list[tuple[int, str]]:
+        """The inbox's notifications after ``last`` if they follow on without a gap; on a gap
+        the listener is marked stale (the store has them) and nothing is returned."""
+        page = [(seq, text) for seq, text in listener.take() if seq > last]
+        for seq, _ in page:
+            if seq != last + 1:
+                listener.stale = True
+                return []
+            last = seq
+        return page
+
+    # -- Server-Sent Events ----------------------------------------------------------------
+
+    def sse(self, sub_id: str, after: int, once: bool, lease: Lease) -> StreamingResponse:
+        """The ``text/event-stream`` response for one subscription from ``after``."""
+        return _LeasedStream(self._sse(sub_id, after, once), lease)
+
+    async def _sse(self, sub_id: str, after: int, once: bool) -> AsyncGenerator[bytes, None]:
+        async for page in self.follow(sub_id, after, once=once):
+            if not page:
+                yield b": keep-alive\n\n"
+                continue
+            yield "".join(_frame(seq, text) for seq, text in page).encode()
+            self.sent(len(page))
+
+    # -- WebSocket -------------------------------------------------------------------------
+
+    async def websocket(self, ws: WebSocket, sub_id: str, after: int, lease: Lease) -> None:
+        """Send each notification as one text message until the client closes; the client's
+        messages are ignored."""
+        try:
+            watcher = asyncio.create_task(self._watch(ws))
+            sender = asyncio.create_task(self._send(ws, sub_id, after))
+            done, pending = await asyncio.wait({watcher, sender}, return_when="FIRST_COMPLETED")
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        finally:
+            lease.release()
+
+    @staticmethod
+    async def _watch(ws: WebSocket) -> None:
+        with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+            while (await ws.receive())["type"] != "websocket.disconnect":
+                pass
+
+    async def _send(self, ws: WebSocket, sub_id: str, after: int) -> None:
+        pages = self.follow(sub_id, after, idle=30.0)
+        try:
+            async for page in pages:
+                for _seq, text in page:
+                    await ws.send_text(text)
+                self.sent(len(page))
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            pass
+        finally:
+            await pages.aclose()
+
+
+def _frame(seq: int, text: str) -> str:
+    """One SSE event; a payload with line breaks becomes several ``data:`` lines."""
+    if "\n" in text or "\r" in text:
+        data = "".join(f"data: {line}\n" for line in text.splitlines())
+    else:
+        data = f"data: {text}\n"
+    return f"id: {seq}\nevent: notification\n{data}\n"

@@ -1,0 +1,143 @@
+"""In-memory fan-out of committed notifications to the live streams (SSE, WebSocket).
+
+The store is the log: a stream replays it in pages from the client's position. A stream that
+has caught up waits on its :class:`Listener`, and :meth:`Fanout.publish` hands it each new
+notification from memory (no database read per event). A listener's inbox is bounded: when
+it overflows (the client reads too slowly) it is emptied and marked *stale*, and the stream
+goes back to reading pages from the store from its last seq. A seq gap in the inbox, or a
+plain :meth:`Fanout.wake` (publishers that do not pass the notifications), also sends it
+back to the store, so nothing is skipped and memory per stream stays bounded.
+
+All state lives on the server's event loop; :meth:`Fanout.publish` and :meth:`Fanout.wake`
+may be called from any thread (they hop onto the loop when needed) and never block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import Sequence
+
+__all__ = ["DEFAULT_INBOX", "Fanout", "Listener", "Note"]
+
+#: (subscription id, seq, payload JSON text already holding ``"id": seq``).
+Note = tuple[str, int, str]
+
+#: Notifications a listener may hold before it falls back to reading the store.
+DEFAULT_INBOX = 256
+
+
+class Listener:
+    """One open stream's inbox: recent notifications of one subscription, bounded.
+
+    Attributes:
+        subscription: the subscription it follows.
+        stale: ``True`` when the stream must read the store (it starts that way: it has not
+            replayed yet); the stream clears it before reading.
+    """
+
+    def __init__(self, subscription: str, capacity: int = DEFAULT_INBOX) -> None:
+        self.subscription = subscription
+        self.capacity = capacity
+        self.stale = True
+        self._inbox: deque[tuple[int, str]] = deque()
+        self._ready = asyncio.Event()
+
+    def put(self, seq: int, text: str) -> None:
+        """Queue one notification; an overflow empties the inbox and marks it stale."""
+        if len(self._inbox) >= self.capacity:
+            self._inbox.clear()
+            self.stale = True
+        else:
+            self._inbox.append((seq, text))
+        self._ready.set()
+
+    def poke(self) -> None:
+        """Something was stored that did not come through :meth:`put`: read the store."""
+        self.stale = True
+        self._ready.set()
+
+    def take(self) -> list[tuple[int, str]]:
+        """Everything queued, oldest first, and an empty inbox."""
+        items = list(self._inbox)
+        self._inbox.clear()
+        self._ready.clear()
+        return items
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait until something arrives or ``timeout`` seconds pass; ``True`` if it did."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        return self._ready.is_set()
+
+
+class Fanout:
+    """Live streams by subscription, fed from memory after each commit.
+
+    Example:
+        >>> async def demo() -> list[tuple[int, str]]:
+        ...     fanout = Fanout()
+        ...     listener = fanout.listen("sub-1")
+        ...     fanout.publish([("sub-1", 1, '{"id": 1}'), ("sub-2", 1, '{"id": 1}')])
+        ...     return listener.take()
+        >>> asyncio.run(demo())
+        [(1, '{"id": 1}')]
+    """
+
+    def __init__(self, capacity: int = DEFAULT_INBOX) -> None:
+        self.capacity = capacity
+        self._listeners: dict[str, set[Listener]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def listen(self, subscription: str) -> Listener:
+        """A new listener for ``subscription`` (call on the event loop, before replaying)."""
+        self._loop = asyncio.get_running_loop()
+        listener = Listener(subscription, self.capacity)
+        self._listeners.setdefault(subscription, set()).add(listener)
+        return listener
+
+    def unlisten(self, listener: Listener) -> None:
+        """Forget ``listener`` (its stream closed)."""
+        group = self._listeners.get(listener.subscription)
+        if group is not None:
+            group.discard(listener)
+            if not group:
+                del self._listeners[listener.subscription]
+
+    def streams(self, subscription: str) -> int:
+        """How many streams follow ``subscription``."""
+        return len(self._listeners.get(subscription, ()))
+
+    def publish(self, notes: Sequence[Note]) -> None:
+        """Hand committed notifications, in seq order per subscription, to the listeners."""
+        if self._hop(self.publish, notes):
+            return
+        for subscription, seq, text in notes:
+            for listener in self._listeners.get(subscription, ()):
+                listener.put(seq, text)
+
+    def wake(self) -> None:
+        """Notifications were committed without being passed here: every stream rereads the
+        store from its position."""
+        if self._hop(self.wake):
+            return
+        for group in self._listeners.values():
+            for listener in group:
+                listener.poke()
+
+    def _hop(self, method: object, *args: object) -> bool:
+        """Re-schedule ``method(*args)`` on the loop if called from elsewhere; ``True`` if
+        it was (or if no stream ever listened, so there is nothing to do)."""
+        loop = self._loop
+        if loop is None:
+            return True
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            return False
+        with contextlib.suppress(RuntimeError):  # the loop is closed: no stream is left
+            loop.call_soon_threadsafe(method, *args)  # type: ignore[arg-type]
+        return True
