@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from semps._types import Term
 from semps.ingest.sparql.model import Filter, Query, Var
+from semps.matcher.semantic.fastfilter import Check, check_of
 
 #: The node-pair-name wildcard: a variable matches any node (the seed's ``*``).
 STAR = "*"
@@ -68,6 +69,9 @@ class Component:
     projection: tuple[str, ...]
     #: The indexes the semi-join check between the plan's first two steps reads, or None.
     cut: tuple[IndexKey, IndexKey] | None = None
+    #: Per step, the checks of its filters (:mod:`.fastfilter`); then the late filters'.
+    step_checks: tuple[tuple[Check, ...], ...] = field(default=(), compare=False)
+    late_checks: tuple[Check, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +167,9 @@ def plan_components(
         steps, late = join_order(group, group_filters)
         bound = {v for p in group for v in (p.s_var, p.o_var) if v is not None}
         own = tuple(v for v in projection if v in bound)
-        out.append(Component(steps, late, own, semi_join(steps)))
+        checks = tuple(tuple(check_of(f) for f in step[5]) for step in steps)
+        late_checks = tuple(check_of(f) for f in late)
+        out.append(Component(steps, late, own, semi_join(steps), checks, late_checks))
     return tuple(out)
 
 

@@ -202,14 +202,18 @@ class SemanticMatcher(Matcher):
         """Solution counts only (what bulk jobs report): verified without building any
         solution or match; with several workers, as :meth:`match_batch`."""
         if self.workers > 1 and len(events) > 1:
-            return super().count_batch(events, contexts)
+            expansions = {id(c.expansion): c.expansion for c in contexts}
+            if len(expansions) == 1:
+                return self._workers().count_many(events, contexts[0].expansion)
         return [count_parts(self.index, EventPairs(c.parts), self.step_budget) for c in contexts]
 
     def _workers(self) -> WorkerPool:
         from semps.matcher.semantic.parallel import WorkerPool
 
         if self._pool is None:
-            self._pool = WorkerPool(self.workers, dict(self._texts), self.solution_limit)
+            self._pool = WorkerPool(
+                self.workers, self._texts, self.solution_limit, self.step_budget, self.index
+            )
         return self._pool
 
     def close(self) -> None:

@@ -6,14 +6,18 @@ workers sharing a part claim candidates from opposite ends through a shared curs
 (``lo``, ``hi``) until they meet, so every candidate is verified exactly once. Batches of
 events are split between the workers, each running phases 1 and 3 on its share.
 
-Processes are started with ``spawn`` (safe under the threads of a web server); the index
-replicas are kept in step by forwarding every add and remove.
+Processes are forked after the index is built when the parent runs a single thread: they
+inherit the index copy-on-write (nothing is re-parsed or pickled) and then receive only
+batches of events, and the ontology snapshot when it changes. Under threads (a web server)
+they are started with ``spawn`` and rebuild their replica from the subscription texts.
+Either way the replicas are kept in step by forwarding every add and remove.
 """
 
 from __future__ import annotations
 
 import gc
 import multiprocessing as mp
+import threading
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from typing import Any
@@ -47,7 +51,12 @@ def _claim(cursors: Any, lock: Any, part: int, backward: bool) -> range:
 
 
 def _scan(
-    index: SubscriptionIndex, task: dict[str, Any], cursors: Any, lock: Any, limit: int
+    index: SubscriptionIndex,
+    task: dict[str, Any],
+    cursors: Any,
+    lock: Any,
+    limit: int,
+    budget: int,
 ) -> list[Match]:
     pairs = EventPairs(task["parts"])
     ids: list[str] = task["candidates"]
@@ -59,18 +68,30 @@ def _scan(
             return out
         for i in claimed:
             sub = index.subscriptions[ids[i]]
-            verdict = verify(sub, pairs, limit)
+            verdict = verify(sub, pairs, limit, budget)
             if verdict is not None:
-                out.append(Match(sub.id, task["event"], verdict.count, verdict.solutions))
+                detail = {"truncated": True} if verdict.truncated else {}
+                out.append(Match(sub.id, task["event"], verdict.count, verdict.solutions, detail))
 
 
-def _worker(conn: Connection, cursors: Any, lock: Any, texts: dict[str, str], limit: int) -> None:
-    from semps.matcher.semantic.matcher import match_parts
+def _worker(
+    conn: Connection,
+    cursors: Any,
+    lock: Any,
+    source: dict[str, str] | SubscriptionIndex,
+    limit: int,
+    budget: int,
+) -> None:
+    from semps.matcher.semantic.matcher import count_parts, match_parts
 
-    index = SubscriptionIndex()
-    for sub_id, text in texts.items():
-        index.insert(compile_query(sub_id, parse_query(text)))
+    if isinstance(source, SubscriptionIndex):
+        index = source  # forked: the parent's index, shared copy-on-write
+    else:
+        index = SubscriptionIndex()
+        for sub_id, text in source.items():
+            index.insert(compile_query(sub_id, parse_query(text)))
     gc.freeze()  # the replica is long-lived: keep the cyclic GC from rescanning it
+    expansion: Expansion | None = None
     while True:
         op, payload = conn.recv()
         if op == "stop":
@@ -80,22 +101,52 @@ def _worker(conn: Connection, cursors: Any, lock: Any, texts: dict[str, str], li
         elif op == "remove":
             index.delete(payload)
         elif op == "scan":
-            conn.send(_scan(index, payload, cursors, lock, limit))
+            conn.send(_scan(index, payload, cursors, lock, limit, budget))
         elif op == "match":
-            events, expansion = payload
+            events, new_expansion = payload
+            expansion = new_expansion if new_expansion is not None else expansion
             results = []
             for event in events:
                 parts = MatchContext(event, expansion).parts
-                found = match_parts(index, EventPairs(parts), event.id, None, limit)
-                results.append([(m.subscription, m.count, m.solutions) for m in found])
+                found = match_parts(index, EventPairs(parts), event.id, None, limit, budget)
+                results.append([(m.subscription, m.count, m.solutions, m.detail) for m in found])
             conn.send(results)
+        elif op == "count":
+            events, new_expansion = payload
+            expansion = new_expansion if new_expansion is not None else expansion
+            conn.send(
+                [
+                    count_parts(index, EventPairs(MatchContext(e, expansion).parts), budget)
+                    for e in events
+                ]
+            )
 
 
 class WorkerPool:
-    """``n`` worker processes with index replicas and a shared cursor array."""
+    """``n`` worker processes with index replicas and a shared cursor array.
 
-    def __init__(self, n: int, texts: dict[str, str], limit: int) -> None:
-        ctx = mp.get_context("spawn")
+    ``index`` is forked into the workers when the calling process runs one thread (and the
+    platform forks); otherwise they are spawned and parse ``texts``."""
+
+    def __init__(
+        self,
+        n: int,
+        texts: dict[str, str],
+        limit: int,
+        budget: int,
+        index: SubscriptionIndex | None = None,
+    ) -> None:
+        forking = (
+            index is not None
+            and threading.active_count() == 1
+            and "fork" in mp.get_all_start_methods()
+        )
+        ctx: Any = mp.get_context("fork" if forking else "spawn")
+        source: dict[str, str] | SubscriptionIndex = texts
+        if forking and index is not None:
+            source = index
+        self.forked = forking
+        self._sent: list[Expansion | None] = [None] * n
         self.n = n
         self.lock = ctx.Lock()
         self.cursors = ctx.RawArray("q", 2 * n)
@@ -104,8 +155,12 @@ class WorkerPool:
         for _ in range(n):
             parent, child = ctx.Pipe()
             proc = ctx.Process(
-                target=_worker, args=(child, self.cursors, self.lock, texts, limit), daemon=True
+                target=_worker,
+                args=(child, self.cursors, self.lock, source, limit, budget),
+                daemon=True,
             )
+            if forking:
+                gc.freeze()  # keep the collector from touching (copying) the shared pages
             proc.start()
             child.close()
             self.conns.append(parent)
@@ -135,15 +190,28 @@ class WorkerPool:
     def match_many(self, events: Sequence[Event], expansion: Expansion) -> list[list[Match]]:
         """Closure and phases 1-3 for a batch: contiguous slices of the events, one per
         worker (results travel back as plain tuples: cheaper to pickle than matches)."""
-        bounds = [len(events) * i // self.n for i in range(self.n + 1)]
-        for w in range(self.n):
-            self.conns[w].send(("match", (list(events[bounds[w] : bounds[w + 1]]), expansion)))
+        bounds = self._send("match", events, expansion)
         out: list[list[Match]] = []
         for w, start in enumerate(bounds[:-1]):
             for offset, rows in enumerate(self._recv(w)):
                 event_id = events[start + offset].id
-                out.append([Match(sub, event_id, count, sols) for sub, count, sols in rows])
+                out.append([Match(sub, event_id, c, sols, d) for sub, c, sols, d in rows])
         return out
+
+    def count_many(self, events: Sequence[Event], expansion: Expansion) -> list[dict[str, int]]:
+        """Closure and counts-only phases 1 and 3 for a batch, split as :meth:`match_many`."""
+        bounds = self._send("count", events, expansion)
+        return [counts for w in range(len(bounds) - 1) for counts in self._recv(w)]
+
+    def _send(self, op: str, events: Sequence[Event], expansion: Expansion) -> list[int]:
+        """Contiguous slices of the events, one per worker; the ontology snapshot only to
+        workers that have not seen this one."""
+        bounds = [len(events) * i // self.n for i in range(self.n + 1)]
+        for w in range(self.n):
+            fresh = None if self._sent[w] is expansion else expansion
+            self._sent[w] = expansion
+            self.conns[w].send((op, (list(events[bounds[w] : bounds[w + 1]]), fresh)))
+        return bounds
 
     def _recv(self, worker: int) -> Any:
         try:

@@ -80,6 +80,55 @@ def _step_rows(
     return (pair,) if pair in pairs.pair_set(prop, key) else ()  # type: ignore[arg-type]
 
 
+def _join_one(
+    comp: Component,
+    pairs: EventPairs,
+    limit: int,
+    distinct: bool,
+    first_only: bool,
+    budget: int,
+) -> tuple[_Found, int]:
+    """:func:`_join` for a one-pattern component: one pass over its binding table."""
+    prop, key, _, s_var, o_var, _ = comp.plan[0]
+    table = pairs.table(prop, key)
+    checks = comp.step_checks[0] + comp.late_checks
+    projection = comp.projection
+    loop = s_var is not None and s_var == o_var
+    if not (checks or distinct or first_only or loop):
+        budget -= 1
+        rows = []
+        for s, o in table[:limit]:
+            full = {s_var: s, o_var: o}
+            rows.append(tuple(full.get(v) for v in projection))
+        return _Found(len(table), rows, False), budget
+    seen: set[tuple[Term | None, ...]] = set()
+    rows = []
+    count = 0
+    if budget < len(table):
+        table = table[: max(0, budget)]
+        truncated = True
+    else:
+        truncated = False
+    budget -= len(table)
+    for s, o in table:
+        if loop and s != o:
+            continue
+        b: dict[str | None, Term] = {s_var: s, o_var: o}
+        if checks and not all(f(b) for f in checks):  # type: ignore[arg-type]
+            continue
+        solution = tuple(b.get(v) for v in projection)
+        if distinct:
+            if solution in seen:
+                continue
+            seen.add(solution)
+        count += 1
+        if len(rows) < limit:
+            rows.append(solution)
+        if first_only:
+            break
+    return _Found(count, rows, truncated), budget
+
+
 def _join(  # noqa: C901 - the hot loop, kept in one frame on purpose
     comp: Component,
     pairs: EventPairs,
@@ -93,7 +142,8 @@ def _join(  # noqa: C901 - the hot loop, kept in one frame on purpose
     Returns what was found and the budget left. ``first_only`` stops at the first solution
     (ASK, or a DISTINCT component that projects nothing)."""
     plan = comp.plan
-    late = comp.late_filters
+    late = comp.late_checks
+    checks = comp.step_checks
     projection = comp.projection
     last = len(plan) - 1
     b: Bindings = {}
@@ -121,7 +171,7 @@ def _join(  # noqa: C901 - the hot loop, kept in one frame on purpose
         if budget < 0:
             return _Found(count, rows, True), budget
         s, o = row
-        _, _, _, s_var, o_var, filters = plan[depth]
+        s_var, o_var = plan[depth][3], plan[depth][4]
         new: tuple[str, ...] = ()
         if s_var is not None and s_var not in b:
             b[s_var] = s
@@ -135,7 +185,8 @@ def _join(  # noqa: C901 - the hot loop, kept in one frame on purpose
                     del b[v]
                 continue
         added[depth] = new
-        if filters and not all(f.evaluate(b) for f in filters):
+        filters = checks[depth]
+        if filters and not all(f(b) for f in filters):
             continue
         if depth < last:
             if depth + 1 == last and free_last and len(rows) >= limit:
@@ -144,7 +195,7 @@ def _join(  # noqa: C901 - the hot loop, kept in one frame on purpose
             depth += 1
             iters[depth] = iter(_step_rows(pairs, plan[depth], b))
             continue
-        if late and not all(f.evaluate(b) for f in late):
+        if late and not all(f(b) for f in late):
             continue
         solution = tuple(b.get(v) for v in projection)
         if distinct:
@@ -179,7 +230,8 @@ def verify(
     truncated = False
     for comp in components:
         first_only = sub.ask or (sub.distinct and not comp.projection)
-        got, budget = _join(comp, pairs, limit, sub.distinct, first_only, budget)
+        join = _join_one if len(comp.plan) == 1 else _join
+        got, budget = join(comp, pairs, limit, sub.distinct, first_only, budget)
         if not got.count:
             return None
         truncated = truncated or got.truncated

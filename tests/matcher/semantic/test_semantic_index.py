@@ -20,6 +20,7 @@ from semps.matcher.semantic.compiled import compile_query
 from semps.matcher.semantic.index import EventPairs
 from semps.matcher.semantic.plan import plan_partitions
 from semps.matcher.semantic.verify import verify
+from semps.ontology import compile_axioms
 
 EX = "http://ex/"
 QUERIES = [
@@ -185,5 +186,26 @@ def test_two_workers_answer_exactly_like_one() -> None:
         assert two.match_batch(events, contexts) == [
             one.match(e, c) for e, c in zip(events, contexts, strict=False)
         ]
+    finally:
+        two.close()
+
+
+def test_forked_workers_count_exactly_like_one() -> None:
+    rng = random.Random(11)
+    subs = [Subscription(f"s{i:03}", "semantic", rng.choice(QUERIES)) for i in range(200)]
+    events = [Event(f"e{i}", tuple(rng.sample(TRIPLES, 8))) for i in range(9)]
+    one, two = SemanticMatcher(workers=1), SemanticMatcher(workers=2)
+    try:
+        for sub in subs:
+            one.add(sub)
+            two.add(sub)
+        expansion = compile_axioms([])
+        contexts = [MatchContext(e, expansion) for e in events]
+        expected = one.count_batch(events, contexts)
+        assert two.count_batch(events, contexts) == expected
+        assert two._pool is not None and two._pool.forked  # no thread here: forked
+        two.add(Subscription("late", "semantic", QUERIES[0]))  # forwarded to the workers
+        one.add(Subscription("late", "semantic", QUERIES[0]))
+        assert two.count_batch(events, contexts) == one.count_batch(events, contexts)
     finally:
         two.close()

@@ -1,0 +1,321 @@
+"""A semantic workload at realistic selectivity, and its benchmark (not a test).
+
+Shape (``write``):
+
+- **Ontology** (``ontology.owl``, RDF/XML): 300 classes in a random tree under ``C0``
+  (each class's parent drawn among the earlier ones, so depth ~4-6), 100 object
+  properties (60% under an earlier property), 10 ``owl:inverseOf`` pairs, 2 equivalent
+  classes, 20 datatype properties: about 430 terms.
+- **Events** (``events/*.nt``, N-Triples, ~16 triples): 4 nodes drawn from 3,000, each
+  typed by a random class of the lower half of the tree and carrying one integer value
+  (0-99) of one of 10 integer properties; 6 object links between them and 2 string values.
+- **Subscriptions** (``subscriptions/*.rq``, 1-4 patterns, most with FILTERs), templates in
+  equal parts: a typed node with a numeric range; a link to a typed node; a link whose
+  target has a value below a bound; a typed node linked to a typed node with a value in a
+  range; a link to a constant node; a value equal to a constant; a string value containing
+  a word. ``--selectivity`` scales the classes' and filters' breadth so that about that share
+  of the subscriptions match each event (0.01: ~1,000 of 100k; 0.001: ~100).
+
+Benchmark (``run``): registration/s, index bytes per subscription, counts-only events/s
+and p50/p99 per event in process, ``semps match --workers 1`` and ``2`` wall-clock
+events/s (subtracting a run over no events, i.e. start-up and registration), and the naive
+method (closure + every subscription as a SPARQL query in pyoxigraph over each event, on a
+sample, extrapolated).
+
+    .venv/bin/python bench/semantic_workload.py write DIR [--subs 100000] [--events 1000]
+        [--selectivity 0.01]
+    .venv/bin/python bench/semantic_workload.py run DIR [--cli] [--naive] [--repo PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+EX = "http://bench.example/w#"
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+OWL = "http://www.w3.org/2002/07/owl#"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+N_CLASSES, N_PROPS, N_INT, N_STR, N_NODES = 300, 100, 10, 10, 3000
+WORDS = ["red", "green", "blue", "gold", "iron", "salt", "oak", "ash", "elm", "fir"]
+
+
+def tree(rng: random.Random, n: int) -> list[int]:
+    """Parents of a random tree over ``0..n-1`` (0 is the root)."""
+    return [-1] + [rng.randrange(max(1, i // 2), i) if i > 2 else 0 for i in range(1, n)]
+
+
+def ontology_xml(rng: random.Random) -> tuple[str, list[int], list[int]]:
+    classes, props = tree(rng, N_CLASSES), tree(rng, N_PROPS)
+    out = [
+        '<?xml version="1.0" encoding="utf-8"?>',
+        f'<rdf:RDF xmlns:rdf="{RDF}" xmlns:rdfs="{RDFS}" xmlns:owl="{OWL}">',
+    ]
+    for i, parent in enumerate(classes):
+        sup = f'<rdfs:subClassOf rdf:resource="{EX}C{parent}"/>' if parent >= 0 else ""
+        out.append(f'<owl:Class rdf:about="{EX}C{i}">{sup}</owl:Class>')
+    for i, parent in enumerate(props):
+        sup = ""
+        if parent >= 0 and rng.random() < 0.6:
+            sup = f'<rdfs:subPropertyOf rdf:resource="{EX}p{parent}"/>'
+        if i % 10 == 5:
+            sup += f'<owl:inverseOf rdf:resource="{EX}inv{i}"/>'
+        out.append(f'<owl:ObjectProperty rdf:about="{EX}p{i}">{sup}</owl:ObjectProperty>')
+    for i in range(N_INT):
+        out.append(f'<owl:DatatypeProperty rdf:about="{EX}d{i}"/>')
+    for i in range(N_STR):
+        out.append(f'<owl:DatatypeProperty rdf:about="{EX}s{i}"/>')
+    for alias, cls in (("Alias1", 7), ("Alias2", 19)):
+        out.append(
+            f'<owl:Class rdf:about="{EX}{alias}">'
+            f'<owl:equivalentClass rdf:resource="{EX}C{cls}"/></owl:Class>'
+        )
+    out.append("</rdf:RDF>")
+    return "\n".join(out) + "\n", classes, props
+
+
+def depth_of(parents: list[int]) -> list[int]:
+    depth = [0] * len(parents)
+    for i in range(1, len(parents)):
+        depth[i] = depth[parents[i]] + 1
+    return depth
+
+
+def event_nt(rng: random.Random) -> str:
+    nodes = [f"{EX}n{rng.randrange(N_NODES)}" for _ in range(4)]
+    lines = []
+    for node in nodes:
+        lines.append(f"<{node}> <{RDF}type> <{EX}C{rng.randrange(N_CLASSES // 2, N_CLASSES)}> .")
+        value = rng.randrange(100)
+        lines.append(f'<{node}> <{EX}d{rng.randrange(N_INT)}> "{value}"^^<{XSD}integer> .')
+    links = set()
+    while len(links) < 6:
+        a, b = rng.sample(nodes, 2)
+        links.add(f"<{a}> <{EX}p{rng.randrange(N_PROPS // 3, N_PROPS)}> <{b}> .")
+    lines += sorted(links)
+    for node in rng.sample(nodes, 2):
+        words = " ".join(rng.sample(WORDS, 3))
+        lines.append(f'<{node}> <{EX}s{rng.randrange(N_STR)}> "{words}" .')
+    return "\n".join(lines) + "\n"
+
+
+class Vocabulary:
+    """Draws classes and properties by breadth: ``broad`` picks nearer the roots."""
+
+    def __init__(self, rng: random.Random, classes: list[int], props: list[int], broad: float):
+        self.rng = rng
+        self.broad = broad
+        cdepth, pdepth = depth_of(classes), depth_of(props)
+        self.shallow_classes = [i for i in range(1, N_CLASSES) if cdepth[i] <= 2]
+        self.classes = list(range(1, N_CLASSES))
+        self.shallow_props = [i for i in range(1, N_PROPS) if pdepth[i] <= 2]
+        self.props = list(range(1, N_PROPS))
+
+    def cls(self) -> str:
+        pool = self.shallow_classes if self.rng.random() < self.broad else self.classes
+        return f"<{EX}C{self.rng.choice(pool)}>"
+
+    def prop(self) -> str:
+        pool = self.shallow_props if self.rng.random() < self.broad else self.props
+        return f"<{EX}p{self.rng.choice(pool)}>"
+
+
+def subscription(rng: random.Random, v: Vocabulary, width: int) -> str:
+    """One subscription of 1-4 patterns; ``width`` (0-100) is how wide its value filters are."""
+    d = f"<{EX}d{rng.randrange(N_INT)}>"
+    lo = rng.randrange(100)
+    hi = lo + width
+    kind = rng.randrange(7)
+    if kind == 0:
+        body = f"?x a {v.cls()} . ?x {d} ?v FILTER(?v >= {lo} && ?v < {hi})"
+    elif kind == 1:
+        body = f"?x {v.prop()} ?y . ?y a {v.cls()}"
+    elif kind == 2:
+        body = f"?x {v.prop()} ?y . ?y {d} ?v FILTER(?v < {width // 2})"
+    elif kind == 3:
+        body = (
+            f"?x a {v.cls()} . ?x {v.prop()} ?y . ?y a {v.cls()} . ?y {d} ?v "
+            f"FILTER(?v > {lo} || ?v < {width // 2})"
+        )
+    elif kind == 4:
+        body = f"?x {v.prop()} <{EX}n{rng.randrange(N_NODES)}>"
+    elif kind == 5:
+        body = f"?x {d} ?v FILTER(?v = {rng.randrange(100)})"
+    else:
+        body = f'?x <{EX}s{rng.randrange(N_STR)}> ?s FILTER(contains(?s, "{rng.choice(WORDS)}"))'
+    head = "SELECT DISTINCT ?x" if rng.random() < 0.2 else "SELECT *"
+    return f"{head} WHERE {{ {body} }}\n"
+
+
+def write(folder: Path, subs: int, events: int, selectivity: float, seed: int = 1) -> None:
+    rng = random.Random(seed)
+    xml, classes, props = ontology_xml(rng)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "ontology.owl").write_text(xml)
+    # Calibrated by hand: broad picks and wide filters raise the share that matches.
+    broad = min(1.0, 0.05 + 8 * selectivity)
+    width = max(2, min(100, int(selectivity * 3000)))
+    vocabulary = Vocabulary(rng, classes, props, broad)
+    sub_dir, event_dir = folder / "subscriptions", folder / "events"
+    sub_dir.mkdir(exist_ok=True)
+    event_dir.mkdir(exist_ok=True)
+    for i in range(subs):
+        (sub_dir / f"s{i:06}.rq").write_text(subscription(rng, vocabulary, width))
+    for i in range(events):
+        (event_dir / f"e{i:05}.nt").write_text(event_nt(rng))
+
+
+def _load(folder: Path):  # type: ignore[no-untyped-def]
+    from semps.cli.match import event_files, load_subscriptions, read_events
+    from semps.ontology import load_expansion
+
+    expansion = load_expansion(folder / "ontology.owl")
+    subs = load_subscriptions(folder / "subscriptions")
+    events = list(read_events(event_files(folder / "events"), None))
+    return expansion, subs, events
+
+
+def in_process(folder: Path) -> dict[str, float]:
+    from semps.matcher.base import MatchContext
+    from semps.matcher.semantic import SemanticMatcher
+
+    expansion, subs, events = _load(folder)
+    matcher = SemanticMatcher()
+    t0 = time.perf_counter()
+    for sub in subs:
+        matcher.add(sub)
+    reg = time.perf_counter() - t0
+    tracemalloc.start()
+    again = SemanticMatcher()
+    for sub in subs:
+        again.add(sub)
+    mem = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    del again
+    gc.collect()
+    gc.freeze()
+    contexts = [MatchContext(e, expansion) for e in events]
+    for c in contexts:
+        c.parts  # noqa: B018 - the closure is timed apart
+    lat, matches, solutions = [], 0, 0
+    for e, c in zip(events, contexts, strict=True):
+        t = time.perf_counter()
+        (counts,) = matcher.count_batch([e], [c])
+        lat.append(time.perf_counter() - t)
+        matches += len(counts)
+        solutions += sum(counts.values())
+    lat.sort()
+    n = len(events)
+    return {
+        "subs": len(subs),
+        "reg_per_s": len(subs) / reg,
+        "bytes_per_sub": mem / len(subs),
+        "events_per_s": n / sum(lat),
+        "p50_ms": 1000 * lat[n // 2],
+        "p99_ms": 1000 * lat[max(0, int(n * 0.99) - 1)],
+        "matches_per_event": matches / n,
+        "solutions_per_event": solutions / n,
+    }
+
+
+def cli(folder: Path, workers: int, repo: Path | None) -> dict[str, float]:
+    """Events/s of ``semps match``: its output lines are timestamped as they stream in
+    (one flush per batch of 32 events), and the rate is taken from the first batch's line to
+    the last (start-up, ontology and registration excluded); plus the whole run's time."""
+    env = dict(os.environ)
+    if repo is not None:
+        env["PYTHONPATH"] = str(repo)
+    cmd = [sys.executable, "-m", "semps", "match", "--ontology", str(folder / "ontology.owl")]
+    cmd += ["--subscriptions", str(folder / "subscriptions"), "--workers", str(workers)]
+    cmd += ["--events", str(folder / "events")]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, cwd=tempfile.gettempdir())
+    assert proc.stdout is not None
+    stamps = [time.perf_counter() for _ in iter(proc.stdout.readline, b"")]
+    if proc.wait():
+        msg = f"semps match failed with status {proc.returncode}"
+        raise RuntimeError(msg)
+    batch = 32  # semps match writes and flushes per batch of 32 events
+    n = len(stamps) - batch
+    return {
+        "workers": workers,
+        "events_per_s": n / max(1e-9, stamps[-1] - stamps[batch - 1]),
+        "first_line_s": stamps[0] - t0,
+        "total_s": stamps[-1] - t0,
+        "output_lines": len(stamps),
+    }
+
+
+def naive(folder: Path, sample_subs: int = 300, sample_events: int = 10) -> float:
+    """Events/s of the naive method: closure + each subscription as a SPARQL query in
+    pyoxigraph per event, on a sample of subscriptions, extrapolated to all."""
+    import pyoxigraph as ox
+
+    from semps.ingest.terms import Literal
+
+    expansion, subs, events = _load(folder)
+
+    def term(t: object) -> object:
+        if isinstance(t, Literal):
+            if t.lang:
+                return ox.Literal(t.lexical, language=t.lang)
+            return ox.Literal(t.lexical, datatype=ox.NamedNode(t.datatype))
+        return ox.NamedNode(t)  # type: ignore[arg-type]
+
+    texts = [s.text for s in subs[:: max(1, len(subs) // sample_subs)]]
+    t0 = time.perf_counter()
+    for e in events[:sample_events]:
+        store = ox.Store()
+        closed = expansion.close(e.triples)
+        store.extend([ox.Quad(term(s), term(p), term(o)) for s, p, o in closed])
+        for text in texts:
+            list(store.query(text))
+    per_event = (time.perf_counter() - t0) / sample_events * len(subs) / len(texts)
+    return 1 / per_event
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    w = sub.add_parser("write")
+    w.add_argument("folder", type=Path)
+    w.add_argument("--subs", type=int, default=100_000)
+    w.add_argument("--events", type=int, default=1000)
+    w.add_argument("--selectivity", type=float, default=0.01)
+    r = sub.add_parser("run")
+    r.add_argument("folder", type=Path)
+    r.add_argument("--cli", action="store_true", help="time semps match with 1 and 2 workers")
+    r.add_argument("--naive", action="store_true", help="the naive method on a sample")
+    r.add_argument("--repo", type=Path, help="PYTHONPATH for the CLI runs (another checkout)")
+    r.add_argument("--skip-in-process", action="store_true")
+    args = parser.parse_args()
+    print(f"command: {' '.join(sys.argv)}", flush=True)
+    if args.command == "write":
+        write(args.folder, args.subs, args.events, args.selectivity)
+        return
+    if not args.skip_in_process:
+        print(
+            "in process:", {k: round(v, 3) for k, v in in_process(args.folder).items()}, flush=True
+        )
+    if args.cli:
+        for workers in (1, 2):
+            print(
+                "semps match:",
+                {k: round(v, 3) for k, v in cli(args.folder, workers, args.repo).items()},
+                flush=True,
+            )
+    if args.naive:
+        print(f"naive (pyoxigraph per subscription): {naive(args.folder):.3f} events/s")
+
+
+if __name__ == "__main__":
+    main()
