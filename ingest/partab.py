@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from semps._types import Term
 from semps.ingest.event import Event
 from semps.ingest.terms import RDF_TYPE, n3
+from semps.limits import DEFAULT_LIMITS, Limits
 from semps.ontology.expansion import Expansion
 
 
@@ -31,8 +32,13 @@ class EventParts:
     part_b: dict[str, list[str]]
 
 
-def to_partab(event: Event, expansion: Expansion | None = None) -> EventParts:
+def to_partab(
+    event: Event, expansion: Expansion | None = None, *, limits: Limits = DEFAULT_LIMITS
+) -> EventParts:
     """Convert ``event`` to PartA/PartB, closed under ``expansion``.
+
+    Raises:
+        EventLimitExceeded: the closed event passes ``limits.max_closure_triples``.
 
     Example:
         >>> e = Event("e", triples=(("_:a", "http://ex/p", "http://ex/b"),
@@ -41,7 +47,7 @@ def to_partab(event: Event, expansion: Expansion | None = None) -> EventParts:
         >>> parts.part_a, parts.part_b
         ({'http://ex/p': [('_:a', 'http://ex/b')]}, {'_:a': ['http://ex/C']})
     """
-    triples = (expansion or Expansion()).close(event.triples)
+    triples = (expansion or Expansion()).close(event.triples, limits=limits)
     part_a: dict[str, list[tuple[str, Term]]] = {}
     part_b: dict[str, list[str]] = {}
     for s, p, o in triples:

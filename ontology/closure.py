@@ -1,5 +1,13 @@
 """Materialise an event under an :class:`~semps.ontology.expansion.Expansion` (forward
-chaining with a worklist until nothing new follows)."""
+chaining with a worklist until nothing new follows).
+
+Transitive properties are closed by per-property reachability, kept closed as edges arrive
+(an edge ``s -> o`` joins every node reaching ``s`` to every node ``o`` reaches, skipping
+those that already reach ``o``): the work is near-linear in the triples it produces, where
+chaining ``prp-trp`` pair by pair is cubic in a chain's length. The closure counts what it
+holds and what it has queued, and stops with :class:`~semps.errors.EventLimitExceeded` as
+soon as that passes ``max_closure_triples``, before doing the rest of the work.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +15,18 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from semps._types import Term, Triple
+from semps.errors import EventLimitExceeded
 from semps.ingest.terms import RDF_TYPE, Literal
+from semps.limits import DEFAULT_LIMITS, Limits
 from semps.ontology.expansion import Expansion
 
 
 class _Closure:
     """The state of one closure run: the triples so far and the indexes the rules need."""
 
-    def __init__(self, rules: Expansion) -> None:
+    def __init__(self, rules: Expansion, limit: int) -> None:
         self.rules = rules
+        self.limit = limit
         self.out: dict[Triple, None] = {}
         self.todo: list[Triple] = []
         self.types: defaultdict[str, set[str]] = defaultdict(set)
@@ -25,10 +36,20 @@ class _Closure:
         self.back: defaultdict[str, defaultdict[Term, set[str]]] = defaultdict(
             lambda: defaultdict(set)
         )
-        self.watched = set(rules.transitive) | set(rules.svf) | set(rules.avf)
+        self.restricted = set(rules.svf) | set(rules.avf)
+        self.watched = set(rules.transitive) | self.restricted
         # Triples added by expanding a property or class: the tables are transitively
         # closed, so their own expansions were added with them and are skipped.
         self.expanded: set[Triple] = set()
+        # Transitive properties: node -> what it reaches / what reaches it, kept closed.
+        # A pair enters here when its triple is queued, so the queued pairs are counted.
+        self.reach: defaultdict[str, defaultdict[str, set[str]]] = defaultdict(
+            lambda: defaultdict(set)
+        )
+        self.reached: defaultdict[str, defaultdict[str, set[str]]] = defaultdict(
+            lambda: defaultdict(set)
+        )
+        self.queued_pairs = 0
 
     def add(self, triple: Triple) -> None:
         if triple not in self.out:
@@ -42,6 +63,8 @@ class _Closure:
             if triple in out:
                 continue
             out[triple] = None
+            if len(out) + self.queued_pairs > self.limit:
+                raise too_many(self.limit)
             s, p, o = triple
             if p == RDF_TYPE and type(o) is str:
                 self._on_type(s, o)
@@ -99,8 +122,9 @@ class _Closure:
 
     def _on_watched(self, s: str, p: str, o: Term) -> None:
         rules = self.rules
-        self.edges[p][s].add(o)
-        self.back[p][o].add(s)
+        if p in self.restricted:  # the restriction rules look edges up; transitivity not
+            self.edges[p][s].add(o)
+            self.back[p][o].add(s)
         for restriction, filler in rules.svf.get(p, ()):
             if filler is None or (type(o) is str and filler in self.types.get(o, ())):
                 self.add((s, RDF_TYPE, restriction))
@@ -108,16 +132,55 @@ class _Closure:
             if type(o) is str and restriction in self.types.get(s, ()):
                 self.add((o, RDF_TYPE, target))
         if p in rules.transitive and type(o) is str:
-            for z in list(self.edges[p].get(o, ())):
-                self.add((s, p, z))
-            for w in list(self.back[p].get(s, ())):
-                self.add((w, p, o))
+            self._on_transitive(s, p, o)
+
+    def _on_transitive(self, s: str, p: str, o: str) -> None:
+        reach, reached = self.reach[p], self.reached[p]
+        if o in reach[s]:  # queued by an earlier edge, which added all that follows
+            self.queued_pairs -= 1
+            return
+        targets = {o} | reach.get(o, set())
+        for a in [s, *reached.get(s, ())]:
+            known = reach[a]
+            if o in known and a != s:
+                continue  # a reached o already, so everything o reaches too
+            new = targets - known
+            if a == s:
+                new.discard(o)  # this triple itself: already counted in the output
+                known.add(o)
+                reached[o].add(s)
+            known |= new
+            for b in new:
+                reached[b].add(a)
+                self.todo.append((a, p, b))
+            self.queued_pairs += len(new)
+            if len(self.out) + self.queued_pairs > self.limit:
+                raise too_many(self.limit)
 
 
-def close(rules: Expansion, triples: Iterable[Triple]) -> list[Triple]:
-    """``triples`` closed under ``rules``: the originals first (in order), then what follows."""
-    state = _Closure(rules)
+def too_many(limit: int) -> EventLimitExceeded:
+    """The error for a closure past ``max_closure_triples``."""
+    msg = (
+        f"the event closes to more than the limit of {limit} triples under the ontology "
+        "(max_closure_triples)"
+    )
+    return EventLimitExceeded(msg)
+
+
+def close(
+    rules: Expansion, triples: Iterable[Triple], *, limits: Limits = DEFAULT_LIMITS
+) -> list[Triple]:
+    """``triples`` closed under ``rules``: the originals first (in order), then what follows.
+
+    Raises:
+        EventLimitExceeded: the closure passes ``limits.max_closure_triples`` (found as soon
+            as it does: the rest is not computed).
+    """
+    limit = limits.max_closure_triples
     originals = list(dict.fromkeys(triples))
+    if len(originals) > limit:
+        raise too_many(limit)
+    state = _Closure(rules, limit)
     state.todo.extend(reversed(originals))
     closed = state.run()
     seen = set(originals)

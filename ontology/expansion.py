@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from semps._types import Term, Triple
 from semps.ingest.terms import RDF_TYPE, Literal
+from semps.limits import DEFAULT_LIMITS, Limits
 
 _EMPTY: frozenset[str] = frozenset()
 
@@ -82,13 +83,21 @@ class Expansion:
         """``cls``, its equivalent classes and all its ancestors."""
         return self.classes.get(cls) or frozenset((cls,))
 
-    def close(self, triples: Iterable[Triple]) -> list[Triple]:
-        """The triples closed under the ontology's rules (originals first, no duplicates)."""
-        if self.empty:
-            return list(dict.fromkeys(triples))
-        from semps.ontology.closure import close
+    def close(self, triples: Iterable[Triple], *, limits: Limits = DEFAULT_LIMITS) -> list[Triple]:
+        """The triples closed under the ontology's rules (originals first, no duplicates).
 
-        return close(self, triples)
+        Raises:
+            EventLimitExceeded: the closure holds more than ``limits.max_closure_triples``
+                triples; the work stops as soon as it does.
+        """
+        from semps.ontology.closure import close, too_many
+
+        if self.empty:
+            out = list(dict.fromkeys(triples))
+            if len(out) > limits.max_closure_triples:
+                raise too_many(limits.max_closure_triples)
+            return out
+        return close(self, triples, limits=limits)
 
     def __getstate__(self) -> dict[str, object]:
         return dict(self.__dict__)
