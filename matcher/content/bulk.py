@@ -99,7 +99,9 @@ class _Fast:
         shaped = set(map(type, docs)) == {dict} and set(map(len, docs)) == {2}  # type: ignore[arg-type]
         if not shaped:
             self.bad_doc |= np.array([type(d) is not dict or len(d) != 2 for d in docs], np.bool_)  # type: ignore[arg-type]
-        good = [d if not b else {} for d, b in zip(docs, self.bad_doc.tolist(), strict=True)]
+            good = [d if not b else {} for d, b in zip(docs, self.bad_doc.tolist(), strict=True)]
+        else:
+            good = docs  # type: ignore[assignment]
         self.ids = list(map(dict.get, good, repeat("id")))  # type: ignore[arg-type]
         cons = list(map(dict.get, good, repeat("constraints")))  # type: ignore[arg-type]
         id_ok = set(map(type, self.ids)) == {str} and "" not in self.ids
@@ -121,26 +123,36 @@ class _Fast:
     def _constraints(self, flat: list[object]) -> None:
         m = len(flat)
         bad = np.zeros(m, np.bool_)
-        if set(map(type, flat)) - {dict}:
+        get = dict.get
+        try:
+            ops = list(map(get, flat, repeat("op")))  # type: ignore[arg-type]
+        except TypeError:  # some constraint is not an object
             bad |= np.array([type(c) is not dict for c in flat], np.bool_)
             flat = [c if type(c) is dict else {} for c in flat]
-        get = dict.get
-        ops = list(map(get, flat, repeat("op")))  # type: ignore[arg-type]
-        if set(map(type, ops)) - {str}:
-            bad |= np.array([type(o) is not str for o in ops], np.bool_)
-            ops = [o if type(o) is str else "" for o in ops]
-        op = np.fromiter(map(_OPS.get, ops, repeat(9)), np.int8, count=m)  # type: ignore[arg-type]
-        nkeys = np.fromiter(map(len, flat), np.int64, count=m)  # type: ignore[arg-type]
-        bad |= (op == 9) | (nkeys != np.where(op == 0, 4, 3))
+            ops = list(map(get, flat, repeat("op")))  # type: ignore[arg-type]
+        op = _op_codes(ops)
+        bad |= op == 9
+        between = op == 0
+        uniform = {4} if between.all() else {3} if not between.any() else None
+        if uniform is None or set(map(len, flat)) != uniform:  # type: ignore[arg-type]
+            nkeys = np.fromiter(map(len, flat), np.int64, count=m)  # type: ignore[arg-type]
+            bad |= nkeys != np.where(op == 0, 4, 3)
         attrs = list(map(get, flat, repeat("attr")))  # type: ignore[arg-type]
-        if set(map(type, attrs)) - {str} or "" in attrs:
+        try:  # checking the distinct names checks them all (a non-string stays a key)
+            index = dict.fromkeys(attrs)
+            named = all(type(a) is str and a for a in index)
+        except TypeError:  # an unhashable "attr"
+            named = False
+        if not named:
             bad |= np.array([type(a) is not str or not a for a in attrs], np.bool_)
             attrs = [a if type(a) is str and a else "\x00" for a in attrs]
-        value = list(map(get, flat, repeat("value")))  # type: ignore[arg-type]
-        low = list(map(get, flat, repeat("low")))  # type: ignore[arg-type]
-        high = list(map(get, flat, repeat("high")))  # type: ignore[arg-type]
+            index = dict.fromkeys(attrs)
+        # Keys the operators cannot have are None without a pass (their docs are bad anyway).
+        absent: list[object] = [None] * m
+        value = absent if uniform == {4} else list(map(get, flat, repeat("value")))  # type: ignore[arg-type]
+        low = absent if uniform == {3} else list(map(get, flat, repeat("low")))  # type: ignore[arg-type]
+        high = absent if uniform == {3} else list(map(get, flat, repeat("high")))  # type: ignore[arg-type]
         tv, tl, th = (_type_codes(x) for x in (value, low, high))
-        between = op == 0
         number = (tv == _FLOAT) | (tv == _INT)
         bad |= np.where(
             between,
@@ -159,7 +171,6 @@ class _Fast:
         self.lows[self.is_string] = 0.0
         self.highs[self.is_string] = 0.0
         self.values = value
-        index = dict.fromkeys(attrs)
         for i, name in enumerate(index):
             index[name] = i  # type: ignore[assignment]
         self.names = list(index)
@@ -227,7 +238,23 @@ class _Fast:
         )
 
 
+def _op_codes(ops: list[object]) -> np.ndarray:
+    """Per constraint, its operator's code (9: not an operator)."""
+    try:
+        kinds = set(ops)
+    except TypeError:  # an unhashable "op"
+        ops = [o if type(o) is str else "" for o in ops]
+        kinds = set(ops)
+    if len(kinds) == 1:
+        return np.full(len(ops), _OPS.get(kinds.pop(), 9), np.int8)  # type: ignore[arg-type]
+    return np.fromiter(map(_OPS.get, ops, repeat(9)), np.int8, count=len(ops))  # type: ignore[arg-type]
+
+
 def _type_codes(values: list[object]) -> np.ndarray:
+    """Per value, float, int, str or other (absent keys are ``None``: other)."""
+    kinds = set(map(type, values))
+    if len(kinds) == 1:
+        return np.full(len(values), _TYPES.get(kinds.pop(), _OTHER), np.int8)
     return np.fromiter(
         map(_TYPES.get, map(type, values), repeat(_OTHER)),  # type: ignore[arg-type]
         np.int8,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 from pathlib import Path
 
 from semps.errors import SubscriptionError
@@ -75,6 +76,16 @@ def load_bulk(path: Path, index: ContentIndex) -> None:
     """Index every subscription line in chunks (:func:`parse_json_many`); the first bad
     line, or repeated id, stops the run as the one-by-one path would."""
     seen: set[str] = set()
+    paused = gc.isenabled()
+    gc.disable()  # millions of short-lived dicts, no cycles: collections would only rescan
+    try:
+        _load_chunks(path, index, seen)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _load_chunks(path: Path, index: ContentIndex, seen: set[str]) -> None:
     for part in read_chunks(path, SubscriptionError):
         parsed, bad = parse_json_many(part.docs)
         end = bad[0] if bad else len(part.docs)
