@@ -22,6 +22,7 @@ from semps._types import Term
 from semps.ingest.partab import EventParts
 from semps.ingest.terms import RDF_TYPE
 from semps.matcher.semantic.compiled import STAR, CompiledSubscription, IndexKey, NPNKey
+from semps.matcher.semantic.family import Family, family_of
 
 IntArray = npt.NDArray[np.int64]
 
@@ -150,6 +151,12 @@ class SubscriptionIndex:
         self._next_shape = 0
         self._free: list[int] = []
         self._need = np.zeros(0, dtype=np.int64)
+        # Shapes that differ only in filter constants form a family (:mod:`.family`).
+        self.shape_family: dict[int, tuple[int, tuple[object, ...]]] = {}
+        self.family_at: dict[int, Family] = {}
+        self._families: dict[Family, int] = {}
+        self._family_users: dict[int, int] = {}
+        self._next_family = 0
 
     def __len__(self) -> int:
         return len(self.subscriptions)
@@ -179,6 +186,7 @@ class SubscriptionIndex:
         if shape is None:
             shape = self._shapes[key] = self._next_shape
             self._next_shape += 1
+            self._join_family(shape, sub)
         self.shape_at[slot] = shape
         self._shape_users[shape] = self._shape_users.get(shape, 0) + 1
         containers = []
@@ -209,6 +217,7 @@ class SubscriptionIndex:
         if not self._shape_users[shape]:
             del self._shape_users[shape]
             del self._shapes[_shape_key(sub)]
+            self._leave_family(shape)
         self.containers_at[slot][_anchor(sub)].unanchor(slot)
         self.containers_at[slot] = ()
         self._others[slot] = 0
@@ -226,6 +235,29 @@ class SubscriptionIndex:
         self._need[slot] = 0
         self._free.append(slot)
         return sub
+
+    def _join_family(self, shape: int, sub: CompiledSubscription) -> None:
+        found = family_of(sub)
+        if found is None:
+            return
+        family, params = found
+        fid = self._families.get(family)
+        if fid is None:
+            fid = self._families[family] = self._next_family
+            self._next_family += 1
+            self.family_at[fid] = family
+        self._family_users[fid] = self._family_users.get(fid, 0) + 1
+        self.shape_family[shape] = (fid, params)
+
+    def _leave_family(self, shape: int) -> None:
+        found = self.shape_family.pop(shape, None)
+        if found is None:
+            return
+        fid = found[0]
+        self._family_users[fid] -= 1
+        if not self._family_users[fid]:
+            del self._family_users[fid]
+            del self._families[self.family_at.pop(fid)]
 
     def counter_filter(self, pairs: EventPairs) -> list[CompiledSubscription]:
         """Phase 1: the subscriptions whose every pattern is hit by the event, in index

@@ -14,11 +14,13 @@ from semps.ingest.sparql import parse_query
 from semps.ingest.terms import RDF_TYPE
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.semantic.compiled import STAR, CompiledSubscription, compile_query
+from semps.matcher.semantic.family import family_counts
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
 from semps.matcher.semantic.verify import (
     DEFAULT_SOLUTION_LIMIT,
     DEFAULT_STEP_BUDGET,
     Verdict,
+    component_rows,
     count_solutions,
     verify,
 )
@@ -65,7 +67,8 @@ def count_parts(
     index: SubscriptionIndex, pairs: EventPairs, budget: int = DEFAULT_STEP_BUDGET
 ) -> dict[str, int]:
     """Phases 1 and 3 for counts only: ``{subscription id: solution count}`` of the matching
-    subscriptions, in slot order; one count per shape among the candidates."""
+    subscriptions, in slot order; one count per shape among the candidates, and the shapes
+    of one family (:mod:`.family`) counted together."""
     slots = index.counter_slots(pairs)
     if not len(slots):
         return {}
@@ -73,13 +76,39 @@ def count_parts(
         index.shape_at[slots], return_index=True, return_inverse=True
     )
     at = index.sub_at
-    counts = np.fromiter(
-        (count_solutions(at[slot], pairs, budget) for slot in slots[first].tolist()),
-        dtype=np.int64,
-        count=len(shapes),
-    )[inverse]
-    found = np.flatnonzero(counts)
-    return dict(zip(index.id_at[slots[found]].tolist(), counts[found].tolist(), strict=True))
+    firsts = slots[first].tolist()
+    counts = np.zeros(len(shapes), dtype=np.int64)
+    generic: list[int] = []
+    groups: dict[int, list[int]] = {}
+    shape_family = index.shape_family
+    for position, shape in enumerate(shapes.tolist()):
+        found = shape_family.get(shape)
+        if found is None:
+            generic.append(position)
+        else:
+            groups.setdefault(found[0], []).append(position)
+    shape_list = shapes.tolist()
+    for fid, positions in groups.items():
+        if len(positions) < _MIN_FAMILY:
+            generic.extend(positions)
+            continue
+        family = index.family_at[fid]
+        rows = component_rows(family.bare, pairs, budget)
+        params = [shape_family[shape_list[p]][1] for p in positions]
+        found_counts = None if rows is None else family_counts(family, params, rows)
+        if found_counts is None:
+            generic.extend(positions)
+        else:
+            counts[positions] = found_counts
+    for position in generic:
+        counts[position] = count_solutions(at[firsts[position]], pairs, budget)  # type: ignore[arg-type]
+    per_slot = counts[inverse]
+    hits = np.flatnonzero(per_slot)
+    return dict(zip(index.id_at[slots[hits]].tolist(), per_slot[hits].tolist(), strict=True))
+
+
+#: Fewer candidates of one family than this are verified one by one.
+_MIN_FAMILY = 3
 
 
 def _pattern_item(prop: str, obj: Term) -> str:

@@ -265,6 +265,18 @@ def _solutions(
     return tuple(out)
 
 
+def component_rows(
+    comp: Component, pairs: EventPairs, budget: int = DEFAULT_STEP_BUDGET
+) -> list[tuple[Term | None, ...]] | None:
+    """Every solution of one component over the event, as rows over its projection, or
+    ``None`` when the work budget runs out first."""
+    if _cut_at_second_step(comp, pairs):
+        return []
+    join = _join_one if len(comp.plan) == 1 else _join
+    got, _ = join(comp, pairs, budget, False, False, budget)
+    return None if got.truncated else got.rows
+
+
 def count_solutions(
     sub: CompiledSubscription, pairs: EventPairs, budget: int = DEFAULT_STEP_BUDGET
 ) -> int:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from semps.ingest.event import Event
 from semps.ingest.partab import to_partab
 from semps.ingest.sparql import parse_query
-from semps.ingest.terms import RDF_TYPE
+from semps.ingest.terms import RDF_TYPE, XSD, Literal
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.compiled import compile_query, split_components
@@ -137,3 +137,67 @@ def test_component_counts_equal_brute_force(patterns, filt, head, triples) -> No
     if verdict is not None and head == "SELECT *":
         assert len(verdict.solutions) == min(ours, 1000)
         assert len({tuple(sorted(s.items())) for s in verdict.solutions}) <= ours
+
+
+VALUES = [
+    Literal("3", XSD + "integer"),
+    Literal("7", XSD + "integer"),
+    Literal("7.0", XSD + "decimal"),
+    Literal("2.5", XSD + "decimal"),
+    Literal("1e1", XSD + "double"),
+    Literal("red oak"),
+    Literal("ash", lang="en"),
+    EX + "iri",
+]
+FAMILY_FILTERS = [
+    "FILTER(?v = {k})",
+    "FILTER(?v >= {k} && ?v < {k2})",
+    "FILTER(?v > {k} || {k2} > ?v)",
+    'FILTER(contains(?v, "{w}"))',
+    'FILTER(strStarts(?v, "{w}") || ?v < {k})',
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(FAMILY_FILTERS),
+            st.integers(0, 9),
+            st.integers(0, 9),
+            st.sampled_from(["red", "oak", "ash", "x"]),
+            st.sampled_from(["SELECT *", "SELECT DISTINCT ?x", "ASK"]),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    st.sampled_from([VALUES, VALUES[:3], [Literal("red oak"), Literal("ash")]]).flatmap(
+        lambda pool: st.lists(
+            st.tuples(st.sampled_from(NODES), st.sampled_from(pool), st.booleans()), max_size=8
+        )
+    ),
+)
+def test_families_count_like_one_by_one(subs, values) -> None:
+    """Subscriptions differing in their filter constants are counted per family, with the
+    answers of verifying each one (decimals, doubles, tagged strings and IRIs included)."""
+    m = SemanticMatcher()
+    for i, (filt, k, k2, w, head, linked) in enumerate(subs):
+        extra = f" . ?x <{EX}q> ?y" if linked else ""
+        for j, (word, shift) in enumerate(zip([w, "re", "d"], [0, 1, -2], strict=True)):
+            body = f"?x <{EX}d> ?v{extra} " + filt.format(k=k + shift, k2=k2, w=word)
+            m.add(Subscription(f"s{i}-{j}", "semantic", f"{head} {{ {body} }}"))
+    triples = [(s, EX + "d", v) for s, v, _ in values]
+    triples += [(s, EX + "q", NODES[0]) for s, _, linked in values if linked]
+    triples += [(NODES[0], EX + "q", NODES[1])]
+    event = Event("e", tuple(dict.fromkeys(triples)))
+    pairs = EventPairs(to_partab(event))
+    expected = {}
+    for sub_id, sub in m.index.subscriptions.items():
+        n = count_solutions(sub, pairs)
+        if n:
+            expected[sub_id] = n
+    assert m.count_batch([event], [MatchContext(event)]) == [
+        dict(sorted(expected.items(), key=lambda kv: m.index.slot_of[kv[0]]))
+    ]
+    assert {x.subscription: x.count for x in m.match(event, MatchContext(event))} == expected
