@@ -1,13 +1,13 @@
 """The notification streams of the HTTP API: Server-Sent Events and WebSocket.
 
-A stream replays the store (the log) from the client's position in pages of
-:data:`PAGE` notifications, then follows new ones from memory through the
-:class:`~semps.broker.fanout.Fanout`; a stream that falls behind reads pages again. One page
-is the most a stream holds, and a client that does not read stops its stream at the socket
-(the server's send waits), so a slow reader costs a bounded amount of memory. Each
-subscriber may hold :attr:`Streams.max_streams` streams at once (SSE and WebSocket
-together); one more is refused with :class:`~semps.errors.TooManyRequests` (HTTP 429,
-WebSocket close code 4429). Positions (``Last-Event-ID``, ``?after=``) are ASCII digits
+A stream replays the store (the log) from the client's position in pages (at most
+:data:`PAGE` notifications and :data:`PAGE_BYTES` of text), then follows new ones from
+memory through the :class:`~semps.broker.fanout.Fanout`; a stream that falls behind reads
+pages again. One page is the most a stream holds, and a client that does not read stops its
+stream at the socket (the server's send waits), so a slow reader costs a bounded amount of
+memory. Each subscriber may hold :attr:`Streams.max_streams` streams at once (SSE and
+WebSocket together); one more is refused with :class:`~semps.errors.TooManyRequests` (HTTP
+429, WebSocket close code 4429). Positions (``Last-Event-ID``, ``?after=``) are ASCII digits
 below 2**63 (:func:`parse_position`); anything else is a 400 (WebSocket close code 4400).
 """
 
@@ -26,10 +26,19 @@ from semps.broker.fanout import Fanout, Listener
 from semps.broker.store import Store
 from semps.errors import SempsError, TooManyRequests
 
-__all__ = ["DEFAULT_MAX_STREAMS", "PAGE", "Lease", "Streams", "close_reason", "parse_position"]
+__all__ = [
+    "DEFAULT_MAX_STREAMS",
+    "PAGE",
+    "PAGE_BYTES",
+    "Lease",
+    "Streams",
+    "close_reason",
+    "parse_position",
+]
 
-#: Notifications read from the store per page of a replay.
+#: Notifications read from the store per page of a replay, and their most text (bytes).
 PAGE = 200
+PAGE_BYTES = 256 * 1024
 #: Open streams per subscriber (SSE and WebSocket together).
 DEFAULT_MAX_STREAMS = 16
 #: Seconds between SSE keep-alive comments on an idle stream.
@@ -151,7 +160,9 @@ class Streams:
 
     async def _page(self, sub_id: str, after: int) -> list[tuple[int, str]]:
         async with self._readers:
-            return await asyncio.to_thread(self.store.notification_texts_after, sub_id, after, PAGE)
+            return await asyncio.to_thread(
+                self.store.notification_texts_after, sub_id, after, PAGE, PAGE_BYTES
+            )
 
     async def follow(
         self, sub_id: str, after: int, *, once: bool = False, idle: float = KEEPALIVE
@@ -168,9 +179,8 @@ class Streams:
                     page = await self._page(sub_id, last)
                     if page:
                         last = page[-1][0]
+                        listener.stale = True  # more may be stored: read until none is
                         yield page
-                    if len(page) == PAGE:
-                        listener.stale = True  # more is stored: keep reading pages
                     elif once:
                         return
                     continue

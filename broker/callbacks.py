@@ -95,8 +95,8 @@ def address_kind(ip: IPAddress) -> str | None:
         ("a loopback", ip.is_loopback),
         ("a link-local", ip.is_link_local),
         ("a multicast", ip.is_multicast),
-        ("a private", ip.is_private),
         ("a reserved", ip.is_reserved),
+        ("a private", ip.is_private),
         ("a non-global", not ip.is_global),
     )
     return next((kind for kind, hit in checks if hit), None)

@@ -376,17 +376,26 @@ class Store:
     # -- streaming and delivery reads (raw JSON text, no json round-trip) -----------------
 
     def notification_texts_after(
-        self, sub_id: str, after: int, limit: int = 200
+        self, sub_id: str, after: int, limit: int = 200, max_bytes: int = 256 * 1024
     ) -> list[tuple[int, str]]:
-        """Up to ``limit`` notifications of ``sub_id`` after seq ``after``, as (seq, JSON
-        text), in seq order: one page of a stream's replay."""
+        """Notifications of ``sub_id`` after seq ``after``, as (seq, JSON text), in seq
+        order: one page of a stream's replay, at most ``limit`` of them and, past the first,
+        at most ``max_bytes`` of text."""
+        page: list[tuple[int, str]] = []
+        size = 0
         with self._lock:
             rows = self._db.execute(
                 "SELECT seq, payload FROM notifications "
                 "WHERE subscription = ? AND seq > ? ORDER BY seq LIMIT ?",
                 (sub_id, after, limit),
-            ).fetchall()
-        return [(int(seq), str(payload)) for seq, payload in rows]
+            )
+            for seq, payload in rows:
+                size += len(payload)
+                if page and size > max_bytes:
+                    break
+                page.append((int(seq), str(payload)))
+            rows.close()  # ends the read (and its snapshot) even when the page stopped early
+        return page
 
     def pending_webhooks(self) -> list[Webhook]:
         """The webhooks that have notifications after their last delivered seq."""
