@@ -208,7 +208,11 @@ class CallbackPolicy:
             return Target(parsed, literal, host)
         port = parsed.port or (443 if parsed.scheme == "https" else 80)
         loop = asyncio.get_running_loop()
-        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        try:
+            infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            msg = f"cannot resolve {host!r}: {exc.strerror}"
+            raise socket.gaierror(exc.errno, msg) from exc
         addresses = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
         if not addresses:
             msg = f"callback host {host!r} resolves to no address"

@@ -28,7 +28,7 @@ import hmac
 import logging
 import socket
 import threading
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any, TypeVar
 
 import httpx
@@ -72,6 +72,8 @@ class WebhookDispatcher:
         timeout: seconds one attempt (DNS, connect, request, redirects) may take.
         policy: the SSRF guard (default: refuse every non-public address).
         max_in_flight: requests in flight at once, over all subscriptions.
+        per_host: requests in flight at once to one host and port (many subscriptions on
+            one hanging endpoint cannot take the whole of ``max_in_flight``).
 
     The dispatcher starts on :meth:`start` or on the first :meth:`wake`, so whoever builds it
     can set :attr:`policy` first.
@@ -86,6 +88,7 @@ class WebhookDispatcher:
         timeout: float = 5.0,
         policy: CallbackPolicy | None = None,
         max_in_flight: int = 256,
+        per_host: int = 8,
         poll: float = 1.0,
     ) -> None:
         self.store = store
@@ -95,6 +98,8 @@ class WebhookDispatcher:
         self.policy = policy or CallbackPolicy()
         self.poll = poll
         self._max_in_flight = max_in_flight
+        self._per_host = per_host
+        self._hosts: dict[str, tuple[asyncio.Semaphore, int]] = {}  # netloc -> (gate, users)
         self._start_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -252,7 +257,7 @@ class WebhookDispatcher:
             "X-Semps-Delivery": f"{hook.subscription}/{seq}",
         }
         try:
-            async with self._in_flight, asyncio.timeout(self.timeout):
+            async with self._host_gate(hook.url), self._in_flight, asyncio.timeout(self.timeout):
                 return await self._post(hook.url, body, headers)
         except TimeoutError:
             return f"Timeout: no answer within {self.timeout:g} s"
@@ -262,6 +267,25 @@ class WebhookDispatcher:
             return f"DNSError: {exc}"
         except Exception as exc:  # any failure at all is retried, then dead-lettered
             return f"{type(exc).__name__}: {exc}"
+
+    @contextlib.asynccontextmanager
+    async def _host_gate(self, url: str) -> AsyncIterator[None]:
+        """At most ``per_host`` requests in flight to the URL's host and port."""
+        try:
+            key = httpx.URL(url).netloc.decode("ascii", "replace").lower()
+        except Exception:  # an unparsable URL fails in _post, with its message
+            key = ""
+        gate, users = self._hosts.get(key) or (asyncio.Semaphore(self._per_host), 0)
+        self._hosts[key] = (gate, users + 1)
+        try:
+            async with gate:
+                yield
+        finally:
+            gate, users = self._hosts[key]
+            if users > 1:
+                self._hosts[key] = (gate, users - 1)
+            else:
+                del self._hosts[key]
 
     async def _post(self, url: str, body: bytes, headers: dict[str, str]) -> str | None:
         """POST ``body``, following redirects by hand so each target is checked."""

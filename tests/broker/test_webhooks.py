@@ -164,3 +164,24 @@ def test_one_request_in_flight_per_subscription_in_seq_order(
         assert _wait_for(lambda: len(endpoint.got) == 19)
     finally:
         hooks.close()
+
+
+def test_many_subscriptions_on_one_hanging_host_leave_room_for_others(
+    tmp_path: Path, endpoint: Endpoint
+) -> None:
+    store = Store(tmp_path / "semps.sqlite3")
+    for i in range(20):
+        _subscribe(store, f"stuck-{i}", f"{endpoint.url}/hang")
+    healthy = Endpoint()
+    _subscribe(store, "healthy", f"{healthy.url}/ok")
+    policy = CallbackPolicy(["127.0.0.1"])
+    hooks = WebhookDispatcher(store, policy=policy, timeout=30, max_in_flight=8, per_host=4)
+    try:
+        hooks.wake()
+        assert _wait_for(lambda: len(healthy.got) == 1)
+        assert _wait_for(lambda: endpoint.overlap == 4)
+        time.sleep(0.2)
+        assert endpoint.overlap == 4  # never more than per_host on the hanging host
+    finally:
+        hooks.close()
+        healthy.close()
