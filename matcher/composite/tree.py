@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -243,18 +244,39 @@ class EventTree:
     def run(self, names: Sequence[str], times: Sequence[float] | None = None) -> Detections:
         """A batch of arrivals (``times`` defaults to the arrival index) in one compiled
         call; the detections by name (the arrivals carry no constituents)."""
+        at, nodes = self.run_nodes(self.node_ids(names), times)
+        return Detections(at, self._name_array[nodes].tolist())
+
+    def node_ids(self, names: Sequence[str]) -> IntArray:
+        """The node id of each name (-1 for names no definition uses)."""
         if self._dirty:
             self._compile()
-        get = self._ids.get
-        ids = np.array([get(x, -1) for x in names], np.int64)
+        ids: IntArray = np.fromiter(
+            map(self._ids.get, names, repeat(-1)), np.int64, count=len(names)
+        )
+        return ids
+
+    def node_names(self) -> npt.NDArray[np.object_]:
+        """Node id -> name (valid until the structure changes)."""
+        if self._dirty:
+            self._compile()
+        return self._name_array
+
+    def run_nodes(
+        self, ids: IntArray, times: Sequence[float] | npt.NDArray[np.float64] | None = None
+    ) -> tuple[IntArray, IntArray]:
+        """:meth:`run` over node ids (:meth:`node_ids`): the detections as (arrival index,
+        node id) arrays, in delivery order; names come from :meth:`node_names`."""
+        if self._dirty:
+            self._compile()
         at = np.asarray(times if times is not None else np.arange(len(ids)), dtype=np.float64)
         first = self._next_occurrences(len(ids))
-        log = self._run(ids, at, np.arange(first, first + len(ids), dtype=np.int64))
+        log = self._run_raw(ids, at, np.arange(first, first + len(ids), dtype=np.int64))
         if self._track:
             for occ in (first + np.flatnonzero(ids >= 0)).tolist():
                 self._cons[occ] = []
-            self._constituents(log)
-        return Detections(log[0].copy(), log[1])
+            self._constituents((log[0], self._name_array[log[1]].tolist(), *log[2:]))
+        return log[0].copy(), log[1].copy()
 
     def _next_occurrences(self, n: int) -> int:
         first = int(self._scal[k.NEXT_OCC])
@@ -264,6 +286,15 @@ class EventTree:
     def _run(
         self, ids: IntArray, at: npt.NDArray[np.float64], occ: IntArray
     ) -> tuple[IntArray, list[str], IntArray, IntArray, IntArray]:
+        det_at, det_node, *rest = self._run_raw(ids, at, occ)
+        found: list[str] = self._name_array[det_node].tolist()
+        return (det_at, found, *rest)  # type: ignore[return-value]
+
+    def _run_raw(
+        self, ids: IntArray, at: npt.NDArray[np.float64], occ: IntArray
+    ) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
+        """The compiled loop: detections as (arrival index, node, occurrence, part offsets,
+        parts)."""
         if self._dirty:
             self._compile()
         (
@@ -296,8 +327,7 @@ class EventTree:
             *self._log,
         )
         self._log = (det_at, det_node, det_occ, part_off, parts)  # grown buffers, reused
-        found: list[str] = self._name_array[det_node[:nd]].tolist()
-        return det_at[:nd], found, det_occ[:nd], part_off[: nd + 1], parts
+        return det_at[:nd], det_node[:nd], det_occ[:nd], part_off[: nd + 1], parts
 
     def _constituents(
         self, log: tuple[IntArray, list[str], IntArray, IntArray, IntArray]

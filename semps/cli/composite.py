@@ -1,14 +1,27 @@
-"""``semps composite run``: composite-event detection over a stream of primitive events."""
+"""``semps composite run``: composite-event detection over a stream of primitive events.
+
+The stream is read in chunks of lines, decoded with orjson (the standard library behind it,
+so what a line means and which lines are refused do not change), handed to the compiled
+tree as node ids in one call per chunk, and the detections are written per chunk.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import orjson
 
 from semps.errors import CompositeDefinitionError, SempsError
 from semps.matcher.composite import EventTree, parse_definitions
+
+#: Bytes of stream read per chunk (about 100k short lines).
+_CHUNK_BYTES = 2 << 20
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -28,47 +41,114 @@ def run(args: argparse.Namespace) -> int:
         raise CompositeDefinitionError(msg) from exc
     tree = EventTree(constituents=False)  # the output names detections only
     tree.define(definitions)
-    with args.stream.open(encoding="utf-8") as stream:
-        names: list[str] = []
-        times: list[float] = []
-        arrivals: list[int] = []
-        for at, line in enumerate(stream):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-                name = str(item["event"])
-                now = float(item.get("time", at))
-            except (ValueError, KeyError, TypeError) as exc:
-                _detect(tree, names, times, arrivals)  # what came before the bad line
-                found = line.strip()[:60]
-                msg = f'{args.stream}:{at + 1}: expected {{"event": name}} but found {found!r}'
-                raise SempsError(msg) from exc
-            names.append(name)
-            times.append(now)
-            arrivals.append(at)
-            if len(names) == _BATCH:
-                _detect(tree, names, times, arrivals)
-                names, times, arrivals = [], [], []
-        _detect(tree, names, times, arrivals)
+    writer = _Writer(tree, sys.stdout)
+    at = 0  # the line index: an arrival's default time and its "at"
+    with args.stream.open("rb") as stream:
+        while lines := stream.readlines(_CHUNK_BYTES):
+            ids, times, arrivals, bad = _arrivals(tree, lines, at)
+            writer.detect(ids, times, arrivals)  # what came before a bad line
+            if bad is not None:
+                found = lines[bad - at].decode("utf-8").strip()[:60]
+                msg = f'{args.stream}:{bad + 1}: expected {{"event": name}} but found {found!r}'
+                raise SempsError(msg)
+            at += len(lines)
     return 0
 
 
-#: Arrivals handed to the compiled tree in one call.
-_BATCH = 65_536
+_BLANK, _ODD = -2, -3
 
 
-def _detect(tree: EventTree, names: list[str], times: list[float], arrivals: list[int]) -> None:
-    """Run one batch and write a line per arrival that detected something."""
-    if not names:
-        return
-    detected: dict[int, list[str]] = {}
-    found = tree.run(names, times)
-    for i, name in zip(found.at.tolist(), found.names, strict=True):
-        detected.setdefault(arrivals[i], []).append(name)
-    sys.stdout.write(
-        "".join(
-            json.dumps({"at": at, "detected": sorted(composites)}) + "\n"
-            for at, composites in detected.items()
+def _arrivals(
+    tree: EventTree, lines: list[bytes], first: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int | None]:
+    """(node ids, times, line indexes) of the arrivals among ``lines`` (line ``first`` on),
+    up to the first bad line, whose index comes last (``None`` when all are good).
+
+    A stream repeats a few lines (one per primitive) many times, so each distinct line is
+    decoded once; lines with a ``time``, and bad ones, are read one by one.
+    """
+    kinds = dict.fromkeys(lines)
+    for line in kinds:
+        kinds[line] = _kind(tree, line)  # type: ignore[assignment]
+    codes = np.fromiter(map(kinds.__getitem__, lines), np.int64, count=len(lines))
+    if (codes == _ODD).any():
+        return _arrivals_each(tree, lines, first)
+    keep = np.flatnonzero(codes != _BLANK)
+    arrivals = keep + first
+    return codes[keep], arrivals.astype(np.float64), arrivals, None
+
+
+def _kind(tree: EventTree, line: bytes) -> int:
+    """A line's node id (-1: no definition uses it), or blank, or odd (read it alone)."""
+    if not line.strip():
+        return _BLANK
+    try:
+        item = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return _ODD
+    if type(item) is not dict or "event" not in item or "time" in item:
+        return _ODD
+    name = item["event"]
+    return int(tree.node_ids([name if type(name) is str else str(name)])[0])
+
+
+def _arrivals_each(
+    tree: EventTree, lines: list[bytes], first: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int | None]:
+    """:func:`_arrivals` one line at a time, as ``json.loads`` reads them."""
+    names: list[str] = []
+    times: list[float] = []
+    done: list[int] = []
+    bad = None
+    for at, line in enumerate(lines, start=first):
+        try:
+            if not line.decode("utf-8").strip():  # Unicode spaces too, as before
+                continue
+            item: Any = json.loads(line)
+            name = str(item["event"])
+            now = float(item.get("time", at))
+        except (ValueError, KeyError, TypeError):
+            bad = at
+            break
+        names.append(name)
+        times.append(now)
+        done.append(at)
+    return tree.node_ids(names), np.array(times, np.float64), np.array(done, np.int64), bad
+
+
+class _Writer:
+    """Runs batches through the tree and writes ``{"at", "detected"}`` lines."""
+
+    def __init__(self, tree: EventTree, out: IO[str]) -> None:
+        self.tree = tree
+        self.out = out
+        names = tree.node_names()
+        self.quoted = np.array([encode_basestring_ascii(n) for n in names.tolist()], object)
+        order = sorted(range(len(names)), key=names.__getitem__)
+        self.rank = np.empty(len(names), np.int64)
+        self.rank[order] = np.arange(len(names))
+
+    def detect(self, ids: np.ndarray, times: np.ndarray, arrivals: np.ndarray) -> None:
+        """Run one batch and write a line per arrival that detected something."""
+        if not len(ids):
+            return
+        at, nodes = self.tree.run_nodes(ids, times)
+        if not len(at):
+            return
+        # Per arrival, composites by name: ``at`` is sorted already, so a stable sort of
+        # (arrival, name rank) only reorders inside arrivals (runs timsort merges fast).
+        order = np.argsort(at * len(self.rank) + self.rank[nodes], kind="stable")
+        at, nodes = at[order], nodes[order]
+        quoted = self.quoted[nodes].tolist()
+        cut = np.flatnonzero(np.diff(at)) + 1
+        bounds = [0, *cut.tolist(), len(at)]
+        lines = arrivals[at[bounds[:-1]]].tolist()
+        join = ", ".join
+        self.out.write(
+            "".join(
+                [
+                    f'{{"at": {n}, "detected": [{join(quoted[a:b])}]}}\n'
+                    for n, a, b in zip(lines, bounds, bounds[1:], strict=False)
+                ]
+            )
         )
-    )
