@@ -177,13 +177,13 @@ class CallbackPolicy:
             raise UnsafeCallback(msg)
         try:
             parsed = httpx.URL(text)
-        except httpx.InvalidURL as exc:
+            host, userinfo, _port = parsed.host, parsed.userinfo, parsed.port
+        except (httpx.InvalidURL, ValueError) as exc:  # IDNAError is a ValueError too
             msg = f"callback URL does not parse: {exc}"
             raise UnsafeCallback(msg) from exc
-        if parsed.userinfo:
+        if userinfo:
             msg = "callback URL must not carry credentials (user:password@)"
             raise UnsafeCallback(msg)
-        host = parsed.host
         if not host:
             msg = f"callback URL has no host: {text[:200]!r}"
             raise UnsafeCallback(msg)
