@@ -20,9 +20,11 @@ import pyoxigraph as ox
 
 from semps._types import Term, Triple
 from semps.errors import DocumentTooLarge, IngestError, RDFSyntaxError, UnsupportedMediaType
+from semps.ingest._depth import screen_depth
 from semps.ingest._screen import screen_xml
 from semps.ingest.event import Event
 from semps.ingest.terms import Literal
+from semps.limits import DEFAULT_LIMITS, Limits
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -61,6 +63,13 @@ _SUFFIXES = {
     ".nt": N_TRIPLES,
     ".jsonld": JSON_LD,
     ".json-ld": JSON_LD,
+}
+
+#: How :func:`screen_depth` reads each format's nesting (N-Triples has none).
+_NESTING = {
+    ox.RdfFormat.RDF_XML: "xml",
+    ox.RdfFormat.TURTLE: "turtle",
+    ox.RdfFormat.JSON_LD: "json",
 }
 
 _XML_LITERAL = re.compile(rb"parseType\s*=\s*[\"']Literal[\"']")
@@ -106,15 +115,20 @@ def read_triples(
     filename: str | None = None,
     base: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[Triple, ...]:
     """Parse ``data`` into triples (document order, no duplicates).
 
     The syntax comes from ``media_type``, else from ``filename``'s suffix, else RDF/XML.
+    Before a parser sees them, the bytes are screened: DTD tricks, and nesting deeper than
+    ``limits.max_document_depth`` (XML elements, Turtle ``[``/``(``, JSON-LD ``{``/``[``).
 
     Raises:
         DocumentTooLarge: ``data`` is longer than ``max_bytes``.
         UnsupportedMediaType: no reader for the media type or suffix.
         HostileInputError: the DTD declares external, parameter or nested entities.
+        EventLimitExceeded: the document nests deeper than ``limits.max_document_depth``
+            (message starts with the ``line:col:`` where it does).
         RDFSyntaxError: the document is malformed (message starts with ``line:col:``).
 
     Example:
@@ -128,8 +142,9 @@ def read_triples(
     canonical, fmt = _format_for(media_type, filename)
     if fmt == ox.RdfFormat.RDF_XML:
         screen_xml(data)
-        if _XML_LITERAL.search(data):
-            return _read_with_rdflib(data, base)
+    screen_depth(data, _NESTING.get(fmt, ""), limits.max_document_depth)
+    if fmt == ox.RdfFormat.RDF_XML and _XML_LITERAL.search(data):
+        return _read_with_rdflib(data, base)
     try:
         return tuple(dict.fromkeys(_convert(ox.parse(data, format=fmt, base_iri=base))))
     except SyntaxError as exc:
@@ -146,6 +161,7 @@ def read_event(
     filename: str | None = None,
     base: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Event:
     """Parse ``data`` into an :class:`Event` with id ``event_id``.
 
@@ -158,6 +174,7 @@ def read_event(
         filename=filename,
         base=base or default_base(event_id),
         max_bytes=max_bytes,
+        limits=limits,
     )
     return Event(event_id, triples)
 

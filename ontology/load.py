@@ -7,6 +7,7 @@ from pathlib import Path
 from semps._types import Term, Triple
 from semps.errors import IngestError, OntologyError
 from semps.ingest.rdf import read_triples
+from semps.limits import DEFAULT_LIMITS, Limits
 from semps.ontology.compile import compile_axioms
 from semps.ontology.expansion import Expansion
 
@@ -15,10 +16,19 @@ MAX_ONTOLOGY_BYTES = 512 * 1024 * 1024
 
 
 def ontology_triples(
-    source: str | Path | bytes, *, media_type: str | None = None, name: str = "ontology"
+    source: str | Path | bytes,
+    *,
+    media_type: str | None = None,
+    name: str = "ontology",
+    limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[Triple, ...]:
     """The triples of an ontology file (blank nodes prefixed ``_:o.`` so they never meet an
-    event's blank nodes)."""
+    event's blank nodes).
+
+    The bytes pass the same screen as an event's (hostile DTDs, nesting deeper than
+    ``limits.max_document_depth``); only the size bound is larger
+    (:data:`MAX_ONTOLOGY_BYTES`).
+    """
     try:
         if isinstance(source, bytes):
             data, filename = source, None
@@ -31,6 +41,7 @@ def ontology_triples(
             filename=filename,
             base=f"urn:semps:ontology:{name}",
             max_bytes=MAX_ONTOLOGY_BYTES,
+            limits=limits,
         )
     except OSError as exc:
         msg = f"cannot read ontology {source!s}: {exc.strerror or exc}"
@@ -47,10 +58,15 @@ def _rename(term: Term) -> Term:
     return term
 
 
-def load_expansion(source: str | Path | bytes, *, media_type: str | None = None) -> Expansion:
+def load_expansion(
+    source: str | Path | bytes,
+    *,
+    media_type: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Expansion:
     """Compile an ontology file (RDF/XML, Turtle, ... by suffix) into an :class:`Expansion`.
 
     Raises:
-        OntologyError: the file cannot be read or parsed.
+        OntologyError: the file cannot be read, is refused by the screen, or does not parse.
     """
-    return compile_axioms(ontology_triples(source, media_type=media_type))
+    return compile_axioms(ontology_triples(source, media_type=media_type, limits=limits))
