@@ -64,7 +64,8 @@ def parse_position(value: str | None, name: str) -> int:
     """
     if not value:
         return 0
-    if not (value.isascii() and value.isdigit()) or len(value) > 19 or int(value) >= _LIMIT:
+    digits = value.lstrip("0") or "0"  # a long string of digits is not parsed at all
+    if not (value.isascii() and value.isdigit()) or len(digits) > 19 or int(digits) >= _LIMIT:
         shown = value if len(value) <= 40 else value[:40] + "..."
         msg = f"{name} must be ASCII digits for a number below 2**63, not {shown!r}"
         raise SempsError(msg)

@@ -17,7 +17,9 @@ from semps_test_support import Server
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from semps.api.streams import parse_position
 from semps.cli.demo import demo_dir
+from semps.errors import SempsError
 
 pytestmark = pytest.mark.server
 UB = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>\n"
@@ -234,3 +236,13 @@ def test_streams_that_never_read_keep_server_memory_bounded(tmp_path: Path) -> N
         for s in socks:
             s.close()
         srv.stop()
+
+
+def test_position_parsing_without_a_server() -> None:
+    assert parse_position(None, "after") == 0
+    assert parse_position("", "after") == 0
+    assert parse_position("0" * 30 + "42", "after") == 42
+    assert parse_position(str(2**63 - 1), "after") == 2**63 - 1
+    with pytest.raises(SempsError) as refused:
+        parse_position("9" * 5000, "after")  # past int()'s 4300-digit limit: still a 400
+    assert str(refused.value) == f"after {LIMIT_TEXT} '{'9' * 40}...'"
