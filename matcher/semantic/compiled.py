@@ -112,7 +112,8 @@ def join_order(
         mode = BOTH if s_bound and o_bound else BY_S if s_bound else BY_O if o_bound else ALL
         bound |= {v for v in (p.s_var, p.o_var) if v is not None}
         ready = tuple(f for f in pending if f.variables() <= bound)
-        pending = [f for f in pending if f not in ready]
+        # not ``f not in ready``: that compares expressions pairwise (quadratic in filters)
+        pending = [f for f in pending if not f.variables() <= bound]
         steps.append((p.prop, p.key, mode, p.s_var, p.o_var, ready))
     return tuple(steps), tuple(pending)
 
