@@ -11,6 +11,7 @@ from :class:`~semps.matcher.results.MatchColumns`, byte for byte what ``json.dum
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
@@ -214,24 +215,38 @@ def _flush(matcher: _Columnar, batch: list[Event], quoted: QuotedIds, out: IO[st
 
 
 class QuotedIds:
-    """Subscription ids JSON-quoted once (``json.dumps`` of each), kept while the id list
-    they came from only grows."""
+    """Subscription ids as they are written, prepared once per id list (kept while the
+    list only grows): JSON-quoted one by one (``json.dumps`` of each), or, when no id needs
+    an escape (the usual case), left bare so a line joins them with ``'", "'``."""
+
+    #: What ``json.dumps`` (``ensure_ascii``) escapes inside a string.
+    _ESCAPED = re.compile(r'[\x00-\x1f"\\\x7f-\U0010ffff]')
 
     def __init__(self) -> None:
         self._source: Sequence[str] | None = None
-        self._quoted = np.zeros(0, dtype=object)
+        self._done = np.zeros(0, dtype=object)
+        self.bare = True
 
     def of(self, ids: Sequence[str] | np.ndarray) -> np.ndarray:
-        """The quoted ids of ``ids`` (an object array indexed like it)."""
-        if ids is not self._source or len(ids) < len(self._quoted):
+        """``ids`` prepared for writing (an object array indexed like ``ids``): bare when
+        :attr:`bare`, else quoted."""
+        if ids is not self._source or len(ids) < len(self._done):
             self._source = ids  # type: ignore[assignment]
-            self._quoted = np.zeros(0, dtype=object)
-        have = len(self._quoted)
+            self._done = np.zeros(0, dtype=object)
+            self.bare = True
+        have = len(self._done)
         if len(ids) > have:
             more = np.empty(len(ids) - have, dtype=object)
-            more[:] = list(map(encode_basestring_ascii, ids[have:]))
-            self._quoted = np.concatenate([self._quoted, more])
-        return self._quoted
+            more[:] = list(ids[have:])
+            if self.bare and self._ESCAPED.search("".join(more.tolist())):
+                self.bare = False  # quote them all from now on
+                more = np.empty(len(ids), dtype=object)
+                more[:] = list(ids)
+                self._done = np.zeros(0, dtype=object)
+            if not self.bare:
+                more[:] = list(map(encode_basestring_ascii, more.tolist()))
+            self._done = np.concatenate([self._done, more])
+        return self._done
 
 
 def write_columns(
@@ -240,12 +255,19 @@ def write_columns(
     """One ``{"event": id, "matches": [ids]}`` line per event, in batch order."""
     names: list[str] = quoted.of(columns.ids)[columns.subscription].tolist()
     offsets = columns.offsets().tolist()
-    join = ", ".join
-    out.write(
-        "".join(
-            [
-                f'{{"event": {encode_basestring_ascii(e)}, "matches": [{join(names[a:b])}]}}\n'
-                for e, a, b in zip(event_ids, offsets, offsets[1:], strict=False)
-            ]
-        )
-    )
+    event = list(map(encode_basestring_ascii, event_ids))
+    if quoted.bare:
+        join = '", "'.join
+        lines = [
+            f'{{"event": {e}, "matches": ["{join(names[a:b])}"]}}\n'
+            if b > a
+            else f'{{"event": {e}, "matches": []}}\n'
+            for e, a, b in zip(event, offsets, offsets[1:], strict=False)
+        ]
+    else:
+        join = ", ".join
+        lines = [
+            f'{{"event": {e}, "matches": [{join(names[a:b])}]}}\n'
+            for e, a, b in zip(event, offsets, offsets[1:], strict=False)
+        ]
+    out.write("".join(lines))
