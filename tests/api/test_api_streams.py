@@ -195,9 +195,10 @@ def _rss_kib(pid: int) -> int:
 
 @pytest.mark.slow
 def test_streams_that_never_read_keep_server_memory_bounded(tmp_path: Path) -> None:
-    """40 streams replay a 40 MB backlog (10 KB notifications) from the start and never
-    read: the server holds about a page per stream (the socket's back-pressure stops each
-    one), not the backlog. (Before paging, the same grew the server by 230 MB.)"""
+    """40 streams (SSE and WebSocket) replay a 40 MB backlog (10 KB notifications) from the
+    start and never read: the server holds about a page per stream (the socket's
+    back-pressure stops each one), not the backlog. (Before paging, 40 SSE streams grew the
+    server by 230 MB.)"""
     srv = _server(tmp_path, "--max-streams", "40")
     socks: list[socket.socket] = []
     try:
@@ -208,11 +209,17 @@ def test_streams_that_never_read_keep_server_memory_bounded(tmp_path: Path) -> N
         with srv.client("subscriber") as sub:  # warm up: one full replay, read to the end
             assert len(_ids(sub.get(f"/subscriptions/{sub_id}/notifications?once=true").text))
         before = _rss_kib(srv.proc.pid)
-        request = (
+        token = srv.tokens["subscriber"]
+        sse = (
             f"GET /subscriptions/{sub_id}/notifications HTTP/1.1\r\nHost: x\r\n"
-            f"Authorization: Bearer {srv.tokens['subscriber']}\r\n\r\n"
+            f"Authorization: Bearer {token}\r\n\r\n"
         ).encode()
-        for _ in range(40):
+        ws = (
+            f"GET /subscriptions/{sub_id}/ws?token={token} HTTP/1.1\r\nHost: x\r\n"
+            "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+        ).encode()
+        for request in [sse, ws] * 20:  # 20 SSE and 20 WebSocket streams
             s = socket.socket()
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             s.connect(("127.0.0.1", srv.port))
