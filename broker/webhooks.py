@@ -7,7 +7,9 @@ notification's stored JSON text.
 Deliveries run as asyncio tasks on the dispatcher's own thread and event loop (never on the
 HTTP server's loop, never on the publish path): one task per subscription with pending
 notifications, so one request is in flight per subscription, in seq order, and a slow,
-hanging or dead endpoint delays only its own subscription. Each attempt (DNS resolution,
+hanging or dead endpoint delays only its own subscription. At most ``per_host`` requests
+are in flight to one host and port, and ``max_in_flight`` in all, so many subscriptions
+pointing at one hanging endpoint cannot take every connection. Each attempt (DNS resolution,
 connection, request, redirects) has one deadline, ``timeout`` seconds. *Any* failure (an
 unsafe or unparsable URL, DNS, connect, timeout, a non-2xx answer, a redirect to a refused
 address, too many redirects) is retried with exponential backoff (``backoff * 2**n``
