@@ -29,7 +29,14 @@ import numpy.typing as npt
 from semps._types import Term
 from semps.ingest.sparql._values import typed
 from semps.ingest.terms import XSD_STRING, Literal
-from semps.matcher.semantic.compiled import CompiledSubscription, Component
+from semps.matcher.semantic.compiled import (
+    STAR,
+    CompiledSubscription,
+    Component,
+    Pattern,
+    join_order,
+    semi_join,
+)
 
 BoolMatrix = npt.NDArray[np.bool_]
 Template = tuple[Any, ...]
@@ -64,28 +71,93 @@ class Family:
     ask: bool
 
 
+class Members:
+    """A family's members' parameters, one array per parameter (members by row): term
+    numbers for pattern constants (``eq``), integers (``int``), strings (``str``)."""
+
+    def __init__(self, family: Family) -> None:
+        self.kinds = _param_kinds(family.templates)
+        self.size = 0
+        self.arrays: list[Any] = [
+            np.zeros(4, dtype=object if kind == "str" else np.int64) for kind in self.kinds
+        ]
+        self.free: list[int] = []
+
+    def add(self, params: tuple[object, ...], term_id: Callable[[Term], int]) -> int:
+        """Store a member's parameters; its row."""
+        row = self.free.pop() if self.free else self.size
+        if row == self.size:
+            self.size += 1
+            if row == len(self.arrays[0]):
+                self.arrays = [np.resize(a, 2 * len(a)) for a in self.arrays]
+        for j, (kind, value) in enumerate(zip(self.kinds, params, strict=True)):
+            self.arrays[j][row] = term_id(value) if kind == "eq" else value  # type: ignore[arg-type]
+        return row
+
+    def remove(self, row: int) -> None:
+        """Forget a member (its row is reused)."""
+        self.free.append(row)
+
+
+def _param_kinds(templates: Sequence[Template]) -> tuple[str, ...]:
+    found: dict[int, str] = {}
+    stack = list(templates)
+    while stack:
+        t = stack.pop()
+        if t[0] in ("and", "or"):
+            stack.extend(t[1])
+        elif t[0] == "eq":
+            found[t[2]] = "eq"
+        elif t[0] == "cmp":
+            found[t[3]] = "int"
+        else:
+            found[t[3]] = "str"
+    return tuple(found[j] for j in range(len(found)))
+
+
 def family_of(sub: CompiledSubscription) -> tuple[Family, tuple[object, ...]] | None:
-    """The subscription's family and its parameters (the filter constants, in order), or
-    ``None`` when it is not of a form families cover."""
-    if len(sub.components) != 1 or not sub.filters:
-        return None
-    (comp,) = sub.components
-    if comp.late_filters:
+    """The subscription's family and its parameters (its pattern constants, then its
+    filter constants, in order), or ``None`` when it is not of a form families cover.
+
+    A pattern's constant subject or object becomes a fresh variable that the member
+    selects by term equality (what the binding table's lookup by constant does), so
+    ``?x a ex:Student`` and ``?x a ex:Course`` fall in one family whose join reads every
+    typed node once."""
+    if len(sub.components) != 1 or sub.components[0].late_filters:
         return None
     templates: list[Template] = []
     params: list[object] = []
+    patterns = []
+    for p in sub.patterns:
+        s_var, o_var = p.s_var, p.o_var
+        if s_var is None:
+            s_var = _fresh(len(params))
+            params.append(p.key[0])
+            templates.append(("eq", s_var, len(params) - 1))
+        if o_var is None:
+            o_var = _fresh(len(params))
+            params.append(p.key[1])
+            templates.append(("eq", o_var, len(params) - 1))
+        patterns.append(Pattern(p.prop, (STAR, STAR), s_var, o_var))
     for f in sub.filters:
         ast = getattr(f, "ast", None)
         template = _template(ast, params) if isinstance(ast, tuple) else None
         if template is None:
             return None
         templates.append(template)
-    bound = [v for step in comp.plan for v in (step[3], step[4]) if v is not None]
-    columns = tuple(dict.fromkeys(bound))
-    plan = tuple((*step[:5], ()) for step in comp.plan)
-    bare = Component(plan, (), columns, comp.cut, tuple(() for _ in plan), ())
-    projected = tuple(columns.index(v) for v in comp.projection)
-    return Family(bare, columns, tuple(templates), projected, sub.distinct, sub.ask), tuple(params)
+    if not templates:
+        return None
+    plan, _ = join_order(tuple(patterns), ())
+    columns = tuple(dict.fromkeys(v for step in plan for v in (step[3], step[4]) if v))
+    bare = Component(plan, (), columns, semi_join(plan), tuple(() for _ in plan), ())
+    projected = tuple(columns.index(v) for v in sub.components[0].projection)
+    family = Family(bare, columns, tuple(templates), projected, sub.distinct, sub.ask)
+    return family, tuple(params)
+
+
+def _fresh(n: int) -> str:
+    """A variable name no query can spell (the parser's names never hold a space)."""
+    return f" k{n}"
 
 
 def _template(ast: tuple[Any, ...], params: list[object]) -> Template | None:
@@ -136,15 +208,19 @@ def _integer(term: Term) -> int | None:
 
 def family_counts(
     family: Family,
-    params: Sequence[tuple[object, ...]],
+    members: Members,
+    member_rows: npt.NDArray[np.int64],
     rows: list[tuple[Term | None, ...]],
+    term_ids: dict[Term, int],
 ) -> npt.NDArray[np.int64] | None:
-    """Each member's solution count over ``rows`` (the bare component's solutions), or
-    ``None`` when some filtered value is outside what the vectorised pass covers."""
+    """The solution counts of the members at ``member_rows`` over ``rows`` (the bare
+    component's solutions), or ``None`` when some filtered value is outside what the
+    vectorised pass covers. ``term_ids`` numbers the pattern constants."""
     n = len(rows)
     if not n:
-        return np.zeros(len(params), dtype=np.int64)
-    columns: dict[str, tuple[str, object]] = {}
+        return np.zeros(len(member_rows), dtype=np.int64)
+    params = _Params(members, member_rows)
+    columns: dict[tuple[str, str], Any] = {("", "terms"): term_ids}
     masks = []
     for template in family.templates:
         mask = _evaluate(template, family, params, rows, columns)
@@ -166,12 +242,27 @@ def family_counts(
     return passing.sum(axis=1)  # type: ignore[no-any-return]
 
 
+class _Params:
+    """The parameters of some members, gathered per parameter on first use."""
+
+    def __init__(self, members: Members, rows: npt.NDArray[np.int64]) -> None:
+        self.members = members
+        self.rows = rows
+        self.cache: dict[int, Any] = {}
+
+    def __getitem__(self, j: int) -> Any:
+        found = self.cache.get(j)
+        if found is None:
+            found = self.cache[j] = self.members.arrays[j][self.rows]
+        return found
+
+
 def _evaluate(
     template: Template,
     family: Family,
-    params: Sequence[tuple[object, ...]],
+    params: _Params,
     rows: list[tuple[Term | None, ...]],
-    columns: dict[str, tuple[str, object]],
+    columns: dict[tuple[str, str], Any],
 ) -> BoolMatrix | None:
     kind = template[0]
     if kind in ("and", "or"):
@@ -182,19 +273,40 @@ def _evaluate(
                 return None
             out = mask if out is None else (out & mask if kind == "and" else out | mask)
         return out
+    if kind == "eq":
+        _, name, at = template
+        ids = _term_ids(name, family, rows, columns)
+        return ids[None, :] == params[at][:, None]  # type: ignore[no-any-return]
     if kind == "cmp":
         _, op, name, at = template
         values = _column(name, "int", family, rows, columns)
         if values is None:
             return None
-        constants = np.fromiter((p[at] for p in params), dtype=np.int64, count=len(params))
-        return _OPS[op](values[None, :], constants[:, None])  # type: ignore[no-any-return]
+        return _OPS[op](values[None, :], params[at][:, None])  # type: ignore[no-any-return]
     _, fn_name, name, at = template
     texts = _column(name, "str", family, rows, columns)
     if texts is None:
         return None
     fn = _STRING_FNS[fn_name]
-    return np.array([[fn(t, p[at]) for t in texts] for p in params], dtype=np.bool_)  # type: ignore[arg-type]
+    return np.array([[fn(t, p) for t in texts] for p in params[at]], dtype=np.bool_)
+
+
+def _term_ids(
+    name: str,
+    family: Family,
+    rows: list[tuple[Term | None, ...]],
+    columns: dict[tuple[str, str], Any],
+) -> Any:
+    """A variable's values over the rows as the numbers of the pattern constants they
+    equal (-1 for none); cached per call."""
+    cached = columns.get((name, "ids"))
+    if cached is not None:
+        return cached
+    at = family.columns.index(name)
+    numbers = columns["", "terms"]
+    out = np.fromiter((numbers.get(r[at], -1) for r in rows), dtype=np.int64, count=len(rows))
+    columns[name, "ids"] = out
+    return out
 
 
 def _column(
@@ -202,13 +314,12 @@ def _column(
     kind: str,
     family: Family,
     rows: list[tuple[Term | None, ...]],
-    columns: dict[str, tuple[str, object]],
+    columns: dict[tuple[str, str], Any],
 ) -> Any:
     """A variable's values over the rows as int64 (``int``) or plain strings (``str``),
     or ``None`` if one is not of that kind; cached per call."""
-    cached = columns.get(name)
-    if cached is not None and cached[0] == kind:
-        return cached[1]
+    if (name, kind) in columns:
+        return columns[name, kind]
     at = family.columns.index(name)
     out: Any
     if kind == "int":
@@ -221,5 +332,5 @@ def _column(
         if not all(type(t) is Literal and t[1] == XSD_STRING for t in texts):
             return None
         out = [t[0] for t in texts]  # type: ignore[index]
-    columns[name] = (kind, out)
+    columns[name, kind] = out
     return out

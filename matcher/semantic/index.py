@@ -22,7 +22,7 @@ from semps._types import Term
 from semps.ingest.partab import EventParts
 from semps.ingest.terms import RDF_TYPE
 from semps.matcher.semantic.compiled import STAR, CompiledSubscription, IndexKey, NPNKey
-from semps.matcher.semantic.family import Family, family_of
+from semps.matcher.semantic.family import Family, Members, family_of
 
 IntArray = npt.NDArray[np.int64]
 
@@ -152,8 +152,13 @@ class SubscriptionIndex:
         self._free: list[int] = []
         self._need = np.zeros(0, dtype=np.int64)
         # Shapes that differ only in filter constants form a family (:mod:`.family`).
-        self.shape_family: dict[int, tuple[int, tuple[object, ...]]] = {}
+        # By shape: its family's number (-1 for none) and its row among the members.
+        self.shape_fam = np.full(16, -1, dtype=np.int64)
+        self.shape_row = np.zeros(16, dtype=np.int64)
         self.family_at: dict[int, Family] = {}
+        self.members_at: dict[int, Members] = {}
+        #: Numbers of the pattern constants families select by (never reused).
+        self.term_ids: dict[Term, int] = {}
         self._families: dict[Family, int] = {}
         self._family_users: dict[int, int] = {}
         self._next_family = 0
@@ -237,6 +242,12 @@ class SubscriptionIndex:
         return sub
 
     def _join_family(self, shape: int, sub: CompiledSubscription) -> None:
+        if shape >= len(self.shape_fam):
+            size = 2 * shape + 16
+            self.shape_fam = np.concatenate(
+                [self.shape_fam, np.full(size - len(self.shape_fam), -1, dtype=np.int64)]
+            )
+            self.shape_row = np.resize(self.shape_row, size)
         found = family_of(sub)
         if found is None:
             return
@@ -246,17 +257,27 @@ class SubscriptionIndex:
             fid = self._families[family] = self._next_family
             self._next_family += 1
             self.family_at[fid] = family
+            self.members_at[fid] = Members(family)
         self._family_users[fid] = self._family_users.get(fid, 0) + 1
-        self.shape_family[shape] = (fid, params)
+        self.shape_fam[shape] = fid
+        self.shape_row[shape] = self.members_at[fid].add(params, self._term_id)
+
+    def _term_id(self, term: Term) -> int:
+        found = self.term_ids.get(term)
+        if found is None:
+            found = self.term_ids[term] = len(self.term_ids)
+        return found
 
     def _leave_family(self, shape: int) -> None:
-        found = self.shape_family.pop(shape, None)
-        if found is None:
+        fid = int(self.shape_fam[shape])
+        if fid < 0:
             return
-        fid = found[0]
+        self.shape_fam[shape] = -1
+        self.members_at[fid].remove(int(self.shape_row[shape]))
         self._family_users[fid] -= 1
         if not self._family_users[fid]:
             del self._family_users[fid]
+            del self.members_at[fid]
             del self._families[self.family_at.pop(fid)]
 
     def counter_filter(self, pairs: EventPairs) -> list[CompiledSubscription]:

@@ -78,30 +78,30 @@ def count_parts(
     at = index.sub_at
     firsts = slots[first].tolist()
     counts = np.zeros(len(shapes), dtype=np.int64)
-    generic: list[int] = []
-    groups: dict[int, list[int]] = {}
-    shape_family = index.shape_family
-    for position, shape in enumerate(shapes.tolist()):
-        found = shape_family.get(shape)
-        if found is None:
-            generic.append(position)
-        else:
-            groups.setdefault(found[0], []).append(position)
-    shape_list = shapes.tolist()
-    for fid, positions in groups.items():
-        if len(positions) < _MIN_FAMILY:
-            generic.extend(positions)
-            continue
-        family = index.family_at[fid]
-        rows = component_rows(family.bare, pairs, budget)
-        params = [shape_family[shape_list[p]][1] for p in positions]
-        found_counts = None if rows is None else family_counts(family, params, rows)
-        if found_counts is None:
-            generic.extend(positions)
-        else:
-            counts[positions] = found_counts
+    fams = index.shape_fam[shapes]
+    generic: list[int] = np.flatnonzero(fams < 0).tolist()
+    grouped = np.flatnonzero(fams >= 0)
+    if len(grouped):
+        grouped = grouped[np.argsort(fams[grouped], kind="stable")]
+        bounds = np.flatnonzero(np.diff(fams[grouped])) + 1
+        for positions in np.split(grouped, bounds):
+            if len(positions) < _MIN_FAMILY:
+                generic.extend(positions.tolist())
+                continue
+            fid = int(fams[positions[0]])
+            family = index.family_at[fid]
+            rows = component_rows(family.bare, pairs, budget)
+            found = None
+            if rows is not None:
+                member_rows = index.shape_row[shapes[positions]]
+                members = index.members_at[fid]
+                found = family_counts(family, members, member_rows, rows, index.term_ids)
+            if found is None:
+                generic.extend(positions.tolist())
+            else:
+                counts[positions] = found
     for position in generic:
-        counts[position] = count_solutions(at[firsts[position]], pairs, budget)  # type: ignore[arg-type]
+        counts[position] = count_solutions(at[firsts[position]], pairs, budget)
     per_slot = counts[inverse]
     hits = np.flatnonzero(per_slot)
     return dict(zip(index.id_at[slots[hits]].tolist(), per_slot[hits].tolist(), strict=True))

@@ -201,3 +201,44 @@ def test_families_count_like_one_by_one(subs, values) -> None:
         dict(sorted(expected.items(), key=lambda kv: m.index.slot_of[kv[0]]))
     ]
     assert {x.subscription: x.count for x in m.match(event, MatchContext(event))} == expected
+
+
+CONSTANT_TEMPLATES = [
+    "SELECT * {{ ?x a <{c}> }}",
+    "SELECT DISTINCT ?x {{ ?x <http://ex/p> ?y . ?y a <{c}> }}",
+    "SELECT * {{ ?x <http://ex/p> <{n}> . ?x <http://ex/q> ?z }}",
+    "ASK {{ <{n}> <http://ex/q> ?z . ?z a <{c}> }}",
+    "SELECT ?z {{ <{n}> <http://ex/p> ?z . ?z <http://ex/q> <{m}> }}",
+    "SELECT * {{ ?x <http://ex/p> ?x . ?x a <{c}> }}",
+]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(CONSTANT_TEMPLATES),
+            st.sampled_from([EX + "C", EX + "D"]),
+            st.sampled_from(NODES),
+            st.sampled_from(NODES),
+        ),
+        min_size=3,
+        max_size=25,
+    ),
+    st.lists(st.sampled_from([*TRIPLES, (NODES[2], RDF_TYPE, EX + "D")]), min_size=1, max_size=14),
+)
+def test_pattern_constant_families_count_like_one_by_one(subs, triples) -> None:
+    """Subscriptions differing in their pattern constants (classes, nodes) are counted per
+    family, with the answers of verifying each one."""
+    m = SemanticMatcher()
+    for i, (template, c, n, n2) in enumerate(subs):
+        m.add(Subscription(f"s{i}", "semantic", template.format(c=c, n=n, m=n2)))
+    event = Event("e", tuple(dict.fromkeys(triples)))
+    pairs = pairs_of(triples)
+    expected = {}
+    for sub_id, sub in m.index.subscriptions.items():
+        n = count_solutions(sub, pairs)
+        if n:
+            expected[sub_id] = n
+    (ours,) = m.count_batch([event], [MatchContext(event)])
+    assert ours == expected
