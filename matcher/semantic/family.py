@@ -210,7 +210,7 @@ def family_counts(
     family: Family,
     members: Members,
     member_rows: npt.NDArray[np.int64],
-    rows: list[tuple[Term | None, ...]],
+    rows: Sequence[tuple[Term | None, ...]],
     term_ids: dict[Term, int],
 ) -> npt.NDArray[np.int64] | None:
     """The solution counts of the members at ``member_rows`` over ``rows`` (the bare
@@ -261,7 +261,7 @@ def _evaluate(
     template: Template,
     family: Family,
     params: _Params,
-    rows: list[tuple[Term | None, ...]],
+    rows: Sequence[tuple[Term | None, ...]],
     columns: dict[tuple[str, str], Any],
 ) -> BoolMatrix | None:
     kind = template[0]
@@ -294,7 +294,7 @@ def _evaluate(
 def _term_ids(
     name: str,
     family: Family,
-    rows: list[tuple[Term | None, ...]],
+    rows: Sequence[tuple[Term | None, ...]],
     columns: dict[tuple[str, str], Any],
 ) -> Any:
     """A variable's values over the rows as the numbers of the pattern constants they
@@ -313,7 +313,7 @@ def _column(
     name: str,
     kind: str,
     family: Family,
-    rows: list[tuple[Term | None, ...]],
+    rows: Sequence[tuple[Term | None, ...]],
     columns: dict[tuple[str, str], Any],
 ) -> Any:
     """A variable's values over the rows as int64 (``int``) or plain strings (``str``),
