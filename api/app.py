@@ -250,6 +250,7 @@ def create_app(
     max_streams: int = DEFAULT_MAX_STREAMS,
 ) -> FastAPI:
     """The FastAPI application over a broker on ``data_dir``."""
+    policy = CallbackPolicy(webhook_allow)  # a bad --webhook-allow fails before the broker starts
     broker = Broker(
         data_dir,
         max_bytes=max_body,
@@ -266,8 +267,7 @@ def create_app(
         title="semps", description="Semantic RDF publish/subscribe broker", lifespan=lifespan
     )
     app.state.broker = broker
-    # Webhooks: the SSRF guard with its allow-list, set before the dispatcher starts.
-    policy = CallbackPolicy(webhook_allow)
+    # The SSRF guard is the dispatcher's before it starts.
     broker.webhooks.policy = policy
     broker.webhooks.start()
     fanout = Fanout()  # committed notifications -> live streams, from memory
