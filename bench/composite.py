@@ -5,15 +5,23 @@ through :meth:`EventTree.run` (one compiled call); the broker's path, one
 :meth:`EventTree.occur` per occurrence with constituents kept, is reported beside it.
 
     .venv/bin/python bench/composite.py [--arrivals 200000]
+    .venv/bin/python bench/composite.py --cli [--arrivals 200000] [--prev WORKTREE]
+
+``--cli`` times ``semps composite run`` end to end on the same 1,000 definitions, with the
+stream written as JSON lines: arrivals per second over the whole run, and the marginal rate
+(a run over an empty stream subtracted: start-up and parsing the definitions), best and
+worst of ``--repeat`` runs; ``--prev`` runs the same commands from another checkout.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 from semps.matcher.composite import EventTree, parse_definitions
 
@@ -41,11 +49,53 @@ def definitions(n: int, rng: random.Random) -> str:
     return "\n".join(lines)
 
 
+def main_cli(args: argparse.Namespace) -> None:
+    """``semps composite run`` timed end to end (see the module doc)."""
+    from cli_timing import best
+
+    rng = random.Random(1)
+    stream = [rng.choice(PRIMS) for _ in range(args.arrivals)]
+    folder = Path(__file__).resolve().parent / "out" / "cli-composite"
+    folder.mkdir(parents=True, exist_ok=True)
+    defs = folder / "defs-1000.txt"
+    defs.write_text(definitions(1_000, rng))
+    path = folder / f"stream-{args.arrivals}.jsonl"
+    path.write_text("".join(json.dumps({"event": name}) + "\n" for name in stream))
+    empty = folder / "empty.jsonl"
+    empty.write_text("")
+    tree = EventTree(constituents=False)  # the in-process figure, same definitions
+    tree.define(parse_definitions(defs.read_text()))
+    tree.run([])
+    start = time.perf_counter()
+    detections = len(tree.run(stream).names)
+    inproc = len(stream) / (time.perf_counter() - start)
+    print(f"in process (EventTree.run): {inproc:,.0f} arrivals/s, {detections:,} detections")
+    for label, prev in (("this", None), ("prev", args.prev)):
+        if label == "prev" and not prev:
+            continue
+        cmd = ["composite", "run", "--definitions", str(defs), "--stream"]
+        base = best([*cmd, str(empty)], args.repeat, prev)
+        full = best([*cmd, str(path)], args.repeat, prev)
+        n = len(stream)
+        print(
+            f"semps composite run ({label} checkout): {n / full[1]:,.0f}-{n / full[0]:,.0f} "
+            f"arrivals/s end to end ({full[0]:.2f}-{full[1]:.2f} s, start-up and definitions "
+            f"{base[0]:.2f} s); marginal {n / (full[1] - base[0]):,.0f}-"
+            f"{n / (full[0] - base[0]):,.0f} arrivals/s"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="composite detection benchmark")
     parser.add_argument("--arrivals", type=int, default=200_000)
+    parser.add_argument("--cli", action="store_true", help="time semps composite run")
+    parser.add_argument("--repeat", type=int, default=2, help="--cli: runs per figure")
+    parser.add_argument("--prev", default=None, help="--cli: a worktree of the previous commit")
     args = parser.parse_args()
     print(f"command: {' '.join(sys.argv)}")
+    if args.cli:
+        main_cli(args)
+        return
     rng = random.Random(1)
     stream = [rng.choice(PRIMS) for _ in range(args.arrivals)]
     warm = EventTree()  # load the compiled kernel before memory is traced

@@ -10,6 +10,13 @@ regions x 150k subscription regions in d = 3 (the sweep), seconds and pairs foun
 
     .venv/bin/python bench/content.py            # the full run (about 15 minutes)
     .venv/bin/python bench/content.py --quick    # a small run (about a minute)
+    .venv/bin/python bench/content.py --cli [--n 1000000] [--repeat 2] [--prev WORKTREE]
+
+``--cli`` times ``semps content match`` end to end on generated JSONL files (the same
+workload): the load (a run with no events: start-up, reading, validating and indexing),
+the marginal cost per event with answers written (two runs with different event counts,
+so the load, the first build and compilation cancel out), the peak RSS per subscription,
+and, with ``--prev``, the same commands from another checkout (``--prev-n`` subscriptions).
 
 Times are the matching algorithms' own work on encoded events (slot arrays out); turning
 slots into sorted id strings and Match objects is reported once, separately.
@@ -265,6 +272,98 @@ def symmetric(args: argparse.Namespace) -> dict[str, object]:
     }
 
 
+def write_cli_files(
+    folder: Path, n: int, m: int, k: int, w: float, counts: list[int]
+) -> tuple[Path, dict[int, Path]]:
+    """The workload as ``semps content match`` reads it (written once, then reused)."""
+    import orjson
+
+    folder.mkdir(parents=True, exist_ok=True)
+    subs = folder / f"subs-{n}-{m}-{k}-{w}.jsonl"
+    if not subs.exists():
+        ids, attrs, cols, bounds = workload(n, m, k, w)
+        with open(subs.with_suffix(".tmp"), "wb") as out:
+            for first in range(0, n, 100_000):
+                lines = []
+                for i in range(first, min(n, first + 100_000)):
+                    constraints = [
+                        {"attr": attrs[a], "op": "between", "low": lo, "high": hi}
+                        for a, (lo, hi) in zip(cols[i].tolist(), bounds[i].tolist(), strict=True)
+                    ]
+                    lines.append(orjson.dumps({"id": ids[i], "constraints": constraints}))
+                out.write(b"\n".join(lines) + b"\n")
+        subs.with_suffix(".tmp").rename(subs)
+    values = np.random.default_rng(2).random((max(counts), m))
+    paths = {}
+    for count in counts:
+        path = paths[count] = folder / f"events-{count}-{m}.jsonl"
+        if not path.exists():
+            path.write_bytes(
+                b"".join(
+                    orjson.dumps(
+                        {"id": f"e{i}", "values": {f"a{j}": float(values[i, j]) for j in range(m)}}
+                    )
+                    + b"\n"
+                    for i in range(count)
+                )
+            )
+    return subs, paths
+
+
+def cli_point(args: argparse.Namespace, n: int, prev: str | None) -> dict[str, object]:
+    """``semps content match`` timed end to end (see the module doc)."""
+    from cli_timing import best
+
+    plan = {"rein": (100, 300), "hcem": (1000, 5000)}
+    counts = sorted({0, *(c for pair in plan.values() for c in pair)})
+    folder = OUT / "cli-content"
+    subs, events = write_cli_files(folder, n, args.m, args.k, args.w, counts)
+    one = folder / "one.jsonl"
+    one.write_bytes(subs.open("rb").readline())
+    out: dict[str, object] = {"n": n, "checkout": prev or "this", "repeat": args.repeat}
+    for algorithm, (few, many) in plan.items():
+
+        def cmd(sub_path: Path, count: int, algorithm: str = algorithm) -> list[str]:
+            return [
+                "content", "match", "--algorithm", algorithm, "--batch", str(args.batch),
+                "--buckets", str(args.b), "--subscriptions", str(sub_path),
+                "--events", str(events[count]),
+            ]  # fmt: skip
+
+        base = best(cmd(one, 0), 1, prev)
+        load = best(cmd(subs, 0), args.repeat, prev)
+        t_few = best(cmd(subs, few), args.repeat, prev)
+        t_many = best(cmd(subs, many), args.repeat, prev)
+        row = {
+            "load_s": load[:2],
+            "startup_s": base[0],
+            "ms_per_event_marginal": 1e3 * (t_many[0] - t_few[0]) / (many - few),
+            f"total_s_{few}_events": t_few[:2],
+            f"total_s_{many}_events": t_many[:2],
+            "rss_bytes_per_subscription": (load[2] - base[2]) / n,
+        }
+        print(f"  {algorithm}: {json.dumps(row)}")
+        out[algorithm] = row
+    return out
+
+
+def main_cli(args: argparse.Namespace) -> None:
+    """``--cli``: this checkout at ``--n``, the previous one (``--prev``) at ``--prev-n``."""
+    report = {}
+    for label, n, prev in (("this", args.n, None), ("prev", args.prev_n, args.prev)):
+        if label == "prev" and not prev:
+            continue
+        print(f"semps content match, {label} checkout, n = {n:,}")
+        report[label] = cli_point(args, n, prev)
+        gc.collect()
+    index, _ = build(HcemIndex, args.n, args.m, args.k, args.w, buckets=args.b)
+    report["index_bytes_per_subscription"] = index.memory() / args.n
+    print(f"index arrays: {report['index_bytes_per_subscription']:.0f} B/subscription")
+    path = OUT / f"content-cli-{args.n}.json"
+    path.write_text(json.dumps(report, indent=2))
+    print(f"wrote {path}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
@@ -280,7 +379,15 @@ def main() -> None:
     parser.add_argument("--regions", type=int, default=150_000)
     parser.add_argument("--side", type=float, default=0.01, help="mean region side (unit cube)")
     parser.add_argument("--no-sweeps", action="store_true", help="default point and symmetric only")
+    parser.add_argument("--cli", action="store_true", help="time semps content match end to end")
+    parser.add_argument("--repeat", type=int, default=2, help="--cli: runs per figure")
+    parser.add_argument("--prev", default=None, help="--cli: a worktree of the previous commit")
+    parser.add_argument("--prev-n", type=int, default=100_000, help="--cli: n for --prev")
     args = parser.parse_args()
+    if args.cli:
+        OUT.mkdir(exist_ok=True)
+        main_cli(args)
+        return
     if args.quick:
         args.n, args.events, args.single, args.updates, args.regions = 50_000, 500, 30, 300, 20_000
     OUT.mkdir(exist_ok=True)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import IO, Any
@@ -43,15 +45,18 @@ def run(args: argparse.Namespace) -> int:
     tree.define(definitions)
     writer = _Writer(tree, sys.stdout)
     at = 0  # the line index: an arrival's default time and its "at"
-    with args.stream.open("rb") as stream:
-        while lines := stream.readlines(_CHUNK_BYTES):
-            ids, times, arrivals, bad = _arrivals(tree, lines, at)
-            writer.detect(ids, times, arrivals)  # what came before a bad line
-            if bad is not None:
-                found = lines[bad - at].decode("utf-8").strip()[:60]
-                msg = f'{args.stream}:{bad + 1}: expected {{"event": name}} but found {found!r}'
-                raise SempsError(msg)
-            at += len(lines)
+    try:
+        with args.stream.open("rb") as stream:
+            while lines := stream.readlines(_CHUNK_BYTES):
+                ids, times, arrivals, bad = _arrivals(tree, lines, at)
+                writer.detect(ids, times, arrivals)  # what came before a bad line
+                if bad is not None:
+                    found = lines[bad - at].decode("utf-8").strip()[:60]
+                    msg = f'{args.stream}:{bad + 1}: expected {{"event": name}} but found '
+                    raise SempsError(msg + repr(found))
+                at += len(lines)
+    finally:
+        writer.close()
     return 0
 
 
@@ -117,7 +122,11 @@ def _arrivals_each(
 
 
 class _Writer:
-    """Runs batches through the tree and writes ``{"at", "detected"}`` lines."""
+    """Runs batches through the tree and writes ``{"at", "detected"}`` lines.
+
+    Lines are formatted and written by one worker thread, in batch order, while the next
+    batch runs in the compiled tree (which releases the GIL).
+    """
 
     def __init__(self, tree: EventTree, out: IO[str]) -> None:
         self.tree = tree
@@ -127,14 +136,29 @@ class _Writer:
         order = sorted(range(len(names)), key=names.__getitem__)
         self.rank = np.empty(len(names), np.int64)
         self.rank[order] = np.arange(len(names))
+        self._pool = ThreadPoolExecutor(max_workers=1)
+        self._pending: deque[Future[None]] = deque()
 
     def detect(self, ids: np.ndarray, times: np.ndarray, arrivals: np.ndarray) -> None:
-        """Run one batch and write a line per arrival that detected something."""
+        """Run one batch; its lines are written before any later batch's."""
         if not len(ids):
             return
         at, nodes = self.tree.run_nodes(ids, times)
         if not len(at):
             return
+        while len(self._pending) > 1:  # at most two batches' detections waiting
+            self._pending.popleft().result()
+        self._pending.append(self._pool.submit(self._write, at, nodes, arrivals))
+
+    def close(self) -> None:
+        """Wait for every line to be written (re-raising a failed write)."""
+        try:
+            while self._pending:
+                self._pending.popleft().result()
+        finally:
+            self._pool.shutdown()
+
+    def _write(self, at: np.ndarray, nodes: np.ndarray, arrivals: np.ndarray) -> None:
         # Per arrival, composites by name: ``at`` is sorted already, so a stable sort of
         # (arrival, name rank) only reorders inside arrivals (runs timsort merges fast).
         order = np.argsort(at * len(self.rank) + self.rank[nodes], kind="stable")
