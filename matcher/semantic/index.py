@@ -21,6 +21,7 @@ import numpy.typing as npt
 from semps._types import Term
 from semps.ingest.partab import EventParts
 from semps.ingest.terms import RDF_TYPE
+from semps.matcher.semantic._kernels import complete_slots
 from semps.matcher.semantic.compiled import STAR, CompiledSubscription, IndexKey, NPNKey
 from semps.matcher.semantic.family import Family, Members, family_of
 
@@ -69,6 +70,9 @@ class SC:
 
 
 _ANY: NPNKey = (STAR, STAR)
+#: Containers per slot in the counter table besides the anchor; a subscription with more
+#: patterns keeps the rest apart (one wide subscription must not widen every row).
+_WIDTH = 8
 _NO_SLOTS: IntArray = np.zeros(0, dtype=np.int64)
 
 
@@ -142,6 +146,8 @@ class SubscriptionIndex:
         self._others = np.zeros((0, 4), dtype=np.int64)
         self._hit = np.ones(1, dtype=np.bool_)  # by container number; only [0] stays set
         self._free_cids: list[int] = []
+        # Containers beyond the table's width (_WIDTH), by slot, for wide subscriptions.
+        self._overflow: dict[int, tuple[int, ...]] = {}
         self._next_cid = 1
         # Subscriptions that differ only in their id share a shape, and so a verdict.
         self.shape_at = np.zeros(0, dtype=np.int64)  # by slot
@@ -206,6 +212,9 @@ class SubscriptionIndex:
         anchor = _anchor(sub)
         containers[anchor].anchor(slot)
         others = [c.cid for i, c in enumerate(containers) if i != anchor]
+        if len(others) > _WIDTH:  # a wide subscription: the rest is checked in Python
+            self._overflow[slot] = tuple(others[_WIDTH:])
+            others = others[:_WIDTH]
         if len(others) > self._others.shape[1]:
             wider = np.zeros((len(self._others), len(others)), dtype=np.int64)
             wider[:, : self._others.shape[1]] = self._others
@@ -226,6 +235,7 @@ class SubscriptionIndex:
         self.containers_at[slot][_anchor(sub)].unanchor(slot)
         self.containers_at[slot] = ()
         self._others[slot] = 0
+        self._overflow.pop(slot, None)
         for pattern in sub.patterns:
             hm_npn = self.hm_prop[pattern.prop]
             container = hm_npn[pattern.key]
@@ -302,10 +312,18 @@ class SubscriptionIndex:
         mask = self._hit
         cids = [c.cid for c in hit]
         mask[cids] = True
-        complete = mask[self._others[candidates]].all(axis=1)
+        complete = complete_slots(candidates, self._others, mask)
+        if self._overflow:
+            overflow = self._overflow
+            keep = [
+                slot not in overflow or all(mask[c] for c in overflow[slot])
+                for slot in complete.tolist()
+            ]
+            complete = complete[np.asarray(keep, dtype=np.bool_)]
         mask[cids] = False
         mask[0] = True
-        return np.sort(candidates[complete])
+        complete.sort()
+        return complete
 
     def _new_cid(self) -> int:
         if self._free_cids:

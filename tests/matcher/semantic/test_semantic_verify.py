@@ -242,3 +242,19 @@ def test_pattern_constant_families_count_like_one_by_one(subs, triples) -> None:
             expected[sub_id] = n
     (ours,) = m.count_batch([event], [MatchContext(event)])
     assert ours == expected
+
+
+def test_a_wide_subscription_is_counter_filtered_like_the_seed() -> None:
+    """Patterns beyond the counter table's width are still counted (apart), and one wide
+    subscription does not widen every row of the table."""
+    m = SemanticMatcher()
+    wide = " . ".join(f"?x <{EX}p{i}> ?y{i}" for i in range(12))
+    m.add(Subscription("wide", "semantic", f"SELECT * {{ {wide} }}"))
+    m.add(Subscription("narrow", "semantic", f"SELECT * {{ ?x <{EX}p0> ?y }}"))
+    assert m.index._others.shape[1] <= 8
+    for missing in (None, 1, 11):
+        triples = [(EX + "a", f"{EX}p{i}", EX + "b") for i in range(12) if i != missing]
+        pairs = pairs_of(triples)
+        ours = [c.id for c in m.index.counter_filter(pairs)]
+        assert ours == [c.id for c in m.index.counter_filter_all(pairs)]
+        assert ("wide" in ours) == (missing is None)

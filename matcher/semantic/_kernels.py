@@ -1,0 +1,34 @@
+"""Compiled (numba) loops of the semantic matcher's counter filtering."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from semps.matcher.content._kernels import jit
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@jit
+def complete_slots(candidates: IntArray, others: IntArray, hit: BoolArray) -> IntArray:
+    """The candidates whose other containers are all hit: row ``others[slot]`` lists a
+    slot's container numbers besides its anchor, padded at the end with 0."""
+    out = np.empty(len(candidates), dtype=np.int64)
+    n = 0
+    width = others.shape[1]
+    for i in range(len(candidates)):
+        slot = candidates[i]
+        ok = True
+        for k in range(width):
+            cid = others[slot, k]
+            if cid == 0:
+                break
+            if not hit[cid]:
+                ok = False
+                break
+        if ok:
+            out[n] = slot
+            n += 1
+    return out[:n]
