@@ -26,9 +26,12 @@ class Limits:
             in them; 1,024 plan in well under a second).
         max_subscriptions: subscriptions one subscriber may hold (service only).
         max_event_bytes: size of an event document, in bytes.
-        max_document_depth: element / bracket nesting depth of an RDF document.
+        max_document_depth: nesting depth of an RDF document, screened before any parser
+            reads it: XML element depth, Turtle ``[``/``(`` depth, JSON-LD ``{``/``[``
+            depth (ontology documents pass the same screen).
         max_closure_triples: triples an event may hold after closing it under the
-            ontology (its own plus the inferred ones).
+            ontology (its own plus the inferred ones); the closure stops as soon as it
+            passes this (200,000 take well under a second to close).
         max_solutions: solutions a match carries (its count is exact up to
             ``max_count``).
         max_count: solution counts stop here and are reported as truncated.
