@@ -3,7 +3,7 @@
 Python's ``re`` backtracks: ``^(a+)+$`` against 37 a's and a ``!`` runs for hours, and a
 subscriber chooses the pattern. RE2 (PyPI ``google-re2``) never backtracks, so it cannot do
 what needs backtracking; those features are refused when a subscription registers
-(:func:`check`), naming the feature:
+(:func:`compile_regex`, which the parser calls on a constant pattern), naming the feature:
 
 - backreferences (``\\1``, ``(?P=name)``, ``\\k<name>``), lookahead and lookbehind
   (``(?=``, ``(?!``, ``(?<=``, ``(?<!``), atomic groups ``(?>``, conditionals ``(?(``,
@@ -18,7 +18,8 @@ newlines, ``m`` ``^``/``$`` at line ends, ``q`` the pattern is a literal string,
 whitespace outside character classes is removed. ``\\w``, ``\\d`` and ``\\s`` are rewritten
 to their Unicode meaning, as Python's ``re`` has them (RE2's are ASCII); ``\\b`` and, inside
 a character class, ``\\W`` and ``\\S`` stay ASCII. ``\\Z`` (Python's end of text) becomes RE2's
-``\\z``.
+``\\z``. Without ``m``, ``$`` matches at the end of the text only (XPath; Python's ``re``
+also matches before a final newline).
 """
 
 from __future__ import annotations
