@@ -234,15 +234,13 @@ class _Parser:
         if self.tok.is_op("*"):
             self.advance()
             return distinct, None
-        names: list[str] = []
+        names: dict[str, None] = {}  # ordered and deduplicated in linear time
         while self.tok.kind == "VAR" or self.tok.is_op("("):
             if self.tok.is_op("("):
                 word = self.peek().text.upper()
                 kind = "aggregate" if word in _AGGREGATES else "SELECT expression"
                 raise self.unsupported(kind)
-            name = self.advance().text[1:]
-            if name not in names:
-                names.append(name)
+            names.setdefault(self.advance().text[1:])
         if not names:
             raise self.error(
                 f"expected variables or '*' after SELECT but found {self.tok.describe()}"

@@ -251,3 +251,8 @@ def test_a_pattern_from_a_variable_is_checked_when_evaluated_and_errors_are_fals
     assert expr.evaluate({"x": EX + "aaa", "y": Literal("a+$")})
     assert not expr.evaluate({"x": EX + "aaa", "y": Literal("(a)\\1")})
     assert not expr.evaluate({"x": EX + "aaa", "y": Literal("(a")})
+
+
+def test_a_projection_keeps_its_first_order_without_repeats() -> None:
+    q = parse_query(f"SELECT ?y ?x ?y ?x {{ ?x <{EX}p> ?y }}")
+    assert q.projection == ("y", "x")
