@@ -315,7 +315,8 @@ def _cast(datatype: str) -> Callable[[Term], Term]:
     def cast(term: Term) -> Term:
         if datatype == XSD_STRING:
             if not isinstance(term, str):
-                return Literal(term[0])
+                # rdflib (the reference) keeps a language tag: lang(xsd:string("a"@en)) = "en"
+                return term if term.lang else Literal(term[0])
             if term.startswith("_:"):
                 raise EvalError("cast of a blank node")
             return Literal(term)

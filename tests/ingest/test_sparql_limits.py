@@ -256,3 +256,11 @@ def test_a_pattern_from_a_variable_is_checked_when_evaluated_and_errors_are_fals
 def test_a_projection_keeps_its_first_order_without_repeats() -> None:
     q = parse_query(f"SELECT ?y ?x ?y ?x {{ ?x <{EX}p> ?y }}")
     assert q.projection == ("y", "x")
+
+
+def test_a_string_cast_keeps_a_language_tag_as_rdflib_does() -> None:
+    """Found by the rdflib comparison: rdflib's xsd:string("a"@en) keeps its tag."""
+    cast = f"<{XSD}string>(?y)"
+    assert holds(f'lang({cast}) = "en"', Literal("a", lang="en"))
+    assert holds(f'{cast} = "a"@en', Literal("a", lang="en"))
+    assert holds(f'{cast} = "a"', Literal("a"))
