@@ -11,11 +11,13 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI, Header, Query, Request, WebSocket
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from semps.api.fastpath import PublishFastPath
 from semps.api.streams import DEFAULT_MAX_STREAMS, Streams, close_reason, parse_position
 from semps.broker.broker import Broker
 from semps.broker.callbacks import CallbackPolicy
@@ -23,6 +25,7 @@ from semps.broker.fanout import Fanout
 from semps.errors import (
     AuthError,
     DocumentTooLarge,
+    EventLimitExceeded,
     HostileInputError,
     IngestError,
     NotFound,
@@ -30,12 +33,15 @@ from semps.errors import (
     PermissionDenied,
     PluginNotFound,
     SempsError,
+    SubscriptionLimitExceeded,
     SubscriptionSyntaxError,
     TooManyRequests,
     UnsafeCallback,
     UnsupportedMediaType,
     UnsupportedQueryError,
 )
+from semps.limits import Limits
+from semps.matcher.base import Subscription
 
 
 def _body_doc(*media_types: str) -> dict[str, object]:
@@ -177,6 +183,8 @@ STATUS: list[tuple[type[Exception], int, str]] = [
     (NotFound, 404, "not_found"),
     (DocumentTooLarge, 413, "too_large"),
     (UnsupportedMediaType, 415, "unsupported_media_type"),
+    (EventLimitExceeded, 422, "limit_exceeded"),
+    (SubscriptionLimitExceeded, 422, "limit_exceeded"),
     (HostileInputError, 400, "hostile_input"),
     (IngestError, 400, "bad_event"),
     (SubscriptionSyntaxError, 400, "syntax_error"),
@@ -203,6 +211,13 @@ def _error_body(exc: Exception) -> dict[str, object]:
                 body["construct"] = construct
             return body
     raise exc
+
+
+def _error_parts(exc: SempsError) -> tuple[int, dict[str, object], dict[str, str]]:
+    """(status, JSON body, extra headers) of an error response."""
+    status = next(s for kind, s, _ in STATUS if isinstance(exc, kind))
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
+    return status, _error_body(exc), headers
 
 
 def _error(exc: Exception) -> JSONResponse:
@@ -248,14 +263,25 @@ def create_app(
     webhook_backoff: float = 0.5,
     webhook_allow: Sequence[str] = (),
     max_streams: int = DEFAULT_MAX_STREAMS,
+    limits: Limits | None = None,
+    workers: int = 2,
+    webhook_options: dict[str, Any] | None = None,
+    fast_publish: bool = True,
 ) -> FastAPI:
-    """The FastAPI application over a broker on ``data_dir``."""
+    """The FastAPI application over a broker on ``data_dir``.
+
+    ``max_body`` bounds every request body (413 past it); ``limits`` the work a request may
+    cause (:class:`~semps.limits.Limits`); ``workers`` is the number of matching processes.
+    """
+    limits = limits or Limits(max_event_bytes=max_body)
     policy = CallbackPolicy(webhook_allow)  # a bad --webhook-allow fails before the broker starts
     broker = Broker(
         data_dir,
-        max_bytes=max_body,
+        limits=limits,
+        workers=workers,
         webhook_attempts=webhook_attempts,
         webhook_backoff=webhook_backoff,
+        webhook_options=webhook_options,
     )
 
     @asynccontextmanager
@@ -277,11 +303,14 @@ def create_app(
         broker.metrics.notifications_out += count
 
     streams = Streams(broker.store, fanout, max_streams=max_streams, sent=sent)
+    broker.listeners.append(fanout.publish)
     app.add_exception_handler(SempsError, lambda request, exc: _error(exc))
+    if fast_publish:  # POST /events without the framework's per-request cost
+        app.add_middleware(PublishFastPath, broker=broker, max_body=max_body, errors=_error_parts)
 
     @app.get("/health")
     def health() -> dict[str, object]:
-        return {"status": "ok", "subscriptions": len(broker.store.subscriptions())}
+        return {"status": "ok", "subscriptions": len(broker)}
 
     @app.post("/subscriptions", status_code=201, openapi_extra=SUBSCRIPTION_BODY)
     async def subscribe(
@@ -306,13 +335,23 @@ def create_app(
     def list_subscriptions(authorization: str | None = Header(None)) -> list[dict[str, object]]:
         who = broker.authenticate(authorization, "subscriber")
         owner = None if who.role == "admin" else who.subject
-        return [_sub_json(s) for s in broker.store.subscriptions(owner)]
+        return [_sub_json(s, broker) for s in broker.subscriptions(owner)]
 
     @app.get("/subscriptions/{sub_id}")
     def get_subscription(
         sub_id: str, authorization: str | None = Header(None)
     ) -> dict[str, object]:
-        return _sub_json(broker.visible(sub_id, broker.authenticate(authorization, "subscriber")))
+        sub = broker.visible(sub_id, broker.authenticate(authorization, "subscriber"))
+        return _sub_json(sub, broker)
+
+    @app.post("/subscriptions/{sub_id}/resume")
+    async def resume_subscription(
+        sub_id: str, authorization: str | None = Header(None)
+    ) -> dict[str, object]:
+        """Put a suspended subscription back into matching (admin)."""
+        broker.authenticate(authorization, "admin")
+        sub = await run_in_threadpool(broker.resume, sub_id)
+        return _sub_json(sub, broker)
 
     @app.put("/subscriptions/{sub_id}", openapi_extra=SUBSCRIPTION_BODY)
     async def replace_subscription(
@@ -349,10 +388,7 @@ def create_app(
     ) -> dict[str, object]:
         broker.authenticate(authorization, "publisher")
         data = await _body(request, max_body)
-        event_id, matched = await run_in_threadpool(
-            broker.publish, data, content_type or "application/rdf+xml"
-        )
-        fanout.wake()
+        event_id, matched = await broker.publish(data, content_type or "application/rdf+xml")
         return {"id": event_id, "matched": matched}
 
     @app.post("/events/batch", status_code=202, openapi_extra=BATCH_BODY)
@@ -364,13 +400,13 @@ def create_app(
         broker.authenticate(authorization, "publisher")
         items = _batch(await _body(request, max_body))
         results: list[dict[str, object]] = []
-        for media_type, body in items:
-            try:
-                event_id, matched = await run_in_threadpool(broker.publish, body, media_type)
-                results.append({"id": event_id, "matched": matched})
-            except IngestError as exc:
-                results.append(_error_body(exc))
-        fanout.wake()
+        for outcome in await broker.publish_many(items):
+            if isinstance(outcome, SempsError):
+                results.append(_error_body(outcome))
+            elif isinstance(outcome, BaseException):
+                raise outcome
+            else:
+                results.append({"id": outcome[0], "matched": outcome[1]})
         return {"events": results}
 
     @app.get("/subscriptions/{sub_id}/notifications")
@@ -502,7 +538,9 @@ def create_app(
     def metrics(authorization: str | None = Header(None)) -> str:
         broker.authenticate(authorization)
         return broker.metrics.prometheus(
-            subscriptions=len(broker.store.subscriptions()),
+            subscriptions=len(broker),
+            queue_depth=broker.pipeline.depth,
+            worker_respawns=broker.pipeline.respawns,
             webhook_backlog=broker.store.webhook_backlog(),
             dead_letters=len(broker.store.dead_letters()),
         )
@@ -525,8 +563,12 @@ def _entity(body: bytes) -> tuple[str, list[str], str]:
         raise OntologyError(msg) from exc
 
 
-def _sub_json(sub: object) -> dict[str, object]:
-    return {k: getattr(sub, k) for k in ("id", "kind", "text", "owner", "name")}
+def _sub_json(sub: Subscription, broker: Broker) -> dict[str, object]:
+    body: dict[str, object] = {k: getattr(sub, k) for k in ("id", "kind", "text", "owner", "name")}
+    body["status"], reason = broker.status(sub.id)
+    if reason is not None:
+        body["reason"] = reason
+    return body
 
 
 def _axiom(body: bytes) -> tuple[str, str, str]:

@@ -1,12 +1,22 @@
-"""Benchmark of the broker service (not a test): a real server process, N subscriptions,
-K Server-Sent-Events clients, publishers at rising rates.
+"""Benchmark of the broker service (not a test): a real server process, real clients.
 
-Every event carries a probe triple ``_:m <probe> "<n>"``; each SSE client listens to its own
-probe subscription, so post-to-notification latency is measured per event and per client.
-The other N - K subscriptions come from bench/semantic.py's generator (same vocabulary as
-the events). Reports per rate: events/s acknowledged, p50/p99 post->202 and post->notified.
+Set-up: ``semps serve`` on a fresh data directory, the synthetic ontology of
+bench/semantic.py (``PUT /ontology``), N subscriptions from its generator registered over
+HTTP, plus two probe subscriptions whose Server-Sent Events streams two clients read for the
+whole run. Then, each for ``--seconds``:
 
-    .venv/bin/python bench/service.py [--subs 10000] [--clients 100] [--rates 10,25,50,100,200]
+1. ``single``: P publishers each POST one event at a time to ``/events`` (closed loop: the
+   next as soon as the 202 arrives); events/s acknowledged, POST->202 p50/p99/max, and
+   publish->notification p50/p99 seen by the SSE clients;
+2. ``batch``: the same publishers POST ``/events/batch`` with B events each;
+3. ``in-process``: the same matcher code (SemanticMatcher.match_batch) on the same
+   subscriptions, ontology and events, in this process, one core: the ceiling.
+
+Publishers speak HTTP/1.1 over keep-alive asyncio sockets (no client library), so the
+client's own CPU stays small next to the server's on a 2-core machine.
+
+    .venv/bin/python bench/service.py [--subs 10000] [--publishers 16] [--seconds 10]
+        [--batch 100] [--workers 2]
 """
 
 from __future__ import annotations
@@ -14,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import socket
 import subprocess
@@ -44,9 +55,47 @@ def ntriples(event: object, n: int) -> bytes:
     return "\n".join(lines).encode()
 
 
-async def listen(
-    url: str, token: str, sub_id: str, sent: dict[int, float], lat: list[float]
-) -> None:
+def ontology_ntriples(rng: random.Random) -> bytes:
+    return "\n".join(f"<{s}> <{p}> <{o}> ." for s, p, o in gen.ontology(rng)).encode()
+
+
+def quantile(values: list[float], q: float) -> float:
+    """A quantile in milliseconds."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return 1000 * ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+class Connection:
+    """A keep-alive HTTP/1.1 connection that posts and reads one response at a time."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def open(cls, port: int) -> Connection:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        return cls(reader, writer)
+
+    async def post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        head = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+        self.writer.write(head.encode() + body)
+        status_line = await self.reader.readline()
+        status = int(status_line.split()[1])
+        length = 0
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        return status, await self.reader.readexactly(length)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+async def listen(url: str, token: str, sub_id: str, sent: dict[int, float], lat: list[float]):
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx.AsyncClient(timeout=None) as client:
         async with client.stream(
@@ -57,55 +106,97 @@ async def listen(
                     for sol in json.loads(line[6:])["solutions"]:
                         n = int(sol["v"].strip('"'))
                         if n in sent:
-                            lat.append(time.perf_counter() - sent[n])
+                            lat.append(time.perf_counter() - sent.pop(n))
 
 
-def ms(values: list[float], quantile: float) -> float:
-    """A quantile in milliseconds."""
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return 1000 * ordered[min(len(ordered) - 1, int(len(ordered) * quantile))]
-
-
-async def publish_at(
-    pub: httpx.AsyncClient, rate: int, seconds: float, counter: int, events: list, sent: dict
-) -> tuple[int, list[float], float]:
-    """Post events at ``rate`` per second for ``seconds``; returns (counter, 202 latencies,
-    elapsed)."""
+async def publishers(
+    port: int,
+    token: str,
+    bodies: list[bytes],
+    args: argparse.Namespace,
+    batch: int,
+    sent: dict[int, float],
+) -> tuple[int, list[float], float, int]:
+    """P closed-loop publishers for ``args.seconds``; returns (events acknowledged, POST
+    latencies, elapsed, errors); ``sent`` gets each probe number's send time."""
     acks: list[float] = []
+    counter = [0, 0, 0]  # next probe number, events acknowledged, errors
+    stop = time.perf_counter() + args.seconds
+    headers = {"Authorization": f"Bearer {token}"}
 
-    async def post_one(n: int) -> None:
-        sent[n] = start = time.perf_counter()
-        r = await pub.post("/events", content=ntriples(events[n % len(events)], n))
-        if r.status_code == 202:
-            acks.append(time.perf_counter() - start)
+    def body(n: int) -> bytes:
+        return bodies[n % len(bodies)] + f'\n_:m <{PROBE}> "{n}" .'.encode()
 
+    async def one(conn: Connection) -> None:
+        while time.perf_counter() < stop:
+            counter[0] += batch
+            first = counter[0] - batch
+            start = time.perf_counter()
+            if batch == 1:
+                sent[first] = start
+                h = {**headers, "Content-Type": "application/n-triples"}
+                status, _ = await conn.post("/events", body(first), h)
+                ok = status == 202
+                done = 1 if ok else 0
+            else:
+                items = [
+                    {"media_type": "application/n-triples", "body": body(n).decode()}
+                    for n in range(first, first + batch)
+                ]
+                for n in range(first, first + batch):
+                    sent[n] = start
+                h = {**headers, "Content-Type": "application/json"}
+                status, raw = await conn.post(
+                    "/events/batch", json.dumps({"events": items}).encode(), h
+                )
+                ok = status == 202
+                done = sum(1 for e in json.loads(raw)["events"] if "id" in e) if ok else 0
+            if ok:
+                acks.append(time.perf_counter() - start)
+                counter[1] += done
+            else:
+                counter[2] += 1
+
+    conns = [await Connection.open(port) for _ in range(args.publishers)]
     begin = time.perf_counter()
-    tasks = []
-    for i in range(int(rate * seconds)):
-        await asyncio.sleep(max(0.0, begin + i / rate - time.perf_counter()))
-        counter += 1
-        tasks.append(asyncio.create_task(post_one(counter)))
-    await asyncio.gather(*tasks)
-    return counter, acks, time.perf_counter() - begin
+    await asyncio.gather(*(one(c) for c in conns))
+    elapsed = time.perf_counter() - begin
+    for c in conns:
+        c.close()
+    return counter[1], acks, elapsed, counter[2]
+
+
+def in_process(subs: list[str], onto: bytes, events: list[object], seconds: float) -> float:
+    """Events/s of the same matcher on the same workload in this process (one core)."""
+    from semps.ingest.rdf import read_event
+    from semps.matcher.base import MatchContext, Subscription
+    from semps.matcher.semantic import SemanticMatcher
+    from semps.ontology.store import OntologyStore
+
+    store = OntologyStore()
+    store.load(onto, format="application/n-triples")
+    expansion = store.expansion()
+    matcher = SemanticMatcher()
+    for i, text in enumerate(subs):
+        matcher.add(Subscription(f"s{i}", "semantic", text))
+    parsed = [
+        read_event(ntriples(e, i), event_id=f"e{i}", media_type="application/n-triples")
+        for i, e in enumerate(events)
+    ]
+    done, begin = 0, time.perf_counter()
+    while time.perf_counter() - begin < seconds:
+        chunk = parsed[done % len(parsed) : done % len(parsed) + 100] or parsed[:100]
+        matcher.match_batch(chunk, [MatchContext(e, expansion) for e in chunk])
+        done += len(chunk)
+    return done / (time.perf_counter() - begin)
 
 
 async def run(args: argparse.Namespace) -> None:
     data = Path(tempfile.mkdtemp(prefix="semps-bench-"))
+    semps = [sys.executable, "-m", "semps"]
     tok = {
         r: subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "semps",
-                "token",
-                "create",
-                "--role",
-                r,
-                "--data-dir",
-                str(data),
-            ],
+            [*semps, "token", "create", "--role", r, "--data-dir", str(data)],
             capture_output=True,
             text=True,
             check=True,
@@ -114,79 +205,123 @@ async def run(args: argparse.Namespace) -> None:
     }
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "semps", "serve", "--port", str(port), "--data-dir", str(data)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    cmd = [*semps, "serve", "--port", str(port), "--data-dir", str(data)]
+    if args.workers:
+        cmd += ["--workers", str(args.workers)]
+    server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rng = random.Random(1)
+    onto = ontology_ntriples(random.Random(7))
+    subs = [gen.subscription(rng) for _ in range(args.subs)]
+    events = [gen.event(rng, rng.randint(20, 50)) for _ in range(2000)]
+    bodies = [ntriples(e, 0).rsplit(b"\n", 1)[0] for e in events]
     try:
-        for _ in range(100):
+        for _ in range(200):
             try:
                 httpx.get(url + "/health")
                 break
             except httpx.TransportError:
                 await asyncio.sleep(0.1)
-        rng = random.Random(1)
+        admin = {"Authorization": f"Bearer {tok['admin']}"}
+        r = httpx.put(
+            url + "/ontology",
+            content=onto,
+            headers={**admin, "Content-Type": "application/n-triples"},
+        )
+        r.raise_for_status()
         sub_h = {"Authorization": f"Bearer {tok['subscriber']}"}
-        async with httpx.AsyncClient(base_url=url, headers=sub_h, timeout=60) as sub:
-            t0 = time.perf_counter()
+        t0 = time.perf_counter()
+        async with httpx.AsyncClient(base_url=url, headers=sub_h, timeout=120) as sub:
             probes = []
-            for _ in range(args.clients):
+            for _ in range(2):
                 r = await sub.post(
                     "/subscriptions", content=f"SELECT ?v WHERE {{ ?m <{PROBE}> ?v }}"
                 )
                 probes.append(r.json()["id"])
-            for _ in range(args.subs - args.clients):
-                await sub.post("/subscriptions", content=gen.subscription(rng))
-            took = time.perf_counter() - t0
-            print(f"registered {args.subs} subscriptions over HTTP in {took:.1f} s")
-        sent: dict[int, float] = {}
-        lat: list[float] = []
-        listeners = [
-            asyncio.create_task(listen(url, tok["subscriber"], p, sent, lat)) for p in probes
-        ]
-        await asyncio.sleep(1.0)
-        events = [gen.event(rng, rng.randint(20, 50)) for _ in range(2000)]
-        pub_h = {
-            "Authorization": f"Bearer {tok['publisher']}",
-            "Content-Type": "application/n-triples",
-        }
-        counter = 0
+            sem = asyncio.Semaphore(8)
+
+            async def register(text: str) -> None:
+                async with sem:
+                    (await sub.post("/subscriptions", content=text)).raise_for_status()
+
+            await asyncio.gather(*(register(t) for t in subs))
+        took = time.perf_counter() - t0
         print(
-            f"{'rate':>6} {'acked ev/s':>10} {'202 p50':>8} {'202 p99':>8} "
-            f"{'notify p50':>10} {'notify p99':>10}"
+            f"registered {args.subs + 2} subscriptions over HTTP in {took:.1f} s "
+            f"({(args.subs + 2) / took:.0f}/s)",
+            flush=True,
         )
-        async with httpx.AsyncClient(
-            base_url=url, headers=pub_h, timeout=60, limits=httpx.Limits(max_connections=64)
-        ) as pub:
-            for rate in map(int, args.rates.split(",")):
-                lat.clear()
-                counter, acks, elapsed = await publish_at(
-                    pub, rate, args.seconds, counter, events, sent
-                )
-                await asyncio.sleep(1.0)
-                print(
-                    f"{rate:>6} {len(acks) / elapsed:>10.1f} {ms(acks, 0.5):>8.1f} "
-                    f"{ms(acks, 0.99):>8.1f} {ms(lat, 0.5):>10.1f} {ms(lat, 0.99):>10.1f}"
-                    f"   (ms; {len(lat)} notifications)",
-                    flush=True,
-                )
-        for task in listeners:
-            task.cancel()
+        print(
+            f"{'mode':<12} {'events/s':>9} {'POST p50':>9} {'p99':>8} {'max':>8} "
+            f"{'notify p50':>10} {'p99':>8} {'errors':>6}"
+        )
+        for mode, batch in (("single", 1), ("batch", args.batch)):
+            cpu_before = _cpu_seconds(server.pid)
+            lat: list[float] = []
+            sent_box: dict[int, float] = {}
+            listeners = [
+                asyncio.create_task(listen(url, tok["subscriber"], p, sent_box, lat))
+                for p in probes
+            ]
+            await asyncio.sleep(0.5)
+            n, acks, elapsed, errors = await publishers(
+                port, tok["publisher"], bodies, args, batch, sent_box
+            )
+            await asyncio.sleep(1.0)
+            for t in listeners:
+                t.cancel()
+            print(
+                f"{mode + ('' if batch == 1 else f' x{batch}'):<12} {n / elapsed:>9.0f} "
+                f"{quantile(acks, 0.5):>9.1f} {quantile(acks, 0.99):>8.1f} "
+                f"{quantile(acks, 1.0):>8.1f} {quantile(lat, 0.5):>10.1f} "
+                f"{quantile(lat, 0.99):>8.1f} {errors:>6}   (ms; {len(lat)} notifications timed)",
+                flush=True,
+            )
+            main_cpu, worker_cpu = (
+                a - b for a, b in zip(_cpu_seconds(server.pid), cpu_before, strict=True)
+            )
+            print(
+                f"{'':<12} server CPU per event: main process {1e6 * main_cpu / max(n, 1):.0f} us,"
+                f" workers {1e6 * worker_cpu / max(n, 1):.0f} us",
+                flush=True,
+            )
+        rate = in_process(subs, onto, events, args.seconds)
+        print(f"{'in-process':<12} {rate:>9.0f}   (the same matcher, one core, batches of 100)")
     finally:
-        server.terminate()  # open SSE streams make a graceful stop slow: then kill
+        server.terminate()
         try:
-            server.wait(timeout=10)
+            server.wait(timeout=15)
         except subprocess.TimeoutExpired:
             server.kill()
+            print("the server did not stop within 15 s of SIGTERM", flush=True)
+
+
+def _cpu_seconds(pid: int) -> tuple[float, float]:
+    """CPU seconds of the server's main process and of its children (the workers)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            children += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+
+    def cpu(p: int) -> float:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / tick
+        except OSError:
+            return 0.0
+
+    return cpu(pid), sum(cpu(c) for c in children)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="semps service benchmark")
     parser.add_argument("--subs", type=int, default=10_000)
-    parser.add_argument("--clients", type=int, default=100)
-    parser.add_argument("--rates", default="10,25,50,100,200")
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--publishers", type=int, default=16)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument("--workers", type=int, default=0, help="matching processes (0: default)")
     args = parser.parse_args()
     print(f"command: {' '.join(sys.argv)}")
     asyncio.run(run(args))

@@ -18,6 +18,7 @@ can read, and an admin can resume it.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import threading
 import time
@@ -140,6 +141,9 @@ class Broker:
         self._suspended: dict[str, str] = {}
         self._owned: Counter[str] = Counter()
         self._tokens: dict[str, tuple[float, Principal | None]] = {}
+        # Event ids: a random prefix per start and a counter (unique across restarts).
+        self._id_prefix = f"ev-{uuid.uuid4().hex[:12]}-"
+        self._ids = itertools.count(1)
         self._register = threading.Lock()  # one registration at a time
         self.observers: dict[str, Matcher] = {}  # stateful matchers, in this process
         self._observe = threading.Lock()
@@ -348,7 +352,7 @@ class Broker:
         items = []
         for media_type, body in documents:
             waiter = _Waiter(loop, loop.create_future())
-            event_id = f"ev-{uuid.uuid4().hex[:16]}"
+            event_id = f"{self._id_prefix}{next(self._ids)}"
             items.append(Item(event_id, media_type, body, now, waiter))
         self.pipeline.submit(items)
         results: list[tuple[str, int] | BaseException] = []
@@ -400,7 +404,7 @@ class Broker:
         event = Event(event_id, time=when)
         derived: list[Match] = []
         for matcher in self.observers.values():
-            if len(matcher):
+            if len(matcher):  # type: ignore[arg-type]
                 derived += matcher.observe(event, matches)
         return [(m.subscription, payload_head(m)) for m in derived]
 

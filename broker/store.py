@@ -124,6 +124,7 @@ class Store:
             if "suspended" not in columns:  # a data directory from before suspension
                 self._w.execute("ALTER TABLE subscriptions ADD COLUMN suspended TEXT")
             self._db = self._connect(path)
+            self._counters: dict[str, int] = {}
             self._last_seq: dict[str, int] = dict(
                 self._w.execute(
                     "SELECT subscription, MAX(seq) FROM notifications GROUP BY subscription"
@@ -172,27 +173,41 @@ class Store:
     # -- subscriptions ---------------------------------------------------------------------
 
     def next_id(self, prefix: str) -> str:
+        """A new id ``<prefix><n>``; the counter is persisted with the next subscription
+        stored (an id handed out for a refused subscription may be handed out again)."""
         with self._wlock:
-            self._w.execute(
-                "INSERT INTO counters VALUES (?, 1) "
-                "ON CONFLICT(name) DO UPDATE SET value = value + 1",
-                (prefix,),
-            )
-            (value,) = self._w.execute(
-                "SELECT value FROM counters WHERE name = ?", (prefix,)
-            ).fetchone()
+            value = self._counters.get(prefix)
+            if value is None:
+                row = self._w.execute(
+                    "SELECT value FROM counters WHERE name = ?", (prefix,)
+                ).fetchone()
+                value = row[0] if row else 0
+            value += 1
+            self._counters[prefix] = value
         return f"{prefix}{value}"
 
     def put_subscription(self, sub: Subscription) -> None:
         """Insert or replace a subscription (a replaced one keeps its notifications and is
         active again)."""
         with self._wlock:
-            self._w.execute(
-                "INSERT INTO subscriptions VALUES (?, ?, ?, ?, ?, ?, NULL) "
-                "ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, text = excluded.text, "
-                "name = excluded.name, suspended = NULL",
-                (sub.id, sub.kind, sub.text, sub.owner, sub.name, time.time()),
-            )
+            self._w.execute("BEGIN IMMEDIATE")
+            try:
+                self._w.execute(
+                    "INSERT INTO subscriptions VALUES (?, ?, ?, ?, ?, ?, NULL) "
+                    "ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, text = excluded.text, "
+                    "name = excluded.name, suspended = NULL",
+                    (sub.id, sub.kind, sub.text, sub.owner, sub.name, time.time()),
+                )
+                self._w.executemany(
+                    "INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) "
+                    "DO UPDATE SET value = MAX(value, excluded.value)",
+                    list(self._counters.items()),
+                )
+                self._w.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._w.execute("ROLLBACK")
+                msg = f"cannot store subscription {sub.id!r}: {exc}"
+                raise StoreError(msg) from exc
 
     def set_suspended(self, sub_id: str, reason: str | None) -> None:
         """Suspend a subscription with a reason its owner can read (``None``: resume)."""
@@ -273,7 +288,7 @@ class Store:
             try:
                 self._w.execute("BEGIN IMMEDIATE")
                 self._w.executemany(
-                    "INSERT INTO events VALUES (?, ?, ?, ?, ?)",
+                    "INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?, ?)",
                     [(r.id, r.received, r.media_type, r.size, len(r.notes)) for r in records],
                 )
                 self._w.executemany("INSERT INTO notifications VALUES (?, ?, ?, ?, ?)", rows)

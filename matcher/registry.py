@@ -8,6 +8,7 @@ itself on import, so there is no hidden global state to reset in tests.
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 from importlib.metadata import entry_points
 from typing import Any
@@ -25,7 +26,9 @@ _BUILTIN: dict[str, str] = {
 }
 
 
+@functools.cache
 def _registered() -> dict[str, str]:
+    # Read once: scanning the installed distributions' entry points costs milliseconds.
     found = dict(_BUILTIN)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         found.setdefault(ep.name, ep.value)

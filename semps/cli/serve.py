@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from semps.limits import Limits
 
 DEFAULT_DATA_DIR = Path(os.environ.get("SEMPS_DATA_DIR", "var/semps"))
 
@@ -31,7 +35,42 @@ def register(parser: argparse.ArgumentParser) -> None:
         default=16,
         help="open SSE and WebSocket streams per subscriber (one more is a 429)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="matching processes, each holding every subscription index (default: up to 2)",
+    )
+    add_limit_flags(parser)
     parser.set_defaults(func=run)
+
+
+def add_limit_flags(parser: argparse.ArgumentParser) -> None:
+    """One ``--max-...`` flag per documented limit (:class:`semps.limits.Limits`)."""
+    from dataclasses import fields
+
+    from semps.limits import DEFAULT_LIMITS, Limits
+
+    for f in fields(Limits):
+        if f.name == "max_event_bytes":  # that one is --max-body
+            continue
+        default = getattr(DEFAULT_LIMITS, f.name)
+        parser.add_argument(
+            "--" + f.name.replace("_", "-"),
+            type=type(default),
+            default=default,
+            help=f"limit (default {default}); see the README's limits table",
+        )
+
+
+def limits_from(args: argparse.Namespace) -> Limits:
+    """The :class:`semps.limits.Limits` the flags ask for."""
+    from dataclasses import fields
+
+    from semps.limits import Limits
+
+    values = {f.name: getattr(args, f.name) for f in fields(Limits) if hasattr(args, f.name)}
+    return Limits(**{**values, "max_event_bytes": args.max_body})
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,6 +85,10 @@ def run(args: argparse.Namespace) -> int:
         webhook_backoff=args.webhook_backoff,
         webhook_allow=args.webhook_allow,
         max_streams=args.max_streams,
+        limits=limits_from(args),
+        workers=args.workers,
     )
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(
+        app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=3
+    )
     return 0
