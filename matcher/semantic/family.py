@@ -141,18 +141,34 @@ def family_of(sub: CompiledSubscription) -> tuple[Family, tuple[object, ...]] | 
         patterns.append(Pattern(p.prop, (STAR, STAR), s_var, o_var))
     for f in sub.filters:
         ast = getattr(f, "ast", None)
-        template = _template(ast, params) if isinstance(ast, tuple) else None
+        template = _template(ast, params) if type(ast) is tuple else None
         if template is None:
             return None
         templates.append(template)
     if not templates:
         return None
-    plan, _ = join_order(tuple(patterns), ())
+    key = (tuple(patterns), tuple(templates), sub.components[0].projection, sub.distinct, sub.ask)
+    family = _FAMILIES.get(key)
+    if family is None:
+        family = _new_family(key)
+        if len(_FAMILIES) >= 65536:
+            _FAMILIES.clear()
+        _FAMILIES[key] = family
+    return family, tuple(params)
+
+
+#: Families by pattern structure, templates, projection and form (registration reuses
+#: the join plan of a family it has seen). Bounded: cleared when full.
+_FAMILIES: dict[tuple[Any, ...], Family] = {}
+
+
+def _new_family(key: tuple[Any, ...]) -> Family:
+    patterns, templates, projection, distinct, ask = key
+    plan, _ = join_order(patterns, ())
     columns = tuple(dict.fromkeys(v for step in plan for v in (step[3], step[4]) if v))
     bare = Component(plan, (), columns, semi_join(plan), tuple(() for _ in plan), ())
-    projected = tuple(columns.index(v) for v in sub.components[0].projection)
-    family = Family(bare, columns, tuple(templates), projected, sub.distinct, sub.ask)
-    return family, tuple(params)
+    projected = tuple(columns.index(v) for v in projection)
+    return Family(bare, columns, templates, projected, distinct, ask)
 
 
 def _fresh(n: int) -> str:
@@ -162,8 +178,8 @@ def _fresh(n: int) -> str:
 
 def _template(ast: tuple[Any, ...], params: list[object]) -> Template | None:
     kind = ast[0]
-    if kind in ("and", "or") and len(ast) == 2 and isinstance(ast[1], list | tuple):
-        parts = [_template(a, params) if isinstance(a, tuple) else None for a in ast[1]]
+    if kind in ("and", "or") and len(ast) == 2 and type(ast[1]) in (list, tuple):
+        parts = [_template(a, params) if type(a) is tuple else None for a in ast[1]]
         if not parts or any(p is None for p in parts):
             return None
         return (kind, tuple(parts))

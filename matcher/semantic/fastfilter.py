@@ -50,8 +50,31 @@ def check_of(f: Filter) -> Check:
         >>> check({"v": Literal("2", XSD + "integer")}), check({"v": "http://iri"})
         (True, False)
     """
+    try:
+        found = _CACHE.get(f)
+    except TypeError:  # an unhashable filter: no caching
+        found = None
+    if found is not None:
+        return found
+    check = _check_of(f)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    try:
+        _CACHE[f] = check
+    except TypeError:
+        pass
+    return check
+
+
+#: Checks by filter (filters compare by their syntax tree): subscriptions that share a
+#: filter share its check. Bounded: cleared when full.
+_CACHE: dict[Filter, Check] = {}
+_CACHE_SIZE = 65536
+
+
+def _check_of(f: Filter) -> Check:
     ast = getattr(f, "ast", None)
-    fast = _fast(ast) if isinstance(ast, tuple) else None
+    fast = _fast(ast) if type(ast) is tuple else None
     if fast is None:
         return f.evaluate
     slow = f.evaluate
@@ -67,8 +90,8 @@ def check_of(f: Filter) -> Check:
 
 def _fast(ast: tuple[Any, ...]) -> _Fast | None:
     kind = ast[0]
-    if kind in ("and", "or") and len(ast) == 2 and isinstance(ast[1], list | tuple):
-        parts = [_fast(a) if isinstance(a, tuple) else None for a in ast[1]]
+    if kind in ("and", "or") and len(ast) == 2 and type(ast[1]) in (list, tuple):
+        parts = [_fast(a) if type(a) is tuple else None for a in ast[1]]
         if not parts or any(p is None for p in parts):
             return None
         return _junction(kind == "and", parts)  # type: ignore[arg-type]
