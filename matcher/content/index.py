@@ -168,6 +168,10 @@ class CompiledIndex(ContentIndex):
         """
         if not len(parsed):
             return
+        ids = parsed.ids
+        if not self.table.slot_of.keys().isdisjoint(ids) or len(set(ids)) != len(ids):
+            msg = "add_many needs ids that are neither stored nor repeated"
+            raise ValueError(msg)
         n = len(parsed.attr)
         is_string = np.zeros(n, np.bool_)
         positions = np.fromiter(parsed.strings, np.int64, count=len(parsed.strings))
@@ -183,7 +187,7 @@ class CompiledIndex(ContentIndex):
             col, code = self.space.string_code(parsed.names[parsed.attr[p]], value)
             cols[p], lows[p], highs[p] = col, code, code
         sort_rows(parsed.starts, cols, lows, highs)
-        self._extend_units(parsed.ids, parsed.starts, cols, lows, highs)
+        self._extend_units(parsed.ids, parsed.starts, cols, lows, highs, checked=True)
 
     def _extend_units(
         self,
@@ -192,8 +196,10 @@ class CompiledIndex(ContentIndex):
         cols: np.ndarray,
         lows: np.ndarray,
         highs: np.ndarray,
+        *,
+        checked: bool = False,
     ) -> None:
-        self.table.extend(uids, starts, cols, lows, highs)
+        self.table.extend(uids, starts, cols, lows, highs, checked=checked)
 
     # -- structure -----------------------------------------------------------------------------
 

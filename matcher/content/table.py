@@ -134,10 +134,16 @@ class SlotTable:
         cols: np.ndarray,
         lows: np.ndarray,
         highs: np.ndarray,
+        *,
+        checked: bool = False,
     ) -> None:
-        """Store many units at once (CSR ``starts`` from 0, one per unit plus one)."""
-        clash = next((u for u in uids if u in self.slot_of), None)
-        if clash is not None or len(set(uids)) != len(uids):
+        """Store many units at once (CSR ``starts`` from 0, one per unit plus one);
+        ``checked``: the caller made sure no id is stored or repeated."""
+        if not checked and (
+            not self.slot_of.keys().isdisjoint(uids) or len(set(uids)) != len(uids)
+        ):
+            seen = set(self.slot_of)
+            clash = next(u for u in uids if u in seen or seen.add(u))  # type: ignore[func-returns-value]
             msg = f"unit {clash!r} is stored twice"
             raise ValueError(msg)
         first = len(self.ids)

@@ -75,36 +75,34 @@ def run(args: argparse.Namespace) -> int:
 def load_bulk(path: Path, index: ContentIndex) -> None:
     """Index every subscription line in chunks (:func:`parse_json_many`); the first bad
     line, or repeated id, stops the run as the one-by-one path would."""
-    seen: set[str] = set()
     paused = gc.isenabled()
     gc.disable()  # millions of short-lived dicts, no cycles: collections would only rescan
     try:
-        _load_chunks(path, index, seen)
+        _load_chunks(path, index)
     finally:
         if paused:
             gc.enable()
 
 
-def _load_chunks(path: Path, index: ContentIndex, seen: set[str]) -> None:
+def _load_chunks(path: Path, index: ContentIndex) -> None:
     for part in read_chunks(path, SubscriptionError):
         parsed, bad = parse_json_many(part.docs)
         end = bad[0] if bad else len(part.docs)
-        fresh = set(parsed.ids)
-        if len(fresh) != len(parsed.ids) or not seen.isdisjoint(fresh):
-            _repeated(path, [doc["id"] for doc in part.docs[:end]], seen)
-        seen |= fresh
-        index.add_many(parsed)
+        try:
+            index.add_many(parsed)  # refuses ids already stored or repeated, changing nothing
+        except ValueError:
+            _repeated(path, [doc["id"] for doc in part.docs[:end]], index)
         if bad is not None:
             raise located(path, part.numbers[end], bad[1]) from bad[1]
         if part.error is not None:
             raise part.error
 
 
-def _repeated(path: Path, ids: list[str], seen: set[str]) -> None:
-    """Raise for the first of ``ids`` (in line order) seen before it."""
-    here = set(seen)
+def _repeated(path: Path, ids: list[str], index: ContentIndex) -> None:
+    """Raise for the first of ``ids`` (in line order) indexed or listed before it."""
+    here: set[str] = set()
     for sub_id in ids:
-        if sub_id in here:
+        if sub_id in here or sub_id in index:
             raise SubscriptionError(duplicate_message(path, sub_id))
         here.add(sub_id)
     raise AssertionError("no repeated id")  # pragma: no cover
