@@ -201,23 +201,27 @@ def test_subscribers_see_only_their_own_subscriptions(server: Server) -> None:
 def test_nothing_acknowledged_is_lost_across_kill_9(server: Server) -> None:
     with server.client("subscriber") as sub:
         sub_id = sub.post("/subscriptions", content=CHAIRS).json()["id"]
+    publishers = [  # several at once: several batches in flight when the server dies
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                _PUBLISHER,
+                server.url,
+                server.tokens["publisher"],
+                str(demo_dir() / "events" / "e1-new-chair.rdf"),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(6)
+    ]
+    time.sleep(2.0)
+    server.kill()  # while the publishers are posting
     acknowledged = []
-    publisher = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            _PUBLISHER,
-            server.url,
-            server.tokens["publisher"],
-            str(demo_dir() / "events" / "e1-new-chair.rdf"),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    time.sleep(1.5)
-    server.kill()  # while the publisher is posting
-    out, _ = publisher.communicate(timeout=60)
-    acknowledged = [line for line in out.splitlines() if line]
+    for publisher in publishers:
+        out, _ = publisher.communicate(timeout=60)
+        acknowledged += [line for line in out.splitlines() if line]
     assert acknowledged, "the publisher got no 202 before the kill"
     server.start()
     with server.client("subscriber") as sub:
