@@ -14,7 +14,8 @@ Shape (``write``):
   target has a value below a bound; a typed node linked to a typed node with a value in a
   range; a link to a constant node; a value equal to a constant; a string value containing
   a word. ``--selectivity`` scales the classes' and filters' breadth so that about that share
-  of the subscriptions match each event (0.01: ~1,000 of 100k; 0.001: ~100).
+  of the subscriptions match each event (0.01: ~1,200 of 100k); below 0.005 the classes and
+  properties are leaves of their trees and the words two-word phrases (0.001: ~100).
 
 Benchmark (``run``): registration/s, index bytes per subscription, counts-only events/s
 and p50/p99 per event in process, ``semps match --workers 1`` and ``2`` wall-clock
@@ -111,7 +112,14 @@ def event_nt(rng: random.Random) -> str:
 class Vocabulary:
     """Draws classes and properties by breadth: ``broad`` picks nearer the roots."""
 
-    def __init__(self, rng: random.Random, classes: list[int], props: list[int], broad: float):
+    def __init__(
+        self,
+        rng: random.Random,
+        classes: list[int],
+        props: list[int],
+        broad: float,
+        leaves: bool = False,
+    ):
         self.rng = rng
         self.broad = broad
         cdepth, pdepth = depth_of(classes), depth_of(props)
@@ -119,6 +127,10 @@ class Vocabulary:
         self.classes = list(range(1, N_CLASSES))
         self.shallow_props = [i for i in range(1, N_PROPS) if pdepth[i] <= 2]
         self.props = list(range(1, N_PROPS))
+        if leaves:  # only terms without sub-terms: each is hit by its own events only
+            class_parents, prop_parents = set(classes), set(props)
+            self.classes = [i for i in self.classes if i not in class_parents]
+            self.props = [i for i in self.props if i not in prop_parents]
 
     def cls(self) -> str:
         pool = self.shallow_classes if self.rng.random() < self.broad else self.classes
@@ -129,7 +141,7 @@ class Vocabulary:
         return f"<{EX}p{self.rng.choice(pool)}>"
 
 
-def subscription(rng: random.Random, v: Vocabulary, width: int) -> str:
+def subscription(rng: random.Random, v: Vocabulary, width: int, phrase: bool = False) -> str:
     """One subscription of 1-4 patterns; ``width`` (0-100) is how wide its value filters are."""
     d = f"<{EX}d{rng.randrange(N_INT)}>"
     lo = rng.randrange(100)
@@ -151,7 +163,8 @@ def subscription(rng: random.Random, v: Vocabulary, width: int) -> str:
     elif kind == 5:
         body = f"?x {d} ?v FILTER(?v = {rng.randrange(100)})"
     else:
-        body = f'?x <{EX}s{rng.randrange(N_STR)}> ?s FILTER(contains(?s, "{rng.choice(WORDS)}"))'
+        word = " ".join(rng.sample(WORDS, 2)) if phrase else rng.choice(WORDS)
+        body = f'?x <{EX}s{rng.randrange(N_STR)}> ?s FILTER(contains(?s, "{word}"))'
     head = "SELECT DISTINCT ?x" if rng.random() < 0.2 else "SELECT *"
     return f"{head} WHERE {{ {body} }}\n"
 
@@ -162,14 +175,16 @@ def write(folder: Path, subs: int, events: int, selectivity: float, seed: int = 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "ontology.owl").write_text(xml)
     # Calibrated by hand: broad picks and wide filters raise the share that matches.
-    broad = min(1.0, 0.05 + 8 * selectivity)
+    # Below 0.5%: no broad picks, leaf classes and properties, two-word phrases.
+    narrow = selectivity < 0.005
+    broad = 0.0 if narrow else min(1.0, 0.05 + 8 * selectivity)
     width = max(2, min(100, int(selectivity * 3000)))
-    vocabulary = Vocabulary(rng, classes, props, broad)
+    vocabulary = Vocabulary(rng, classes, props, broad, leaves=narrow)
     sub_dir, event_dir = folder / "subscriptions", folder / "events"
     sub_dir.mkdir(exist_ok=True)
     event_dir.mkdir(exist_ok=True)
     for i in range(subs):
-        (sub_dir / f"s{i:06}.rq").write_text(subscription(rng, vocabulary, width))
+        (sub_dir / f"s{i:06}.rq").write_text(subscription(rng, vocabulary, width, narrow))
     for i in range(events):
         (event_dir / f"e{i:05}.nt").write_text(event_nt(rng))
 
