@@ -160,24 +160,35 @@ class Worker:
         if is_json_media_type(media_type):
             return read_json_event(body, event_id=event_id, max_bytes=limits.max_event_bytes)
         return read_event(
-            body, event_id=event_id, media_type=media_type, max_bytes=limits.max_event_bytes
+            body,
+            event_id=event_id,
+            media_type=media_type,
+            max_bytes=limits.max_event_bytes,
+            limits=limits,
         )
 
     def match(self, items: Sequence[tuple[str, str, bytes]]) -> list[tuple[Any, ...]]:
         """Read and match a batch; one outcome per item (see the module docstring)."""
         progress = self.progress
         events: list[Event] = []
+        contexts: list[MatchContext] = []
         outcomes: list[tuple[Any, ...] | None] = []
+        watch = progress.watch if progress is not None else None
+        closing = any(_size(m) for m in self.matchers.values())
         for i, (event_id, media_type, body) in enumerate(items):
             if progress is not None:
                 progress.at(READING, i)
             try:
-                events.append(self.read(event_id, media_type, body))
-                outcomes.append(None)
+                event = self.read(event_id, media_type, body)
+                context = MatchContext(event, self.expansion, watch=watch, limits=self.limits)
+                if closing and event.triples:
+                    context.parts  # noqa: B018  (the closure, here: its limit is per event)
             except SempsError as exc:
                 outcomes.append(("error", pack_error(exc)))
-        watch = progress.watch if progress is not None else None
-        contexts = [MatchContext(e, self.expansion, watch=watch) for e in events]
+                continue
+            events.append(event)
+            contexts.append(context)
+            outcomes.append(None)
         found: list[list[Match]] = [[] for _ in events]
         for matcher in self.matchers.values():
             if not _size(matcher):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from semps._types import Term
 from semps.ingest.event import Event
+from semps.limits import DEFAULT_LIMITS, Limits
 from semps.ontology.expansion import Expansion
 
 if TYPE_CHECKING:
@@ -98,9 +99,11 @@ class MatchContext:
         expansion: Expansion | None = None,
         *,
         watch: Callable[[str], None] | None = None,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self.event = event
         self.expansion = expansion if expansion is not None else Expansion()
+        self.limits = limits
         #: Matchers call ``watch(subscription id)`` before work whose cost depends on that
         #: subscription (verification), so a watchdog can tell who overran; may be ``None``.
         self.watch = watch
@@ -110,7 +113,7 @@ class MatchContext:
         """The event's PartA/PartB under the ontology (seed 001)."""
         from semps.ingest.partab import to_partab
 
-        return to_partab(self.event, self.expansion)
+        return to_partab(self.event, self.expansion, limits=self.limits)
 
 
 class Matcher(ABC):
