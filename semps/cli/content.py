@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import argparse
 import gc
+import multiprocessing
+import os
+from collections import deque
+from multiprocessing.pool import AsyncResult
 from pathlib import Path
+from typing import NamedTuple
 
-from semps.errors import SubscriptionError
+from semps.errors import SempsError, SubscriptionError
 from semps.ingest.event import Event
 from semps.ingest.json_event import parse_json_event
 from semps.matcher.content import ALGORITHMS, ContentMatcher, subscription_from_json
-from semps.matcher.content.bulk import parse_json_many
+from semps.matcher.content.bulk import ParsedSubscriptions, parse_json_many
 from semps.matcher.content.constraints import ContentSubscription
 from semps.matcher.content.index import ContentIndex
 
-from .jsonl import duplicate_message, load_each, located, match_jsonl, read_chunks
+from .jsonl import decode_lines, duplicate_message, load_each, located, match_jsonl, raw_chunks
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -72,30 +77,77 @@ def run(args: argparse.Namespace) -> int:
     )
 
 
-def load_bulk(path: Path, index: ContentIndex) -> None:
+def load_bulk(path: Path, index: ContentIndex, *, workers: int | None = None) -> None:
     """Index every subscription line in chunks (:func:`parse_json_many`); the first bad
-    line, or repeated id, stops the run as the one-by-one path would."""
+    line, or repeated id, stops the run as the one-by-one path would.
+
+    Files over :data:`PARALLEL_BYTES` are decoded and validated by ``workers`` forked
+    processes (default: one per core, at most 4); this process indexes their chunks in
+    file order.
+    """
     paused = gc.isenabled()
     gc.disable()  # millions of short-lived dicts, no cycles: collections would only rescan
     try:
-        _load_chunks(path, index)
+        if workers is None:
+            workers = min(4, len(os.sched_getaffinity(0)))
+        if workers > 1 and path.is_file() and path.stat().st_size > PARALLEL_BYTES:
+            _load_parallel(path, index, workers)
+        else:
+            for first, lines in raw_chunks(path):
+                _index_chunk(path, index, _parse_chunk(path, lines, first))
     finally:
         if paused:
             gc.enable()
 
 
-def _load_chunks(path: Path, index: ContentIndex) -> None:
-    for part in read_chunks(path, SubscriptionError):
-        parsed, bad = parse_json_many(part.docs)
-        end = bad[0] if bad else len(part.docs)
-        try:
-            index.add_many(parsed)  # refuses ids already stored or repeated, changing nothing
-        except ValueError:
-            _repeated(path, [doc["id"] for doc in part.docs[:end]], index)
-        if bad is not None:
-            raise located(path, part.numbers[end], bad[1]) from bad[1]
-        if part.error is not None:
-            raise part.error
+#: Files larger than this are parsed by worker processes.
+PARALLEL_BYTES = 64 << 20
+
+
+class _Parsed(NamedTuple):
+    """A chunk parsed: its subscriptions, the ids of its lines before the first bad one
+    (in line order), and the error that stops the run after them, if any."""
+
+    parsed: ParsedSubscriptions
+    ids: list[str]
+    error: SempsError | None
+
+
+def _parse_chunk(path: Path, lines: list[bytes], first: int) -> _Parsed:
+    part = decode_lines(path, lines, first, SubscriptionError)
+    parsed, bad = parse_json_many(part.docs)
+    end = bad[0] if bad else len(part.docs)
+    error = located(path, part.numbers[end], bad[1]) if bad is not None else part.error
+    return _Parsed(parsed, [doc["id"] for doc in part.docs[:end]], error)
+
+
+def _parse_task(task: tuple[str, list[bytes], int]) -> _Parsed:
+    gc.disable()
+    path, lines, first = task
+    return _parse_chunk(Path(path), lines, first)
+
+
+def _index_chunk(path: Path, index: ContentIndex, chunk: _Parsed) -> None:
+    """Index a parsed chunk, then raise its error (if any)."""
+    try:
+        index.add_many(chunk.parsed)  # refuses ids already stored or repeated, changing nothing
+    except ValueError:
+        _repeated(path, chunk.ids, index)
+    if chunk.error is not None:
+        raise chunk.error
+
+
+def _load_parallel(path: Path, index: ContentIndex, workers: int) -> None:
+    parse_json_many([])  # compile (or load) the kernels once, before forking
+    context = multiprocessing.get_context("fork")
+    with context.Pool(workers) as pool:
+        pending: deque[AsyncResult[_Parsed]] = deque()
+        for first, lines in raw_chunks(path):
+            pending.append(pool.apply_async(_parse_task, ((str(path), lines, first),)))
+            if len(pending) > 2 * workers:  # bound the chunks in flight
+                _index_chunk(path, index, pending.popleft().get())
+        while pending:
+            _index_chunk(path, index, pending.popleft().get())
 
 
 def _repeated(path: Path, ids: list[str], index: ContentIndex) -> None:

@@ -54,41 +54,53 @@ def read_chunks(
     error: _ErrorType,
     *,
     strict_constants: bool = True,
-    chunk: int = CHUNK,
+    chunk: int | None = None,
 ) -> Iterator[Chunk]:
-    """The non-blank lines of ``path``, decoded, ``chunk`` lines at a time.
+    """The non-blank lines of ``path``, decoded, about ``chunk`` lines at a time.
 
     A line that is not JSON ends the reading: the chunk holding it carries its ``error``
     (``FILE:LINE:COL: invalid JSON: ...``, the standard library's message) after the lines
     before it.
     """
+    for first, lines in raw_chunks(path, chunk):
+        part = decode_lines(path, lines, first, error, strict_constants=strict_constants)
+        yield part
+        if part.error is not None:
+            return
+
+
+def raw_chunks(path: Path, chunk: int | None = None) -> Iterator[tuple[int, list[bytes]]]:
+    """(number of the first line, lines) of ``path``, about ``chunk`` lines at a time
+    (default :data:`CHUNK`)."""
+    hint = (CHUNK if chunk is None else chunk) * 512
     if not path.is_file():
         msg = f"file not found: {path}"
         raise SempsError(msg)
-    loads = orjson.loads
-    number = 0
+    number = 1
     with path.open("rb") as stream:
-        while True:
-            lines = stream.readlines(chunk * 512)
-            if not lines:
-                return
-            numbers: list[int] = []
-            raw: list[bytes] = []
-            for line in lines:
-                number += 1
-                if line.strip():
-                    numbers.append(number)
-                    raw.append(line)
-            try:
-                docs = list(map(loads, raw))
-            except orjson.JSONDecodeError:
-                docs, failure = _decode_each(path, raw, numbers, error, strict_constants)
-                if failure is not None:
-                    yield Chunk(numbers[: len(docs)], docs, failure)
-                    return
-                numbers = [n for n, d in zip(numbers, docs, strict=True) if d is not _BLANK]
-                docs = [d for d in docs if d is not _BLANK]
-            yield Chunk(numbers, docs, None)
+        while lines := stream.readlines(hint):
+            yield number, lines
+            number += len(lines)
+
+
+def decode_lines(
+    path: Path,
+    lines: list[bytes],
+    first: int,
+    error: _ErrorType,
+    *,
+    strict_constants: bool = True,
+) -> Chunk:
+    """Decode ``lines`` (line ``first`` on), skipping blank ones (see :func:`read_chunks`)."""
+    numbers = [n for n, line in enumerate(lines, start=first) if line.strip()]
+    raw = lines if len(numbers) == len(lines) else [lines[n - first] for n in numbers]
+    try:
+        return Chunk(numbers, list(map(orjson.loads, raw)), None)
+    except orjson.JSONDecodeError:
+        pass
+    docs, failure = _decode_each(path, raw, numbers, error, strict_constants)
+    numbers = [n for n, d in zip(numbers, docs, strict=False) if d is not _BLANK]
+    return Chunk(numbers, [d for d in docs if d is not _BLANK], failure)
 
 
 _BLANK = object()

@@ -147,3 +147,40 @@ def test_bad_lines_stop_with_file_and_line(
     )  # fmt: skip
     assert result.returncode == 2
     assert result.stderr == f"semps: error: {tmp_path}/{message}\n"
+
+
+@pytest.mark.parametrize("bad", [None, "json", "constraint", "repeat"])
+def test_parallel_load_equals_sequential(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str | None
+) -> None:
+    from semps.cli import content
+    from semps.errors import SempsError
+    from semps.matcher.content import create_index
+
+    subs, events = workload(random.Random(7))
+    lines = [json.dumps(d) for d in subs * 1] + [""]
+    where = 250
+    if bad == "json":
+        lines[where] = '{"id": "x", "constraints": ['
+    elif bad == "constraint":
+        lines[where] = '{"id": "x", "constraints": [{"attr": "a0", "op": ">=", "value": []}]}'
+    elif bad == "repeat":
+        lines[where] = lines[3]
+    path = tmp_path / "subs.jsonl"
+    path.write_text("\n".join(lines))
+    monkeypatch.setattr(content, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr("semps.cli.jsonl.CHUNK", 1)  # many small chunks
+    outcomes = []
+    for workers in (1, 2):
+        index = create_index("rein", buckets=5)
+        try:
+            content.load_bulk(path, index, workers=workers)
+            error = None
+        except SempsError as exc:
+            error = (type(exc), str(exc))
+        views = [{k: [v] for k, v in e["values"].items()} for e in events]  # type: ignore[union-attr]
+        outcomes.append((error, len(index), index.match_batch(views)))
+    assert outcomes[0] == outcomes[1]
+    assert (outcomes[0][0] is None) == (bad is None)
+    if bad is not None:
+        assert outcomes[0][0][1].startswith(f"{path}")  # type: ignore[index]
