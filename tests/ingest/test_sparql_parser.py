@@ -262,6 +262,10 @@ def _bindings(a: str, b: str) -> dict:
 def test_filters_evaluate_like_rdflib(expr: str, a: str, b: str) -> None:
     query = parse_query(f"PREFIX xsd: <{XSD}> SELECT * WHERE {{ ?a <http://p> ?b FILTER({expr}) }}")
     (compiled,) = query.filters
+    # rdflib rewrites the lexical form of a double written in a query ("1.0e0" -> "1.0"),
+    # so str() of one differs there; SPARQL's str() returns the lexical form as written
+    # (semps does), so such filters have no rdflib verdict to compare with.
+    assume(not ("str(" in expr and "1.0e0" in (expr + a + b)))
     try:
         expected = _rdflib_filter(expr, a, b)
     except OracleCrashed:
