@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import gc
+import io
 import multiprocessing
 import os
-from collections import deque
-from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from typing import NamedTuple
 
@@ -121,10 +120,15 @@ def _parse_chunk(path: Path, lines: list[bytes], first: int) -> _Parsed:
     return _Parsed(parsed, [doc["id"] for doc in part.docs[:end]], error)
 
 
-def _parse_task(task: tuple[str, list[bytes], int]) -> _Parsed:
+def _parse_task(task: tuple[str, int, int]) -> tuple[_Parsed, int]:
+    """A worker's chunk: the bytes ``[start, end)`` of the file, parsed; and its line count.
+    Line numbers are relative (the parent re-reads a chunk with an error to locate it)."""
     gc.disable()
-    path, lines, first = task
-    return _parse_chunk(Path(path), lines, first)
+    path, start, end = task
+    with open(path, "rb") as stream:
+        stream.seek(start)
+        lines = io.BytesIO(stream.read(end - start)).readlines()
+    return _parse_chunk(Path(path), lines, 1), len(lines)
 
 
 def _index_chunk(path: Path, index: ContentIndex, chunk: _Parsed) -> None:
@@ -139,15 +143,38 @@ def _index_chunk(path: Path, index: ContentIndex, chunk: _Parsed) -> None:
 
 def _load_parallel(path: Path, index: ContentIndex, workers: int) -> None:
     parse_json_many([])  # compile (or load) the kernels once, before forking
+    bounds = _chunk_bounds(path, CHUNK_BYTES)
     context = multiprocessing.get_context("fork")
+    first = 1  # the number of the chunk's first line
     with context.Pool(workers) as pool:
-        pending: deque[AsyncResult[_Parsed]] = deque()
-        for first, lines in raw_chunks(path):
-            pending.append(pool.apply_async(_parse_task, ((str(path), lines, first),)))
-            if len(pending) > 2 * workers:  # bound the chunks in flight
-                _index_chunk(path, index, pending.popleft().get())
-        while pending:
-            _index_chunk(path, index, pending.popleft().get())
+        results = pool.imap(_parse_task, [(str(path), a, b) for a, b in bounds])
+        for (start, end), (chunk, count) in zip(bounds, results, strict=True):
+            if chunk.error is not None:  # parse it here again, to say which line
+                with path.open("rb") as stream:
+                    stream.seek(start)
+                    lines = io.BytesIO(stream.read(end - start)).readlines()
+                chunk = _parse_chunk(path, lines, first)
+            _index_chunk(path, index, chunk)
+            first += count
+
+
+#: Bytes of the file per worker chunk.
+CHUNK_BYTES = 32 << 20
+
+
+def _chunk_bounds(path: Path, size: int) -> list[tuple[int, int]]:
+    """Byte ranges of about ``size`` bytes, each ending after a newline (or at the end)."""
+    total = path.stat().st_size
+    bounds = []
+    with path.open("rb") as stream:
+        start = 0
+        while start < total:
+            stream.seek(min(total, start + size))
+            stream.readline()
+            end = min(total, stream.tell())
+            bounds.append((start, end))
+            start = end
+    return bounds
 
 
 def _repeated(path: Path, ids: list[str], index: ContentIndex) -> None:
