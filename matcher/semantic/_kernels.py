@@ -32,3 +32,30 @@ def complete_slots(candidates: IntArray, others: IntArray, hit: BoolArray) -> In
             out[n] = slot
             n += 1
     return out[:n]
+
+
+@jit
+def unique_shapes(
+    slots: IntArray, shape_at: IntArray, marker: IntArray
+) -> tuple[IntArray, IntArray, IntArray]:
+    """The distinct shapes of ``slots`` in order of first appearance, the first slot of
+    each, and each slot's position among them; ``marker`` (by shape, all -1) is left as
+    found. Linear: no sort."""
+    n = len(slots)
+    uniq = np.empty(n, dtype=np.int64)
+    first = np.empty(n, dtype=np.int64)
+    inverse = np.empty(n, dtype=np.int64)
+    k = 0
+    for i in range(n):
+        shape = shape_at[slots[i]]
+        at = marker[shape]
+        if at < 0:
+            at = k
+            marker[shape] = k
+            uniq[k] = shape
+            first[k] = slots[i]
+            k += 1
+        inverse[i] = at
+    for j in range(k):
+        marker[uniq[j]] = -1
+    return uniq[:k], first[:k], inverse

@@ -21,6 +21,7 @@ import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -215,6 +216,19 @@ def _integer(term: Term) -> int | None:
     reads it), else ``None``."""
     if type(term) is str:
         return None
+    found = _INTEGERS.get(term, _UNKNOWN)
+    if found is _UNKNOWN:
+        if len(_INTEGERS) >= 65536:
+            _INTEGERS.clear()
+        found = _INTEGERS[term] = _read_integer(term)
+    return found  # type: ignore[return-value]
+
+
+_INTEGERS: dict[Term, int | None] = {}  # bounded: cleared when full
+_UNKNOWN = object()
+
+
+def _read_integer(term: Term) -> int | None:
     kind, value = typed(term)
     if kind != "num" or not isinstance(value, Decimal) or value != value.to_integral_value():
         return None
@@ -249,8 +263,9 @@ def family_counts(
     if family.ask or (family.distinct and not family.projected):
         return passing.any(axis=1).astype(np.int64)  # type: ignore[return-value]
     if family.distinct:
-        groups: dict[tuple[Term | None, ...], int] = {}
-        ids = [groups.setdefault(tuple(r[i] for i in family.projected), len(groups)) for r in rows]
+        groups: dict[object, int] = {}
+        key = itemgetter(*family.projected)
+        ids = [groups.setdefault(key(r), len(groups)) for r in rows]
         if len(groups) < n:
             onehot = np.zeros((n, len(groups)), dtype=np.int64)
             onehot[np.arange(n), ids] = 1
@@ -320,7 +335,8 @@ def _term_ids(
         return cached
     at = family.columns.index(name)
     numbers = columns["", "terms"]
-    out = np.fromiter((numbers.get(r[at], -1) for r in rows), dtype=np.int64, count=len(rows))
+    get = numbers.get
+    out = np.array([get(t, -1) for t in map(itemgetter(at), rows)], dtype=np.int64)
     columns[name, "ids"] = out
     return out
 

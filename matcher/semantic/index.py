@@ -21,7 +21,7 @@ import numpy.typing as npt
 from semps._types import Term
 from semps.ingest.partab import EventParts
 from semps.ingest.terms import RDF_TYPE
-from semps.matcher.semantic._kernels import complete_slots
+from semps.matcher.semantic._kernels import complete_slots, unique_shapes
 from semps.matcher.semantic.compiled import STAR, CompiledSubscription, IndexKey, NPNKey
 from semps.matcher.semantic.family import Family, Members, family_of
 
@@ -168,6 +168,7 @@ class SubscriptionIndex:
         self._families: dict[Family, int] = {}
         self._family_users: dict[int, int] = {}
         self._next_family = 0
+        self._marker = np.zeros(0, dtype=np.int64)  # by shape, -1: for unique_shapes
 
     def __len__(self) -> int:
         return len(self.subscriptions)
@@ -289,6 +290,13 @@ class SubscriptionIndex:
             del self._family_users[fid]
             del self.members_at[fid]
             del self._families[self.family_at.pop(fid)]
+
+    def unique_shapes(self, slots: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+        """The distinct shapes among ``slots`` (first appearance order), the first slot of
+        each, and each slot's position among them."""
+        if len(self._marker) < self._next_shape:
+            self._marker = np.full(2 * self._next_shape, -1, dtype=np.int64)
+        return unique_shapes(slots, self.shape_at, self._marker)  # type: ignore[no-any-return]
 
     def counter_filter(self, pairs: EventPairs) -> list[CompiledSubscription]:
         """Phase 1: the subscriptions whose every pattern is hit by the event, in index

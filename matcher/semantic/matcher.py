@@ -72,19 +72,18 @@ def count_parts(
     slots = index.counter_slots(pairs)
     if not len(slots):
         return {}
-    shapes, first, inverse = np.unique(
-        index.shape_at[slots], return_index=True, return_inverse=True
-    )
+    shapes, first_slots, inverse = index.unique_shapes(slots)
     at = index.sub_at
-    firsts = slots[first].tolist()
+    firsts = first_slots.tolist()
     counts = np.zeros(len(shapes), dtype=np.int64)
     fams = index.shape_fam[shapes]
     generic: list[int] = np.flatnonzero(fams < 0).tolist()
     grouped = np.flatnonzero(fams >= 0)
     if len(grouped):
         grouped = grouped[np.argsort(fams[grouped], kind="stable")]
-        bounds = np.flatnonzero(np.diff(fams[grouped])) + 1
-        for positions in np.split(grouped, bounds):
+        bounds = [0, *(np.flatnonzero(np.diff(fams[grouped])) + 1).tolist(), len(grouped)]
+        for lo, hi in zip(bounds, bounds[1:], strict=False):
+            positions = grouped[lo:hi]
             if len(positions) < _MIN_FAMILY:
                 generic.extend(positions.tolist())
                 continue

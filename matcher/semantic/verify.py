@@ -290,12 +290,16 @@ def component_rows(
             partial = [r + e for r in partial for e in ext]
         elif mode == BY_S:
             index, i = pairs.index(prop, key, 0), at[s_var]
-            if sum(len(index.get(r[i], ())) for r in partial) > budget:
+            if len(partial) * len(pairs.table(prop, key)) > budget and (
+                sum(len(index.get(r[i], ())) for r in partial) > budget
+            ):
                 return None
             partial = [(*r, o) for r in partial for _, o in index.get(r[i], ())]
         elif mode == BY_O:
             index, j = pairs.index(prop, key, 1), at[o_var]
-            if sum(len(index.get(r[j], ())) for r in partial) > budget:
+            if len(partial) * len(pairs.table(prop, key)) > budget and (
+                sum(len(index.get(r[j], ())) for r in partial) > budget
+            ):
                 return None
             partial = [(*r, s) for r in partial for s, _ in index.get(r[j], ())]
         else:
@@ -325,7 +329,14 @@ def _cut_at_second_step(comp: Component, pairs: EventPairs) -> bool:
     cut = comp.cut
     if cut is None:
         return False
-    return pairs.index_at(cut[1]).keys().isdisjoint(pairs.index_at(cut[0]))
+    indexes = pairs._indexes  # the cached indexes, read directly: this runs per candidate
+    second = indexes.get(cut[1])
+    if second is None:
+        second = pairs.index_at(cut[1])
+    first = indexes.get(cut[0])
+    if first is None:
+        first = pairs.index_at(cut[0])
+    return second.keys().isdisjoint(first)
 
 
 def _single(sub: CompiledSubscription, rows: Rows, limit: int) -> Verdict | None:
