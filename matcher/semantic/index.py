@@ -296,7 +296,7 @@ class SubscriptionIndex:
         each, and each slot's position among them."""
         if len(self._marker) < self._next_shape:
             self._marker = np.full(2 * self._next_shape, -1, dtype=np.int64)
-        return unique_shapes(slots, self.shape_at, self._marker)  # type: ignore[no-any-return]
+        return unique_shapes(slots, self.shape_at, self._marker)
 
     def counter_filter(self, pairs: EventPairs) -> list[CompiledSubscription]:
         """Phase 1: the subscriptions whose every pattern is hit by the event, in index
