@@ -18,10 +18,11 @@ Shape (``write``):
   properties are leaves of their trees and the words two-word phrases (0.001: ~100).
 
 Benchmark (``run``): registration/s, index bytes per subscription, counts-only events/s
-and p50/p99 per event in process (CPU time, one event per call; the closure excluded), ``semps match --workers 1`` and ``2`` wall-clock
-events/s (subtracting a run over no events, i.e. start-up and registration), and the naive
-method (closure + every subscription as a SPARQL query in pyoxigraph over each event, on a
-sample, extrapolated).
+and p50/p99 per event in process (CPU time, one event per call; the closure excluded),
+``semps match --workers 1`` and ``2`` events/s (its output lines timestamped as they
+stream, from the first batch's line to the last: start-up and registration excluded), and
+the naive method (closure + every subscription as a SPARQL query in pyoxigraph over each
+event, on a sample, extrapolated).
 
     .venv/bin/python bench/semantic_workload.py write DIR [--subs 100000] [--events 1000]
         [--selectivity 0.01]
