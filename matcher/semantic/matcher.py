@@ -13,6 +13,7 @@ from semps.ingest.event import Event
 from semps.ingest.sparql import parse_query
 from semps.ingest.terms import RDF_TYPE
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.results import result_line
 from semps.matcher.semantic.compiled import STAR, CompiledSubscription, compile_query
 from semps.matcher.semantic.family import family_counts
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
@@ -234,6 +235,16 @@ class SemanticMatcher(Matcher):
             if len(expansions) == 1:
                 return self._workers().count_many(events, contexts[0].expansion)
         return [count_parts(self.index, EventPairs(c.parts), self.step_budget) for c in contexts]
+
+    def result_lines(self, events: Sequence[Event], contexts: Sequence[MatchContext]) -> list[str]:
+        """:meth:`count_batch` as output lines (:func:`~semps.matcher.results.result_line`),
+        what ``semps match`` writes; with several workers they write the lines."""
+        if self.workers > 1 and len(events) > 1:
+            expansions = {id(c.expansion): c.expansion for c in contexts}
+            if len(expansions) == 1:
+                return self._workers().lines_many(events, contexts[0].expansion)
+        counts = self.count_batch(events, contexts)
+        return [result_line(e.id, c) for e, c in zip(events, counts, strict=True)]
 
     def _workers(self) -> WorkerPool:
         from semps.matcher.semantic.parallel import WorkerPool

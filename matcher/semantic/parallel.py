@@ -27,6 +27,7 @@ from semps.ingest.event import Event
 from semps.ingest.partab import EventParts
 from semps.ingest.sparql import parse_query
 from semps.matcher.base import Match, MatchContext
+from semps.matcher.results import result_line
 from semps.matcher.semantic.compiled import compile_query
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
 from semps.matcher.semantic.plan import Scan, plan_partitions
@@ -111,15 +112,17 @@ def _worker(
                 found = match_parts(index, EventPairs(parts), event.id, None, limit, budget)
                 results.append([(m.subscription, m.count, m.solutions, m.detail) for m in found])
             conn.send(results)
-        elif op == "count":
+        elif op in ("count", "lines"):
             events, new_expansion = payload
             expansion = new_expansion if new_expansion is not None else expansion
-            conn.send(
-                [
-                    count_parts(index, EventPairs(MatchContext(e, expansion).parts), budget)
-                    for e in events
-                ]
-            )
+            counts = [
+                count_parts(index, EventPairs(MatchContext(e, expansion).parts), budget)
+                for e in events
+            ]
+            if op == "lines":
+                conn.send([result_line(e.id, c) for e, c in zip(events, counts, strict=True)])
+            else:
+                conn.send(counts)
 
 
 class WorkerPool:
@@ -202,6 +205,12 @@ class WorkerPool:
         """Closure and counts-only phases 1 and 3 for a batch, split as :meth:`match_many`."""
         bounds = self._send("count", events, expansion)
         return [counts for w in range(len(bounds) - 1) for counts in self._recv(w)]
+
+    def lines_many(self, events: Sequence[Event], expansion: Expansion) -> list[str]:
+        """:meth:`count_many` written as result lines by the workers (a line is cheaper to
+        send back than its counts, and the JSON work is shared out too)."""
+        bounds = self._send("lines", events, expansion)
+        return [line for w in range(len(bounds) - 1) for line in self._recv(w)]
 
     def _send(self, op: str, events: Sequence[Event], expansion: Expansion) -> list[int]:
         """Contiguous slices of the events, one per worker; the ontology snapshot only to

@@ -12,7 +12,6 @@ from semps.errors import IngestError, SempsError, SubscriptionError
 from semps.ingest.event import Event
 from semps.ingest.rdf import read_event
 from semps.matcher.base import MatchContext, Subscription
-from semps.matcher.results import result_line
 from semps.matcher.semantic import SemanticMatcher
 from semps.ontology import Expansion, load_expansion
 
@@ -107,8 +106,8 @@ def run(args: argparse.Namespace) -> int:
 def _flush(matcher: SemanticMatcher, batch: list[Event], expansion: Expansion, progress) -> None:  # type: ignore[no-untyped-def]
     contexts = [MatchContext(e, expansion) for e in batch]
     # The output carries counts only: the same counts path as `semps spark match`.
-    for event, counts in zip(batch, matcher.count_batch(batch, contexts), strict=True):
-        sys.stdout.write(result_line(event.id, counts) + "\n")
+    lines = matcher.result_lines(batch, contexts)
+    sys.stdout.write("".join(line + "\n" for line in lines))
     sys.stdout.flush()
     if progress is not None:
         progress.update(len(batch))

@@ -209,3 +209,26 @@ def test_forked_workers_count_exactly_like_one() -> None:
         assert two.count_batch(events, contexts) == one.count_batch(events, contexts)
     finally:
         two.close()
+
+
+def test_result_lines_are_the_counts_lines_with_one_or_two_workers() -> None:
+    from semps.matcher.results import result_line
+
+    rng = random.Random(5)
+    subs = [Subscription(f"s{i:03}", "semantic", rng.choice(QUERIES)) for i in range(120)]
+    events = [Event(f"e{i}", tuple(rng.sample(TRIPLES, 8))) for i in range(7)]
+    expansion = compile_axioms([])
+    contexts = [MatchContext(e, expansion) for e in events]
+    one, two = SemanticMatcher(workers=1), SemanticMatcher(workers=2)
+    try:
+        for sub in subs:
+            one.add(sub)
+            two.add(sub)
+        want = [
+            result_line(e.id, c)
+            for e, c in zip(events, one.count_batch(events, contexts), strict=True)
+        ]
+        assert one.result_lines(events, contexts) == want
+        assert two.result_lines(events, contexts) == want
+    finally:
+        two.close()
