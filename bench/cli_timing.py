@@ -34,8 +34,9 @@ def command(prev: str | None) -> list[str]:
     return [sys.executable, "-c", _RUNNER.format(here=HERE, there=str(Path(prev).resolve()))]
 
 
-def run(args: list[str], prev: str | None = None) -> tuple[float, int]:
-    """(wall seconds, peak RSS bytes) of one ``semps`` run; raises when it fails."""
+def run(args: list[str], prev: str | None = None) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds (user + system, its workers included), peak RSS bytes)
+    of one ``semps`` run; raises when it fails."""
     start = time.perf_counter()
     with open(os.devnull, "w") as sink:
         proc = subprocess.Popen([*command(prev), *args], stdout=sink, stderr=subprocess.PIPE)
@@ -46,14 +47,18 @@ def run(args: list[str], prev: str | None = None) -> tuple[float, int]:
     if proc.returncode != 0:
         msg = f"semps {' '.join(args)} failed ({proc.returncode}): {err[-400:]}"
         raise RuntimeError(msg)
-    return seconds, usage.ru_maxrss * 1024
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
-def best(args: list[str], repeat: int, prev: str | None = None) -> tuple[float, float, int]:
-    """(fastest, slowest, peak RSS) over ``repeat`` runs."""
-    times, rss = [], 0
+def best(
+    args: list[str], repeat: int, prev: str | None = None
+) -> tuple[float, float, int, float, float]:
+    """(fastest, slowest wall seconds, peak RSS, least, most CPU seconds) over ``repeat``
+    runs (CPU time varies less than wall time on a shared machine)."""
+    times, cpus, rss = [], [], 0
     for _ in range(repeat):
-        seconds, peak = run(args, prev)
+        seconds, cpu, peak = run(args, prev)
         times.append(seconds)
+        cpus.append(cpu)
         rss = max(rss, peak)
-    return min(times), max(times), rss
+    return min(times), max(times), rss, min(cpus), max(cpus)

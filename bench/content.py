@@ -314,7 +314,7 @@ def cli_point(args: argparse.Namespace, n: int, prev: str | None) -> dict[str, o
     """``semps content match`` timed end to end (see the module doc)."""
     from cli_timing import best
 
-    plan = {"rein": (100, 300), "hcem": (1000, 5000)}
+    plan = {"rein": (100, 600), "hcem": (1000, 9000)}
     counts = sorted({0, *(c for pair in plan.values() for c in pair)})
     folder = OUT / "cli-content"
     subs, events = write_cli_files(folder, n, args.m, args.k, args.w, counts)
@@ -338,12 +338,40 @@ def cli_point(args: argparse.Namespace, n: int, prev: str | None) -> dict[str, o
             "load_s": load[:2],
             "startup_s": base[0],
             "ms_per_event_marginal": 1e3 * (t_many[0] - t_few[0]) / (many - few),
+            "cpu_ms_per_event_marginal": 1e3 * (t_many[3] - t_few[3]) / (many - few),
+            "load_cpu_s": load[3:],
             f"total_s_{few}_events": t_few[:2],
             f"total_s_{many}_events": t_many[:2],
-            "rss_bytes_per_subscription": (load[2] - base[2]) / n,
+            "peak_rss_mb_load": load[2] / 1e6,
         }
         print(f"  {algorithm}: {json.dumps(row)}")
         out[algorithm] = row
+    return out
+
+
+def memory_point(args: argparse.Namespace, n: int) -> dict[str, float]:
+    """Bytes per subscription once ``n`` are loaded from JSONL (as the CLI loads them) and
+    built: the index's arrays, and this process's resident set grew by (ids, id dict too)."""
+    import os
+
+    from semps.cli.content import load_bulk
+
+    def rss() -> int:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    subs, _ = write_cli_files(OUT / "cli-content", n, args.m, args.k, args.w, [0])
+    out = {}
+    for cls in (HcemIndex, PredicateTableIndex):
+        gc.collect()
+        before = rss()
+        index = cls(**({"buckets": args.b} if cls is HcemIndex else {}))  # type: ignore[arg-type]
+        load_bulk(subs, index, workers=1)
+        index.rebuild()
+        gc.collect()
+        out[f"{cls.name}_arrays_B"] = index.memory() / n
+        out[f"{cls.name}_rss_B"] = (rss() - before) / n
+        del index
     return out
 
 
@@ -356,9 +384,8 @@ def main_cli(args: argparse.Namespace) -> None:
         print(f"semps content match, {label} checkout, n = {n:,}")
         report[label] = cli_point(args, n, prev)
         gc.collect()
-    index, _ = build(HcemIndex, args.n, args.m, args.k, args.w, buckets=args.b)
-    report["index_bytes_per_subscription"] = index.memory() / args.n
-    print(f"index arrays: {report['index_bytes_per_subscription']:.0f} B/subscription")
+    report["memory"] = {n: memory_point(args, n) for n in sorted({100_000, args.n})}
+    print(json.dumps(report["memory"], indent=2))
     path = OUT / f"content-cli-{args.n}.json"
     path.write_text(json.dumps(report, indent=2))
     print(f"wrote {path}")

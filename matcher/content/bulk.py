@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
+from typing import Any
 
 import numpy as np
 
@@ -92,18 +93,18 @@ def parse_json_many(
 class _Fast:
     """The C-level passes over a list of documents (see the module doc)."""
 
-    def __init__(self, docs: Sequence[object]) -> None:
+    def __init__(self, docs: Sequence[Any]) -> None:
         self.docs = docs
         n = len(docs)
         self.bad_doc = np.zeros(n, np.bool_)
-        shaped = set(map(type, docs)) == {dict} and set(map(len, docs)) == {2}  # type: ignore[arg-type]
+        shaped = set(map(type, docs)) == {dict} and set(map(len, docs)) == {2}
+        good: Sequence[Any] = docs
         if not shaped:
-            self.bad_doc |= np.array([type(d) is not dict or len(d) != 2 for d in docs], np.bool_)  # type: ignore[arg-type]
+            self.bad_doc |= np.array([type(d) is not dict or len(d) != 2 for d in docs], np.bool_)
             good = [d if not b else {} for d, b in zip(docs, self.bad_doc.tolist(), strict=True)]
-        else:
-            good = docs  # type: ignore[assignment]
-        self.ids = list(map(dict.get, good, repeat("id")))  # type: ignore[arg-type]
-        cons = list(map(dict.get, good, repeat("constraints")))  # type: ignore[arg-type]
+        get: Any = dict.get
+        self.ids: list[Any] = list(map(get, good, repeat("id")))
+        cons: list[Any] = list(map(get, good, repeat("constraints")))
         id_ok = set(map(type, self.ids)) == {str} and "" not in self.ids
         con_ok = set(map(type, cons)) == {list}
         if not (id_ok and con_ok):
@@ -116,28 +117,28 @@ class _Fast:
         self.bad_doc |= counts == 0
         self.starts = np.zeros(n + 1, np.int64)
         np.cumsum(counts, out=self.starts[1:])
-        flat = list(chain.from_iterable(cons))
+        flat: list[Any] = list(chain.from_iterable(cons))
         self.row = np.repeat(np.arange(n, dtype=np.int64), counts)
         self._constraints(flat)
 
-    def _constraints(self, flat: list[object]) -> None:
+    def _constraints(self, flat: list[Any]) -> None:
         m = len(flat)
         bad = np.zeros(m, np.bool_)
-        get = dict.get
+        get: Any = dict.get
         try:
-            ops = list(map(get, flat, repeat("op")))  # type: ignore[arg-type]
+            ops: list[Any] = list(map(get, flat, repeat("op")))
         except TypeError:  # some constraint is not an object
             bad |= np.array([type(c) is not dict for c in flat], np.bool_)
             flat = [c if type(c) is dict else {} for c in flat]
-            ops = list(map(get, flat, repeat("op")))  # type: ignore[arg-type]
+            ops = list(map(get, flat, repeat("op")))
         op = _op_codes(ops)
         bad |= op == 9
         between = op == 0
         uniform = {4} if between.all() else {3} if not between.any() else None
-        if uniform is None or set(map(len, flat)) != uniform:  # type: ignore[arg-type]
-            nkeys = np.fromiter(map(len, flat), np.int64, count=m)  # type: ignore[arg-type]
+        if uniform is None or set(map(len, flat)) != uniform:
+            nkeys = np.fromiter(map(len, flat), np.int64, count=m)
             bad |= nkeys != np.where(op == 0, 4, 3)
-        attrs = list(map(get, flat, repeat("attr")))  # type: ignore[arg-type]
+        attrs: list[Any] = list(map(get, flat, repeat("attr")))
         try:  # checking the distinct names checks them all (a non-string stays a key)
             index = dict.fromkeys(attrs)
             named = all(type(a) is str and a for a in index)
@@ -148,10 +149,10 @@ class _Fast:
             attrs = [a if type(a) is str and a else "\x00" for a in attrs]
             index = dict.fromkeys(attrs)
         # Keys the operators cannot have are None without a pass (their docs are bad anyway).
-        absent: list[object] = [None] * m
-        value = absent if uniform == {4} else list(map(get, flat, repeat("value")))  # type: ignore[arg-type]
-        low = absent if uniform == {3} else list(map(get, flat, repeat("low")))  # type: ignore[arg-type]
-        high = absent if uniform == {3} else list(map(get, flat, repeat("high")))  # type: ignore[arg-type]
+        absent: list[Any] = [None] * m
+        value = absent if uniform == {4} else list(map(get, flat, repeat("value")))
+        low = absent if uniform == {3} else list(map(get, flat, repeat("low")))
+        high = absent if uniform == {3} else list(map(get, flat, repeat("high")))
         tv, tl, th = (_type_codes(x) for x in (value, low, high))
         number = (tv == _FLOAT) | (tv == _INT)
         bad |= np.where(
@@ -172,7 +173,7 @@ class _Fast:
         self.highs[self.is_string] = 0.0
         self.values = value
         for i, name in enumerate(index):
-            index[name] = i  # type: ignore[assignment]
+            index[name] = i
         self.names = list(index)
         self.attr = np.fromiter(map(index.__getitem__, attrs), np.int32, count=m)
         self.bad_constraint = bad
@@ -238,7 +239,7 @@ class _Fast:
         )
 
 
-def _op_codes(ops: list[object]) -> np.ndarray:
+def _op_codes(ops: list[Any]) -> np.ndarray:
     """Per constraint, its operator's code (9: not an operator)."""
     try:
         kinds = set(ops)
@@ -246,23 +247,23 @@ def _op_codes(ops: list[object]) -> np.ndarray:
         ops = [o if type(o) is str else "" for o in ops]
         kinds = set(ops)
     if len(kinds) == 1:
-        return np.full(len(ops), _OPS.get(kinds.pop(), 9), np.int8)  # type: ignore[arg-type]
-    return np.fromiter(map(_OPS.get, ops, repeat(9)), np.int8, count=len(ops))  # type: ignore[arg-type]
+        return np.full(len(ops), _OPS.get(kinds.pop(), 9), np.int8)
+    return np.fromiter(map(_OPS.get, ops, repeat(9)), np.int8, count=len(ops))
 
 
-def _type_codes(values: list[object]) -> np.ndarray:
+def _type_codes(values: list[Any]) -> np.ndarray:
     """Per value, float, int, str or other (absent keys are ``None``: other)."""
     kinds = set(map(type, values))
     if len(kinds) == 1:
         return np.full(len(values), _TYPES.get(kinds.pop(), _OTHER), np.int8)
     return np.fromiter(
-        map(_TYPES.get, map(type, values), repeat(_OTHER)),  # type: ignore[arg-type]
+        map(_TYPES.get, map(type, values), repeat(_OTHER)),
         np.int8,
         count=len(values),
     )
 
 
-def _floats(values: list[object], codes: np.ndarray) -> np.ndarray:
+def _floats(values: list[Any], codes: np.ndarray) -> np.ndarray:
     """The numbers of ``values`` as doubles (NaN where not a number, inf past the range)."""
     numeric = (codes == _FLOAT) | (codes == _INT)
     if not (codes == _STR).any():
@@ -276,7 +277,7 @@ def _floats(values: list[object], codes: np.ndarray) -> np.ndarray:
     out = np.full(len(values), np.nan)
     for i in np.flatnonzero(numeric).tolist():
         try:
-            out[i] = float(values[i])  # type: ignore[arg-type]
+            out[i] = float(values[i])
         except OverflowError:
             out[i] = np.inf
     return out

@@ -12,7 +12,7 @@ import json
 import sys
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import IO, Any
 
@@ -72,9 +72,9 @@ def _arrivals(
     A stream repeats a few lines (one per primitive) many times, so each distinct line is
     decoded once; lines with a ``time``, and bad ones, are read one by one.
     """
-    kinds = dict.fromkeys(lines)
+    kinds: dict[bytes, int] = dict.fromkeys(lines, 0)
     for line in kinds:
-        kinds[line] = _kind(tree, line)  # type: ignore[assignment]
+        kinds[line] = _kind(tree, line)
     codes = np.fromiter(map(kinds.__getitem__, lines), np.int64, count=len(lines))
     if (codes == _ODD).any():
         return _arrivals_each(tree, lines, first)

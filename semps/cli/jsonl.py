@@ -14,7 +14,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import IO, Any, Protocol, TypeVar
 
