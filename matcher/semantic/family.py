@@ -241,16 +241,16 @@ def family_counts(
     members: Members,
     member_rows: npt.NDArray[np.int64],
     rows: Sequence[tuple[Term | None, ...]],
-    term_ids: dict[Term, int],
+    columns: dict[tuple[str, str], Any],
 ) -> npt.NDArray[np.int64] | None:
     """The solution counts of the members at ``member_rows`` over ``rows`` (the bare
     component's solutions), or ``None`` when some filtered value is outside what the
-    vectorised pass covers. ``term_ids`` numbers the pattern constants."""
+    vectorised pass covers. ``columns`` caches the rows' columns (families with one bare
+    component share it); it starts as :func:`new_columns`."""
     n = len(rows)
     if not n:
         return np.zeros(len(member_rows), dtype=np.int64)
     params = _Params(members, member_rows)
-    columns: dict[tuple[str, str], Any] = {("", "terms"): term_ids}
     masks = []
     for template in family.templates:
         mask = _evaluate(template, family, params, rows, columns)
@@ -271,6 +271,12 @@ def family_counts(
             onehot[np.arange(n), ids] = 1
             return ((passing.astype(np.int64) @ onehot) > 0).sum(axis=1)  # type: ignore[no-any-return]
     return passing.sum(axis=1)  # type: ignore[no-any-return]
+
+
+def new_columns(term_ids: dict[Term, int]) -> dict[tuple[str, str], Any]:
+    """An empty column cache for :func:`family_counts`; ``term_ids`` numbers the pattern
+    constants."""
+    return {("", "terms"): term_ids}
 
 
 class _Params:

@@ -304,8 +304,9 @@ class SubscriptionIndex:
         at = self.sub_at
         return [at[i] for i in self.counter_slots(pairs).tolist()]
 
-    def counter_slots(self, pairs: EventPairs) -> IntArray:
-        """Phase 1 by slot: the sorted slots of the subscriptions whose every pattern is hit.
+    def counter_slots(self, pairs: EventPairs, ordered: bool = True) -> IntArray:
+        """Phase 1 by slot: the slots of the subscriptions whose every pattern is hit,
+        sorted unless ``ordered`` is false.
 
         A subscription's counter (its patterns whose SC the event hits) can only reach its
         pattern count if its anchor, its most selective pattern, is hit; so counters are
@@ -330,7 +331,8 @@ class SubscriptionIndex:
             complete = complete[np.asarray(keep, dtype=np.bool_)]
         mask[cids] = False
         mask[0] = True
-        complete.sort()
+        if ordered:
+            complete.sort()
         return complete
 
     def _new_cid(self) -> int:

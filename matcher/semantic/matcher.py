@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,8 +14,13 @@ from semps.ingest.sparql import parse_query
 from semps.ingest.terms import RDF_TYPE
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.results import result_line
-from semps.matcher.semantic.compiled import STAR, CompiledSubscription, compile_query
-from semps.matcher.semantic.family import family_counts
+from semps.matcher.semantic.compiled import (
+    STAR,
+    CompiledSubscription,
+    Component,
+    compile_query,
+)
+from semps.matcher.semantic.family import family_counts, new_columns
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
 from semps.matcher.semantic.verify import (
     DEFAULT_SOLUTION_LIMIT,
@@ -70,7 +75,7 @@ def count_parts(
     """Phases 1 and 3 for counts only: ``{subscription id: solution count}`` of the matching
     subscriptions, in slot order; one count per shape among the candidates, and the shapes
     of one family (:mod:`.family`) counted together."""
-    slots = index.counter_slots(pairs)
+    slots = index.counter_slots(pairs, ordered=False)
     if not len(slots):
         return {}
     shapes, first_slots, inverse = index.unique_shapes(slots)
@@ -80,6 +85,7 @@ def count_parts(
     fams = index.shape_fam[shapes]
     generic: list[int] = np.flatnonzero(fams < 0).tolist()
     grouped = np.flatnonzero(fams >= 0)
+    joins: dict[Component, tuple[list[tuple[Term, ...]] | None, dict[Any, Any]]] = {}
     if len(grouped):
         grouped = grouped[np.argsort(fams[grouped], kind="stable")]
         bounds = [0, *(np.flatnonzero(np.diff(fams[grouped])) + 1).tolist(), len(grouped)]
@@ -90,12 +96,16 @@ def count_parts(
                 continue
             fid = int(fams[positions[0]])
             family = index.family_at[fid]
-            rows = component_rows(family.bare, pairs, budget)
+            joined = joins.get(family.bare)
+            if joined is None:  # families differing in projection or form share the join
+                rows = component_rows(family.bare, pairs, budget)
+                joined = joins[family.bare] = (rows, new_columns(index.term_ids))
+            rows, columns = joined
             found = None
             if rows is not None:
                 member_rows = index.shape_row[shapes[positions]]
                 members = index.members_at[fid]
-                found = family_counts(family, members, member_rows, rows, index.term_ids)
+                found = family_counts(family, members, member_rows, rows, columns)
             if found is None:
                 generic.extend(positions.tolist())
             else:
