@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,6 +42,7 @@ def match_parts(
     candidates: Sequence[CompiledSubscription] | None = None,
     limit: int = DEFAULT_SOLUTION_LIMIT,
     budget: int = DEFAULT_STEP_BUDGET,
+    watch: Callable[[str], None] | None = None,
 ) -> list[Match]:
     """Phases 1 and 3 in one process: the matches of one event, sorted by subscription.
 
@@ -57,6 +58,8 @@ def match_parts(
         if shape in verdicts:
             verdict = verdicts[shape]
         else:
+            if watch is not None:  # a watchdog blames an overrun on this subscription
+                watch(sub.id)
             verdict = verdicts[shape] = verify(sub, pairs, limit, budget)
         if verdict is not None:
             detail = _TRUNCATED if verdict.truncated else _NO_DETAIL
@@ -220,7 +223,13 @@ class SemanticMatcher(Matcher):
         candidates = self.index.counter_filter(pairs)
         if self.workers == 1 or len(candidates) < 2:
             return match_parts(
-                self.index, pairs, event.id, candidates, self.solution_limit, self.step_budget
+                self.index,
+                pairs,
+                event.id,
+                candidates,
+                self.solution_limit,
+                self.step_budget,
+                context.watch,
             )
         return self._workers().verify(context.parts, [c.id for c in candidates])
 

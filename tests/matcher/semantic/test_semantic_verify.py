@@ -258,3 +258,14 @@ def test_a_wide_subscription_is_counter_filtered_like_the_seed() -> None:
         ours = [c.id for c in m.index.counter_filter(pairs)]
         assert ours == [c.id for c in m.index.counter_filter_all(pairs)]
         assert ("wide" in ours) == (missing is None)
+
+
+def test_match_tells_the_watchdog_which_subscription_it_verifies() -> None:
+    m = SemanticMatcher()
+    m.add(Subscription("a", "semantic", f"SELECT * {{ ?x <{EX}p> ?y . ?y <{EX}p> ?z }}"))
+    m.add(Subscription("b", "semantic", f"SELECT * {{ ?x <{EX}p> ?y FILTER(?y != ?x) }}"))
+    watched: list[str] = []
+    event = Event("e", ((EX + "a", EX + "p", EX + "b"), (EX + "b", EX + "p", EX + "c")))
+    found = m.match(event, MatchContext(event, watch=watched.append))
+    assert [x.subscription for x in found] == ["a", "b"]
+    assert sorted(watched) == ["a", "b"]
