@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 from semps._types import Term
@@ -87,8 +88,7 @@ class CompiledSubscription:
     components: tuple[Component, ...] = ()
 
 
-def _rank(p: Pattern, i: int, bound: frozenset[str]) -> tuple[int, int, int]:
-    shared = (p.s_var in bound) + (p.o_var in bound)
+def _rank(p: Pattern, i: int, shared: int) -> tuple[int, int, int]:
     constants = (p.key[0] != STAR) + (p.key[1] != STAR)
     return (-shared, -constants, i)
 
@@ -97,25 +97,56 @@ def join_order(
     patterns: tuple[Pattern, ...], filters: tuple[Filter, ...]
 ) -> tuple[tuple[PlanStep, ...], tuple[Filter, ...]]:
     """A static join plan: the most constrained pattern first (most constants), then always
-    a pattern sharing the most already-bound variables; each filter runs at the first step
-    that binds all its variables (the rest, e.g. ``bound()`` of a missing variable, last)."""
-    remaining = list(range(len(patterns)))
+    a pattern sharing the most already-bound variables (the first on a tie); each filter
+    runs at the first step that binds all its variables (the rest, e.g. ``bound()`` of a
+    missing variable, last).
+
+    O((patterns + filters) log patterns): a heap of ranks, updated only for the patterns
+    and filters a newly bound variable touches (a long query registers in linear time)."""
+    users: dict[str, list[int]] = {}
+    for i, p in enumerate(patterns):
+        for v in dict.fromkeys((p.s_var, p.o_var)):
+            if v is not None:
+                users.setdefault(v, []).append(i)
+    missing = [len(f.variables()) for f in filters]
+    waiting: dict[str, list[int]] = {}
+    for k, f in enumerate(filters):
+        for v in f.variables():
+            waiting.setdefault(v, []).append(k)
+    ready_now = [k for k, n in enumerate(missing) if n == 0]
+    shared = [0] * len(patterns)
+    heap = [_rank(p, i, 0) for i, p in enumerate(patterns)]
+    heapq.heapify(heap)
+    used = [False] * len(patterns)
     bound: set[str] = set()
-    pending = list(filters)
     steps = []
-    while remaining:
-        frozen = frozenset(bound)
-        best = min(remaining, key=lambda i: _rank(patterns[i], i, frozen))
-        remaining.remove(best)
+    while heap:
+        rank = heapq.heappop(heap)
+        best = rank[2]
+        if used[best] or -rank[0] != shared[best]:
+            continue  # a stale rank: the pattern was ranked again since
+        used[best] = True
         p = patterns[best]
         s_bound, o_bound = p.s_var in bound, p.o_var in bound
         mode = BOTH if s_bound and o_bound else BY_S if s_bound else BY_O if o_bound else ALL
-        bound |= {v for v in (p.s_var, p.o_var) if v is not None}
-        ready = tuple(f for f in pending if f.variables() <= bound)
-        # not ``f not in ready``: that compares expressions pairwise (quadratic in filters)
-        pending = [f for f in pending if not f.variables() <= bound]
+        for v in dict.fromkeys((p.s_var, p.o_var)):
+            if v is None or v in bound:
+                continue
+            bound.add(v)
+            for j in users[v]:
+                if not used[j]:
+                    q = patterns[j]
+                    shared[j] += (q.s_var == v) + (q.o_var == v)
+                    heapq.heappush(heap, _rank(q, j, shared[j]))
+            for k in waiting.get(v, ()):
+                missing[k] -= 1
+                if not missing[k]:
+                    ready_now.append(k)
+        ready = tuple(filters[k] for k in sorted(ready_now))
+        ready_now = []
         steps.append((p.prop, p.key, mode, p.s_var, p.o_var, ready))
-    return tuple(steps), tuple(pending)
+    late = tuple(f for k, f in enumerate(filters) if missing[k])
+    return tuple(steps), late
 
 
 def split_components(
