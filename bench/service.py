@@ -237,7 +237,7 @@ async def run(args: argparse.Namespace) -> None:
                     "/subscriptions", content=f"SELECT ?v WHERE {{ ?m <{PROBE}> ?v }}"
                 )
                 probes.append(r.json()["id"])
-            sem = asyncio.Semaphore(8)
+            sem = asyncio.Semaphore(32)
 
             async def register(text: str) -> None:
                 async with sem:

@@ -35,6 +35,7 @@ from semps.broker.webhooks import WebhookDispatcher
 from semps.broker.worker import payload_head, unpack_error
 from semps.errors import (
     AuthError,
+    MatcherError,
     NotFound,
     PermissionDenied,
     SubscriptionLimitExceeded,
@@ -101,6 +102,17 @@ class Metrics:
 
 
 @dataclass(slots=True)
+class _Pending:
+    """A new subscription waiting to be registered with others (see ``subscribe``)."""
+
+    text: str
+    kind: str
+    owner: str
+    name: str | None
+    result: Subscription | BaseException | None = None
+
+
+@dataclass(slots=True)
 class _Waiter:
     """Where an accepted event's answer goes: a future on the server's event loop."""
 
@@ -144,7 +156,9 @@ class Broker:
         # Event ids: a random prefix per start and a counter (unique across restarts).
         self._id_prefix = f"ev-{uuid.uuid4().hex[:12]}-"
         self._ids = itertools.count(1)
-        self._register = threading.Lock()  # one registration at a time
+        self._register = threading.Lock()  # one registration (or group) at a time
+        self._queue_lock = threading.Lock()
+        self._queued: list[_Pending] = []
         self.observers: dict[str, Matcher] = {}  # stateful matchers, in this process
         self._observe = threading.Lock()
         for sub, suspended in self.store.subscriptions_with_status():
@@ -229,6 +243,8 @@ class Broker:
                 f"{self.limits.max_query_bytes} bytes (max_query_bytes)"
             )
             raise SubscriptionLimitExceeded(msg)
+        if sub_id is None and not cls.stateful:
+            return self._subscribe_grouped(_Pending(text, kind, owner, name))
         with self._register:
             old = self._subs.get(sub_id) if sub_id is not None else None
             if sub_id is not None and old is None:
@@ -256,6 +272,61 @@ class Broker:
             self._remember(sub)
             self._suspended.pop(sub.id, None)
         return sub
+
+    def _subscribe_grouped(self, mine: _Pending) -> Subscription:
+        """New stateless subscriptions register in groups: whoever holds the registration
+        lock registers every request waiting for it (one round trip to the workers, one
+        transaction), so concurrent subscribers share the fixed costs."""
+        with self._queue_lock:
+            self._queued.append(mine)
+        with self._register:
+            if mine.result is None:
+                with self._queue_lock:
+                    group, self._queued = self._queued, []
+                try:
+                    self._register_group(group)
+                finally:
+                    for pending in group:
+                        if pending.result is None:
+                            pending.result = MatcherError("registration failed")
+        if isinstance(mine.result, BaseException):
+            raise mine.result
+        assert mine.result is not None
+        return mine.result
+
+    def _register_group(self, group: list[_Pending]) -> None:
+        accepted: list[tuple[_Pending, Subscription]] = []
+        held = Counter(self._owned)
+        for p in group:
+            if held[p.owner] >= self.limits.max_subscriptions:
+                msg = (
+                    f"subscriber {p.owner!r} already holds {held[p.owner]} subscriptions, "
+                    f"the limit (max_subscriptions)"
+                )
+                p.result = SubscriptionLimitExceeded(msg)
+                continue
+            held[p.owner] += 1
+            sub = Subscription(self.store.next_id("sub-"), p.kind, p.text, p.owner, p.name)
+            accepted.append((p, sub))
+        if not accepted:
+            return
+        status, value = self.pipeline.command(("add_many", [s for _, s in accepted]))[0]
+        if status == "error":
+            raise unpack_error(value)
+        good = []
+        for (p, sub), outcome in zip(accepted, value, strict=True):
+            if outcome is None:
+                good.append((p, sub))
+            else:
+                p.result = unpack_error(outcome)
+        try:
+            self.store.put_subscriptions([sub for _, sub in good])
+        except Exception:
+            self.pipeline.command(("remove_many", [sub.id for _, sub in good]), wait=False)
+            raise
+        for p, sub in good:
+            self._remember(sub)
+            p.result = sub
 
     def _call_workers(self, request: tuple[Any, ...]) -> None:
         for status, value in self.pipeline.command(request):

@@ -189,14 +189,19 @@ class Store:
     def put_subscription(self, sub: Subscription) -> None:
         """Insert or replace a subscription (a replaced one keeps its notifications and is
         active again)."""
+        self.put_subscriptions([sub])
+
+    def put_subscriptions(self, subs: Sequence[Subscription]) -> None:
+        """:meth:`put_subscription` for several, in one transaction."""
+        now = time.time()
         with self._wlock:
             self._w.execute("BEGIN IMMEDIATE")
             try:
-                self._w.execute(
+                self._w.executemany(
                     "INSERT INTO subscriptions VALUES (?, ?, ?, ?, ?, ?, NULL) "
                     "ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, text = excluded.text, "
                     "name = excluded.name, suspended = NULL",
-                    (sub.id, sub.kind, sub.text, sub.owner, sub.name, time.time()),
+                    [(s.id, s.kind, s.text, s.owner, s.name, now) for s in subs],
                 )
                 self._w.executemany(
                     "INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) "
@@ -206,7 +211,7 @@ class Store:
                 self._w.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._w.execute("ROLLBACK")
-                msg = f"cannot store subscription {sub.id!r}: {exc}"
+                msg = f"cannot store {len(subs)} subscriptions: {exc}"
                 raise StoreError(msg) from exc
 
     def set_suspended(self, sub_id: str, reason: str | None) -> None:
@@ -245,7 +250,7 @@ class Store:
             query += " WHERE owner = ?"
             args = (owner,)
         with self._lock:
-            rows = self._db.execute(query + " ORDER BY created, id", args).fetchall()
+            rows = self._db.execute(query + " ORDER BY rowid", args).fetchall()
         return [(Subscription(*row[:5]), row[5]) for row in rows]
 
     # -- notifications ---------------------------------------------------------------------

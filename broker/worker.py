@@ -7,7 +7,8 @@ a pipe, one request at a time, with tuples:
 - ``("load", subscriptions, expansion)`` index these subscriptions (start-up, respawn);
 - ``("add", subscription, old_kind)`` index (or replace) one; ``old_kind`` names the matcher
   that held the id before when it changes kind (removed only once the new one is indexed);
-- ``("remove", subscription_id)``, ``("ontology", expansion)``;
+- ``("add_many", subscriptions)`` index new ones, each accepted or refused on its own;
+- ``("remove", subscription_id)``, ``("remove_many", ids)``, ``("ontology", expansion)``;
 - ``("match", [(event_id, media_type, body), ...])`` read and match a batch of events.
 
 Every request gets one reply: ``("ok", value)`` or ``("error", packed exception)``. A batch's
@@ -145,6 +146,17 @@ class Worker:
         if old_kind is not None and old_kind != sub.kind and old_kind in self.matchers:
             self.remove_from(old_kind, sub.id)
 
+    def add_many(self, subs: Sequence[Subscription]) -> list[Any]:
+        """Index new subscriptions; per subscription ``None`` or its packed error."""
+        outcomes: list[Any] = []
+        for sub in subs:
+            try:
+                self.matcher(sub.kind).add(sub)
+                outcomes.append(None)
+            except SempsError as exc:
+                outcomes.append(pack_error(exc))
+        return outcomes
+
     def remove(self, sub_id: str) -> None:
         for kind in list(self.matchers):
             self.remove_from(kind, sub_id)
@@ -233,6 +245,12 @@ def serve(conn: Connection, limits: Limits, progress: Progress) -> None:
                 value = None
             elif op == "remove":
                 worker.remove(request[1])
+                value = None
+            elif op == "add_many":
+                value = worker.add_many(request[1])
+            elif op == "remove_many":
+                for sub_id in request[1]:
+                    worker.remove(sub_id)
                 value = None
             elif op == "ontology":
                 worker.expansion = request[1]
