@@ -30,6 +30,7 @@ from semps.matcher.semantic.verify import (
     count_solutions,
     verify,
 )
+from semps.ontology.expansion import Expansion
 
 if TYPE_CHECKING:
     from semps.matcher.semantic.parallel import WorkerPool
@@ -264,6 +265,28 @@ class SemanticMatcher(Matcher):
                 return self._workers().lines_many(events, contexts[0].expansion)
         counts = self.count_batch(events, contexts)
         return [result_line(e.id, c) for e, c in zip(events, counts, strict=True)]
+
+    def submit_files(
+        self, paths: Sequence[str], base: str | None, expansion: Expansion
+    ) -> Callable[[], list[str]]:
+        """Start matching event files (what ``semps match`` reads) and return a function
+        that gives their :meth:`result_lines`, in order. With several workers, the workers
+        read the files themselves and several batches may be in flight; with one, the
+        work is done when the function is called. An unreadable file raises IngestError
+        (named as ``semps match`` names it) when its batch is collected."""
+        if self.workers > 1:
+            return self._workers().submit_files(paths, base, expansion)
+
+        def collect() -> list[str]:
+            from pathlib import Path
+
+            from semps.cli.match import read_events
+
+            events = list(read_events([Path(p) for p in paths], base))
+            contexts = [MatchContext(e, expansion) for e in events]
+            return self.result_lines(events, contexts)
+
+        return collect
 
     def _workers(self) -> WorkerPool:
         from semps.matcher.semantic.parallel import WorkerPool

@@ -18,11 +18,11 @@ from __future__ import annotations
 import gc
 import multiprocessing as mp
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from semps.errors import MatcherError
+from semps.errors import IngestError, MatcherError
 from semps.ingest.event import Event
 from semps.ingest.partab import EventParts
 from semps.ingest.sparql import parse_query
@@ -112,6 +112,10 @@ def _worker(
                 found = match_parts(index, EventPairs(parts), event.id, None, limit, budget)
                 results.append([(m.subscription, m.count, m.solutions, m.detail) for m in found])
             conn.send(results)
+        elif op == "files":
+            paths, base, new_expansion = payload
+            expansion = new_expansion if new_expansion is not None else expansion
+            conn.send(_file_lines(index, paths, base, expansion, budget))
         elif op in ("count", "lines"):
             events, new_expansion = payload
             expansion = new_expansion if new_expansion is not None else expansion
@@ -123,6 +127,31 @@ def _worker(
                 conn.send([result_line(e.id, c) for e, c in zip(events, counts, strict=True)])
             else:
                 conn.send(counts)
+
+
+def _file_lines(
+    index: SubscriptionIndex,
+    paths: list[str],
+    base: str | None,
+    expansion: Expansion | None,
+    budget: int,
+) -> tuple[str, Any]:
+    """Read, match and write the result lines of some event files: ``("lines", lines)``,
+    or ``("error", message)`` for the first file that cannot be read."""
+    from pathlib import Path
+
+    from semps.cli.match import read_events
+    from semps.matcher.semantic.matcher import count_parts
+
+    try:
+        events = list(read_events([Path(p) for p in paths], base))
+    except IngestError as exc:
+        return ("error", str(exc))
+    lines = []
+    for event in events:
+        counts = count_parts(index, EventPairs(MatchContext(event, expansion).parts), budget)
+        lines.append(result_line(event.id, counts))
+    return ("lines", lines)
 
 
 class WorkerPool:
@@ -211,6 +240,27 @@ class WorkerPool:
         send back than its counts, and the JSON work is shared out too)."""
         bounds = self._send("lines", events, expansion)
         return [line for w in range(len(bounds) - 1) for line in self._recv(w)]
+
+    def submit_files(
+        self, paths: Sequence[str], base: str | None, expansion: Expansion
+    ) -> Callable[[], list[str]]:
+        """Start reading and matching event files (contiguous slices, one per worker); the
+        returned function waits for their result lines, in order (raises IngestError for
+        an unreadable file). Requests are a few paths: several may be in flight."""
+        bounds = [len(paths) * i // self.n for i in range(self.n + 1)]
+        for w in range(self.n):
+            fresh = None if self._sent[w] is expansion else expansion
+            self._sent[w] = expansion
+            self.conns[w].send(("files", (list(paths[bounds[w] : bounds[w + 1]]), base, fresh)))
+
+        def collect() -> list[str]:
+            answers = [self._recv(w) for w in range(self.n)]  # every worker, even on error
+            for kind, value in answers:
+                if kind == "error":
+                    raise IngestError(value)
+            return [line for _, lines in answers for line in lines]
+
+        return collect
 
     def _send(self, op: str, events: Sequence[Event], expansion: Expansion) -> list[int]:
         """Contiguous slices of the events, one per worker; the ontology snapshot only to

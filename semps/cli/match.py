@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from semps.errors import IngestError, SempsError, SubscriptionError
@@ -90,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
     files = event_files(args.events)
     progress = _progress(len(files))
     try:
+        if args.workers > 1:
+            _pipelined(matcher, files, args.base, expansion, progress)
+            return 0
         batch: list[Event] = []
         for event in read_events(files, args.base):
             batch.append(event)
@@ -101,6 +105,28 @@ def run(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.close()
     return 0
+
+
+def _pipelined(  # type: ignore[no-untyped-def]
+    matcher: SemanticMatcher, files: list[Path], base: str | None, expansion: Expansion, progress
+) -> None:
+    """Several workers: they read the event files themselves; two batches in flight, so
+    they never wait for this process to write."""
+    pending: deque[tuple[int, Callable[[], list[str]]]] = deque()
+    for start in range(0, len(files), BATCH):
+        chunk = [str(p) for p in files[start : start + BATCH]]
+        pending.append((len(chunk), matcher.submit_files(chunk, base, expansion)))
+        if len(pending) > 1:
+            _write(*pending.popleft(), progress)
+    while pending:
+        _write(*pending.popleft(), progress)
+
+
+def _write(n: int, collect: Callable[[], list[str]], progress) -> None:  # type: ignore[no-untyped-def]
+    sys.stdout.write("".join(line + "\n" for line in collect()))
+    sys.stdout.flush()
+    if progress is not None:
+        progress.update(n)
 
 
 def _flush(matcher: SemanticMatcher, batch: list[Event], expansion: Expansion, progress) -> None:  # type: ignore[no-untyped-def]
