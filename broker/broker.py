@@ -182,6 +182,7 @@ class Broker:
             expansion=self.ontology.expansion,
             commit=self._commit,
             on_overrun=self.suspend,
+            ordered=self._ordered,
             workers=workers,
             limits=limits,
         )
@@ -218,6 +219,10 @@ class Broker:
             elif hasattr(matcher, "resolver"):
                 matcher.resolver = self._subs.get
         return matcher
+
+    def _ordered(self) -> bool:
+        """Events must commit in order while a stateful matcher holds subscriptions."""
+        return any(len(m) for m in self.observers.values())  # type: ignore[arg-type]
 
     def __len__(self) -> int:
         return len(self._subs)
@@ -477,7 +482,7 @@ class Broker:
         for matcher in self.observers.values():
             if len(matcher):  # type: ignore[arg-type]
                 derived += matcher.observe(event, matches)
-        return [(m.subscription, payload_head(m)) for m in derived]
+        return [(m.subscription, payload_head(m, self.limits)) for m in derived]
 
     def _answer(self, item: Item, error: BaseException | None, notes: list[Note]) -> None:
         waiter: _Waiter = item.done

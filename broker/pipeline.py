@@ -4,9 +4,10 @@ Publishers' events wait in one queue. Each matching worker (:mod:`semps.broker.w
 process with its own copy of every stateless matcher's index) is driven by a thread here
 that takes *whatever is waiting* (up to ``max_batch`` events) as one numbered batch, so
 under load batches grow and per-event overheads shrink, and when idle an event goes alone.
-Finished batches are handed to the commit function strictly in batch order (stateful
-matchers see events in the order they were taken), several at a time when they queue up:
-one transaction, one fsync for the group.
+Finished batches are handed to the commit function, several at a time when they queue up
+(one transaction, one fsync for the group): strictly in batch order while a stateful
+matcher (composite detection) holds subscriptions, since it must see events in the order
+they were taken, and as soon as each is matched otherwise, so one slow batch delays no other.
 
 Commands (add, replace, remove a subscription) go to every worker, ahead of batches not yet
 taken, and return once every worker has applied them; the ontology snapshot is sent to a
@@ -85,6 +86,13 @@ class Overrun(Exception):
         self.phase, self.event, self.subscription, self.why = phase, event, subscription, why
 
 
+@dataclass(slots=True)
+class _Failed:
+    """A batch the worker answered with an error that names no event."""
+
+    error: Exception
+
+
 def _where(slot: _Slot) -> tuple[int, int, str]:
     assert slot.progress is not None
     phase, event, sub = slot.progress.read()
@@ -99,6 +107,9 @@ class Pipeline:
         expansion: the current ontology snapshot.
         commit: called on the commit thread with consecutive finished batches, in order.
         on_overrun: called with (subscription id, reason) when a subscription overran.
+        ordered: whether batches must commit in the order they were taken (stateful
+            matchers hold subscriptions); otherwise each commits as soon as it is matched,
+            so a slow batch holds up no other.
         workers: matching processes.
         limits: passed to the workers (event size) and read for ``match_timeout``.
         max_batch: events per batch at most.
@@ -111,6 +122,7 @@ class Pipeline:
         expansion: Callable[[], Expansion],
         commit: Callable[[list[Batch]], None],
         on_overrun: Callable[[str, str], None],
+        ordered: Callable[[], bool] = lambda: True,
         workers: int = 2,
         limits: Limits = DEFAULT_LIMITS,
         max_batch: int = 256,
@@ -129,6 +141,8 @@ class Pipeline:
         self._next_batch = 0
         self._done: dict[int, Batch] = {}
         self._commit_next = 0
+        self._ahead: set[int] = set()  # batches committed out of order
+        self._ordered = ordered
         self._done_cond = threading.Condition()
         self._running = True
         self.respawns = 0
@@ -299,6 +313,12 @@ class Pipeline:
         while groups:
             group = groups.pop(0)
             result = self._try(slot, [items[i] for i in group])
+            if isinstance(result, _Failed):  # one event's failure must not fail the rest
+                if len(group) == 1:
+                    outcomes[group[0]] = ("error", pack_error(result.error))
+                else:
+                    groups[0:0] = [[i] for i in group]
+                continue
             if not isinstance(result, Overrun):
                 outcomes.update(zip(group, result, strict=True))
                 continue
@@ -323,7 +343,7 @@ class Pipeline:
                 groups[0:0] = [[i] for i in group]
         return [outcomes[i] for i in range(len(items))]
 
-    def _try(self, slot: _Slot, items: list[Item]) -> list[tuple[Any, ...]] | Overrun:
+    def _try(self, slot: _Slot, items: list[Item]) -> list[tuple[Any, ...]] | Overrun | _Failed:
         try:
             if not slot.ready:
                 self._spawn(slot)
@@ -338,9 +358,9 @@ class Pipeline:
             self.respawns += 1
             self._stop(slot)
             return overrun
-        except Exception as exc:  # the worker could not run the batch at all
+        except Exception as exc:  # the batch failed in the worker: which event, unknown
             error = MatcherError(f"matching failed: {type(exc).__name__}: {exc}")
-            return [("error", pack_error(error)) for _ in items]
+            return _Failed(error)
 
     # -- committing in order ---------------------------------------------------------------
 
@@ -352,12 +372,29 @@ class Pipeline:
     def _commit_loop(self) -> None:
         while True:
             with self._done_cond:
-                while self._running and self._commit_next not in self._done:
+                while self._running and not self._commit_ready():
                     self._done_cond.wait()
                 if not self._running:
                     return
                 group: list[Batch] = []
-                while self._commit_next in self._done and len(group) < 64:
-                    group.append(self._done.pop(self._commit_next))
-                    self._commit_next += 1
+                if self._ordered():
+                    while self._commit_next in self._done and len(group) < 64:
+                        group.append(self._done.pop(self._commit_next))
+                        self._advance(self._commit_next)
+                else:  # nobody depends on the order: whatever is finished, now
+                    for number in sorted(self._done)[:64]:
+                        group.append(self._done.pop(number))
+                        self._advance(number)
             self._commit(group)
+
+    def _commit_ready(self) -> bool:
+        if self._ordered():
+            return self._commit_next in self._done
+        return bool(self._done)
+
+    def _advance(self, number: int) -> None:
+        """Note batch ``number`` as committed; ``_commit_next`` is the first that is not."""
+        self._ahead.add(number)
+        while self._commit_next in self._ahead:
+            self._ahead.discard(self._commit_next)
+            self._commit_next += 1

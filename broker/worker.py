@@ -104,17 +104,32 @@ def unpack_error(packed: tuple[type[BaseException], str, dict[str, Any]]) -> Bas
     return exc
 
 
-def payload_head(match: Match) -> str:
-    """The notification of ``match`` as JSON without its closing brace."""
-    body: dict[str, object] = {
+def payload_head(match: Match, limits: Limits = DEFAULT_LIMITS) -> str:
+    """The notification of ``match`` as JSON without its closing brace.
+
+    A count over ``limits.max_count`` is reported as that and ``"count_truncated": true``;
+    solutions that would take the notification past ``limits.max_notification_bytes`` are
+    left out from the end, with ``"solutions_truncated": true``.
+    """
+    head: dict[str, object] = {
         "subscription": match.subscription,
         "event": match.event,
-        "count": match.count,
-        "solutions": [{k: n3(v) for k, v in s.items()} for s in match.solutions],
+        "count": min(match.count, limits.max_count),
     }
-    if match.detail:
-        body["detail"] = dict(match.detail)
-    return _dumps(body)[:-1]
+    if match.count > limits.max_count:
+        head["count_truncated"] = True
+    tail = f',"detail":{_dumps(dict(match.detail))}' if match.detail else ""
+    text = _dumps(head)[:-1]
+    budget = limits.max_notification_bytes - len(text) - len(tail) - 64
+    parts: list[str] = []
+    for solution in match.solutions[: limits.max_solutions]:
+        part = _dumps({k: n3(v) for k, v in solution.items()})
+        budget -= len(part) + 1
+        if budget < 0:
+            tail = ',"solutions_truncated":true' + tail
+            break
+        parts.append(part)
+    return f'{text},"solutions":[{",".join(parts)}]{tail}'
 
 
 class Worker:
@@ -218,7 +233,7 @@ class Worker:
                 results.append(outcome)
                 continue
             event, matches = next(it)
-            notes = [(m.subscription, payload_head(m)) for m in matches]
+            notes = [(m.subscription, payload_head(m, self.limits)) for m in matches]
             results.append(("ok", event.time, notes))
         return results
 

@@ -34,7 +34,10 @@ class Limits:
             passes this (200,000 take well under a second to close).
         max_solutions: solutions a match carries (its count is exact up to
             ``max_count``).
-        max_count: solution counts stop here and are reported as truncated.
+        max_count: solution counts stop here; the notification says
+            ``"count_truncated": true``.
+        max_notification_bytes: size of one notification; past it, solutions are left out
+            from the end and the notification says ``"solutions_truncated": true``.
         match_timeout: seconds one batch of events may spend matching before the watchdog
             cuts it off and suspends the subscription that caused it (service only).
     """
@@ -48,6 +51,7 @@ class Limits:
     max_closure_triples: int = 200_000
     max_solutions: int = 100
     max_count: int = 1_000_000_000
+    max_notification_bytes: int = 256 * 1024
     match_timeout: float = 2.0
 
     def __post_init__(self) -> None:
