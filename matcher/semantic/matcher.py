@@ -266,6 +266,12 @@ class SemanticMatcher(Matcher):
         counts = self.count_batch(events, contexts)
         return [result_line(e.id, c) for e, c in zip(events, counts, strict=True)]
 
+    def start(self) -> None:
+        """Start the worker processes now (with several workers), rather than on first
+        use: forked while this process runs one thread, they share the built index."""
+        if self.workers > 1:
+            self._workers()
+
     def submit_files(
         self, paths: Sequence[str], base: str | None, expansion: Expansion
     ) -> Callable[[], list[str]]:

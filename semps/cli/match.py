@@ -89,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     expansion = load_expansion(args.ontology) if args.ontology else Expansion()
     matcher = build_matcher(load_subscriptions(args.subscriptions), args.workers)
     files = event_files(args.events)
+    matcher.start()  # fork the workers before the progress bar starts its thread
     progress = _progress(len(files))
     try:
         if args.workers > 1:
