@@ -4,6 +4,7 @@ Publishers' events wait in one queue. Each matching worker (:mod:`semps.broker.w
 process with its own copy of every stateless matcher's index) is driven by a thread here
 that takes *whatever is waiting* (up to ``max_batch`` events) as one numbered batch, so
 under load batches grow and per-event overheads shrink, and when idle an event goes alone.
+An event over :data:`HEAVY` bytes is always a batch of its own.
 Finished batches are handed to the commit function, several at a time when they queue up
 (one transaction, one fsync for the group): strictly in batch order while a stateful
 matcher (composite detection) holds subscriptions, since it must see events in the order
@@ -39,6 +40,9 @@ from semps.ontology.expansion import Expansion
 
 #: How often (seconds) a worker's thread looks at its progress while it matches.
 POLL = 0.05
+#: Events larger than this (bytes) are matched in a batch of their own: their cost (reading,
+#: closing) grows with their size, and no lighter event should wait for it.
+HEAVY = 32 * 1024
 
 
 @dataclass(slots=True)
@@ -231,8 +235,11 @@ class Pipeline:
                 return None
             if slot.commands:
                 return slot.commands.popleft()
-            take = min(len(self._pending), self.max_batch)
-            items = [self._pending.popleft() for _ in range(take)]
+            items = [self._pending.popleft()]
+            if len(items[0].body) <= HEAVY:  # a heavy event goes alone: it delays no other
+                pending = self._pending
+                while pending and len(items) < self.max_batch and len(pending[0].body) <= HEAVY:
+                    items.append(pending.popleft())
             number = self._next_batch
             self._next_batch += 1
             return number, items

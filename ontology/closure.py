@@ -162,7 +162,7 @@ def too_many(limit: int) -> EventLimitExceeded:
     """The error for a closure past ``max_closure_triples``."""
     msg = (
         f"the event closes to more than the limit of {limit} triples under the ontology "
-        "(max_closure_triples)"
+        "(max_closure_triples, or max_closure_ratio times the event's triples when larger)"
     )
     return EventLimitExceeded(msg)
 
@@ -173,13 +173,11 @@ def close(
     """``triples`` closed under ``rules``: the originals first (in order), then what follows.
 
     Raises:
-        EventLimitExceeded: the closure passes ``limits.max_closure_triples`` (found as soon
-            as it does: the rest is not computed).
+        EventLimitExceeded: the closure passes ``limits.closure_limit(len(triples))``
+            (found as soon as it does: the rest is not computed).
     """
-    limit = limits.max_closure_triples
     originals = list(dict.fromkeys(triples))
-    if len(originals) > limit:
-        raise too_many(limit)
+    limit = limits.closure_limit(len(originals))
     state = _Closure(rules, limit)
     state.todo.extend(reversed(originals))
     closed = state.run()

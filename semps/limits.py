@@ -48,7 +48,8 @@ class Limits:
     max_subscriptions: int = 100_000
     max_event_bytes: int = 16 * 1024 * 1024
     max_document_depth: int = 128
-    max_closure_triples: int = 200_000
+    max_closure_triples: int = 50_000
+    max_closure_ratio: int = 8
     max_solutions: int = 100
     max_count: int = 1_000_000_000
     max_notification_bytes: int = 256 * 1024
@@ -60,6 +61,11 @@ class Limits:
             if value <= 0:
                 msg = f"limit {f.name} must be positive, not {value!r}"
                 raise ValueError(msg)
+
+
+    def closure_limit(self, triples: int) -> int:
+        """The closure limit of an event of ``triples`` triples."""
+        return max(self.max_closure_triples, self.max_closure_ratio * triples)
 
 
 #: The defaults, for callers that were given no limits.

@@ -36,28 +36,40 @@ def all_pairs(links: int) -> set[tuple[str, str, str]]:
 def message(limit: int) -> str:
     return (
         f"the event closes to more than the limit of {limit} triples under the ontology "
-        "(max_closure_triples)"
+        "(max_closure_triples, or max_closure_ratio times the event's triples when larger)"
     )
 
 
 @pytest.mark.parametrize("order", ["forward", "backward", "interleaved"])
-def test_a_600_link_chain_closes_to_every_pair_under_the_default_limit(order: str) -> None:
-    links = chain(600)
+def test_a_300_link_chain_closes_to_every_pair_under_the_default_limit(order: str) -> None:
+    links = chain(300)
     if order == "backward":
         links.reverse()
     elif order == "interleaved":
         links = links[::2] + links[1::2]
     closed = TRANSITIVE.close(links)
-    assert len(closed) == 600 * 601 // 2 <= DEFAULT_LIMITS.max_closure_triples
-    assert set(closed) == all_pairs(600)
-    assert closed[:600] == links  # the originals first, in order
+    assert len(closed) == 300 * 301 // 2 <= DEFAULT_LIMITS.max_closure_triples
+    assert set(closed) == all_pairs(300)
+    assert closed[:300] == links  # the originals first, in order
 
 
-def test_a_700_link_chain_passes_the_default_limit_and_is_refused() -> None:
-    assert 700 * 701 // 2 > DEFAULT_LIMITS.max_closure_triples == 200_000
+def test_a_400_link_chain_passes_the_default_limit_and_is_refused() -> None:
+    assert 400 * 401 // 2 > DEFAULT_LIMITS.max_closure_triples == 50_000
+    assert DEFAULT_LIMITS.closure_limit(400) == 50_000
     with pytest.raises(EventLimitExceeded) as info:
-        TRANSITIVE.close(chain(700))
-    assert str(info.value) == message(200_000)
+        TRANSITIVE.close(chain(400))
+    assert str(info.value) == message(50_000)
+
+
+def test_a_large_event_may_close_to_max_closure_ratio_times_its_size() -> None:
+    """The limit grows with what the event sent: 10,000 triples may close to 80,000."""
+    assert DEFAULT_LIMITS.closure_limit(10_000) == 80_000
+    links = chain(120)  # 7,260 pairs: 60.5 times its 120 triples
+    closed = TRANSITIVE.close(links, limits=Limits(max_closure_triples=100, max_closure_ratio=61))
+    assert len(closed) == 7_260
+    with pytest.raises(EventLimitExceeded) as info:
+        TRANSITIVE.close(links, limits=Limits(max_closure_triples=100, max_closure_ratio=50))
+    assert str(info.value) == message(6_000)
 
 
 def test_the_refusal_comes_before_the_rest_of_the_work(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -73,7 +85,9 @@ def test_the_refusal_comes_before_the_rest_of_the_work(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(closure_module._Closure, "_on_transitive", counting)
     with pytest.raises(EventLimitExceeded, match="limit of 10000 triples"):
-        TRANSITIVE.close(chain(5000), limits=Limits(max_closure_triples=10_000))
+        TRANSITIVE.close(
+            chain(5000), limits=Limits(max_closure_triples=10_000, max_closure_ratio=1)
+        )
     assert calls <= 10_001
 
 
@@ -101,11 +115,9 @@ def test_joining_two_long_chains_is_refused_while_queueing_not_after(
     assert calls == 2 * (200 * 201 // 2) + 1
 
 
-def test_an_event_larger_than_the_limit_is_refused_even_without_an_ontology() -> None:
-    with pytest.raises(EventLimitExceeded) as info:
-        Expansion().close(chain(11), limits=Limits(max_closure_triples=10))
-    assert str(info.value) == message(10)
-    assert len(Expansion().close(chain(10), limits=Limits(max_closure_triples=10))) == 10
+def test_without_an_ontology_nothing_is_inferred_and_nothing_refused() -> None:
+    limits = Limits(max_closure_triples=10, max_closure_ratio=1)
+    assert len(Expansion().close(chain(11), limits=limits)) == 11
 
 
 def test_to_partab_passes_its_limits_to_the_closure() -> None:
