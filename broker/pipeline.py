@@ -99,7 +99,7 @@ class _Failed:
 
 def _where(slot: _Slot) -> tuple[int, int, str]:
     assert slot.progress is not None
-    phase, event, sub = slot.progress.read()
+    phase, event, sub, _ = slot.progress.read()
     return int(phase), int(event), str(sub)
 
 
@@ -288,7 +288,7 @@ class Pipeline:
             if where != seen:
                 seen, since = where, now
                 continue
-            phase, _, sub = where
+            phase, _, sub, _ = where
             budget = timeout
             if phase == MATCHING and not sub:  # a matcher that does not name its work
                 budget = timeout * len(request[1])

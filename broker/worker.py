@@ -70,6 +70,7 @@ class Progress:
         self._phase = ctx.RawValue(ctypes.c_int64, 0)
         self._event = ctx.RawValue(ctypes.c_int64, 0)
         self._sub = ctx.RawArray(ctypes.c_char, _SUB_BYTES)
+        self._ticks = ctx.RawValue(ctypes.c_int64, 0)
 
     def at(self, phase: int, event: int) -> None:
         self._sub.value = b""
@@ -77,15 +78,18 @@ class Progress:
         self._phase.value = phase
 
     def watch(self, subscription_id: str) -> None:
-        """Called by matchers before they verify a subscription."""
+        """Called by matchers before they verify a subscription (each call is progress,
+        even for the same subscription on the next event)."""
         self._sub.value = subscription_id.encode()[: _SUB_BYTES - 1]
+        self._ticks.value += 1
 
-    def read(self) -> tuple[int, int, str]:
-        """(phase, event index, subscription id)."""
+    def read(self) -> tuple[int, int, str, int]:
+        """(phase, event index, subscription id, watch calls so far)."""
         return (
             int(self._phase.value),
             int(self._event.value),
             self._sub.value.decode("utf-8", "replace"),
+            int(self._ticks.value),
         )
 
 
