@@ -88,7 +88,9 @@ def load_bulk(path: Path, index: ContentIndex, *, workers: int | None = None) ->
     gc.disable()  # millions of short-lived dicts, no cycles: collections would only rescan
     try:
         if workers is None:
-            workers = min(4, len(os.sched_getaffinity(0)))
+            workers = min(4, _cores())
+        if "fork" not in multiprocessing.get_all_start_methods():
+            workers = 1
         if workers > 1 and path.is_file() and path.stat().st_size > PARALLEL_BYTES:
             _load_parallel(path, index, workers)
         else:
@@ -97,6 +99,11 @@ def load_bulk(path: Path, index: ContentIndex, *, workers: int | None = None) ->
     finally:
         if paused:
             gc.enable()
+
+
+def _cores() -> int:
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity else (os.cpu_count() or 1)
 
 
 #: Files larger than this are parsed by worker processes.
