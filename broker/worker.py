@@ -149,6 +149,7 @@ class Worker:
         found = self.matchers.get(kind)
         if found is None:
             found = self.matchers[kind] = create_matcher(kind)
+            found.limits = self.limits
         return found
 
     def load(self, subscriptions: Sequence[Subscription], expansion: Expansion) -> int:

@@ -142,6 +142,8 @@ class Matcher(ABC):
     kind: ClassVar[str]
     #: True when answers depend on earlier events (see the contract above).
     stateful: ClassVar[bool] = False
+    #: The limits ``add`` enforces when it reads a subscription; the broker sets its own.
+    limits: Limits = DEFAULT_LIMITS
 
     @abstractmethod
     def add(self, subscription: Subscription) -> None:
