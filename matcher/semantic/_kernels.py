@@ -59,3 +59,11 @@ def unique_shapes(
     for j in range(k):
         marker[uniq[j]] = -1
     return uniq[:k], first[:k], inverse
+
+
+def warm() -> None:
+    """Compile (or load from the cache) every kernel now: a process forked afterwards
+    inherits them instead of loading each on its first event."""
+    none = np.zeros(0, dtype=np.int64)
+    complete_slots(none, np.zeros((1, 1), dtype=np.int64), np.ones(1, dtype=np.bool_))
+    unique_shapes(none, none, none)

@@ -28,6 +28,7 @@ from semps.ingest.partab import EventParts
 from semps.ingest.sparql import parse_query
 from semps.matcher.base import Match, MatchContext
 from semps.matcher.results import result_line
+from semps.matcher.semantic._kernels import warm
 from semps.matcher.semantic.compiled import compile_query
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
 from semps.matcher.semantic.plan import Scan, plan_partitions
@@ -174,6 +175,8 @@ class WorkerPool:
             and "fork" in mp.get_all_start_methods()
         )
         ctx: Any = mp.get_context("fork" if forking else "spawn")
+        if forking:
+            warm()  # the children inherit the compiled kernels
         source: dict[str, str] | SubscriptionIndex = texts
         if forking and index is not None:
             source = index

@@ -18,6 +18,7 @@ from semps.ontology import Expansion, load_expansion
 
 RDF_SUFFIXES = (".rdf", ".owl", ".xml", ".ttl", ".nt", ".jsonld")
 BATCH = 32
+IN_FLIGHT = 3  # batches queued ahead with several workers
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -111,13 +112,14 @@ def run(args: argparse.Namespace) -> int:
 def _pipelined(  # type: ignore[no-untyped-def]
     matcher: SemanticMatcher, files: list[Path], base: str | None, expansion: Expansion, progress
 ) -> None:
-    """Several workers: they read the event files themselves; two batches in flight, so
-    they never wait for this process to write."""
+    """Several workers: they read the event files themselves; a few batches in flight, so
+    they never wait for this process to write (requests are paths: they never fill a
+    pipe)."""
     pending: deque[tuple[int, Callable[[], list[str]]]] = deque()
     for start in range(0, len(files), BATCH):
         chunk = [str(p) for p in files[start : start + BATCH]]
         pending.append((len(chunk), matcher.submit_files(chunk, base, expansion)))
-        if len(pending) > 1:
+        if len(pending) > IN_FLIGHT:
             _write(*pending.popleft(), progress)
     while pending:
         _write(*pending.popleft(), progress)
