@@ -111,7 +111,9 @@ def _worker(
             for event in events:
                 parts = MatchContext(event, expansion).parts
                 found = match_parts(index, EventPairs(parts), event.id, None, limit, budget)
-                results.append([(m.subscription, m.count, m.solutions, m.detail) for m in found])
+                results.append(
+                    [(m.subscription, m.count, m.solutions, dict(m.detail)) for m in found]
+                )
             conn.send(results)
         elif op == "files":
             paths, base, new_expansion = payload

@@ -177,7 +177,8 @@ def test_two_workers_answer_exactly_like_one() -> None:
         for sub in subs:
             one.add(sub)
             two.add(sub)
-        contexts = [MatchContext(e) for e in events]
+        expansion = compile_axioms([])  # one ontology snapshot: batches go to the workers
+        contexts = [MatchContext(e, expansion) for e in events]
         single = [one.match(e, c) for e, c in zip(events, contexts, strict=False)]
         assert [two.match(e, c) for e, c in zip(events, contexts, strict=False)] == single
         assert two.match_batch(events, contexts) == single
