@@ -25,6 +25,7 @@ when a batch overruns its time budget, kills the worker and knows whom to blame.
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
 import multiprocessing
 import os
@@ -159,6 +160,7 @@ class Worker:
                 self.matcher(sub.kind).add(sub)
             except SempsError:  # registered under older limits or code: skip, keep serving
                 continue
+        _settle()
         return sum(_size(m) for m in self.matchers.values())
 
     def add(self, sub: Subscription, old_kind: str | None) -> None:
@@ -175,6 +177,8 @@ class Worker:
                 outcomes.append(None)
             except SempsError as exc:
                 outcomes.append(pack_error(exc))
+        if len(subs) > 1:
+            _settle()
         return outcomes
 
     def remove(self, sub_id: str) -> None:
@@ -243,6 +247,15 @@ class Worker:
         return results
 
 
+def _settle() -> None:
+    """Move the index built so far out of the cyclic GC's sight: a full collection would
+    otherwise walk every subscription's objects, and the events' short-lived tuples trigger
+    collections often (to_partab: 260 us an event with the GC walking a 10k index, 114 us
+    without)."""
+    gc.collect()
+    gc.freeze()
+
+
 def _size(matcher: Matcher) -> int:
     return len(matcher) if hasattr(matcher, "__len__") else 1
 
@@ -250,6 +263,7 @@ def _size(matcher: Matcher) -> int:
 def serve(conn: Connection, limits: Limits, progress: Progress) -> None:
     """The worker process's loop: one reply per request until the pipe closes."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    gc.set_threshold(50_000, 20, 100)  # events allocate many small tuples, none cyclic
     worker = Worker(limits, progress)
     while True:
         try:
