@@ -178,7 +178,8 @@ class SemanticMatcher(Matcher):
 
     def add(self, subscription: Subscription) -> None:
         """Parse and index a subscription (SubscriptionError on bad text; index unchanged)."""
-        compiled = compile_query(subscription.id, parse_query(subscription.text, limits=self.limits))
+        query = parse_query(subscription.text, limits=self.limits)
+        compiled = compile_query(subscription.id, query)
         self.index.insert(compiled)
         self._texts[subscription.id] = subscription.text
         if self._pool is not None:
@@ -205,7 +206,8 @@ class SemanticMatcher(Matcher):
             >>> sorted(SemanticMatcher().subscription_items(Subscription("s", "semantic", q)))
             ['a <http://ex/C>', 'http://ex/p']
         """
-        compiled = compile_query(subscription.id, parse_query(subscription.text, limits=self.limits))
+        query = parse_query(subscription.text, limits=self.limits)
+        compiled = compile_query(subscription.id, query)
         return frozenset(_pattern_item(p.prop, p.key[1]) for p in compiled.patterns)
 
     def event_items(self, context: MatchContext) -> frozenset[str]:
