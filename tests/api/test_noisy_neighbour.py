@@ -364,19 +364,20 @@ def test_a_backtracking_regex_runs_in_linear_time_and_does_not_match(
     noisy.healthy()
 
 
-def test_a_1000_pattern_subscription_registers_and_typed_events_are_still_published(
-    noisy: Noisy,
-) -> None:
-    """1,000 patterns are within max_patterns (1,024), so it registers; every typed event
-    (the good publisher's too) crosses it, and must still be published: the subscription
-    matches, or the watchdog suspends it."""
+def test_a_1000_pattern_subscription_is_refused_at_its_65th_pattern(noisy: Noisy) -> None:
+    """A wide subscription costs every typed event work and a notification in proportion to
+    its width, so its width is a documented limit (max_patterns, 64)."""
     text = "SELECT * { " + " . ".join(f"?s{i} a ?c{i}" for i in range(1000)) + " }"
-    sub_id = _register(noisy, text)
-    typed = "\n".join(f"<{EX}n{i}> <{RDF}type> <{EX}C{i % 5}> ." for i in range(20)).encode()
-    for _ in range(3):
-        _publish_one(noisy, typed)
-    status = noisy.clients["attacker"].get(f"/subscriptions/{sub_id}").json()["status"]
-    assert status in ("active", "suspended")
+    reply = noisy.clients["attacker"].post("/subscriptions", content=text)
+    assert reply.status_code == 422
+    column = text.index("?c64") + 1
+    assert reply.json() == {
+        "error": "limit_exceeded",
+        "detail": f"1:{column}: the subscription has more than the limit of 64 triple "
+        "patterns (max_patterns)",
+        "line": 1,
+        "column": column,
+    }
     noisy.healthy()
 
 

@@ -13,6 +13,7 @@ from semps.ingest.event import Event
 from semps.ingest.partab import to_partab
 from semps.ingest.sparql import parse_query
 from semps.ingest.terms import RDF_TYPE, XSD, Literal
+from semps.limits import Limits
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.compiled import compile_query, split_components
@@ -30,6 +31,7 @@ def test_a_thousand_pattern_subscription_verifies_without_recursion() -> None:
     body = " . ".join(f"?s{i} a ?c{i}" for i in range(1000))
     chain = " . ".join(f"?v{i} <{EX}p> ?v{i + 1}" for i in range(1000))
     m = SemanticMatcher()
+    m.limits = Limits(max_patterns=2000)  # past the default: the point is depth
     m.add(Subscription("wide", "semantic", f"ASK {{ {body} }}"))
     m.add(Subscription("chain", "semantic", f"ASK {{ {chain} }}"))
     loop = Event("e", ((EX + "a", RDF_TYPE, EX + "C"), (EX + "a", EX + "p", EX + "a")))
@@ -278,7 +280,7 @@ def test_a_long_chain_registers_in_near_linear_time() -> None:
     chain = " . ".join(f"?v{i} :p ?v{i + 1}" for i in range(n))
     chain += " " + " ".join(f"FILTER(?v{i} != ?v{i + 1})" for i in range(n))
     text = f"PREFIX : <{EX}> ASK {{ :a :p ?v0 . {chain} }}"
-    sub = compile_query("long", parse_query(text))
+    sub = compile_query("long", parse_query(text, limits=Limits(max_patterns=2000)))
     (comp,) = sub.components
     assert [step[3] for step in comp.plan[1:4]] == ["v0", "v1", "v2"]
     assert sum(len(step[5]) for step in comp.plan) == n
