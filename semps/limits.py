@@ -63,7 +63,6 @@ class Limits:
                 msg = f"limit {f.name} must be positive, not {value!r}"
                 raise ValueError(msg)
 
-
     def closure_limit(self, triples: int) -> int:
         """The closure limit of an event of ``triples`` triples."""
         return max(self.max_closure_triples, self.max_closure_ratio * triples)

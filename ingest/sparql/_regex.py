@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import re2  # type: ignore[import-untyped]
+import re2
 
 #: Python ``str.isspace()`` characters: RE2's ``\s`` is only ``[\t\n\f\r ]``.
 _SPACE = r"\s\v\x1c-\x1f\x85\p{Z}"
