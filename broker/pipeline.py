@@ -32,7 +32,15 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-from semps.broker.worker import MATCHING, READING, Progress, pack_error, start_worker, unpack_error
+from semps.broker.worker import (
+    MATCHING,
+    READING,
+    WARMING,
+    Progress,
+    pack_error,
+    start_worker,
+    unpack_error,
+)
 from semps.errors import EventLimitExceeded, MatcherError
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.base import Subscription
@@ -285,7 +293,7 @@ class Pipeline:
             if timeout is None:
                 continue
             where = slot.progress.read()
-            if where != seen:
+            if where != seen or where[0] == WARMING:  # compiling kernels: not timed
                 seen, since = where, now
                 continue
             phase, _, sub, _ = where
