@@ -206,6 +206,7 @@ async def run(args: argparse.Namespace) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     cmd = [*semps, "serve", "--port", str(port), "--data-dir", str(data)]
+    cmd += ["--max-subscriptions", str(args.subs + 10)]  # one subscriber holds them all
     if args.workers:
         cmd += ["--workers", str(args.workers)]
     server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
