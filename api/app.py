@@ -17,7 +17,7 @@ from fastapi import FastAPI, Header, Query, Request, WebSocket
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from semps.api.fastpath import PublishFastPath
+from semps.api.fastpath import PublishFastPath, read_bounded
 from semps.api.streams import DEFAULT_MAX_STREAMS, Streams, close_reason, parse_position
 from semps.broker.broker import Broker
 from semps.broker.callbacks import CallbackPolicy
@@ -213,7 +213,7 @@ def _error_body(exc: Exception) -> dict[str, object]:
     raise exc
 
 
-def _error_parts(exc: SempsError) -> tuple[int, dict[str, object], dict[str, str]]:
+def _error_parts(exc: Exception) -> tuple[int, dict[str, object], dict[str, str]]:
     """(status, JSON body, extra headers) of an error response."""
     status = next(s for kind, s, _ in STATUS if isinstance(exc, kind))
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
@@ -221,9 +221,8 @@ def _error_parts(exc: SempsError) -> tuple[int, dict[str, object], dict[str, str
 
 
 def _error(exc: Exception) -> JSONResponse:
-    status = next(s for kind, s, _ in STATUS if isinstance(exc, kind))
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(_error_body(exc), status_code=status, headers=headers)
+    status, body, headers = _error_parts(exc)
+    return JSONResponse(body, status_code=status, headers=headers or None)
 
 
 def _batch(body: bytes) -> list[tuple[str, bytes]]:
@@ -241,18 +240,7 @@ def _batch(body: bytes) -> list[tuple[str, bytes]]:
 
 async def _body(request: Request, limit: int) -> bytes:
     """Read the body, refusing it as soon as it passes ``limit`` bytes."""
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        msg = f"body of {declared} bytes exceeds the limit of {limit} bytes"
-        raise DocumentTooLarge(msg)
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            msg = f"body exceeds the limit of {limit} bytes"
-            raise DocumentTooLarge(msg)
-        chunks.append(chunk)
-    return b"".join(chunks)
+    return await read_bounded(request.headers.get("content-length"), request.stream(), limit)
 
 
 def create_app(

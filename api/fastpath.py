@@ -12,7 +12,7 @@ when the fast path is switched off (``create_app(fast_publish=False)``; the test
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any
 
 from semps.broker.broker import Broker
@@ -24,7 +24,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 #: An error -> (status, JSON body, extra headers).
-ErrorMapper = Callable[[SempsError], tuple[int, dict[str, object], dict[str, str]]]
+ErrorMapper = Callable[[Exception], tuple[int, dict[str, object], dict[str, str]]]
 
 
 class PublishFastPath:
@@ -55,23 +55,44 @@ class PublishFastPath:
         await _respond(send, 202, {"id": event_id, "matched": matched}, {})
 
     async def _body(self, declared: bytes | None, receive: Receive) -> bytes | None:
-        limit = self.max_body
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            msg = f"body of {declared.decode()} bytes exceeds the limit of {limit} bytes"
+        try:
+            return await read_bounded(_text(declared), _chunks(receive), self.max_body)
+        except _Disconnected:
+            return None
+
+
+class _Disconnected(Exception):
+    """The client went away before sending the whole body."""
+
+
+async def _chunks(receive: Receive) -> AsyncIterator[bytes]:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected
+        yield message.get("body", b"")
+        if not message.get("more_body", False):
+            return
+
+
+async def read_bounded(declared: str | None, chunks: AsyncIterator[bytes], limit: int) -> bytes:
+    """A request body, refused as soon as it passes ``limit`` bytes (a declared
+    Content-Length over the limit before anything is read).
+
+    Raises:
+        DocumentTooLarge: the body is larger than ``limit``.
+    """
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        msg = f"body of {declared} bytes exceeds the limit of {limit} bytes"
+        raise DocumentTooLarge(msg)
+    parts, size = [], 0
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            msg = f"body exceeds the limit of {limit} bytes"
             raise DocumentTooLarge(msg)
-        chunks, size = [], 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                msg = f"body exceeds the limit of {limit} bytes"
-                raise DocumentTooLarge(msg)
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def _text(value: bytes | None) -> str | None:

@@ -101,6 +101,11 @@ class Metrics:
         return "\n".join(lines) + "\n"
 
 
+def _too_many(owner: str, held: int) -> SubscriptionLimitExceeded:
+    msg = f"subscriber {owner!r} already holds {held} subscriptions, the limit (max_subscriptions)"
+    return SubscriptionLimitExceeded(msg)
+
+
 @dataclass(slots=True)
 class _Pending:
     """A new subscription waiting to be registered with others (see ``subscribe``)."""
@@ -213,10 +218,7 @@ class Broker:
         matcher = self.observers.get(kind)
         if matcher is None:
             matcher = self.observers[kind] = create_matcher(kind)
-            bind = getattr(matcher, "bind_resolver", None)
-            if bind is not None:
-                bind(self._subs.get)
-            elif hasattr(matcher, "resolver"):
+            if hasattr(matcher, "resolver"):  # composite: names of the owner's subscriptions
                 matcher.resolver = self._subs.get
         return matcher
 
@@ -241,13 +243,7 @@ class Broker:
         """Register (or atomically replace) a subscription; errors leave nothing behind
         and a failed replacement leaves the old subscription registered and matching."""
         cls = get_matcher_class(kind)  # PluginNotFound first: nothing is allocated
-        size = len(text.encode())
-        if size > self.limits.max_query_bytes:
-            msg = (
-                f"the subscription is {size} bytes, over the limit of "
-                f"{self.limits.max_query_bytes} bytes (max_query_bytes)"
-            )
-            raise SubscriptionLimitExceeded(msg)
+        self.limits.check_query_size(text)
         if sub_id is None and not cls.stateful:
             return self._subscribe_grouped(_Pending(text, kind, owner, name))
         with self._register:
@@ -256,23 +252,14 @@ class Broker:
                 msg = f"no subscription {sub_id!r}"
                 raise NotFound(msg)
             if old is None and self._owned[owner] >= self.limits.max_subscriptions:
-                msg = (
-                    f"subscriber {owner!r} already holds {self._owned[owner]} subscriptions, "
-                    f"the limit (max_subscriptions)"
-                )
-                raise SubscriptionLimitExceeded(msg)
+                raise _too_many(owner, self._owned[owner])
             sub = Subscription(sub_id or self.store.next_id("sub-"), kind, text, owner, name)
             old_kind = old.kind if old is not None else None
-            if cls.stateful:
-                with self._observe:
-                    self._observer(kind).add(sub)  # validates; raises before any change
-                if old_kind is not None and old_kind != kind:
+            self._add_to_matchers(sub, old_kind)  # validates; raises before any change
+            # The workers drop a stateless old kind themselves, once the new one is indexed.
+            if old_kind is not None and old_kind != kind:
+                if cls.stateful or get_matcher_class(old_kind).stateful:
                     self._drop_from_matchers(sub.id, old_kind)
-            else:
-                self._call_workers(("add", sub, old_kind))
-                if old_kind is not None and get_matcher_class(old_kind).stateful:
-                    with self._observe:
-                        self.observers[old_kind].remove(sub.id)
             self.store.put_subscription(sub)
             self._remember(sub)
             self._suspended.pop(sub.id, None)
@@ -304,11 +291,7 @@ class Broker:
         held = Counter(self._owned)
         for p in group:
             if held[p.owner] >= self.limits.max_subscriptions:
-                msg = (
-                    f"subscriber {p.owner!r} already holds {held[p.owner]} subscriptions, "
-                    f"the limit (max_subscriptions)"
-                )
-                p.result = SubscriptionLimitExceeded(msg)
+                p.result = _too_many(p.owner, held[p.owner])
                 continue
             held[p.owner] += 1
             sub = Subscription(self.store.next_id("sub-"), p.kind, p.text, p.owner, p.name)
@@ -338,15 +321,27 @@ class Broker:
             if status == "error":
                 raise unpack_error(value)
 
-    def _drop_from_matchers(self, sub_id: str, kind: str) -> None:
+    def _add_to_matchers(self, sub: Subscription, old_kind: str | None) -> None:
+        """Index ``sub`` where its kind runs (it validates: raises before any change)."""
+        if get_matcher_class(sub.kind).stateful:
+            with self._observe:
+                self._observer(sub.kind).add(sub)
+        else:
+            self._call_workers(("add", sub, old_kind))
+
+    def _drop_from_matchers(self, sub_id: str, kind: str, *, wait: bool = True) -> None:
+        """Unindex ``sub_id`` where ``kind`` runs; without ``wait``, the workers' part is
+        queued and not waited for."""
         if get_matcher_class(kind).stateful:
             with self._observe:
                 try:
                     self.observers[kind].remove(sub_id)
                 except (KeyError, NotFound):
                     pass
-        else:
+        elif wait:
             self._call_workers(("remove", sub_id))
+        else:
+            self.pipeline.command(("remove", sub_id), wait=False)
 
     def unsubscribe(self, sub_id: str) -> None:
         with self._register:
@@ -369,11 +364,7 @@ class Broker:
         self.metrics.suspensions += 1
         self.store.set_suspended(sub_id, reason)
         log.warning("subscription %s of %s suspended: %s", sub_id, sub.owner, reason)
-        if get_matcher_class(sub.kind).stateful:
-            with self._observe:
-                self.observers[sub.kind].remove(sub_id)
-        else:
-            self.pipeline.command(("remove", sub_id), wait=False)
+        self._drop_from_matchers(sub_id, sub.kind, wait=False)
 
     def resume(self, sub_id: str) -> Subscription:
         """Put a suspended subscription back into matching (admin)."""
@@ -383,11 +374,7 @@ class Broker:
             raise NotFound(msg)
         with self._register:
             if sub_id in self._suspended:
-                if get_matcher_class(sub.kind).stateful:
-                    with self._observe:
-                        self._observer(sub.kind).add(sub)
-                else:
-                    self._call_workers(("add", sub, None))
+                self._add_to_matchers(sub, None)
                 self.store.set_suspended(sub_id, None)
                 self._suspended.pop(sub_id, None)
         return sub
@@ -444,13 +431,14 @@ class Broker:
         records: list[EventRecord] = []
         answered: list[tuple[Item, Any]] = []
         with self._observe:
+            observing = self._ordered()  # a stateful matcher holds subscriptions
             for items, outcomes in batches:
                 for item, outcome in zip(items, outcomes, strict=True):
                     if outcome[0] == "error":
                         answered.append((item, unpack_error(outcome[1])))
                         continue
                     notes = outcome[2]
-                    if self.observers:
+                    if observing:
                         notes = notes + self._observed(item.event_id, outcome[1], notes)
                     record = EventRecord(
                         item.event_id, item.received, item.media_type, len(item.body), notes

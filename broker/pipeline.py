@@ -181,11 +181,6 @@ class Pipeline:
         """Events waiting to be taken by a worker."""
         return len(self._pending)
 
-    @property
-    def ready(self) -> bool:
-        """Some worker has loaded the index and can match."""
-        return any(s.ready for s in self._slots)
-
     def command(self, request: tuple[Any, ...], wait: bool = True) -> list[tuple[Any, ...]]:
         """Send ``request`` to every worker ahead of queued batches; with ``wait``, block
         until all applied it and return their replies."""

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from semps.errors import SubscriptionLimitExceeded
+
 
 @dataclass(frozen=True, slots=True)
 class Limits:
@@ -62,6 +64,23 @@ class Limits:
             if value <= 0:
                 msg = f"limit {f.name} must be positive, not {value!r}"
                 raise ValueError(msg)
+
+    def check_query_size(self, text: str) -> None:
+        """Refuse a subscription text over ``max_query_bytes`` (every kind, every reader).
+
+        Raises:
+            SubscriptionLimitExceeded: the text is larger.
+        """
+        limit = self.max_query_bytes
+        if len(text) * 4 <= limit:  # a character is at most 4 bytes: no need to encode
+            return
+        size = len(text.encode("utf-8", "replace"))
+        if size > limit:
+            msg = (
+                f"the subscription is {size} bytes, over the limit of {limit} bytes "
+                "(max_query_bytes)"
+            )
+            raise SubscriptionLimitExceeded(msg)
 
     def closure_limit(self, triples: int) -> int:
         """The closure limit of an event of ``triples`` triples."""

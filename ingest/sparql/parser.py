@@ -75,7 +75,7 @@ def parse_query(text: str, *, base: str | None = None, limits: Limits = DEFAULT_
     if not isinstance(text, str):
         msg = f"a subscription must be text, not {type(text).__name__}"
         raise SubscriptionSyntaxError(msg, line=1, column=1)
-    _check_size(text, limits.max_query_bytes)
+    limits.check_query_size(text)
     tokens = tokenize(text)
     try:
         return _Parser(tokens, base, limits).query()
@@ -83,15 +83,6 @@ def parse_query(text: str, *, base: str | None = None, limits: Limits = DEFAULT_
         depth = limits.max_query_depth
         msg = f"the subscription nests too deep for the parser (max_query_depth is {depth})"
         raise SubscriptionLimitExceeded(msg) from None
-
-
-def _check_size(text: str, limit: int) -> None:
-    if len(text) * 4 <= limit:  # a character is at most 4 bytes: no need to encode
-        return
-    size = len(text.encode("utf-8", "replace"))
-    if size > limit:
-        msg = f"the subscription is {size} bytes, over the limit of {limit} bytes (max_query_bytes)"
-        raise SubscriptionLimitExceeded(msg)
 
 
 class _Parser:
