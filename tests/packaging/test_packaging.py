@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FOLDERS = ("ontology", "ingest", "matcher", "api", "broker", "spark")
+# The customer's top-level folders are linked into semps/: those links are the one list of them.
+FOLDERS = tuple(sorted(p.name for p in (ROOT / "semps").iterdir() if p.is_symlink()))
+
+
+def test_the_links_in_semps_are_the_customer_folders() -> None:
+    assert set(FOLDERS) >= {"ontology", "ingest", "matcher", "api", "spark"}
+    for name in FOLDERS:
+        assert (ROOT / "semps" / name).resolve() == ROOT / name
+        assert (ROOT / name / "__init__.py").is_file()
 
 
 @pytest.fixture(scope="module")
