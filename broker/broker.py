@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from semps.broker.pipeline import Batch, Item, Pipeline
-from semps.broker.store import EventRecord, Principal, Store
+from semps.broker.store import EventRecord, Principal, Store, TokenInfo
 from semps.broker.webhooks import WebhookDispatcher
 from semps.broker.worker import payload_head, unpack_error
 from semps.errors import (
@@ -510,13 +510,25 @@ class Broker:
             if len(self._tokens) > 10_000:
                 self._tokens.clear()
             self._tokens[token] = (now, who)
+        if who is not None and who.expires is not None and who.expires <= time.time():
+            who = None  # expired while cached
         if who is None:
-            msg = "unknown bearer token"
+            msg = "unknown, expired or revoked bearer token"
             raise AuthError(msg)
         if roles and who.role not in roles and who.role != "admin":
             msg = f"a {who.role} token may not do this (needs {' or '.join(roles)})"
             raise PermissionDenied(msg)
         return who
+
+    def revoke_token(self, token_id: str) -> TokenInfo:
+        """Revoke a token at once (the token cache forgets every token).
+
+        Raises:
+            NotFound: no token has that id.
+        """
+        info = self.store.revoke_token(token_id)
+        self._tokens.clear()
+        return info
 
     def close(self) -> None:
         self.pipeline.close()

@@ -11,6 +11,7 @@ owlready2 is not thread-safe: every public method takes the store's lock.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,8 +111,25 @@ class OntologyStore:
             msg = f"cannot open ontology store {self.path}: {exc}"
             raise OntologyError(msg) from exc
         self._graph = self._world.as_rdflib_graph()
-        self._version = 0
+        self._version = self._stored_version()
         self._cached: Expansion | None = None
+
+    def _stored_version(self) -> int:
+        """The version the file last saved (so it keeps increasing across restarts)."""
+        if self.path is None:
+            return 0
+        try:
+            self._world.graph.execute(
+                "CREATE TABLE IF NOT EXISTS semps_meta "
+                "(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
+            )
+            row = self._world.graph.execute(
+                "SELECT value FROM semps_meta WHERE name = 'version'"
+            ).fetchone()
+        except sqlite3.Error as exc:
+            msg = f"cannot read the ontology version from {self.path}: {exc}"
+            raise OntologyError(msg) from exc
+        return int(row[0]) if row else 0
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -290,4 +308,9 @@ class OntologyStore:
         self._version += 1
         self._cached = None
         if self.path is not None:
+            self._world.graph.execute(
+                "INSERT INTO semps_meta VALUES ('version', ?) "
+                "ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                (self._version,),
+            )
             self._world.save()

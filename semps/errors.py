@@ -27,6 +27,7 @@ re-raised as one of ours ``from`` the original::
     ├── DeliveryError               a notification could not be delivered
     │   └── UnsafeCallback          a webhook URL the broker refuses to call (SSRF)
     ├── TooManyRequests             a per-caller cap is reached (open streams, ...)
+    ├── SettingsError               a setting (flag, SEMPS_* variable, TOML file) is refused
     └── SparkError                  the Spark pipeline could not start or run
 
 Messages are built first and then raised, and say *where*: syntax errors carry ``line`` and
@@ -51,6 +52,7 @@ __all__ = [
     "PluginNotFound",
     "RDFSyntaxError",
     "SempsError",
+    "SettingsError",
     "SparkError",
     "StoreError",
     "SubscriptionError",
@@ -184,6 +186,10 @@ class UnsafeCallback(DeliveryError):
 
 class TooManyRequests(SempsError):
     """A per-caller cap is reached (open streams per subscriber, ...)."""
+
+
+class SettingsError(SempsError):
+    """A setting (a flag, a ``SEMPS_*`` variable, a key of the TOML file) is refused."""
 
 
 class SparkError(SempsError):

@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         shutil.rmtree(args.data_dir)
     store = Store(args.data_dir / "semps.sqlite3")
     tokens = {
-        role: store.create_token(role, f"demo-{role}")
+        role: store.create_token(role, f"demo-{role}")[1]
         for role in ("admin", "publisher", "subscriber")
     }
     store.close()

@@ -1,0 +1,383 @@
+"""The service's settings: one frozen object built from flags, environment and a TOML file.
+
+Every setting has a command-line flag, an environment variable (``SEMPS_`` and its name in
+capitals) and a key in the optional TOML file (``--config semps.toml`` or ``SEMPS_CONFIG``).
+A value given in several places is taken from the first of: flag, environment, file,
+default. Every value is checked; a bad one raises :class:`~semps.errors.SettingsError`
+naming the setting and where the value came from.
+
+Example:
+    >>> s = build_settings({"port": 9000}, environ={"SEMPS_LOG_LEVEL": "debug"})
+    >>> (s.port, s.log_level, s.host)
+    (9000, 'debug', '127.0.0.1')
+    >>> s.limits.max_patterns
+    64
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from semps.errors import SettingsError
+from semps.limits import DEFAULT_LIMITS, Limits
+
+__all__ = [
+    "SETTINGS",
+    "Setting",
+    "Settings",
+    "build_settings",
+    "format_duration",
+    "parse_duration",
+]
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*")
+DEFAULT_DATA_DIR = Path("var/semps")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+LOG_FORMATS = ("text", "json")
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a duration such as ``30d``, ``12h``, ``90m``, ``45s``, ``2w`` or ``3600``.
+
+    Raises:
+        SettingsError: the text is not a positive duration.
+
+    Example:
+        >>> parse_duration("30d"), parse_duration("1.5h"), parse_duration("90")
+        (2592000.0, 5400.0, 90.0)
+    """
+    found = _DURATION.fullmatch(text)
+    if found is None or float(found[1]) <= 0:
+        msg = f"not a duration: {text!r} (use a positive number with s, m, h, d or w, e.g. 30d)"
+        raise SettingsError(msg)
+    return float(found[1]) * _UNITS[found[2] or "s"]
+
+
+def format_duration(seconds: float) -> str:
+    """The shortest exact form of a duration (``2592000`` -> ``30d``)."""
+    for unit in ("w", "d", "h", "m"):
+        if seconds >= _UNITS[unit] and seconds % _UNITS[unit] == 0:
+            return f"{int(seconds // _UNITS[unit])}{unit}"
+    return f"{seconds:g}s"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What ``semps serve`` runs with (see the README's settings table).
+
+    Attributes:
+        host / port: where the HTTP API listens.
+        data_dir: the broker's files (created with mode 0700).
+        workers: matching processes.
+        max_streams: open SSE and WebSocket streams per subscriber.
+        webhook_attempts / webhook_backoff: deliveries tried (the pause doubling from
+            ``webhook_backoff`` seconds) before a notification is dead-lettered.
+        webhook_allow: non-public networks or host names webhooks may call.
+        log_level / log_format / access_log: what the log says and how.
+        retain_count / retain_age: stored notifications kept per subscription, by number
+            and by age in seconds (0: no bound); a subscription may ask for its own.
+        prune_interval: seconds between two retention passes.
+        metrics_token: a bearer token that may read ``/metrics`` only (``None``: admin only).
+        limits: the per-request limits.
+        config: the TOML file the settings were read from, if any.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    data_dir: Path = DEFAULT_DATA_DIR
+    workers: int = field(default_factory=lambda: min(2, os.cpu_count() or 1))
+    max_streams: int = 16
+    webhook_attempts: int = 5
+    webhook_backoff: float = 0.5
+    webhook_allow: tuple[str, ...] = ()
+    log_level: str = "info"
+    log_format: str = "text"
+    access_log: bool = False
+    retain_count: int = 100_000
+    retain_age: float = 30 * 86400.0
+    prune_interval: float = 60.0
+    metrics_token: str | None = field(default=None, repr=False)
+    limits: Limits = DEFAULT_LIMITS
+    config: Path | None = None
+
+    @property
+    def max_body(self) -> int:
+        """Bytes a request body may have (the ``max_event_bytes`` limit)."""
+        return self.limits.max_event_bytes
+
+
+# -- value readers: a string (flag, environment) or a TOML value -> the setting's type ------
+
+
+def _int(value: object) -> int:
+    if isinstance(value, bool):
+        raise ValueError("expected an integer")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d[\d_]*\s*", value):
+        return int(value)
+    raise ValueError("expected an integer")
+
+
+def _float(value: object) -> float:
+    if isinstance(value, bool):
+        raise ValueError("expected a number")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    raise ValueError("expected a number")
+
+
+def _seconds(value: object) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        return parse_duration(value)
+    raise ValueError("expected a duration such as 30d")
+
+
+def _bool(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    if isinstance(value, str) and value.strip().lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected true or false")
+
+
+def _str(value: object) -> str:
+    if isinstance(value, str) and value:
+        return value
+    raise ValueError("expected a non-empty string")
+
+
+def _path(value: object) -> Path:
+    if isinstance(value, Path):
+        return value
+    return Path(_str(value))
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ValueError("expected a list of strings (comma-separated in the environment)")
+
+
+def _choice(*choices: str) -> Callable[[object], str]:
+    def read(value: object) -> str:
+        if isinstance(value, str) and value.lower() in choices:
+            return value.lower()
+        raise ValueError(f"expected one of {', '.join(choices)}")
+
+    return read
+
+
+# -- the table of settings ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One row of the settings table: its name (the TOML key), reader, check and help."""
+
+    name: str
+    read: Callable[[object], Any]
+    help: str
+    check: Callable[[Any], str | None] = lambda value: None
+    flag: str = ""
+    metavar: str | None = None
+
+    @property
+    def env(self) -> str:
+        """Its environment variable."""
+        return "SEMPS_" + self.name.upper()
+
+    @property
+    def option(self) -> str:
+        """Its command-line flag."""
+        return self.flag or "--" + self.name.replace("_", "-")
+
+
+def _positive(value: float) -> str | None:
+    return None if value > 0 else "must be positive"
+
+
+def _not_negative(value: float) -> str | None:
+    return None if value >= 0 else "must be 0 or more"
+
+
+def _port(value: int) -> str | None:
+    return None if 0 < value < 65536 else "must be between 1 and 65535"
+
+
+_LIMIT_HELP = {
+    "max_query_bytes": "bytes of one subscription's text",
+    "max_query_depth": "nesting depth of a subscription",
+    "max_patterns": "triple patterns in one subscription",
+    "max_subscriptions": "subscriptions one subscriber may hold",
+    "max_document_depth": "nesting depth of an event or ontology document",
+    "max_closure_triples": "triples an event may hold once closed under the ontology",
+    "max_closure_ratio": "closure bound as a multiple of the event's own triples",
+    "max_solutions": "solutions one notification carries",
+    "max_count": "where solution counts stop",
+    "max_notification_bytes": "bytes of one notification (solutions are left out past it)",
+    "match_timeout": "seconds a batch of events may spend matching",
+}
+
+#: Every setting but the limits, in the README's order.
+SETTINGS: tuple[Setting, ...] = (
+    Setting("config", _path, "a TOML file of settings (keys as in this table)", metavar="FILE"),
+    Setting("host", _str, "address the HTTP API listens on"),
+    Setting("port", _int, "port the HTTP API listens on", _port),
+    Setting("data_dir", _path, "the broker's data directory (created 0700)", metavar="DIR"),
+    Setting("workers", _int, "matching processes, each holding every index", _positive),
+    Setting("max_streams", _int, "open SSE/WebSocket streams per subscriber", _positive),
+    Setting("max_body", _int, "bytes a request body may have (an event, an ontology)", _positive),
+    Setting("webhook_attempts", _int, "webhook deliveries tried before a dead letter", _positive),
+    Setting("webhook_backoff", _float, "seconds before the first retry (doubling)", _positive),
+    Setting(
+        "webhook_allow",
+        _strings,
+        "a non-public network or host name webhooks may call (repeatable)",
+        metavar="CIDR_OR_HOST",
+    ),
+    Setting("log_level", _choice(*LOG_LEVELS), "least severe log records written"),
+    Setting("log_format", _choice(*LOG_FORMATS), "text lines, or one JSON object a line"),
+    Setting("access_log", _bool, "log every HTTP request (--no-access-log: do not)"),
+    Setting(
+        "retain_count", _int, "notifications kept per subscription (0: no bound)", _not_negative
+    ),
+    Setting(
+        "retain_age", _seconds, "age past which notifications go (e.g. 7d; 0: none)", _not_negative
+    ),
+    Setting("prune_interval", _seconds, "time between two retention passes", _positive),
+    Setting("metrics_token", _str, "a bearer token that may read /metrics only"),
+) + tuple(
+    Setting(
+        f.name,
+        _int if isinstance(getattr(DEFAULT_LIMITS, f.name), int) else _float,
+        "limit: " + _LIMIT_HELP.get(f.name, f.name),
+        _positive,
+    )
+    for f in fields(Limits)
+    if f.name != "max_event_bytes"  # that one is max_body
+)
+
+_BY_NAME = {s.name: s for s in SETTINGS}
+_LIMIT_NAMES = {f.name for f in fields(Limits)} - {"max_event_bytes"}
+
+
+def defaults() -> dict[str, object]:
+    """Every setting's default value, by name."""
+    base = Settings()
+    values: dict[str, object] = {
+        f.name: getattr(base, f.name) for f in fields(Settings) if f.name != "limits"
+    }
+    values.update({n: getattr(DEFAULT_LIMITS, n) for n in _LIMIT_NAMES})
+    values["max_body"] = DEFAULT_LIMITS.max_event_bytes
+    return values
+
+
+def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The data directory when no flag names one: ``SEMPS_DATA_DIR`` or ``var/semps``."""
+    env = os.environ if environ is None else environ
+    return Path(env.get("SEMPS_DATA_DIR") or DEFAULT_DATA_DIR)
+
+
+def _suggest(name: str) -> str:
+    close = difflib.get_close_matches(name, list(_BY_NAME), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _read(setting: Setting, value: object, where: str) -> object:
+    try:
+        result = setting.read(value)
+    except (ValueError, SettingsError) as exc:
+        msg = f"setting {setting.name} ({where}): {exc}, not {value!r}"
+        raise SettingsError(msg) from exc
+    problem = setting.check(result)
+    if problem is not None:
+        msg = f"setting {setting.name} ({where}) {problem}, not {value!r}"
+        raise SettingsError(msg)
+    return result
+
+
+def read_toml(path: Path) -> dict[str, object]:
+    """The settings a TOML file gives (flat keys, as in the settings table).
+
+    Raises:
+        SettingsError: the file is missing, not TOML, or names an unknown setting.
+    """
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        msg = f"cannot read the settings file {path}: {exc.strerror or exc}"
+        raise SettingsError(msg) from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        msg = f"the settings file {path} is not valid TOML: {exc}"
+        raise SettingsError(msg) from exc
+    values: dict[str, object] = {}
+    for key, value in data.items():
+        setting = _BY_NAME.get(key)
+        if setting is None or key == "config":
+            msg = f"unknown setting {key!r} in {path}{_suggest(key)}"
+            raise SettingsError(msg)
+        values[key] = _read(setting, value, f"{key} in {path}")
+    return values
+
+
+def build_settings(
+    flags: Mapping[str, object] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """The settings from ``flags`` (only those given), the environment and the TOML file.
+
+    Precedence: flags, then ``SEMPS_*`` variables, then the file (``config``), then the
+    defaults.
+
+    Raises:
+        SettingsError: a value is malformed or out of range, or the file is unreadable.
+    """
+    flags = dict(flags or {})
+    env = os.environ if environ is None else environ
+    from_env = {
+        s.name: _read(s, env[s.env], f"environment {s.env}") for s in SETTINGS if s.env in env
+    }
+    from_flags = {
+        name: _read(_BY_NAME[name], value, _BY_NAME[name].option)
+        for name, value in flags.items()
+        if value is not None
+    }
+    config = from_flags.get("config") or from_env.get("config")
+    from_file = read_toml(config) if isinstance(config, Path) else {}
+    values = {**defaults(), **from_file, **from_env, **from_flags}
+    return _assemble(values)
+
+
+def _assemble(values: Mapping[str, object]) -> Settings:
+    limits = Limits(
+        **{name: values[name] for name in _LIMIT_NAMES},  # type: ignore[arg-type]
+        max_event_bytes=values["max_body"],  # type: ignore[arg-type]
+    )
+    own = {f.name for f in fields(Settings)} - {"limits"}
+    return Settings(**{name: values[name] for name in own}, limits=limits)  # type: ignore[arg-type]
+
+
+def names() -> Iterable[str]:
+    """The settings' names (TOML keys), in the table's order."""
+    return (s.name for s in SETTINGS)
