@@ -28,6 +28,7 @@ re-raised as one of ours ``from`` the original::
     │   └── UnsafeCallback          a webhook URL the broker refuses to call (SSRF)
     ├── TooManyRequests             a per-caller cap is reached (open streams, ...)
     ├── SettingsError               a setting (flag, SEMPS_* variable, TOML file) is refused
+    ├── ClientError                 semps.client could not reach the server or read its answer
     └── SparkError                  the Spark pipeline could not start or run
 
 Messages are built first and then raised, and say *where*: syntax errors carry ``line`` and
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 __all__ = [
     "AuthError",
+    "ClientError",
     "CompositeDefinitionError",
     "DeliveryError",
     "DocumentTooLarge",
@@ -186,6 +188,16 @@ class UnsafeCallback(DeliveryError):
 
 class TooManyRequests(SempsError):
     """A per-caller cap is reached (open streams per subscriber, ...)."""
+
+
+class ClientError(SempsError):
+    """:mod:`semps.client` could not reach the server, lost it beyond its retries, got an
+    answer it cannot read (a 5xx, a body that is not the API's), or the server does not offer
+    the feature asked for. ``status`` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, *, status: int | None = None):
+        self.status = status
+        super().__init__(message)
 
 
 class SettingsError(SempsError):
