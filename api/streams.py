@@ -157,6 +157,10 @@ class Streams:
         """How many streams ``subject`` holds open."""
         return self._open.get(subject, 0)
 
+    def total_open(self) -> int:
+        """How many streams are open, over every subscriber."""
+        return sum(self._open.values())
+
     # -- following a subscription ------------------------------------------------------------
 
     async def _page(self, sub_id: str, after: int) -> list[tuple[int, str]]:

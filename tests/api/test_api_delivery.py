@@ -95,8 +95,8 @@ def test_webhooks_are_signed_retried_and_dead_lettered(server: Server) -> None:
             assert headers["X-Semps-Signature"] == f"sha256={expected}"
             assert json.loads(body)["id"] == seq
         with server.client("admin") as admin:
-            assert wait_for(lambda: len(admin.get("/deadletters").json()) == 3)
-            letters = admin.get("/deadletters").json()
+            assert wait_for(lambda: len(admin.get("/deadletters").json()["items"]) == 3)
+            letters = admin.get("/deadletters").json()["items"]
             assert {d["subscription"] for d in letters} == {dead_sub["id"]}
             assert all(d["attempts"] == 3 for d in letters)
             # A replay goes to the recorded URL, which is still dead.
@@ -118,13 +118,13 @@ def test_a_dead_letter_replays_once_its_endpoint_is_back(server: Server) -> None
         sub.post("/subscriptions", content=CHAIRS, params={"callback": url})
         pub.post("/events", content=EVENT, headers=RDFXML)
     with server.client("admin") as admin:
-        assert wait_for(lambda: len(admin.get("/deadletters").json()) == 1)
-        (letter,) = admin.get("/deadletters").json()
+        assert wait_for(lambda: len(admin.get("/deadletters").json()["items"]) == 1)
+        (letter,) = admin.get("/deadletters").json()["items"]
         back = Receiver(port)  # the endpoint comes back on the recorded URL
         try:
             assert admin.post(f"/deadletters/{letter['id']}/replay").json()["delivered"]
             assert json.loads(back.received[0][1])["id"] == letter["seq"]
-            assert admin.get("/deadletters").json() == []
+            assert admin.get("/deadletters").json()["items"] == []
         finally:
             back.close()
 
@@ -243,7 +243,7 @@ def test_callbacks_to_non_public_addresses_are_refused(
             "error": "unsafe_callback",
             "detail": f"refused callback to {detail} address (see --webhook-allow)",
         }
-        assert sub.get("/subscriptions").json() == []  # nothing was registered
+        assert sub.get("/subscriptions").json()["items"] == []  # nothing was registered
 
 
 def test_the_brokers_own_port_is_refused(guarded: Server) -> None:
@@ -282,8 +282,8 @@ def test_a_name_that_resolves_to_loopback_is_refused_at_delivery(guarded: Server
             sub_id = sub.post("/subscriptions", content=CHAIRS, params={"callback": url}).json()
             pub.post("/events", content=EVENT, headers=RDFXML)
         with guarded.client("admin") as admin:
-            assert wait_for(lambda: len(admin.get("/deadletters").json()) == 1)
-            (letter,) = admin.get("/deadletters").json()
+            assert wait_for(lambda: len(admin.get("/deadletters").json()["items"]) == 1)
+            (letter,) = admin.get("/deadletters").json()["items"]
         assert letter["subscription"] == sub_id["id"]
         assert letter["attempts"] == 3
         assert letter["error"].startswith("UnsafeCallback: refused callback to localhost (")

@@ -55,7 +55,7 @@ def test_subscribe_publish_and_stream(server: Server) -> None:
         ]
         pub.post("/events", content=EVENT, headers=RDFXML)
         assert [n["id"] for n in stored(sub, sub_id, after=1)] == [2]
-        assert [s["id"] for s in sub.get("/subscriptions").json()] == [sub_id]
+        assert [s["id"] for s in sub.get("/subscriptions").json()["items"]] == [sub_id]
 
 
 def test_an_ontology_edit_takes_effect_for_the_next_event(server: Server) -> None:
@@ -195,7 +195,7 @@ def test_subscribers_see_only_their_own_subscriptions(server: Server) -> None:
         sub_id = mine.post("/subscriptions", content=CHAIRS).json()["id"]
         assert theirs.get(f"/subscriptions/{sub_id}").status_code == 404
         assert theirs.get(f"/subscriptions/{sub_id}/notifications?once=true").status_code == 404
-        assert theirs.get("/subscriptions").json() == []
+        assert theirs.get("/subscriptions").json()["items"] == []
 
 
 def test_nothing_acknowledged_is_lost_across_kill_9(server: Server) -> None:

@@ -1,0 +1,57 @@
+"""Request bodies on the HTTP API: read bounded, and their media type checked (415)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from fastapi import Request
+from pydantic import ValidationError
+
+from semps.api.fastpath import read_bounded
+from semps.errors import UnsupportedMediaType
+
+__all__ = ["JSON", "media_type", "read_body", "require_media_type", "validation_message"]
+
+JSON = "application/json"
+
+
+def media_type(request: Request) -> str | None:
+    """The request's media type, lower case and without parameters (``None``: not sent).
+
+    Example:
+        >>> from starlette.requests import Request
+        >>> scope = {"type": "http", "headers": [(b"content-type", b"Text/Turtle; charset=x")]}
+        >>> media_type(Request(scope))
+        'text/turtle'
+    """
+    value = request.headers.get("content-type")
+    if value is None:
+        return None
+    return value.split(";", 1)[0].strip().lower() or None
+
+
+def require_media_type(request: Request, allowed: Collection[str], hint: str = "") -> str | None:
+    """The request's media type if it is one of ``allowed`` (or none was sent).
+
+    Raises:
+        UnsupportedMediaType: another media type (415), with ``hint`` appended.
+    """
+    found = media_type(request)
+    if found is not None and found not in allowed:
+        msg = f"unsupported media type {found!r} here (use {', '.join(sorted(allowed))})"
+        raise UnsupportedMediaType(msg + (f"; {hint}" if hint else ""))
+    return found
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused (413) as soon as it passes ``limit`` bytes."""
+    return await read_bounded(request.headers.get("content-length"), request.stream(), limit)
+
+
+def validation_message(exc: ValidationError) -> str:
+    """The first few problems pydantic found, on one line."""
+    parts = []
+    for err in exc.errors()[:3]:
+        where = ".".join(str(p) for p in err["loc"]) or "body"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)

@@ -1,0 +1,173 @@
+"""The one error shape of the HTTP API: ``{"error": code, "detail": message}``.
+
+Every 4xx and 5xx the service sends has that JSON body: our own errors (a status chosen from
+the exception type by :data:`STATUS`), the framework's (unknown route 404, wrong method 405
+with ``Allow``, request validation 422) and any unexpected exception (a logged 500 whose body
+names no internals: a 500 is always a bug). Syntax errors add ``line`` and ``column``,
+unsupported SPARQL adds ``construct``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException
+
+from semps.api.models import ErrorBody
+from semps.errors import (
+    AuthError,
+    DocumentTooLarge,
+    EventLimitExceeded,
+    HostileInputError,
+    IngestError,
+    NotFound,
+    OntologyError,
+    PermissionDenied,
+    PluginNotFound,
+    SempsError,
+    SubscriptionLimitExceeded,
+    SubscriptionSyntaxError,
+    TooManyRequests,
+    UnsafeCallback,
+    UnsupportedMediaType,
+    UnsupportedQueryError,
+)
+
+__all__ = [
+    "STATUS",
+    "error_body",
+    "error_parts",
+    "error_response",
+    "install_error_handlers",
+    "responses",
+]
+
+log = logging.getLogger("semps.api")
+
+#: Exception type -> (HTTP status, error code), most specific first.
+STATUS: list[tuple[type[Exception], int, str]] = [
+    (PermissionDenied, 403, "forbidden"),
+    (AuthError, 401, "unauthorized"),
+    (NotFound, 404, "not_found"),
+    (DocumentTooLarge, 413, "too_large"),
+    (UnsupportedMediaType, 415, "unsupported_media_type"),
+    (EventLimitExceeded, 422, "limit_exceeded"),
+    (SubscriptionLimitExceeded, 422, "limit_exceeded"),
+    (HostileInputError, 400, "hostile_input"),
+    (IngestError, 400, "bad_event"),
+    (SubscriptionSyntaxError, 400, "syntax_error"),
+    (UnsupportedQueryError, 422, "unsupported_query"),
+    (PluginNotFound, 400, "unknown_kind"),
+    (OntologyError, 400, "bad_ontology"),
+    (UnsafeCallback, 400, "unsafe_callback"),
+    (TooManyRequests, 429, "too_many_requests"),
+    (SempsError, 400, "bad_request"),
+]
+
+#: Error codes of the framework's own statuses (unknown route, wrong method, ...).
+HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "too_large",
+    415: "unsupported_media_type",
+    422: "invalid_request",
+    429: "too_many_requests",
+}
+
+#: What each error status means, for the OpenAPI document.
+_MEANING = {
+    400: "malformed input (bad document, SPARQL syntax error, bad cursor, ...)",
+    401: "missing or unknown bearer token",
+    403: "the token's role may not do this",
+    404: "no such resource",
+    413: "the body is larger than --max-body",
+    415: "unsupported media type (Content-Type)",
+    422: "invalid parameters, unsupported SPARQL construct or a limit exceeded",
+    429: "too many open streams for this subscriber",
+}
+
+
+def error_body(exc: SempsError) -> dict[str, object]:
+    """The JSON body of one of our errors."""
+    name = next(code for kind, _, code in STATUS if isinstance(exc, kind))
+    body: dict[str, object] = {"error": name, "detail": str(exc)}
+    line = getattr(exc, "line", None)
+    if line is not None:
+        body["line"], body["column"] = line, getattr(exc, "column", None)
+    construct = getattr(exc, "construct", None)
+    if construct:
+        body["construct"] = construct
+    return body
+
+
+def error_parts(exc: Exception) -> tuple[int, dict[str, object], dict[str, str]]:
+    """(status, JSON body, extra headers) of the response to one of our errors.
+
+    Example:
+        >>> from semps.errors import NotFound
+        >>> error_parts(NotFound("no subscription 's9'"))
+        (404, {'error': 'not_found', 'detail': "no subscription 's9'"}, {})
+    """
+    if not isinstance(exc, SempsError):
+        return 500, {"error": "internal_error", "detail": "internal server error"}, {}
+    status = next(s for kind, s, _ in STATUS if isinstance(exc, kind))
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
+    return status, error_body(exc), headers
+
+
+def error_response(exc: Exception) -> JSONResponse:
+    """The response to one of our errors."""
+    status, body, headers = error_parts(exc)
+    return JSONResponse(body, status_code=status, headers=headers or None)
+
+
+def _semps_error(request: Request, exc: Exception) -> Response:
+    return error_response(exc)
+
+
+def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    status = exc.status_code
+    code = HTTP_CODES.get(status, "internal_error" if status >= 500 else "bad_request")
+    detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+    if status == 404 and detail == "Not Found":
+        detail = f"no route {request.url.path}"
+    elif status == 405:
+        detail = f"{request.method} is not allowed on {request.url.path}"
+    return JSONResponse({"error": code, "detail": detail}, status, headers=exc.headers)
+
+
+def _validation_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    parts = []
+    for err in exc.errors()[:5]:
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    body = {"error": "invalid_request", "detail": "; ".join(parts) or "invalid request"}
+    return JSONResponse(body, status_code=422)
+
+
+def _unexpected(request: Request, exc: Exception) -> Response:
+    log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    status, body, _ = error_parts(exc)
+    return JSONResponse(body, status_code=status)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Give every error ``app`` can answer with the one shape."""
+    app.add_exception_handler(SempsError, _semps_error)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(Exception, _unexpected)
+
+
+def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI ``responses`` of an operation that may fail with ``statuses``."""
+    return {s: {"model": ErrorBody, "description": _MEANING[s]} for s in statuses}

@@ -1,0 +1,148 @@
+"""``/ontology``: read it (RDF/XML or Turtle), replace or merge a document, and edit axioms,
+classes and properties (admin). Every edit answers the new ontology ``version``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from semps.api.bodies import JSON, read_body, require_media_type
+from semps.api.context import Context
+from semps.api.errors import responses
+from semps.api.models import Axiom, Entity, Version
+from semps.errors import OntologyError
+from semps.ingest.rdf import SUPPORTED_MEDIA_TYPES
+
+__all__ = ["ontology_router"]
+
+M = TypeVar("M", bound=BaseModel)
+
+#: The most bytes of a JSON edit (an axiom, a class or a property).
+MAX_EDIT = 65536
+_RDF_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {m: {"schema": {"type": "string"}} for m in SUPPORTED_MEDIA_TYPES},
+    }
+}
+
+
+def _json_body(model: type[BaseModel]) -> dict[str, Any]:
+    schema = {"$ref": f"#/components/schemas/{model.__name__}"}
+    return {"requestBody": {"required": True, "content": {JSON: {"schema": schema}}}}
+
+
+_AXIOM_MSG = 'expected JSON {"kind": ..., "subject": IRI, "object": IRI}'
+_ENTITY_MSG = 'expected JSON {"iri": IRI, "parents": [IRI, ...], "kind": "object"|"datatype"}'
+_EDIT_ERRORS = responses(400, 401, 403, 413, 415, 422)
+
+
+def ontology_router(ctx: Context) -> APIRouter:
+    """The ontology routes."""
+    router = APIRouter(tags=["ontology"])
+    ontology = ctx.broker.ontology
+    admin = [Depends(ctx.auth.require("admin"))]
+
+    async def edit(function: Callable[..., object], *args: object) -> Version:
+        await run_in_threadpool(function, *args)
+        return Version(version=ontology.version)
+
+    async def document(request: Request) -> tuple[bytes, str | None]:
+        declared = require_media_type(request, SUPPORTED_MEDIA_TYPES)
+        return await read_body(request, ctx.max_body), declared
+
+    async def parsed(request: Request, model: type[M], message: str) -> M:
+        require_media_type(request, (JSON,))
+        try:
+            return model.model_validate_json(await read_body(request, MAX_EDIT))
+        except ValidationError as exc:
+            raise OntologyError(message) from exc
+
+    @router.get(
+        "/ontology",
+        dependencies=[Depends(ctx.auth.require())],
+        response_class=Response,
+        responses={
+            200: {"content": {"application/rdf+xml": {}, "text/turtle": {}}},
+            **responses(401),
+        },
+    )
+    def get_ontology(accept: str | None = Header(None)) -> Response:
+        """The ontology as RDF/XML, or Turtle when ``Accept`` asks for it."""
+        turtle = accept is not None and "turtle" in accept
+        body = ontology.export("turtle" if turtle else "rdfxml")
+        return Response(body, media_type="text/turtle" if turtle else "application/rdf+xml")
+
+    @router.put("/ontology", dependencies=admin, openapi_extra=_RDF_BODY, responses=_EDIT_ERRORS)
+    async def replace_ontology(request: Request) -> Version:
+        """Replace the whole ontology with a document."""
+        data, declared = await document(request)
+        await run_in_threadpool(lambda: ontology.load(data, format=declared, replace=True))
+        return Version(version=ontology.version)
+
+    @router.post("/ontology", dependencies=admin, openapi_extra=_RDF_BODY, responses=_EDIT_ERRORS)
+    async def merge_ontology(request: Request) -> Version:
+        """Merge a document into the ontology."""
+        data, declared = await document(request)
+        await run_in_threadpool(lambda: ontology.load(data, format=declared))
+        return Version(version=ontology.version)
+
+    @router.post(
+        "/ontology/axioms",
+        dependencies=admin,
+        openapi_extra=_json_body(Axiom),
+        responses=_EDIT_ERRORS,
+    )
+    async def add_axiom(request: Request) -> Version:
+        """Add an axiom (subClassOf, subPropertyOf, equivalentClass, ...)."""
+        axiom = await parsed(request, Axiom, _AXIOM_MSG)
+        return await edit(ontology.add_axiom, axiom.kind, axiom.subject, axiom.object)
+
+    @router.delete(
+        "/ontology/axioms",
+        dependencies=admin,
+        openapi_extra=_json_body(Axiom),
+        responses=_EDIT_ERRORS,
+    )
+    async def remove_axiom(request: Request) -> Version:
+        """Remove an axiom."""
+        axiom = await parsed(request, Axiom, _AXIOM_MSG)
+        return await edit(ontology.remove_axiom, axiom.kind, axiom.subject, axiom.object)
+
+    @router.post(
+        "/ontology/classes",
+        dependencies=admin,
+        openapi_extra=_json_body(Entity),
+        responses=_EDIT_ERRORS,
+    )
+    async def add_class(request: Request) -> Version:
+        """Declare a class under its parents."""
+        entity = await parsed(request, Entity, _ENTITY_MSG)
+        return await edit(ontology.add_class, entity.iri, entity.parents)
+
+    @router.post(
+        "/ontology/properties",
+        dependencies=admin,
+        openapi_extra=_json_body(Entity),
+        responses=_EDIT_ERRORS,
+    )
+    async def add_property(request: Request) -> Version:
+        """Declare an object or datatype property under its parents."""
+        entity = await parsed(request, Entity, _ENTITY_MSG)
+        return await edit(ontology.add_property, entity.iri, entity.kind, entity.parents)
+
+    @router.delete(
+        "/ontology/entities", dependencies=admin, responses=responses(400, 401, 403, 422)
+    )
+    async def remove_entity(
+        iri: str = Query(..., description="a class or property IRI"),
+    ) -> Version:
+        """Remove a class or property and the axioms that mention it."""
+        return await edit(ontology.remove_class, iri)
+
+    return router

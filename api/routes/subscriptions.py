@@ -1,0 +1,185 @@
+"""``/subscriptions``: register, list (paged), read, replace, delete and resume.
+
+The body's media type must fit the kind: SPARQL (``application/sparql-query`` or
+``text/plain``) for ``semantic``; JSON or the text form for ``content`` and ``symmetric``;
+text for ``composite``. No ``Content-Type`` takes the kind's own form.
+"""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from semps.api.bodies import JSON, read_body, require_media_type
+from semps.api.context import Context
+from semps.api.errors import responses
+from semps.api.models import (
+    JsonSubscription,
+    SubscriptionCreated,
+    SubscriptionOut,
+    SubscriptionPage,
+)
+from semps.api.pagination import DEFAULT_LIMIT, MAX_LIMIT, decode_cursor, encode_cursor, page
+from semps.broker.broker import Broker
+from semps.broker.store import Principal
+from semps.errors import SubscriptionSyntaxError
+from semps.matcher.base import Subscription
+
+__all__ = ["MEDIA_TYPES", "subscriptions_router"]
+
+SPARQL = "application/sparql-query"
+TEXT = "text/plain"
+#: The media types a subscription body of each kind may have (other kinds: any of these).
+MEDIA_TYPES = {
+    "semantic": (SPARQL, TEXT),
+    "content": (JSON, TEXT),
+    "symmetric": (JSON, TEXT),
+    "composite": (TEXT,),
+}
+_ANY = (SPARQL, TEXT, JSON)
+_JSON_HINT = "JSON constraints or regions need ?kind=content or ?kind=symmetric"
+_SPARQL_HINT = "a SPARQL query needs ?kind=semantic (the default)"
+
+_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            SPARQL: {"schema": {"type": "string"}},
+            TEXT: {"schema": {"type": "string"}},
+            JSON: {"schema": {"$ref": f"#/components/schemas/{JsonSubscription.__name__}"}},
+        },
+    }
+}
+
+
+def subscriptions_router(ctx: Context) -> APIRouter:
+    """The ``/subscriptions`` routes (the notification streams are in ``streams``)."""
+    router = APIRouter(tags=["subscriptions"])
+    broker = ctx.broker
+    Subscriber = Annotated[Principal, Depends(ctx.auth.require("subscriber"))]  # noqa: N806
+
+    async def read_text(request: Request, kind: str) -> str:
+        hint = _SPARQL_HINT if kind != "semantic" else _JSON_HINT
+        require_media_type(request, MEDIA_TYPES.get(kind, _ANY), hint)
+        return (await read_body(request, ctx.max_body)).decode("utf-8", "replace")
+
+    async def register(
+        text: str, kind: str, owner: str, name: str | None, sub_id: str | None = None
+    ) -> Subscription:
+        try:
+            return await run_in_threadpool(
+                broker.subscribe, text, kind=kind, owner=owner, name=name, sub_id=sub_id
+            )
+        except SubscriptionSyntaxError as exc:
+            if kind == "semantic" and text.lstrip().startswith(("{", "[")):
+                msg = f"{exc.detail} ({_JSON_HINT})"
+                raise SubscriptionSyntaxError(msg, line=exc.line, column=exc.column) from exc
+            raise
+
+    @router.post(
+        "/subscriptions",
+        status_code=201,
+        openapi_extra=_BODY,
+        response_model_exclude_none=True,
+        responses=responses(400, 401, 403, 413, 415, 422),
+    )
+    async def subscribe(
+        request: Request,
+        who: Subscriber,
+        kind: str = Query("semantic", description="semantic, content, symmetric, composite"),
+        name: str | None = Query(None),
+        callback: str | None = Query(None, description="webhook URL (http or https)"),
+    ) -> SubscriptionCreated:
+        """Register a subscription; with ``callback``, its notifications are POSTed there
+        too, signed with the returned ``secret``."""
+        text = await read_text(request, kind)
+        if callback is not None:
+            ctx.policy.check_url(callback)  # UnsafeCallback (400) before anything is registered
+        sub = await register(text, kind, who.subject, name)
+        if callback is None:
+            return SubscriptionCreated(id=sub.id)
+        return SubscriptionCreated(id=sub.id, secret=broker.store.set_webhook(sub.id, callback))
+
+    @router.get("/subscriptions", responses=responses(400, 401, 403, 422))
+    def list_subscriptions(
+        who: Subscriber,
+        limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
+        cursor: str | None = Query(None, max_length=512, description="`next` of the last page"),
+    ) -> SubscriptionPage:
+        """The caller's subscriptions (an admin's: every one), in registration order."""
+        owner = None if who.role == "admin" else who.subject
+        after = decode_cursor(cursor, "subscriptions")
+        items, last = page(
+            broker.subscriptions(owner), _order, None if after is None else _key(after), limit
+        )
+        return SubscriptionPage(
+            items=[subscription_out(s, broker) for s in items],
+            next=None if last is None else encode_cursor("subscriptions", last.id),
+        )
+
+    @router.get("/subscriptions/{sub_id}", responses=responses(401, 403, 404))
+    def get_subscription(sub_id: str, who: Subscriber) -> SubscriptionOut:
+        """One subscription, with its status (and why it is suspended)."""
+        return subscription_out(broker.visible(sub_id, who), broker)
+
+    @router.put(
+        "/subscriptions/{sub_id}",
+        openapi_extra=_BODY,
+        response_model_exclude_none=True,
+        responses=responses(400, 401, 403, 404, 413, 415, 422),
+    )
+    async def replace_subscription(
+        sub_id: str,
+        request: Request,
+        who: Subscriber,
+        kind: str = Query("semantic"),
+        name: str | None = Query(None),
+    ) -> SubscriptionCreated:
+        """Replace a subscription atomically (a refused one leaves the old one matching)."""
+        old = broker.visible(sub_id, who)
+        text = await read_text(request, kind)
+        await register(text, kind, old.owner or who.subject, name, sub_id)
+        return SubscriptionCreated(id=sub_id)
+
+    @router.delete("/subscriptions/{sub_id}", status_code=204, responses=responses(401, 403, 404))
+    def delete_subscription(sub_id: str, who: Subscriber) -> Response:
+        """Delete a subscription and its stored notifications."""
+        broker.visible(sub_id, who)
+        broker.unsubscribe(sub_id)
+        return Response(status_code=204)
+
+    @router.post(
+        "/subscriptions/{sub_id}/resume",
+        dependencies=[Depends(ctx.auth.require("admin"))],
+        responses=responses(401, 403, 404),
+    )
+    async def resume_subscription(sub_id: str) -> SubscriptionOut:
+        """Put a suspended subscription back into matching (admin)."""
+        sub = await run_in_threadpool(broker.resume, sub_id)
+        return subscription_out(sub, broker)
+
+    return router
+
+
+def _key(sub_id: str) -> tuple[int, str]:
+    """Ids in registration order: ``sub-9`` before ``sub-10``."""
+    return len(sub_id), sub_id
+
+
+def _order(sub: Subscription) -> tuple[int, str]:
+    return _key(sub.id)
+
+
+def subscription_out(sub: Subscription, broker: Broker) -> SubscriptionOut:
+    """A subscription with its status, as the API shows it."""
+    status, reason = broker.status(sub.id)
+    return SubscriptionOut(
+        id=sub.id,
+        kind=sub.kind,
+        text=sub.text,
+        owner=sub.owner,
+        name=sub.name,
+        status=status,  # type: ignore[arg-type]
+        reason=reason,
+    )
