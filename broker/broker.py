@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from semps.broker.pipeline import Batch, Item, Pipeline
+from semps.broker.retention import Pruner
 from semps.broker.store import EventRecord, Principal, Store, TokenInfo
 from semps.broker.webhooks import WebhookDispatcher
 from semps.broker.worker import payload_head, unpack_error
@@ -67,8 +68,26 @@ class Metrics:
     matches: int = 0
     notifications_out: int = 0
     suspensions: int = 0
+    webhook_failures: int = 0
+    webhooks_dead_lettered: int = 0
     latency_sum: float = 0.0
     buckets: list[int] = field(default_factory=lambda: [0] * len(LATENCY_BUCKETS))
+
+    def snapshot(self) -> dict[str, int]:
+        """The counters as whole numbers, to keep them across a restart."""
+        values = {k: v for k, v in vars(self).items() if type(v) is int}
+        values |= {f"bucket_{i}": n for i, n in enumerate(self.buckets)}
+        return values | {"latency_sum_us": round(self.latency_sum * 1e6)}
+
+    def restore(self, values: dict[str, int]) -> None:
+        """Take back the counters :meth:`snapshot` gave."""
+        for name, value in values.items():
+            if name.startswith("bucket_") and int(name[7:]) < len(self.buckets):
+                self.buckets[int(name[7:])] = value
+            elif name == "latency_sum_us":
+                self.latency_sum = value / 1e6
+            elif type(getattr(self, name, None)) is int:
+                setattr(self, name, value)
 
     def observe(self, seconds: float) -> None:
         self.latency_sum += seconds
@@ -152,6 +171,7 @@ class Broker:
         self.store = Store(self.data_dir / "semps.sqlite3")
         self.ontology = OntologyStore(self.data_dir / "ontology.sqlite3")
         self.metrics = Metrics()
+        self.metrics.restore(self.store.saved_counters())  # counters survive restarts
         #: Called on the event loop with each committed group's notifications.
         self.listeners: list[Callable[[list[Note]], None]] = []
         self._subs: dict[str, Subscription] = {}
@@ -191,6 +211,9 @@ class Broker:
             workers=workers,
             limits=limits,
         )
+        self.webhooks.metrics = self.metrics
+        self.pruner = Pruner(self.store, after_pass=self.save_metrics)
+        self.pruner.start()
 
     # -- the registry ----------------------------------------------------------------------
 
@@ -530,10 +553,16 @@ class Broker:
         self._tokens.clear()
         return info
 
+    def save_metrics(self) -> None:
+        """Keep the counters in the store (each retention pass and at close)."""
+        self.store.save_counters(self.metrics.snapshot())
+
     def close(self) -> None:
+        self.pruner.close()
         self.pipeline.close()
         self.webhooks.close()
         for matcher in self.observers.values():
             matcher.close()
         self.ontology.close()
+        self.save_metrics()
         self.store.close()

@@ -24,6 +24,7 @@ again without the culprit, so every other event is still matched and acknowledge
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import deque
@@ -48,6 +49,7 @@ from semps.ontology.expansion import Expansion
 
 #: How often (seconds) a worker's thread looks at its progress while it matches.
 POLL = 0.05
+_log = logging.getLogger("semps.pipeline")
 #: Events larger than this (bytes) are matched in a batch of their own: their cost (reading,
 #: closing) grows with their size, and no lighter event should wait for it.
 HEAVY = 32 * 1024
@@ -366,6 +368,7 @@ class Pipeline:
             return outcomes
         except Overrun as overrun:
             self.respawns += 1
+            _log.warning("matching worker %d restarted: %s", slot.number, overrun.why)
             self._stop(slot)
             return overrun
         except Exception as exc:  # the batch failed in the worker: which event, unknown

@@ -22,15 +22,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from semps.broker.at_rest import SEALED_PREFIX, SecretBox, private_dir, private_files
 from semps.errors import NotFound, StoreError
 from semps.matcher.base import Subscription
 
 ROLES = ("admin", "publisher", "subscriber")
+#: Columns added to ``subscriptions`` after its first release, added to older files on open.
+_LATER_COLUMNS = (("suspended", "TEXT"), ("retain_count", "INTEGER"), ("retain_age", "REAL"))
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS subscriptions (
     id TEXT PRIMARY KEY, kind TEXT NOT NULL, text TEXT NOT NULL, owner TEXT,
-    name TEXT, created REAL NOT NULL, suspended TEXT);
+    name TEXT, created REAL NOT NULL, suspended TEXT, retain_count INTEGER, retain_age REAL);
 CREATE TABLE IF NOT EXISTS events (
     id TEXT PRIMARY KEY, received REAL NOT NULL, media_type TEXT NOT NULL,
     bytes INTEGER NOT NULL, matched INTEGER NOT NULL);
@@ -140,7 +143,7 @@ class Store:
     """Thread-safe access to the broker's SQLite file."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         self.path = path
         self._lock = threading.RLock()  # the reading connection
         self._wlock = threading.RLock()  # the writing connection
@@ -148,8 +151,9 @@ class Store:
             self._w = self._connect(path)
             self._w.executescript(_SCHEMA)
             columns = {row[1] for row in self._w.execute("PRAGMA table_info(subscriptions)")}
-            if "suspended" not in columns:  # a data directory from before suspension
-                self._w.execute("ALTER TABLE subscriptions ADD COLUMN suspended TEXT")
+            for column, sql_type in _LATER_COLUMNS:  # a data directory from before them
+                if column not in columns:
+                    self._w.execute(f"ALTER TABLE subscriptions ADD COLUMN {column} {sql_type}")
             self._migrate_tokens()
             self._db = self._connect(path)
             self._counters: dict[str, int] = {}
@@ -158,9 +162,24 @@ class Store:
                     "SELECT subscription, MAX(seq) FROM notifications GROUP BY subscription"
                 ).fetchall()
             )
+            private_files([path])
+            self._box = SecretBox.from_dir(path.parent)
+            self._seal_plain_secrets()
         except sqlite3.Error as exc:
             msg = f"cannot open the store {path}: {exc}"
             raise StoreError(msg) from exc
+
+    def _seal_plain_secrets(self) -> None:
+        """Seal the webhook secrets stored in clear before secrets were sealed."""
+        rows = self._w.execute(
+            "SELECT subscription, secret FROM webhooks WHERE secret NOT LIKE ?",
+            (SEALED_PREFIX + "%",),
+        ).fetchall()
+        for sub_id, secret in rows:
+            self._w.execute(
+                "UPDATE webhooks SET secret = ? WHERE subscription = ?",
+                (self._box.seal(secret), sub_id),
+            )
 
     def _migrate_tokens(self) -> None:
         """Give tokens from before ids, expiry and revocation their new columns."""
@@ -287,7 +306,8 @@ class Store:
             self._w.execute("BEGIN IMMEDIATE")
             try:
                 self._w.executemany(
-                    "INSERT INTO subscriptions VALUES (?, ?, ?, ?, ?, ?, NULL) "
+                    "INSERT INTO subscriptions (id, kind, text, owner, name, created) "
+                    "VALUES (?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, text = excluded.text, "
                     "name = excluded.name, suspended = NULL",
                     [(s.id, s.kind, s.text, s.owner, s.name, now) for s in subs],
@@ -341,6 +361,133 @@ class Store:
         with self._lock:
             rows = self._db.execute(query + " ORDER BY rowid", args).fetchall()
         return [(Subscription(*row[:5]), row[5]) for row in rows]
+
+    # -- retention -------------------------------------------------------------------------
+
+    def set_retention(self, sub_id: str, count: int | None, age: float | None) -> None:
+        """A subscription's own retention: notifications kept by number and by age in
+        seconds (``None``: the service's default; 0: no bound)."""
+        with self._wlock:
+            self._w.execute(
+                "UPDATE subscriptions SET retain_count = ?, retain_age = ? WHERE id = ?",
+                (count, age, sub_id),
+            )
+
+    def retention(self, sub_id: str) -> tuple[int | None, float | None]:
+        """A subscription's own (count, age) retention; ``None`` where it takes the default."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT retain_count, retain_age FROM subscriptions WHERE id = ?", (sub_id,)
+            ).fetchone()
+        return (row[0], row[1]) if row else (None, None)
+
+    def prune(self, count: int, age: float, *, now: float | None = None, chunk: int = 1000) -> int:
+        """Delete stored notifications past retention; returns how many went.
+
+        Each subscription keeps its newest ``count`` notifications and those younger than
+        ``age`` seconds (its own bounds if it has them; 0: no bound). Deletions run in
+        transactions of at most ``chunk`` rows, so a commit never waits behind more than one
+        of them; events older than ``age`` leave the event log the same way.
+        """
+        now = time.time() if now is None else now
+        with self._lock:
+            own = {
+                row[0]: (row[1], row[2])
+                for row in self._db.execute(
+                    "SELECT id, retain_count, retain_age FROM subscriptions "
+                    "WHERE retain_count IS NOT NULL OR retain_age IS NOT NULL"
+                )
+            }
+        removed = 0
+        for sub_id, last in list(self._last_seq.items()):
+            sub_count, sub_age = own.get(sub_id, (None, None))
+            keep = count if sub_count is None else sub_count
+            oldest = age if sub_age is None else sub_age
+            if keep > 0:
+                removed += self._prune_below(sub_id, last - keep + 1, None, chunk)
+            if oldest > 0:
+                removed += self._prune_below(sub_id, last + 1, now - oldest, chunk)
+        if age > 0:
+            removed += self._prune_events(now - age, chunk)
+        return removed
+
+    def _prune_below(self, sub_id: str, seq: int, before: float | None, chunk: int) -> int:
+        """Delete ``sub_id``'s notifications under ``seq`` (and created before ``before``),
+        oldest first, ``chunk`` at a time."""
+        with self._lock:  # the reader sees whether there is anything to do, without the writer
+            first = self._db.execute(
+                "SELECT seq, created FROM notifications WHERE subscription = ? "
+                "ORDER BY seq LIMIT 1",
+                (sub_id,),
+            ).fetchone()
+        if first is None or first[0] >= seq or (before is not None and first[1] >= before):
+            return 0
+        removed = 0
+        while True:
+            with self._wlock:
+                cursor = self._w.execute(
+                    "DELETE FROM notifications WHERE subscription = ? AND seq IN ("
+                    "SELECT seq FROM notifications WHERE subscription = ? AND seq < ? "
+                    "AND created < ? ORDER BY seq LIMIT ?)",
+                    (sub_id, sub_id, seq, before if before is not None else float("inf"), chunk),
+                )
+            removed += cursor.rowcount
+            if cursor.rowcount < chunk:
+                return removed
+
+    def _prune_events(self, before: float, chunk: int) -> int:
+        removed = 0
+        while True:
+            with self._wlock:
+                cursor = self._w.execute(
+                    "DELETE FROM events WHERE rowid IN "
+                    "(SELECT rowid FROM events WHERE received < ? LIMIT ?)",
+                    (before, chunk),
+                )
+            removed += cursor.rowcount
+            if cursor.rowcount < chunk:
+                return removed
+
+    # -- counts and saved counters ---------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """What is stored: subscriptions, tokens (active), notifications, webhooks, dead
+        letters and events."""
+        now = time.time()
+        queries = {
+            "subscriptions": ("SELECT COUNT(*) FROM subscriptions", ()),
+            "tokens": (
+                "SELECT COUNT(*) FROM tokens WHERE revoked IS NULL "
+                "AND (expires IS NULL OR expires > ?)",
+                (now,),
+            ),
+            "notifications_stored": ("SELECT COUNT(*) FROM notifications", ()),
+            "webhooks": ("SELECT COUNT(*) FROM webhooks", ()),
+            "dead_letters": ("SELECT COUNT(*) FROM dead_letters", ()),
+            "events_stored": ("SELECT COUNT(*) FROM events", ()),
+        }
+        with self._lock:
+            return {
+                name: int(self._db.execute(sql, args).fetchone()[0])
+                for name, (sql, args) in queries.items()
+            }
+
+    def save_counters(self, values: dict[str, int]) -> None:
+        """Keep counters (metrics) across restarts, under ``metric:<name>``."""
+        with self._wlock:
+            self._w.executemany(
+                "INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) "
+                "DO UPDATE SET value = excluded.value",
+                [(f"metric:{name}", int(value)) for name, value in values.items()],
+            )
+
+    def saved_counters(self) -> dict[str, int]:
+        """The counters :meth:`save_counters` kept."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT substr(name, 8), value FROM counters WHERE name LIKE 'metric:%'"
+            ).fetchall()
+        return {str(name): int(value) for name, value in rows}
 
     # -- notifications ---------------------------------------------------------------------
 
@@ -431,14 +578,20 @@ class Store:
             self._w.execute(
                 "INSERT INTO webhooks VALUES (?, ?, ?, 0) ON CONFLICT(subscription) DO UPDATE "
                 "SET url = excluded.url, secret = excluded.secret",
-                (sub_id, url, secret),
+                (sub_id, url, self._box.seal(secret)),
             )
         return secret
 
     def webhooks(self) -> list[Webhook]:
         with self._lock:
-            rows = self._db.execute("SELECT * FROM webhooks").fetchall()
-        return [Webhook(*row) for row in rows]
+            rows = self._db.execute(
+                "SELECT subscription, url, secret, delivered FROM webhooks"
+            ).fetchall()
+        return [self._webhook(row) for row in rows]
+
+    def _webhook(self, row: tuple[str, str, str, int]) -> Webhook:
+        """A webhook row with its secret opened."""
+        return Webhook(row[0], row[1], self._box.open(row[2]), row[3])
 
     def webhook_backlog(self) -> int:
         """Notifications stored but not yet delivered to (or dead-lettered from) webhooks."""
@@ -514,4 +667,4 @@ class Store:
                 "WHERE EXISTS (SELECT 1 FROM notifications n "
                 "WHERE n.subscription = w.subscription AND n.seq > w.delivered)"
             ).fetchall()
-        return [Webhook(*row) for row in rows]
+        return [self._webhook(row) for row in rows]

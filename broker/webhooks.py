@@ -31,7 +31,7 @@ import logging
 import socket
 import threading
 from collections.abc import AsyncIterator, Coroutine
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import httpx
 
@@ -52,6 +52,21 @@ PAGE = 50
 
 _log = logging.getLogger("semps.webhooks")
 _T = TypeVar("_T")
+
+
+class DeliveryCounts(Protocol):
+    """Where the dispatcher counts failed attempts and dead letters (the broker's metrics)."""
+
+    webhook_failures: int
+    webhooks_dead_lettered: int
+
+
+def _host(url: str) -> str:
+    """A URL's host and port for the log (never its path or query, which may hold secrets)."""
+    try:
+        return httpx.URL(url).netloc.decode("ascii", "replace") or "?"
+    except Exception:
+        return "?"
 
 
 def signature(secret: str, body: bytes) -> str:
@@ -110,6 +125,8 @@ class WebhookDispatcher:
         self._workers: dict[str, asyncio.Task[None]] = {}
         self._again: set[str] = set()  # woken while their worker was busy: look again
         self._done: dict[str, int] = {}  # last seq each subscription's worker finished
+        #: Counts failed attempts and dead letters when set.
+        self.metrics: DeliveryCounts | None = None
 
     # -- life cycle (any thread) -----------------------------------------------------------
 
@@ -245,9 +262,30 @@ class WebhookDispatcher:
             if error is None:
                 break
             failed += 1
+            if self.metrics is not None:
+                self.metrics.webhook_failures += 1
             if failed >= self.attempts:
+                _log.error(
+                    "webhook of %s: notification %d dead-lettered after %d attempts (%s): %s",
+                    hook.subscription,
+                    seq,
+                    failed,
+                    _host(hook.url),
+                    error,
+                )
+                if self.metrics is not None:
+                    self.metrics.webhooks_dead_lettered += 1
                 await asyncio.to_thread(self.store.add_dead_letter, hook, seq, error, failed)
                 break
+            _log.warning(
+                "webhook of %s: notification %d, attempt %d of %d failed (%s): %s",
+                hook.subscription,
+                seq,
+                failed,
+                self.attempts,
+                _host(hook.url),
+                error,
+            )
             await asyncio.sleep(min(self.backoff * 2 ** (failed - 1), MAX_DELAY))
         await asyncio.to_thread(self.store.mark_delivered, hook.subscription, seq)
 

@@ -9,6 +9,7 @@ own commands.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -22,18 +23,40 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "match": ("match", "match a folder of events against a folder of subscriptions"),
     "demo": ("demo", "match the bundled demo case and explain each notification"),
     "serve": ("serve", "run the broker service (HTTP API, Server-Sent Events)"),
-    "token": ("token", "create bearer tokens for the service"),
-    "composite": ("composite", "composite event detection (seed 003)"),
-    "content": ("content", "content-based matching: predicate table, REIN, HCEM (seeds 000/002)"),
-    "symmetric": ("symmetric", "symmetric region matching (seed 000)"),
-    "spark": ("spark", "bulk matching and placement on Apache Spark (seed 004)"),
+    "token": ("token", "create, list and revoke the service's bearer tokens"),
+    "composite": (
+        "composite",
+        "detect composite events (sequences, conjunctions, time windows) in a stream of events",
+    ),
+    "content": (
+        "content",
+        "match attribute-value events against range and equality constraints",
+    ),
+    "symmetric": ("symmetric", "match event regions against subscription regions (overlap)"),
+    "spark": ("spark", "match many events at once, or place subscriptions, on Apache Spark"),
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser whose (sub)command refuses unknown arguments itself, so the usage printed is
+    that command's, with a suggestion for a misspelt option."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            msg = f"unrecognized arguments: {' '.join(extras)}"
+            options = [o for action in self._actions for o in action.option_strings]
+            close = difflib.get_close_matches(extras[0].split("=")[0], options, n=1, cutoff=0.7)
+            if extras[0].startswith("-") and close:
+                msg += f" (did you mean {close[0]}?)"
+            self.error(msg)
+        return parsed, extras
+
+
 def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="semps", description="semps: semantic RDF publish/subscribe"
-    )
+    parser = _Parser(prog="semps", description="semps: semantic RDF publish/subscribe")
     parser.add_argument("--version", action="version", version=f"semps {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     wanted = argv[0] if argv and argv[0] in COMMANDS else None
@@ -64,6 +87,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # `semps match ... | head`
         return 0
+    except OSError as exc:  # a file named on the command line cannot be read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"semps: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as exc:
+        print(f"semps: error: a file is not UTF-8 text ({exc.reason})", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
 

@@ -28,10 +28,20 @@ _CHUNK_BYTES = 2 << 20
 
 def register(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``semps composite``."""
-    sub = parser.add_subparsers(dest="action", required=True)
-    run_p = sub.add_parser("run", help="detect composites over a JSONL stream")
-    run_p.add_argument("--definitions", type=Path, required=True, help="create event ...; text")
-    run_p.add_argument("--stream", type=Path, required=True, help='JSONL: {"event": name, "time"?}')
+    sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    run_p = sub.add_parser("run", help="detect composite events in a stream of events (JSONL)")
+    run_p.add_argument(
+        "--definitions",
+        type=Path,
+        required=True,
+        help="text file of composite event definitions (create event NAME ...; see the README)",
+    )
+    run_p.add_argument(
+        "--stream",
+        type=Path,
+        required=True,
+        help='JSONL file of arrivals, {"event": name, "time": seconds (optional)} a line',
+    )
     run_p.set_defaults(func=run)
 
 

@@ -15,19 +15,33 @@ from semps.ingest.event import Event
 from semps.ingest.json_event import parse_json_event
 from semps.matcher.content import ALGORITHMS, ContentMatcher, subscription_from_json
 from semps.matcher.content.bulk import ParsedSubscriptions, parse_json_many
-from semps.matcher.content.constraints import ContentSubscription
+from semps.matcher.content.constraints import Constraint, ContentSubscription
 from semps.matcher.content.index import ContentIndex
+from semps.matcher.content.parse import parse_constraints
 
 from .jsonl import decode_lines, duplicate_message, load_each, located, match_jsonl, raw_chunks
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``semps content``."""
-    sub = parser.add_subparsers(dest="action", required=True)
+    sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     m = sub.add_parser("match", help="match content events (JSONL) against subscriptions (JSONL)")
-    m.add_argument("--algorithm", choices=list(ALGORITHMS), default="hcem")
-    m.add_argument("--subscriptions", type=Path, required=True, help='JSONL: {"id", "constraints"}')
-    m.add_argument("--events", type=Path, required=True, help='JSONL: {"id", "values"}')
+    m.add_argument(
+        "--algorithm",
+        choices=list(ALGORITHMS),
+        default="hcem",
+        help="the index: all give the same answers, at different speeds (default hcem)",
+    )
+    m.add_argument(
+        "--subscriptions",
+        type=Path,
+        required=True,
+        help='JSONL file: {"id", "constraints"} a line; constraints as a JSON list or as text, '
+        'e.g. "a3 between 0.1 and 0.6 and a7 >= 0.3"',
+    )
+    m.add_argument(
+        "--events", type=Path, required=True, help='JSONL file: {"id", "values": {attr: value}}'
+    )
     m.add_argument("--batch", type=int, default=1000, help="events matched together (HCEM)")
     m.add_argument("--buckets", type=int, default=1000, help="REIN/HCEM buckets per list")
     m.add_argument(
@@ -40,7 +54,35 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def _subscription(doc: object) -> ContentSubscription:
-    return subscription_from_json(doc)
+    return subscription_from_json(text_constraints(doc))
+
+
+def text_constraints(doc: object) -> object:
+    """A subscription line whose ``"constraints"`` is the text form for humans
+    (``"a3 between 0.1 and 0.6 and colour = \\"red\\""``) as the JSON form; others unchanged.
+
+    Raises:
+        SubscriptionError: the text does not parse (the message says where in it).
+
+    Example:
+        >>> text_constraints({"id": "s1", "constraints": "a >= 1 and b between 2 and 3"})
+        {'id': 's1', 'constraints': [{'attr': 'a', 'op': '>=', 'value': 1}, \
+{'attr': 'b', 'op': 'between', 'low': 2, 'high': 3}]}
+    """
+    if not isinstance(doc, dict) or not isinstance(doc.get("constraints"), str):
+        return doc
+    try:
+        constraints = parse_constraints(doc["constraints"])
+    except SubscriptionError as exc:
+        msg = f"constraints: {exc}"
+        raise SubscriptionError(msg) from exc
+    return {**doc, "constraints": [_json_constraint(c) for c in constraints]}
+
+
+def _json_constraint(c: Constraint) -> dict[str, object]:
+    if c.op == "between":
+        return {"attr": c.attr, "op": c.op, "low": c.low, "high": c.high}
+    return {"attr": c.attr, "op": c.op, "value": c.value}
 
 
 def _event(doc: object) -> Event:
@@ -121,10 +163,18 @@ class _Parsed(NamedTuple):
 
 def _parse_chunk(path: Path, lines: list[bytes], first: int) -> _Parsed:
     part = decode_lines(path, lines, first, SubscriptionError)
-    parsed, bad = parse_json_many(part.docs)
-    end = bad[0] if bad else len(part.docs)
+    docs, text_error = list(part.docs), None
+    for i, doc in enumerate(docs):
+        try:
+            docs[i] = text_constraints(doc)
+        except SubscriptionError as exc:
+            docs, text_error = docs[:i], (i, exc)
+            break
+    parsed, bad = parse_json_many(docs)
+    bad = bad or text_error
+    end = bad[0] if bad else len(docs)
     error = located(path, part.numbers[end], bad[1]) if bad is not None else part.error
-    return _Parsed(parsed, [doc["id"] for doc in part.docs[:end]], error)
+    return _Parsed(parsed, [doc["id"] for doc in docs[:end]], error)
 
 
 def _parse_task(task: tuple[str, int, int]) -> tuple[_Parsed, int]:

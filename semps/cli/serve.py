@@ -1,100 +1,129 @@
-"""``semps serve``: run the broker service (FastAPI under uvicorn)."""
+"""``semps serve``: run the broker service (FastAPI under uvicorn).
+
+Its flags are the settings table of :mod:`semps.settings` (each also a ``SEMPS_*``
+variable and a key of the ``--config`` TOML file); this module turns them into one
+:class:`~semps.settings.Settings`, configures the log, secures the data directory and runs
+the server.
+"""
 
 from __future__ import annotations
 
 import argparse
 import gc
+import logging
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from semps.limits import Limits
+from semps import __version__
+from semps.settings import SETTINGS, Settings, build_settings, format_duration
 
-DEFAULT_DATA_DIR = Path(os.environ.get("SEMPS_DATA_DIR", "var/semps"))
+if TYPE_CHECKING:
+    from semps.broker.broker import Broker
+
+_log = logging.getLogger("semps.serve")
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``semps serve``."""
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
-    parser.add_argument("--max-body", type=int, default=16 * 1024 * 1024, help="bytes")
-    parser.add_argument("--webhook-attempts", type=int, default=5)
-    parser.add_argument("--webhook-backoff", type=float, default=0.5, help="seconds, doubling")
-    parser.add_argument(
-        "--webhook-allow",
-        action="append",
-        default=[],
-        metavar="CIDR_OR_HOST",
-        help="let webhooks call this network or host name although it is loopback, private, "
-        "link-local or otherwise non-public (repeatable; refused by default)",
-    )
-    parser.add_argument(
-        "--max-streams",
-        type=int,
-        default=16,
-        help="open SSE and WebSocket streams per subscriber (one more is a 429)",
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=min(2, os.cpu_count() or 1),
-        help="matching processes, each holding every subscription index (default: up to 2)",
-    )
-    add_limit_flags(parser)
+    """Arguments of ``semps serve``: one flag per setting (absent flags stay unset, so the
+    environment and the file can give them)."""
     parser.set_defaults(func=run)
-
-
-def add_limit_flags(parser: argparse.ArgumentParser) -> None:
-    """One ``--max-...`` flag per documented limit (:class:`semps.limits.Limits`)."""
-    from dataclasses import fields
-
-    from semps.limits import DEFAULT_LIMITS, Limits
-
-    for f in fields(Limits):
-        if f.name == "max_event_bytes":  # that one is --max-body
-            continue
-        default = getattr(DEFAULT_LIMITS, f.name)
+    for setting in SETTINGS:
+        extra: dict[str, object] = {}
+        if setting.name == "access_log":
+            extra = {"action": argparse.BooleanOptionalAction}
+        elif setting.name == "webhook_allow":
+            extra = {"action": "append"}
         parser.add_argument(
-            "--" + f.name.replace("_", "-"),
-            type=type(default),
-            default=default,
-            help=f"limit (default {default}); see the README's limits table",
+            setting.option,
+            dest=setting.name,
+            default=argparse.SUPPRESS,
+            metavar=setting.metavar,
+            help=f"{setting.help} [{setting.env}]",
+            **extra,  # type: ignore[arg-type]
         )
 
 
-def limits_from(args: argparse.Namespace) -> Limits:
-    """The :class:`semps.limits.Limits` the flags ask for."""
-    from dataclasses import fields
+def settings_from(args: argparse.Namespace) -> Settings:
+    """The settings the flags, the environment and the file give."""
+    return build_settings(
+        {s.name: getattr(args, s.name) for s in SETTINGS if hasattr(args, s.name)}
+    )
 
-    from semps.limits import Limits
 
-    values = {f.name: getattr(args, f.name) for f in fields(Limits) if hasattr(args, f.name)}
-    return Limits(**{**values, "max_event_bytes": args.max_body})
+def _startup(settings: Settings, broker: Broker) -> None:
+    counts = broker.store.counts()
+    fields = {
+        "version": __version__,
+        "address": f"http://{settings.host}:{settings.port}",
+        "data_dir": str(settings.data_dir.resolve()),
+        "subscriptions": counts["subscriptions"],
+        "tokens": counts["tokens"],
+        "notifications_stored": counts["notifications_stored"],
+        "ontology_version": broker.ontology.version,
+        "workers": settings.workers,
+        "config": str(settings.config) if settings.config else None,
+    }
+    retention = (
+        f"{settings.retain_count or 'any number of'} notifications a subscription"
+        f" for {format_duration(settings.retain_age) if settings.retain_age else 'ever'}"
+    )
+    _log.info(
+        "semps %s serving on %s, data in %s: %d subscriptions, %d tokens, ontology version "
+        "%d, %d workers; keeping %s",
+        __version__,
+        fields["address"],
+        fields["data_dir"],
+        counts["subscriptions"],
+        counts["tokens"],
+        broker.ontology.version,
+        settings.workers,
+        retention,
+        extra={"semps": fields},
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from semps.api.app import create_app
+    from semps.broker.at_rest import KEY_FILE, private_dir, private_files
+    from semps.broker.retention import RetentionPolicy
+    from semps.log import configure
 
+    settings = settings_from(args)
+    os.umask(0o077)  # every file the service creates is its own: 0600 files, 0700 folders
+    configure(settings.log_level, settings.log_format)
+    private_dir(settings.data_dir)
     app = create_app(
-        args.data_dir,
-        max_body=args.max_body,
-        webhook_attempts=args.webhook_attempts,
-        webhook_backoff=args.webhook_backoff,
-        webhook_allow=args.webhook_allow,
-        max_streams=args.max_streams,
-        limits=limits_from(args),
-        workers=args.workers,
+        settings.data_dir,
+        max_body=settings.max_body,
+        webhook_attempts=settings.webhook_attempts,
+        webhook_backoff=settings.webhook_backoff,
+        webhook_allow=settings.webhook_allow,
+        max_streams=settings.max_streams,
+        limits=settings.limits,
+        workers=settings.workers,
+        metrics_token=settings.metrics_token,
     )
+    broker: Broker = app.state.broker
+    broker.pruner.policy = RetentionPolicy(
+        settings.retain_count, settings.retain_age, settings.prune_interval
+    )
+    data = settings.data_dir
+    private_files([data / "semps.sqlite3", data / "ontology.sqlite3", data / KEY_FILE])
+    _startup(settings, broker)
     # Requests allocate many short-lived objects and few cycles: collect seldom, and never
     # walk what start-up built (the subscriptions, the ontology).
     gc.set_threshold(50_000, 20, 100)
     gc.collect()
     gc.freeze()
     uvicorn.run(
-        app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=3
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        log_level=settings.log_level,
+        access_log=settings.access_log,
+        timeout_graceful_shutdown=3,
     )
     return 0

@@ -17,7 +17,7 @@ from .jsonl import load_each, match_jsonl
 
 def register(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``semps symmetric``."""
-    sub = parser.add_subparsers(dest="action", required=True)
+    sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     m = sub.add_parser("match", help="match publication regions against subscription regions")
     m.add_argument("--subscriptions", type=Path, required=True, help='JSONL: {"id", "region"}')
     m.add_argument("--events", type=Path, required=True, help='JSONL: {"id", "region"}')

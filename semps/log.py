@@ -1,0 +1,92 @@
+"""The service's log: standard :mod:`logging`, as text lines or one JSON object a line.
+
+:func:`configure` installs one handler on the root logger (standard error), so the
+broker's records (``semps.*``) and uvicorn's (``uvicorn.error``, and ``uvicorn.access``
+when the access log is on) come out in the same format. In JSON, each line has ``time``
+(UTC, ISO 8601), ``level``, ``logger`` and ``message``, plus the fields a record carries
+in its ``semps`` extra (the start-up line's counts) or, for an access record, ``client``,
+``method``, ``path``, ``http_version`` and ``status``.
+
+Example:
+    >>> import io, json
+    >>> out = io.StringIO()
+    >>> configure("info", "json", stream=out)
+    >>> logging.getLogger("semps.demo").info("hello %s", "there", extra={"semps": {"n": 1}})
+    >>> row = json.loads(out.getvalue())
+    >>> row["message"], row["level"], row["n"]
+    ('hello there', 'info', 1)
+    >>> reset()
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+__all__ = ["JSONFormatter", "configure", "reset"]
+
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+_ACCESS_FIELDS = ("client", "method", "path", "http_version", "status")
+_handler: logging.Handler | None = None
+
+
+class JSONFormatter(logging.Formatter):
+    """One JSON object a line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        row: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        extra = getattr(record, "semps", None)
+        if isinstance(extra, dict):
+            row.update(extra)
+        if record.name == "uvicorn.access" and isinstance(record.args, tuple):
+            if len(record.args) == len(_ACCESS_FIELDS):
+                row.update(zip(_ACCESS_FIELDS, record.args, strict=True))
+        if record.exc_info:
+            row["exception"] = self.formatException(record.exc_info)
+        return json.dumps(row, default=str)
+
+
+class _TextFormatter(logging.Formatter):
+    """``time LEVEL logger: message`` with UTC times."""
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
+        when = datetime.fromtimestamp(record.created, UTC)
+        return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+
+
+def configure(level: str = "info", fmt: str = "text", *, stream: TextIO | None = None) -> None:
+    """Send every log record at ``level`` or above to ``stream`` (standard error).
+
+    Args:
+        level: ``debug``, ``info``, ``warning`` or ``error``.
+        fmt: ``text`` or ``json``.
+        stream: where the lines go.
+    """
+    global _handler
+    reset()
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JSONFormatter() if fmt == "json" else _TextFormatter(TEXT_FORMAT))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        uv = logging.getLogger(name)
+        uv.handlers.clear()  # uvicorn's own handlers would print every line twice
+        uv.propagate = True
+    _handler = handler
+
+
+def reset() -> None:
+    """Remove the handler :func:`configure` installed."""
+    global _handler
+    if _handler is not None:
+        logging.getLogger().removeHandler(_handler)
+        _handler = None
