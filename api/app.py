@@ -19,7 +19,7 @@ from fastapi.openapi.utils import get_openapi
 from semps.api.auth import Auth
 from semps.api.context import Context
 from semps.api.docs import docs_router
-from semps.api.errors import error_parts, install_error_handlers
+from semps.api.errors import error_parts, install_error_handlers, responses
 from semps.api.fastpath import PublishFastPath
 from semps.api.metrics import StatusCounter
 from semps.api.models import BODY_MODELS
@@ -130,5 +130,17 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
             schemas.update(schema.pop("$defs", {}))
             schemas.setdefault(model.__name__, schema)
+        _validation_errors_in_our_shape(doc)
         app.openapi_schema = doc
     return app.openapi_schema
+
+
+def _validation_errors_in_our_shape(doc: dict[str, Any]) -> None:
+    """The framework documents its 422 with its own model; ours has the one error shape."""
+    for item in doc.get("paths", {}).values():
+        for operation in item.values():
+            response = operation.get("responses", {}).get("422")
+            if response is not None:
+                operation["responses"]["422"] = responses(422)[422]
+    for name in ("HTTPValidationError", "ValidationError"):
+        doc["components"]["schemas"].pop(name, None)

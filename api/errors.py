@@ -16,6 +16,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from semps.api.models import ErrorBody
 from semps.errors import (
@@ -81,6 +82,8 @@ HTTP_CODES = {
     429: "too_many_requests",
 }
 
+_METHODS = ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
+
 #: What each error status means, for the OpenAPI document.
 _MEANING = {
     400: "malformed input (bad document, SPARQL syntax error, bad cursor, ...)",
@@ -139,9 +142,23 @@ def _http_error(request: Request, exc: Exception) -> Response:
     detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
     if status == 404 and detail == "Not Found":
         detail = f"no route {request.url.path}"
-    elif status == 405:
-        detail = f"{request.method} is not allowed on {request.url.path}"
-    return JSONResponse({"error": code, "detail": detail}, status, headers=exc.headers)
+    headers = exc.headers
+    if status == 405:
+        allowed = _allowed(request)
+        detail = f"{request.method} is not allowed on {request.url.path} (use {allowed})"
+        headers = {**(headers or {}), "Allow": allowed}
+    return JSONResponse({"error": code, "detail": detail}, status, headers=headers)
+
+
+def _allowed(request: Request) -> str:
+    """Every method some route answers on the request's path (the router names only the
+    first route's)."""
+    methods = set()
+    for method in _METHODS:
+        scope = {**request.scope, "method": method}
+        if any(route.matches(scope)[0] == Match.FULL for route in request.app.router.routes):
+            methods.add(method)
+    return ", ".join(sorted(methods))
 
 
 def _validation_error(request: Request, exc: Exception) -> Response:
@@ -170,4 +187,6 @@ def install_error_handlers(app: FastAPI) -> None:
 
 def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """The OpenAPI ``responses`` of an operation that may fail with ``statuses``."""
-    return {s: {"model": ErrorBody, "description": _MEANING[s]} for s in statuses}
+    schema = {"$ref": f"#/components/schemas/{ErrorBody.__name__}"}
+    content = {"application/json": {"schema": schema}}
+    return {s: {"description": _MEANING[s], "content": content} for s in statuses}

@@ -213,8 +213,9 @@ class TokenCreated(TokenOut):
     token: str
 
 
-#: The bodies routes read themselves (documented through ``$ref`` in their ``requestBody``).
+#: The bodies routes read themselves and the error body (documented through ``$ref``).
 BODY_MODELS: tuple[type[BaseModel], ...] = (
+    ErrorBody,
     Axiom,
     BatchIn,
     Entity,

@@ -61,7 +61,8 @@ Note = tuple[str, int, str]
 
 @dataclass
 class Metrics:
-    """Counters and the publish-latency histogram exposed at /metrics."""
+    """Counters and the publish-latency histogram (plain numbers; :mod:`semps.api.metrics`
+    renders them at /metrics)."""
 
     events_in: int = 0
     events_refused: int = 0
@@ -94,30 +95,6 @@ class Metrics:
         for i, bound in enumerate(LATENCY_BUCKETS):
             if seconds <= bound:
                 self.buckets[i] += 1
-
-    def prometheus(self, **gauges: int) -> str:
-        """The Prometheus text exposition of the counters, gauges and histogram."""
-        lines = []
-        for name in ("events_in", "events_refused", "matches", "notifications_out"):
-            lines += [
-                f"# TYPE semps_{name}_total counter",
-                f"semps_{name}_total {getattr(self, name)}",
-            ]
-        lines += [
-            "# TYPE semps_suspensions_total counter",
-            f"semps_suspensions_total {self.suspensions}",
-        ]
-        for name, value in gauges.items():
-            lines += [f"# TYPE semps_{name} gauge", f"semps_{name} {value}"]
-        lines.append("# TYPE semps_publish_latency_seconds histogram")
-        for bound, count in zip(LATENCY_BUCKETS, self.buckets, strict=True):
-            lines.append(f'semps_publish_latency_seconds_bucket{{le="{bound}"}} {count}')
-        lines += [
-            f'semps_publish_latency_seconds_bucket{{le="+Inf"}} {self.events_in}',
-            f"semps_publish_latency_seconds_sum {self.latency_sum:.6f}",
-            f"semps_publish_latency_seconds_count {self.events_in}",
-        ]
-        return "\n".join(lines) + "\n"
 
 
 def _too_many(owner: str, held: int) -> SubscriptionLimitExceeded:
