@@ -3,6 +3,7 @@
     semps spark match --ontology FILE --subscriptions DIR --events PATH [--output PATH]
     semps spark place --subscriptions DIR [--events PATH] [--plot placement.png]
     semps spark convert --events PATH --output TABLE.parquet
+    semps spark stream --events DIR --subscriptions DIR --checkpoint DIR --output DIR
 
 Every command takes ``--master URL`` (default ``$SEMPS_SPARK_MASTER`` or ``local[*]``) and
 ``--conf KEY=VALUE``; under ``spark-submit`` the submitted settings win.
@@ -88,6 +89,10 @@ def register(parser: argparse.ArgumentParser) -> None:
     convert.add_argument("--output", required=True, help="a Parquet folder or a .jsonl folder")
     convert.add_argument("--base", help="base IRI for relative references (default per event)")
     convert.set_defaults(func=run_convert)
+
+    from semps.cli.spark_stream import register_stream
+
+    register_stream(sub)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,548 @@
+"""Continuous matching on Structured Streaming (``semps spark stream``).
+
+Events arrive as new RDF files in a folder, new Parquet/JSON files of a triples table, or
+Kafka records (when the user put the ``spark-sql-kafka-0-10`` connector on the classpath).
+Each micro-batch runs in ``foreachBatch`` on the driver:
+
+1. poll the subscriptions (:class:`~semps.spark.watch.SubscriptionWatch`): when they
+   changed, broadcast the new version (and mine a new placement, if asked); executors
+   build the broker's own matchers once per Python worker per version
+   (:func:`semps.spark.bulk.build_matchers`), keyed by the version's content digest;
+2. read the batch's documents on the executors with the same ingest code as ``semps
+   match`` and count each event's matches (``Matcher.count_batch``), either against every
+   subscription (broadcast) or, with a :class:`~semps.spark.placement.Placement`, on the
+   partitions the event's items reach;
+3. hand the answers to a :class:`~semps.spark.sinks.BatchSink`, which writes each batch id
+   once (exactly-once output through the checkpoint).
+
+An unreadable document does not stop the stream: it is reported on stderr and skipped.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, cast
+
+from semps.errors import IngestError, SempsError, SparkError
+from semps.event import Event
+from semps.ingest.json_event import read_json_event
+from semps.ingest.rdf import N_TRIPLES, RDF_XML, media_type_for, read_event
+from semps.matcher.base import MatchContext, Matcher
+from semps.ontology.expansion import Expansion
+from semps.spark.bulk import build_matchers, close_event, event_items, subscription_items
+from semps.spark.placement import Placement, place_all
+from semps.spark.sinks import BatchSink, Document, MatchedBatch
+from semps.spark.sources import RDF_SUFFIXES, TABLE_COLUMNS
+from semps.spark.watch import SubscriptionWatch, Version
+
+if TYPE_CHECKING:
+    from pyspark import RDD, Broadcast
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming.query import StreamingQuery
+
+Counts = dict[str, int]
+#: The kinds of :class:`StreamSource`.
+SOURCE_KINDS = ("events", "triples", "kafka")
+#: Media types read as JSON (content and region) events.
+JSON_TYPES = ("application/json",)
+#: The Kafka source's provider class (present only with the connector on the classpath).
+KAFKA_PROVIDER = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
+#: The schema of Spark's ``binaryFile`` source (a stream must state it).
+BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
+KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.12:<your Spark version>"
+
+
+@dataclass(frozen=True)
+class StreamSource:
+    """Where the events come from.
+
+    Attributes:
+        kind: ``"events"`` (a folder new RDF files appear in, one event per file, id = file
+            stem), ``"triples"`` (a folder of a triples table's files; an event's rows must
+            arrive in one file) or ``"kafka"`` (one event document per record, id = the
+            record key, else ``topic-partition-offset``).
+        location: the folder, or Kafka's bootstrap servers.
+        topic: the Kafka topic.
+        table_format: ``"parquet"`` or ``"json"`` (triples tables).
+        media_type: the media type of Kafka records' values.
+        max_per_batch: files (or Kafka records) per micro-batch at most.
+    """
+
+    kind: str
+    location: str
+    topic: str | None = None
+    table_format: str = "parquet"
+    media_type: str = RDF_XML
+    max_per_batch: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in SOURCE_KINDS:
+            msg = f"unknown source {self.kind!r} (choose from {', '.join(SOURCE_KINDS)})"
+            raise SempsError(msg)
+        if self.kind == "kafka" and not self.topic:
+            msg = "a Kafka source needs a topic (--topic)"
+            raise SempsError(msg)
+        if self.table_format not in ("parquet", "json"):
+            msg = f"a triples table is parquet or json, not {self.table_format!r}"
+            raise SempsError(msg)
+        if self.max_per_batch is not None and self.max_per_batch < 1:
+            msg = f"at most N files per batch needs N >= 1, not {self.max_per_batch}"
+            raise SempsError(msg)
+
+
+def open_stream(spark: SparkSession, source: StreamSource) -> DataFrame:
+    """The streaming DataFrame of ``source``.
+
+    Raises:
+        SempsError: a folder that does not exist.
+        SparkError: Kafka without its connector.
+    """
+    if source.kind == "kafka":
+        return _kafka(spark, source)
+    if "://" not in source.location and not _is_dir(source.location):
+        msg = f"{'events' if source.kind == 'events' else 'triples'} folder not found: "
+        raise SempsError(msg + source.location)
+    reader = spark.readStream
+    if source.max_per_batch:
+        reader = reader.option("maxFilesPerTrigger", source.max_per_batch)
+    if source.kind == "events":
+        suffixes = ",".join(s.lstrip(".") for s in RDF_SUFFIXES)
+        return (
+            reader.format("binaryFile")
+            .schema(BINARY_FILE_SCHEMA)
+            .option("pathGlobFilter", f"*.{{{suffixes}}}")
+            .load(source.location)
+        )
+    schema = ", ".join(f"{c} string" for c in TABLE_COLUMNS)
+    return reader.schema(schema).format(source.table_format).load(source.location)
+
+
+def _is_dir(path: str) -> bool:
+    from pathlib import Path
+
+    return Path(path).is_dir()
+
+
+def _kafka(spark: SparkSession, source: StreamSource) -> DataFrame:
+    jvm = spark._jvm  # noqa: SLF001
+    try:
+        jvm.java.lang.Class.forName(  # type: ignore[union-attr]
+            KAFKA_PROVIDER,
+            False,
+            jvm.java.lang.Thread.currentThread().getContextClassLoader(),  # type: ignore[union-attr]
+        )
+    except Exception as exc:  # py4j reports ClassNotFoundException as Py4JJavaError
+        msg = (
+            "the Kafka source needs Spark's Kafka connector on the classpath: add "
+            f"--conf spark.jars.packages={KAFKA_PACKAGE} (or spark-submit --packages)"
+        )
+        raise SparkError(msg) from exc
+    reader = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", source.location)
+        .option("subscribe", source.topic or "")
+    )
+    if source.max_per_batch:
+        reader = reader.option("maxOffsetsPerTrigger", source.max_per_batch)
+    return reader.load()
+
+
+def batch_documents(frame: DataFrame, source: StreamSource) -> RDD[Document]:
+    """A micro-batch's rows as event documents ``(id, media type, bytes)``."""
+    if source.kind == "events":
+        return frame.select("path", "content").rdd.map(lambda row: _file_document(*row))
+    if source.kind == "kafka":
+        media_type = source.media_type
+        cols = frame.select("key", "value", "topic", "partition", "offset").rdd
+        return cols.map(lambda row: _kafka_document(row, media_type))
+    from pyspark.sql import functions as sf
+
+    line = sf.concat_ws(" ", "subject", "predicate", "object")
+    grouped = frame.groupBy(sf.col("event").cast("string").alias("event")).agg(
+        sf.collect_list(line).alias("lines")
+    )
+    return grouped.rdd.map(lambda row: _table_document(row["event"], row["lines"]))
+
+
+def _file_document(path: str, content: bytearray) -> Document:
+    name = PurePosixPath(path).name
+    try:
+        media_type = media_type_for(name)
+    except IngestError:  # the glob only lets RDF suffixes through
+        media_type = RDF_XML
+    return PurePosixPath(name).stem, media_type, bytes(content)
+
+
+def _kafka_document(row: tuple[object, ...], media_type: str) -> Document:
+    key, value, topic, partition, offset = row
+    if isinstance(key, bytes | bytearray) and key:
+        event_id = bytes(key).decode("utf-8", "replace")
+    else:
+        event_id = f"{topic}-{partition}-{offset}"
+    data = bytes(value) if isinstance(value, bytes | bytearray) else b""
+    return event_id, media_type, data
+
+
+def _table_document(event_id: str, lines: Iterable[str]) -> Document:
+    return event_id, N_TRIPLES, "".join(f"{line} .\n" for line in lines).encode("utf-8")
+
+
+def read_document(document: Document, base: str | None) -> Event | tuple[str, str]:
+    """The event of a document, or ``(event id, why not)``."""
+    event_id, media_type, data = document
+    try:
+        if media_type in JSON_TYPES:
+            return read_json_event(data, event_id=event_id)
+        return read_event(data, event_id=event_id, media_type=media_type, base=base)
+    except IngestError as exc:
+        return event_id, str(exc)
+
+
+# -- executors: one index per Python worker and subscription version ---------------------
+
+
+@dataclass(frozen=True)
+class _Shipped:
+    """What the executors need for one version: the subscriptions of each partition, as
+    (id, kind, text), and the ontology to match under."""
+
+    token: str
+    parts: dict[int, tuple[tuple[str, str, str], ...]]
+    expansion: Expansion
+
+
+#: Matchers built in this Python worker, by (version token, partition); only the newest
+#: version is kept.
+_BUILT: dict[tuple[str, int], list[Matcher]] = {}
+
+
+def _matchers(shipped: _Shipped, part: int) -> list[Matcher]:
+    from semps.matcher.base import Subscription
+
+    key = (shipped.token, part)
+    found = _BUILT.get(key)
+    if found is None:
+        for stale in [k for k in _BUILT if k[0] != shipped.token]:
+            del _BUILT[stale]
+        collecting = gc.isenabled()
+        gc.disable()  # a build allocates millions of long-lived objects, hardly any cycles
+        try:
+            found = build_matchers(Subscription(*s) for s in shipped.parts.get(part, ()))
+        finally:
+            if collecting:
+                gc.enable()
+        _BUILT[key] = found
+    return found
+
+
+#: Events handed to the matchers together.
+BATCH = 256
+#: What a partition yields: (event id, counts) for an event, (event id, error) otherwise.
+Outcome = tuple[str, Counts | str]
+
+
+def _count(
+    matchers: list[Matcher], events: list[Event], expansion: Expansion
+) -> Iterator[tuple[str, Counts]]:
+    if not events:
+        return
+    contexts = [MatchContext(e, expansion) for e in events]
+    counts: list[Counts] = [{} for _ in events]
+    for matcher in matchers:
+        for found, more in zip(counts, matcher.count_batch(events, contexts), strict=True):
+            found.update(more)
+    for event, found in zip(events, counts, strict=True):
+        yield event.id, found
+
+
+def _match_events(
+    shipped: _Shipped, part: int, events: Iterable[Event]
+) -> Iterator[tuple[str, Counts]]:
+    matchers = _matchers(shipped, part)
+    batch: list[Event] = []
+    for event in events:
+        batch.append(event)
+        if len(batch) == BATCH:
+            yield from _count(matchers, batch, shipped.expansion)
+            batch = []
+    yield from _count(matchers, batch, shipped.expansion)
+
+
+def _read_and_match(
+    shipped: _Shipped, documents: Iterable[Document], base: str | None
+) -> Iterator[Outcome]:
+    events: list[Event] = []
+    for document in documents:
+        loaded = read_document(document, base)
+        if isinstance(loaded, Event):
+            events.append(loaded)
+        else:
+            yield loaded
+    yield from _match_events(shipped, 0, events)
+
+
+# -- the driver ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlacementOptions:
+    """How to mine a placement for each subscription version (see ``semps spark match``)."""
+
+    partitions: int = 8
+    min_support: float = 0.05
+    virtual: int | None = None
+    overload: float = 2.0
+    seed: int = 0
+
+
+@dataclass
+class VersionedMatching:
+    """The driver's side of matching: the current version's broadcast (and placement)."""
+
+    spark: SparkSession
+    expansion: Expansion
+    base: str | None = None
+    placement_options: PlacementOptions | None = None
+    version: Version | None = None
+    placement: Placement | None = None
+    _shipped: Broadcast[_Shipped] | None = None
+    _plan: Broadcast[tuple[Placement, list[str], Expansion]] | None = None
+    _old: list[Broadcast[object]] = field(default_factory=list)
+
+    def use(self, version: Version) -> None:
+        """Ship ``version`` to the executors (they build it on its first batch)."""
+        context = self.spark.sparkContext
+        subs = version.subscriptions
+        for old in (self._shipped, self._plan):
+            if old is not None:
+                old.unpersist()
+        if self.placement_options is None:
+            parts = {0: tuple((s.id, s.kind, s.text) for s in subs)}
+            self._shipped = context.broadcast(_Shipped(version.token, parts, self.expansion))
+        else:
+            items = subscription_items(subs)
+            self.placement = _mine(self.spark, items, self.placement_options)
+            where = place_all(self.placement, items, seed=self.placement_options.seed)
+            placed: dict[int, list[tuple[str, str, str]]] = {}
+            for sub, part in zip(subs, where, strict=True):
+                placed.setdefault(part, []).append((sub.id, sub.kind, sub.text))
+            shipped = {k: tuple(v) for k, v in placed.items()}
+            # Events are closed once before they are replicated; replicas match unclosed.
+            self._shipped = context.broadcast(_Shipped(version.token, shipped, Expansion()))
+            kinds = sorted({s.kind for s in subs})
+            self._plan = context.broadcast((self.placement, kinds, self.expansion))
+        self.version = version
+
+    def match(self, documents: RDD[Document]) -> RDD[Outcome]:
+        """Each document's outcome: ``(event id, counts)`` or ``(event id, error text)``."""
+        shipped, base = self._shipped, self.base
+        if shipped is None:
+            msg = "no subscription version in use"
+            raise SparkError(msg)
+        if self._plan is None:
+            return documents.mapPartitions(lambda it: _read_and_match(shipped.value, it, base))
+        return self._placed(documents, shipped)
+
+    def _placed(self, documents: RDD[Document], shipped: Broadcast[_Shipped]) -> RDD[Outcome]:
+        plan, base = self._plan, self.base
+        assert plan is not None and self.placement is not None
+        partitions = self.placement.partitions
+        loaded = documents.map(lambda d: read_document(d, base))
+
+        def route(event: Event) -> Iterator[tuple[int, Event]]:
+            placement, kinds, expansion = plan.value
+            closed = close_event(event, expansion)
+            for part in placement.route(event_items(closed, kinds, Expansion())):
+                yield part, closed
+
+        events: RDD[Event] = loaded.flatMap(_events_of)
+        replicas = events.flatMap(route).partitionBy(partitions, lambda k: k)
+        found = replicas.mapPartitionsWithIndex(
+            lambda part, it: _match_events(shipped.value, part, (e for _, e in it))
+        )
+        every: RDD[tuple[str, Counts]] = events.map(lambda e: (e.id, {}))
+        merged = every.union(found).reduceByKey(_merged)
+        return cast("RDD[Outcome]", merged).union(loaded.flatMap(_errors_of))
+
+
+def _events_of(loaded: Event | tuple[str, str]) -> list[Event]:
+    return [loaded] if isinstance(loaded, Event) else []
+
+
+def _errors_of(loaded: Event | tuple[str, str]) -> list[Outcome]:
+    return [] if isinstance(loaded, Event) else [loaded]
+
+
+def _merged(a: Counts, b: Counts) -> Counts:
+    return {**a, **b}
+
+
+def _mine(spark: SparkSession, items: list[frozenset[str]], options: PlacementOptions) -> Placement:
+    from semps.spark.placement import mine_placement
+
+    return mine_placement(
+        spark,
+        items,
+        partitions=options.partitions,
+        min_support=options.min_support,
+        virtual=options.virtual,
+        overload=options.overload,
+        seed=options.seed,
+    )
+
+
+def _say(line: str) -> None:
+    print(f"semps: {line}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class StreamRun:
+    """A running stream: its query, and what failed on the driver (if anything)."""
+
+    query: StreamingQuery
+    failure: list[BaseException] = field(default_factory=list)
+    batches: int = 0
+
+    def wait(self, timeout: int | None = None) -> None:
+        """Wait for the query to end (or ``timeout`` seconds).
+
+        Raises:
+            SempsError: what stopped the query, as one message.
+        """
+        try:
+            if timeout is None:
+                self.query.awaitTermination()
+            else:
+                self.query.awaitTermination(int(timeout))
+        except Exception as exc:  # StreamingQueryException, py4j errors
+            raise self._error(exc) from exc
+        if self.failure:
+            raise self._error(None)
+
+    def _error(self, exc: Exception | None) -> SempsError:
+        if self.failure and isinstance(self.failure[0], SempsError):
+            return self.failure[0]
+        cause = self.failure[0] if self.failure else exc
+        first = str(cause).strip().splitlines()[0] if str(cause).strip() else repr(cause)
+        return SparkError(f"the streaming query failed: {first}")
+
+    def stop(self) -> None:
+        """Stop the query after its current micro-batch."""
+        self.query.stop()
+
+
+def start_stream(
+    spark: SparkSession,
+    source: StreamSource,
+    watch: SubscriptionWatch,
+    sink: BatchSink,
+    *,
+    checkpoint: str,
+    expansion: Expansion | None = None,
+    trigger_seconds: float | None = 1.0,
+    base: str | None = None,
+    placement: PlacementOptions | None = None,
+    progress: Callable[[str], None] = _say,
+) -> StreamRun:
+    """Start matching ``source`` continuously; the answers of each micro-batch go to ``sink``.
+
+    Args:
+        spark: the session.
+        source: where events arrive.
+        watch: the subscriptions, polled before every micro-batch.
+        sink: where answers go (exactly once per batch id).
+        checkpoint: the query's checkpoint folder (restart with the same one to resume).
+        expansion: the ontology's rule tables.
+        trigger_seconds: the micro-batch interval; ``None`` processes what is available
+            now, then stops.
+        base: base IRI for relative references (default per event).
+        placement: mine a placement per subscription version and partition by it.
+        progress: told one line per micro-batch.
+
+    Raises:
+        SempsError: a missing folder, Kafka without its connector, a checkpoint Spark
+            refuses.
+    """
+    matching = VersionedMatching(spark, expansion or Expansion(), base, placement)
+    matching.use(watch.version)
+    frame = open_stream(spark, source)
+    failure: list[BaseException] = []
+    lock = threading.Lock()
+
+    def run_batch(batch: DataFrame, batch_id: int) -> None:
+        with lock:
+            try:
+                _run_batch(spark, source, watch, matching, sink, batch, batch_id, progress)
+            except BaseException as exc:
+                failure.append(exc)
+                raise
+
+    writer = frame.writeStream.foreachBatch(run_batch).option("checkpointLocation", checkpoint)
+    if trigger_seconds is None:
+        writer = writer.trigger(availableNow=True)
+    else:
+        writer = writer.trigger(processingTime=f"{trigger_seconds} seconds")
+    try:
+        query = writer.start()
+    except Exception as exc:  # Spark reports a bad checkpoint as AnalysisException etc.
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        msg = f"cannot start the stream (checkpoint {checkpoint}): {first}"
+        raise SparkError(msg) from exc
+    return StreamRun(query, failure)
+
+
+def _run_batch(
+    spark: SparkSession,
+    source: StreamSource,
+    watch: SubscriptionWatch,
+    matching: VersionedMatching,
+    sink: BatchSink,
+    batch: DataFrame,
+    batch_id: int,
+    progress: Callable[[str], None],
+) -> None:
+    from pyspark import StorageLevel
+
+    started = time.perf_counter()
+    changed = watch.poll()
+    if changed is not None:
+        matching.use(changed)
+        progress(f"subscriptions reloaded: {len(changed.subscriptions)} (version {changed.token})")
+    documents = batch_documents(batch, source).persist(StorageLevel.MEMORY_AND_DISK)
+    outcomes = matching.match(documents).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        bad = outcomes.filter(lambda kv: isinstance(kv[1], str)).collect()
+        results = outcomes.filter(lambda kv: isinstance(kv[1], dict))
+        for event_id, why in bad:
+            progress(f"warning: batch {batch_id}: skipped event {event_id!r}: {why}")
+        written = sink.write(MatchedBatch(spark, batch_id, results, documents))  # type: ignore[arg-type]
+    finally:
+        outcomes.unpersist()
+        documents.unpersist()
+    version = matching.version
+    assert version is not None
+    what = "already written, skipped" if written is None else f"{written} events written"
+    progress(
+        f"batch {batch_id}: {what}, {len(bad)} unreadable, "
+        f"{time.perf_counter() - started:.1f} s ({len(version.subscriptions)} subscriptions, "
+        f"version {version.token})"
+    )
+
+
+__all__ = [
+    "SOURCE_KINDS",
+    "PlacementOptions",
+    "StreamRun",
+    "StreamSource",
+    "VersionedMatching",
+    "batch_documents",
+    "open_stream",
+    "read_document",
+    "start_stream",
+]

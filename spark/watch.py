@@ -1,0 +1,125 @@
+"""Subscriptions that change while a stream runs: a watched file or folder, versioned.
+
+:class:`SubscriptionWatch` compares a cheap signature of the subscriptions (names, sizes
+and modification times) before every micro-batch; when it changed, it reloads them,
+validates only the added and edited ones, and returns a new :class:`Version`. A version is
+named by a digest of its content, so a restart with the same subscriptions gets the same
+name, and the executors rebuild their index only when the content really changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from semps.errors import SempsError, SubscriptionError
+from semps.matcher.base import Matcher, Subscription
+from semps.matcher.registry import create_matcher
+
+#: Reads the subscriptions at a path (a folder of ``.rq`` files or JSON Lines).
+Loader = Callable[[Path], list[Subscription]]
+
+
+@dataclass(frozen=True)
+class Version:
+    """One state of the subscriptions.
+
+    Attributes:
+        token: a digest of every (id, kind, text): equal content, equal token.
+        subscriptions: the subscriptions, sorted by id.
+    """
+
+    token: str
+    subscriptions: tuple[Subscription, ...]
+
+    @classmethod
+    def of(cls, subscriptions: Sequence[Subscription]) -> Version:
+        """The version holding ``subscriptions``."""
+        ordered = tuple(sorted(subscriptions, key=lambda s: s.id))
+        digest = hashlib.sha256()
+        for sub in ordered:
+            for part in (sub.id, sub.kind, sub.text):
+                digest.update(part.encode("utf-8"))
+                digest.update(b"\x00")
+        return cls(digest.hexdigest()[:16], ordered)
+
+
+def signature(path: Path) -> tuple[tuple[str, int, int], ...]:
+    """What changes when a subscription is added, removed or edited under ``path``: each
+    file's name, size and modification time (nanoseconds)."""
+    try:
+        files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+        return tuple((p.name, (st := p.stat()).st_size, st.st_mtime_ns) for p in files)
+    except OSError:
+        return ()
+
+
+def validate_new(previous: Version | None, current: Sequence[Subscription]) -> None:
+    """Index the subscriptions that are new or edited since ``previous`` (the others were
+    indexed before), so a bad one is named on the driver.
+
+    Raises:
+        SubscriptionError: naming the subscription.
+    """
+    known = {(s.id, s.kind, s.text) for s in previous.subscriptions} if previous else set()
+    validators: dict[str, Matcher] = {}
+    for sub in current:
+        if (sub.id, sub.kind, sub.text) in known:
+            continue
+        validator = validators.get(sub.kind)
+        if validator is None:
+            validator = validators[sub.kind] = create_matcher(sub.kind)
+        try:
+            validator.add(sub)
+        except SubscriptionError as exc:
+            msg = f"subscription {sub.id!r}: {exc}"
+            raise SubscriptionError(msg) from exc
+
+
+class SubscriptionWatch:
+    """The subscriptions at ``path``, reloaded when they change.
+
+    Args:
+        path: a folder of ``.rq`` files or a JSON Lines file.
+        loader: reads ``path`` (raises :class:`~semps.errors.SempsError` on bad input).
+        warn: told why a changed set was refused (the previous version stays in force).
+    """
+
+    def __init__(self, path: Path, loader: Loader, warn: Callable[[str], None]) -> None:
+        if not path.exists():
+            msg = f"subscriptions not found: {path}"
+            raise SempsError(msg)
+        self.path = path
+        self.loader = loader
+        self.warn = warn
+        self._seen = signature(path)
+        subscriptions = loader(path)
+        validate_new(None, subscriptions)
+        self.version = Version.of(subscriptions)
+
+    def poll(self) -> Version | None:
+        """The new version when the subscriptions changed (and are valid), else ``None``.
+
+        A change that does not load (a file half written, a bad subscription) is reported
+        through ``warn`` and tried again at the next poll; the current version stays.
+        """
+        seen = signature(self.path)
+        if seen == self._seen:
+            return None
+        try:
+            subscriptions = self.loader(self.path)
+            validate_new(self.version, subscriptions)
+        except SempsError as exc:
+            self.warn(f"subscriptions not reloaded, keeping the previous ones: {exc}")
+            return None
+        self._seen = seen
+        version = Version.of(subscriptions)
+        if version.token == self.version.token:
+            return None
+        self.version = version
+        return version
+
+
+__all__ = ["Loader", "SubscriptionWatch", "Version", "signature", "validate_new"]
