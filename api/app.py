@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from semps.api.auth import Auth
+from semps.api.console import console_router
 from semps.api.context import Context
 from semps.api.docs import docs_router
 from semps.api.errors import error_parts, install_error_handlers, responses
@@ -112,6 +113,7 @@ def create_app(
     ):
         app.include_router(router(ctx))
     app.include_router(docs_router())
+    app.include_router(console_router())  # the web console, /console/
     if fast_publish:  # POST /events without the framework's per-request cost
         app.add_middleware(PublishFastPath, broker=broker, max_body=max_body, errors=error_parts)
     app.add_middleware(StatusCounter, counts=ctx.errors)  # outermost: sees every response

@@ -1,0 +1,151 @@
+"""The web console's routes: its static pages (public) and a few JSON helpers (token needed).
+
+The pages are plain HTML, CSS and JavaScript modules shipped in ``static/`` (no CDN, no build
+step) and served under a strict Content-Security-Policy: scripts and styles from the console
+itself only, no inline script, no framing. Everything else the console does goes through the
+ordinary HTTP API with the bearer token the user pastes; the helpers here only add what the
+API does not give a browser directly:
+
+- ``GET /console/api/whoami``: who the token belongs to (the login form checks it).
+- ``GET /console/api/ontology-tree``: the class and property trees and the named axioms
+  (:func:`~semps.api.console.tree.ontology_tree`).
+- ``POST /console/api/check?kind=...``: runs the matcher's own parser over a subscription
+  text without registering it; answers ``{"ok": true}`` or the error with its line and column.
+- ``POST /console/api/subscriptions/{id}/suspend``: takes a subscription out of matching
+  (admin), as the watchdog does; ``POST /subscriptions/{id}/resume`` puts it back.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter, Header, Query, Request
+from fastapi.responses import RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from semps.api.console.tree import ontology_tree
+from semps.api.fastpath import read_bounded
+from semps.broker.broker import Broker
+from semps.errors import NotFound, SubscriptionError
+from semps.matcher.base import Subscription
+from semps.matcher.registry import get_matcher_class
+
+__all__ = ["CONTENT_SECURITY_POLICY", "STATIC", "console_router"]
+
+#: The console's files, shipped as package data.
+STATIC = Path(__file__).with_name("static")
+#: Only the console's own scripts, styles and API; no inline script, no framing, no plugins.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+_MEDIA_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+
+
+def _static_files() -> dict[str, Path]:
+    """The servable files by name: a fixed set read once, so no request names a path."""
+    return {p.name: p for p in STATIC.iterdir() if p.suffix in _MEDIA_TYPES and p.is_file()}
+
+
+def _page(path: Path) -> Response:
+    return Response(path.read_bytes(), media_type=_MEDIA_TYPES[path.suffix], headers=_HEADERS)
+
+
+def _broker(request: Request) -> Broker:
+    broker: Broker = request.app.state.broker
+    return broker
+
+
+def check_subscription(text: str, kind: str, broker: Broker) -> dict[str, object]:
+    """Parse ``text`` with a fresh matcher of ``kind`` under the broker's limits (what
+    registering it would run first) and report the outcome without registering anything."""
+    matcher = get_matcher_class(kind)()  # PluginNotFound: unknown kind (400 unknown_kind)
+    matcher.limits = broker.limits
+    try:
+        broker.limits.check_query_size(text)
+        matcher.add(Subscription("console-check", kind, text, "console"))
+    except SubscriptionError as exc:
+        found: dict[str, object] = {"ok": False, "error": type(exc).__name__}
+        found["detail"] = str(exc)
+        found["line"] = getattr(exc, "line", None)
+        found["column"] = getattr(exc, "column", None)
+        return found
+    finally:
+        close = getattr(matcher, "close", None)
+        if close is not None:
+            close()
+    return {"ok": True}
+
+
+def console_router() -> APIRouter:
+    """The console's routes, to be included in the application (``/console/...``)."""
+    router = APIRouter(prefix="/console", include_in_schema=False)
+    files = _static_files()
+
+    @router.get("")
+    def console_root() -> RedirectResponse:
+        return RedirectResponse("/console/", status_code=308)
+
+    @router.get("/")
+    def console_index() -> Response:
+        return _page(files["index.html"])
+
+    @router.get("/static/{name}")
+    def console_static(name: str) -> Response:
+        path = files.get(name)
+        if path is None:
+            msg = f"no console file {name!r}"
+            raise NotFound(msg)
+        return _page(path)
+
+    @router.get("/api/whoami")
+    def whoami(request: Request, authorization: str | None = Header(None)) -> dict[str, str]:
+        who = _broker(request).authenticate(authorization)
+        return {"subject": who.subject, "role": who.role}
+
+    @router.get("/api/ontology-tree")
+    async def tree(request: Request, authorization: str | None = Header(None)) -> dict[str, object]:
+        broker = _broker(request)
+        broker.authenticate(authorization)
+        store = broker.ontology
+        return await run_in_threadpool(lambda: ontology_tree(store.triples(), store.version))
+
+    @router.post("/api/check")
+    async def check(
+        request: Request,
+        kind: str = Query("semantic"),
+        authorization: str | None = Header(None),
+    ) -> dict[str, object]:
+        broker = _broker(request)
+        broker.authenticate(authorization, "subscriber")
+        limit = broker.limits.max_query_bytes * 4 + 1  # a character is at most 4 bytes
+        body = await read_bounded(request.headers.get("content-length"), request.stream(), limit)
+        text = body.decode("utf-8", "replace")
+        return await run_in_threadpool(check_subscription, text, kind, broker)
+
+    @router.post("/api/subscriptions/{sub_id}/suspend")
+    def suspend(
+        sub_id: str,
+        request: Request,
+        reason: str = Query("suspended from the console", max_length=200),
+        authorization: str | None = Header(None),
+    ) -> dict[str, object]:
+        broker = _broker(request)
+        who = broker.authenticate(authorization, "admin")
+        broker.visible(sub_id, who)
+        broker.suspend(sub_id, reason)
+        status, why = broker.status(sub_id)
+        return {"id": sub_id, "status": status, "reason": why}
+
+    return router

@@ -1,0 +1,35 @@
+"""Fixtures of the console tests: one real ``semps serve`` and one headless chromium per
+module, and a fresh console page (logged out, nothing in session storage) per test."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+from console.browser import ConsolePage, profile_dir, start_chromium
+from selenium.webdriver.remote.webdriver import WebDriver
+from semps_test_support import Server
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = Server(tmp_path_factory.mktemp("console") / "data")
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[WebDriver]:
+    profile = profile_dir()
+    browser = start_chromium(profile)
+    yield browser
+    browser.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def page(driver: WebDriver, server: Server) -> ConsolePage:
+    console = ConsolePage(driver, server.url)
+    console.open()
+    return console

@@ -1,0 +1,161 @@
+"""The console over plain HTTP (a real server): public pages under a strict
+Content-Security-Policy, helpers that need a token, and a syntax check that registers
+nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+
+import httpx
+import pytest
+from semps_test_support import Server
+
+from semps.api.console.router import STATIC
+
+pytestmark = pytest.mark.server
+SPARQL = {"Content-Type": "application/sparql-query"}
+BAD_QUERY = "SELECT ?x WHERE {\n  ?x a <http://ex/Student> .\n  FILTER(?x = )\n}"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = Server(tmp_path_factory.mktemp("console-http") / "data")
+    yield srv
+    srv.stop()
+
+
+class _Scripts(HTMLParser):
+    """Every <script> of a page and every on* attribute (inline code)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scripts: list[dict[str, str | None]] = []
+        self.handlers: list[str] = []
+        self.inline_text = ""
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handlers += [name for name, _ in attrs if name.startswith("on")]
+        if tag == "script":
+            self.scripts.append(dict(attrs))
+            self._in_script = True
+        if tag == "style" or any(name == "style" for name, _ in attrs):
+            self.handlers.append("style")
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_script = self._in_script and tag != "script"
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script:
+            self.inline_text += data.strip()
+
+
+def test_the_pages_are_public_and_sent_under_a_strict_content_security_policy(
+    server: Server,
+) -> None:
+    for path in ["/console/", *(f"/console/static/{p.name}" for p in sorted(STATIC.iterdir()))]:
+        response = httpx.get(server.url + path)
+        assert response.status_code == 200, path
+        policy = response.headers["content-security-policy"]
+        directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+        assert directives["default-src"] == "'none'"
+        assert directives["script-src"] == "'self'"
+        assert directives["frame-ancestors"] == "'none'"
+        assert "unsafe" not in policy
+        assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_the_page_has_no_inline_script_style_or_event_handler(server: Server) -> None:
+    page = _Scripts()
+    page.feed(httpx.get(server.url + "/console/").text)
+    assert page.scripts == [{"type": "module", "src": "static/main.js"}]
+    assert page.inline_text == ""
+    assert page.handlers == []
+
+
+def test_every_file_is_served_with_its_media_type_and_nothing_else_is(server: Server) -> None:
+    kinds = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
+    for path in STATIC.iterdir():
+        response = httpx.get(f"{server.url}/console/static/{path.name}")
+        assert response.content == path.read_bytes()
+        if path.suffix in kinds:
+            assert response.headers["content-type"].startswith(kinds[path.suffix])
+    for name in ["..%2Fapp.py", "missing.js", "%2e%2e%2frouter.py", "__init__.py"]:
+        assert httpx.get(f"{server.url}/console/static/{name}").status_code == 404, name
+    root = httpx.get(server.url + "/console")
+    assert (root.status_code, root.headers["location"]) == (308, "/console/")
+
+
+def test_the_helpers_need_a_token_and_say_who_it_belongs_to(server: Server) -> None:
+    for method, path in [
+        ("GET", "/console/api/whoami"),
+        ("GET", "/console/api/ontology-tree"),
+        ("POST", "/console/api/check"),
+        ("POST", "/console/api/subscriptions/sub-1/suspend"),
+    ]:
+        response = httpx.request(method, server.url + path)
+        assert response.status_code == 401, path
+        assert response.json()["error"] == "unauthorized"
+    with server.client("subscriber") as sub:
+        who = sub.get("/console/api/whoami").json()
+    assert who["role"] == "subscriber"
+    assert who["subject"].startswith("subscriber")
+
+
+def test_the_check_reports_where_the_parser_stopped_and_registers_nothing(
+    server: Server,
+) -> None:
+    with server.client("subscriber") as sub:
+        before = sub.get("/subscriptions").json()
+        found = sub.post("/console/api/check", content=BAD_QUERY).json()
+        good = sub.post("/console/api/check", content=BAD_QUERY.replace("= )", "= ?x)"))
+        unknown = sub.post("/console/api/check?kind=semntic", content="{}")
+        after = sub.get("/subscriptions").json()
+    line, column = 3, BAD_QUERY.splitlines()[2].index(")") + 1
+    assert found["ok"] is False
+    assert (found["line"], found["column"]) == (line, column)
+    assert found["error"] == "SubscriptionSyntaxError"
+    assert good.json() == {"ok": True}
+    assert unknown.status_code == 400
+    assert "Did you mean 'semantic'?" in unknown.json()["detail"]
+    assert before == after
+
+
+def test_the_check_runs_each_kinds_own_parser(server: Server) -> None:
+    with server.client("subscriber") as sub:
+        content = sub.post("/console/api/check?kind=content", content="a3 between 1 or 2").json()
+        region = sub.post("/console/api/check?kind=symmetric", content='{"region": 3}').json()
+    assert (content["ok"], content["line"], content["column"]) == (False, 1, 14)
+    assert region["ok"] is False
+
+
+def test_the_check_is_bounded_by_the_query_size_limit(server: Server) -> None:
+    with server.client("subscriber") as sub:
+        huge = sub.post("/console/api/check", content="#" * (64 * 1024 + 1)).json()
+        past_the_reader = sub.post("/console/api/check", content=b"#" * (256 * 1024 + 2))
+    assert huge["ok"] is False
+    assert "max_query_bytes" in huge["detail"]
+    assert past_the_reader.status_code == 413
+
+
+def test_only_an_admin_suspends_and_the_api_then_reports_it(server: Server) -> None:
+    with server.client("subscriber") as sub, server.client("admin") as admin:
+        query = "SELECT ?x WHERE { ?x a <http://ex/A> }"
+        sub_id = sub.post("/subscriptions", content=query, headers=SPARQL).json()["id"]
+        refused = sub.post(f"/console/api/subscriptions/{sub_id}/suspend")
+        done = admin.post(f"/console/api/subscriptions/{sub_id}/suspend?reason=noisy")
+        status = sub.get(f"/subscriptions/{sub_id}").json()
+        missing = admin.post("/console/api/subscriptions/sub-nope/suspend")
+    assert refused.status_code == 403
+    assert done.json() == {"id": sub_id, "status": "suspended", "reason": "noisy"}
+    assert (status["status"], status["reason"]) == ("suspended", "noisy")
+    assert missing.status_code == 404
+
+
+def test_the_static_files_ship_as_package_data() -> None:
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    patterns = {s.suffix for s in STATIC.iterdir()}
+    for suffix in patterns:
+        assert f'"*{suffix}"' in pyproject, suffix
