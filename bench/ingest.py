@@ -14,8 +14,8 @@ from pathlib import Path
 
 import rdflib
 
-from semps.ingest.partab import to_partab
 from semps.ingest.rdf import read_event
+from semps.matcher.partab import to_partab
 from semps.ontology import Expansion, load_expansion
 
 LUBM = Path(__file__).resolve().parents[1].parent / "shared" / "workloads" / "lubm-u0"

@@ -66,7 +66,7 @@ def quantile(values: list[float], q: float) -> float:
 
 
 def ntriples(event: object) -> str:
-    from semps.ingest.terms import n3
+    from semps.terms import n3
 
     return "\n".join(f"{n3(s)} <{p}> {n3(o)} ." for s, p, o in event.triples)  # type: ignore[attr-defined]
 

@@ -18,11 +18,11 @@ import sys
 import time
 import tracemalloc
 
-from semps.ingest.event import Event
-from semps.ingest.terms import OWL, RDF_TYPE, RDFS, XSD, Literal
+from semps.event import Event
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher
 from semps.ontology import compile_axioms
+from semps.terms import OWL, RDF_TYPE, RDFS, XSD, Literal
 
 EX = "http://bench.example/"
 N_CLASSES, N_PROPS, N_NODES = 60, 40, 2000

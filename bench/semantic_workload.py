@@ -191,7 +191,8 @@ def write(folder: Path, subs: int, events: int, selectivity: float, seed: int = 
 
 
 def _load(folder: Path):  # type: ignore[no-untyped-def]
-    from semps.cli.match import event_files, load_subscriptions, read_events
+    from semps.cli.match import event_files, load_subscriptions
+    from semps.ingest.rdf import read_events
     from semps.ontology import load_expansion
 
     expansion = load_expansion(folder / "ontology.owl")
@@ -288,7 +289,7 @@ def naive(folder: Path, sample_subs: int = 300, sample_events: int = 10) -> floa
     pyoxigraph per event, on a sample of subscriptions, extrapolated to all."""
     import pyoxigraph as ox
 
-    from semps.ingest.terms import Literal
+    from semps.terms import Literal
 
     expansion, subs, events = _load(folder)
 

@@ -48,7 +48,7 @@ def free_port() -> int:
 
 
 def ntriples(event: object, n: int) -> bytes:
-    from semps.ingest.terms import n3
+    from semps.terms import n3
 
     lines = [f"{n3(s)} <{p}> {n3(o)} ." for s, p, o in event.triples]  # type: ignore[attr-defined]
     lines.append(f'_:m <{PROBE}> "{n}" .')

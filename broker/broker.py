@@ -41,7 +41,7 @@ from semps.errors import (
     PermissionDenied,
     SubscriptionLimitExceeded,
 )
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.base import Match, Matcher, Subscription
 from semps.matcher.registry import create_matcher, get_matcher_class

@@ -34,14 +34,14 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from semps.errors import NotFound, SempsError
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.ingest.json_event import is_json_media_type, read_json_event
 from semps.ingest.rdf import read_event
-from semps.ingest.terms import RDF_TYPE, XSD, Literal, n3
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.registry import create_matcher
 from semps.ontology.expansion import Expansion
+from semps.terms import RDF_TYPE, XSD, Literal, n3
 
 try:  # orjson when installed: several times faster for the payloads
     import orjson

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from semps._types import Value
 from semps.errors import DocumentTooLarge, JSONEventError
-from semps.ingest.event import Event
+from semps.event import Event
 
 __all__ = [
     "JSON_MEDIA_TYPES",

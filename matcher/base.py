@@ -15,12 +15,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
 from semps._types import Term
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.ontology.expansion import Expansion
 
 if TYPE_CHECKING:
-    from semps.ingest.partab import EventParts
+    from semps.matcher.partab import EventParts
     from semps.matcher.results import MatchColumns
 
 
@@ -111,7 +111,7 @@ class MatchContext:
     @cached_property
     def parts(self) -> EventParts:
         """The event's PartA/PartB under the ontology (seed 001)."""
-        from semps.ingest.partab import to_partab
+        from semps.matcher.partab import to_partab
 
         return to_partab(self.event, self.expansion, limits=self.limits)
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from semps._types import Term
-from semps.ingest.event import Event
-from semps.ingest.terms import RDF_TYPE, n3
+from semps.event import Event
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.ontology.expansion import Expansion
+from semps.terms import RDF_TYPE, n3
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,9 +16,9 @@ from collections.abc import Iterable
 
 from semps._types import Term, Triple
 from semps.errors import EventLimitExceeded
-from semps.ingest.terms import RDF_TYPE, Literal
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.ontology.expansion import Expansion
+from semps.terms import RDF_TYPE, Literal
 
 
 class _Closure:

@@ -7,8 +7,8 @@ from collections import defaultdict, deque
 from collections.abc import Iterable
 
 from semps._types import Term, Triple
-from semps.ingest.terms import OWL, RDF, RDF_TYPE, RDFS
 from semps.ontology.expansion import Expansion
+from semps.terms import OWL, RDF, RDF_TYPE, RDFS
 
 SUB_CLASS = RDFS + "subClassOf"
 SUB_PROPERTY = RDFS + "subPropertyOf"

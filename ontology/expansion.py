@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from semps._types import Term, Triple
-from semps.ingest.terms import RDF_TYPE, Literal
 from semps.limits import DEFAULT_LIMITS, Limits
+from semps.terms import RDF_TYPE, Literal
 
 _EMPTY: frozenset[str] = frozenset()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from semps._types import Term, Triple
+from semps.documents import read_triples
 from semps.errors import IngestError, OntologyError
-from semps.ingest.rdf import read_triples
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.ontology.compile import compile_axioms
 from semps.ontology.expansion import Expansion

@@ -20,9 +20,9 @@ from typing import Any, Literal
 import owlready2
 import rdflib
 
+from semps import terms
 from semps._types import Term, Triple
 from semps.errors import OntologyError
-from semps.ingest import terms
 from semps.ontology.compile import (
     EQ_CLASS,
     EQ_PROPERTY,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
-    from semps.ingest.terms import Literal
+    from semps.terms import Literal
 
 #: An IRI is a plain ``str`` holding the absolute IRI (no angle brackets).
 IRI: TypeAlias = str
@@ -13,7 +13,7 @@ IRI: TypeAlias = str
 BNode: TypeAlias = str
 #: A node that can be a subject: an IRI or a blank node.
 Node: TypeAlias = str
-#: Any RDF term: an IRI, a blank node or a :class:`~semps.ingest.terms.Literal`.
+#: Any RDF term: an IRI, a blank node or a :class:`~semps.terms.Literal`.
 Term: TypeAlias = "str | Literal"
 #: A triple (subject, predicate, object).
 Triple: TypeAlias = "tuple[str, str, Term]"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from semps._types import Term, Triple, Value
-from semps.ingest.terms import Literal
+from semps.terms import Literal
 
 
 def _frozen(mapping: Mapping[str, object] | None) -> Mapping[str, object]:

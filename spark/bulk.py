@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
 from semps.errors import SparkError
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.matcher.base import MatchContext, Matcher, Subscription
 from semps.matcher.registry import create_matcher
 from semps.ontology.expansion import Expansion

@@ -25,14 +25,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from semps._types import Term
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.ingest.sparql import parse_query
-from semps.ingest.terms import n3, parse_n3
 from semps.matcher.base import Subscription
 from semps.matcher.semantic.compiled import CompiledSubscription, compile_query
 from semps.ontology.expansion import Expansion
 from semps.spark.bulk import one_per_event
 from semps.spark.session import graphframe_class
+from semps.terms import n3, parse_n3
 
 if TYPE_CHECKING:
     from pyspark import RDD

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.matcher.base import Subscription
 from semps.ontology.expansion import Expansion
 from semps.spark.placement import Placement, delivery_plan, place_all, stable_hash

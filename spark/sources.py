@@ -27,10 +27,10 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from semps.errors import IngestError, SempsError
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.ingest.json_event import read_json_event
 from semps.ingest.rdf import N_TRIPLES, read_event
-from semps.ingest.terms import n3
+from semps.terms import n3
 
 if TYPE_CHECKING:
     from pyspark import RDD

@@ -3,9 +3,11 @@
 - :func:`parse_query`: text -> :class:`Query` (raises SubscriptionSyntaxError with
   line/column, or UnsupportedQueryError naming the construct).
 - :class:`Query`, :class:`TriplePattern`, :class:`Var`: the query model.
+- :func:`typed`: a literal's typed value (the matchers' compiled FILTERs share it).
 """
 
+from semps.ingest.sparql._values import typed
 from semps.ingest.sparql.model import Query, TriplePattern, Var
 from semps.ingest.sparql.parser import parse_query
 
-__all__ = ["Query", "TriplePattern", "Var", "parse_query"]
+__all__ = ["Query", "TriplePattern", "Var", "parse_query", "typed"]

@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import Any
 
 from semps._types import Term
-from semps.ingest.terms import (
+from semps.terms import (
     RDF_LANGSTRING,
     XSD,
     XSD_DECIMAL,

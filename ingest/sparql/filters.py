@@ -28,7 +28,7 @@ from semps.ingest.sparql._values import (
     string_value,
     typed,
 )
-from semps.ingest.terms import RDF_LANGSTRING, XSD, XSD_STRING, Literal
+from semps.terms import RDF_LANGSTRING, XSD, XSD_STRING, Literal
 
 Value = Any  # a Term, or a Python bool from a comparison
 Compiled = Callable[[Mapping[str, Term]], Value]

@@ -5,7 +5,7 @@ CONTRACT shared by the parser and the semantic matcher (extend, do not rename):
 - :class:`Var`: a variable (blank nodes in the query become variables whose name starts
   with ``"_"``, never projected).
 - :class:`TriplePattern`: subject, predicate, object; each a :class:`Var`, an IRI ``str`` or
-  a :class:`~semps.ingest.terms.Literal`. ``rdf:type`` patterns use the full IRI
+  a :class:`~semps.terms.Literal`. ``rdf:type`` patterns use the full IRI
   ``http://www.w3.org/1999/02/22-rdf-syntax-ns#type``.
 - :class:`Query`: the form (``SELECT``/``ASK``), the projection (``None`` for ``*``),
   ``distinct``, the patterns and the FILTER expressions. Filters are objects with
@@ -21,7 +21,7 @@ from typing import Literal as TypingLiteral
 from typing import Protocol, TypeAlias
 
 from semps._types import Term
-from semps.ingest.terms import Literal
+from semps.terms import Literal
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,8 @@ from semps.ingest.sparql._lexer import Token, tokenize
 from semps.ingest.sparql._regex import RegexError, RegexRefused, compile_regex
 from semps.ingest.sparql.filters import ARITY, CASTS, Expression
 from semps.ingest.sparql.model import PatternTerm, Query, TriplePattern, Var
-from semps.ingest.terms import RDF, RDF_TYPE, XSD, Literal
 from semps.limits import DEFAULT_LIMITS, Limits
+from semps.terms import RDF, RDF_TYPE, XSD, Literal
 
 _UNSUPPORTED_KEYWORDS = {
     "OPTIONAL": "OPTIONAL",

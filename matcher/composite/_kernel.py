@@ -23,7 +23,7 @@ import numba as nb
 import numpy as np
 import numpy.typing as npt
 
-from semps.matcher.content._kernels import jit
+from semps.matcher.kernels import jit
 
 #: Operator codes; -1 marks a primitive (never a parent).
 OR, AND, THEN, ALL, TIMES, NO = range(6)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from semps.errors import NotFound
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.composite.language import parse_definitions
 from semps.matcher.composite.tree import EventTree

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from semps.matcher.content._kernels import jit
+from semps.matcher.kernels import jit
 
 
 @jit

@@ -13,13 +13,10 @@ Conventions shared by every kernel:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
-
 import numba as nb
 import numpy as np
 
-F = TypeVar("F", bound=Callable[..., Any])
+from semps.matcher.kernels import jit, pjit
 
 U1 = np.uint64(1)
 _DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
@@ -32,16 +29,6 @@ _DEBRUIJN_TABLE = np.array(
     ],
     dtype=np.int64,
 )  # fmt: skip
-
-
-def jit(fn: F) -> F:
-    """Compile ``fn`` with numba (cached on disk, releasing the GIL)."""
-    return cast(F, nb.njit(cache=True, nogil=True)(fn))
-
-
-def pjit(fn: F) -> F:
-    """Compile ``fn`` with numba's parallel loops (``prange``)."""
-    return cast(F, nb.njit(cache=True, nogil=True, parallel=True)(fn))
 
 
 @jit

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from semps.matcher.content._kernels import jit
+from semps.matcher.kernels import jit
 
 # -- seed 000: the predicate table -------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from semps.errors import MatcherError
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.content.brute import BruteForceIndex
 from semps.matcher.content.hcem import HcemIndex

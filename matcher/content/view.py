@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 
 from semps._types import Value
-from semps.ingest.event import Event
-from semps.ingest.terms import XSD, XSD_DECIMAL, XSD_FLOAT_TYPES, XSD_INTEGER_TYPES, Literal  # noqa: F401  (XSD: doctests)
+from semps.event import Event
 from semps.matcher.base import MatchContext
+from semps.terms import XSD, XSD_DECIMAL, XSD_FLOAT_TYPES, XSD_INTEGER_TYPES, Literal  # noqa: F401  (XSD: doctests)
 
 __all__ = ["AttributeView", "attribute_view", "literal_value"]
 
@@ -56,7 +56,7 @@ def attribute_view(event: Event, context: MatchContext | None = None) -> Attribu
     """The attribute view of ``event`` (JSON values plus ontology-expanded RDF literals).
 
     Example:
-        >>> from semps.ingest.terms import Literal
+        >>> from semps.terms import Literal
         >>> e = Event("e", values={"a0": 0.5},
         ...           triples=(("_:x", "http://ex/price", Literal("3", XSD + "integer")),
         ...                    ("_:y", "http://ex/price", Literal("4", XSD + "integer"))))

@@ -28,8 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from semps._types import Term
-from semps.ingest.sparql._values import typed
-from semps.ingest.terms import XSD_STRING, Literal
+from semps.ingest.sparql import typed
 from semps.matcher.semantic.compiled import (
     STAR,
     CompiledSubscription,
@@ -38,6 +37,7 @@ from semps.matcher.semantic.compiled import (
     join_order,
     semi_join,
 )
+from semps.terms import XSD_STRING, Literal
 
 BoolMatrix = npt.NDArray[np.bool_]
 Template = tuple[Any, ...]

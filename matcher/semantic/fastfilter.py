@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from semps._types import Term
-from semps.ingest.sparql._values import typed
+from semps.ingest.sparql import typed
 from semps.ingest.sparql.model import Filter
-from semps.ingest.terms import XSD_STRING, Literal
+from semps.terms import XSD_STRING, Literal
 
 Check = Callable[[Mapping[str, Term]], bool]
 _Fast = Callable[[Mapping[str, Term]], Any]  # True, False or _SLOW
@@ -167,4 +167,4 @@ def _string(fn: Callable[[str, str], bool], name: str, constant: Term) -> _Fast 
     return call
 
 
-from semps.ingest.terms import XSD  # noqa: E402,F401  (doctest names)
+from semps.terms import XSD  # noqa: E402,F401  (doctest names)

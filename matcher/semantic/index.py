@@ -19,11 +19,11 @@ import numpy as np
 import numpy.typing as npt
 
 from semps._types import Term
-from semps.ingest.partab import EventParts
-from semps.ingest.terms import RDF_TYPE
+from semps.matcher.partab import EventParts
 from semps.matcher.semantic._kernels import complete_slots, unique_shapes
 from semps.matcher.semantic.compiled import STAR, CompiledSubscription, IndexKey, NPNKey
 from semps.matcher.semantic.family import Family, Members, family_of
+from semps.terms import RDF_TYPE
 
 IntArray = npt.NDArray[np.int64]
 

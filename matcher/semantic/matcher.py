@@ -9,9 +9,8 @@ import numpy as np
 
 from semps._types import Term
 from semps.errors import NotFound
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.ingest.sparql import parse_query
-from semps.ingest.terms import RDF_TYPE
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.results import result_line
 from semps.matcher.semantic.compiled import (
@@ -31,6 +30,7 @@ from semps.matcher.semantic.verify import (
     verify,
 )
 from semps.ontology.expansion import Expansion
+from semps.terms import RDF_TYPE
 
 if TYPE_CHECKING:
     from semps.matcher.semantic.parallel import WorkerPool
@@ -288,7 +288,7 @@ class SemanticMatcher(Matcher):
         def collect() -> list[str]:
             from pathlib import Path
 
-            from semps.cli.match import read_events
+            from semps.ingest.rdf import read_events
 
             events = list(read_events([Path(p) for p in paths], base))
             contexts = [MatchContext(e, expansion) for e in events]
@@ -312,4 +312,4 @@ class SemanticMatcher(Matcher):
             self._pool = None
 
 
-from semps.ingest.terms import XSD, Literal  # noqa: E402,F401  (doctest names)
+from semps.terms import XSD, Literal  # noqa: E402,F401  (doctest names)

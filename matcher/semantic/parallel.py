@@ -23,10 +23,10 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from semps.errors import IngestError, MatcherError
-from semps.ingest.event import Event
-from semps.ingest.partab import EventParts
+from semps.event import Event
 from semps.ingest.sparql import parse_query
 from semps.matcher.base import Match, MatchContext
+from semps.matcher.partab import EventParts
 from semps.matcher.results import result_line
 from semps.matcher.semantic._kernels import warm
 from semps.matcher.semantic.compiled import compile_query
@@ -143,7 +143,7 @@ def _file_lines(
     or ``("error", message)`` for the first file that cannot be read."""
     from pathlib import Path
 
-    from semps.cli.match import read_events
+    from semps.ingest.rdf import read_events
     from semps.matcher.semantic.matcher import count_parts
 
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from semps.matcher.content._kernels import jit, pjit
+from semps.matcher.kernels import jit, pjit
 
 __all__ = ["check_regions", "slab_of", "slabs_of", "sweep_pairs"]
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.results import MatchColumns
 from semps.matcher.symmetric.index import RegionIndex

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from semps.errors import SempsError, SubscriptionError
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.ingest.json_event import parse_json_event
 from semps.matcher.content import ALGORITHMS, ContentMatcher, subscription_from_json
 from semps.matcher.content.bulk import ParsedSubscriptions, parse_json_many

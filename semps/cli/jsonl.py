@@ -22,7 +22,7 @@ import numpy as np
 import orjson
 
 from semps.errors import IngestError, JSONEventError, SempsError, SubscriptionError
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.ingest.json_event import refuse_json_constant
 from semps.matcher.base import MatchContext
 from semps.matcher.results import MatchColumns

@@ -6,12 +6,12 @@ import argparse
 import gc
 import sys
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-from semps.errors import IngestError, SempsError, SubscriptionError
-from semps.ingest.event import Event
-from semps.ingest.rdf import read_event
+from semps.errors import SempsError, SubscriptionError
+from semps.event import Event
+from semps.ingest.rdf import read_events
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher
 from semps.ontology import Expansion, load_expansion
@@ -53,16 +53,6 @@ def event_files(path: Path) -> list[Path]:
         raise SempsError(msg)
     files = [p for p in path.iterdir() if p.suffix.lower() in RDF_SUFFIXES]
     return sorted(files, key=lambda p: p.stem)
-
-
-def read_events(files: list[Path], base: str | None) -> Iterator[Event]:
-    """Read each file into an event; an unreadable file stops with its name in the error."""
-    for path in files:
-        try:
-            yield read_event(path.read_bytes(), event_id=path.stem, filename=path.name, base=base)
-        except IngestError as exc:
-            msg = f"{path}:{exc}"
-            raise IngestError(msg) from exc
 
 
 def build_matcher(subscriptions: list[Subscription], workers: int) -> SemanticMatcher:

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 from semps.errors import IngestError
-from semps.ingest.partab import npn, to_partab
 from semps.ingest.rdf import read_event
-from semps.ingest.terms import n3
+from semps.matcher.partab import npn, to_partab
 from semps.ontology import Expansion, load_expansion
+from semps.terms import n3
 
 
 def register(parser: argparse.ArgumentParser) -> None:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from pyspark import RDD
     from pyspark.sql import SparkSession
 
-    from semps.ingest.event import Event
+    from semps.event import Event
     from semps.spark.placement import Placement
 
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from semps.errors import JSONEventError
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.ingest.json_event import parse_json_event
 from semps.matcher.symmetric import RegionSubscription, SymmetricMatcher
 from semps.matcher.symmetric.region import parse_region_subscription

@@ -23,8 +23,8 @@ import xml.parsers.expat
 import numpy as np
 import numpy.typing as npt
 
+from semps.documents._screen import position
 from semps.errors import EventLimitExceeded, RDFSyntaxError
-from semps.ingest._screen import position
 
 __all__ = ["screen_depth"]
 

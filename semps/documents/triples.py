@@ -1,10 +1,11 @@
-"""Read RDF documents (RDF/XML first; Turtle, N-Triples, JSON-LD) into the event model.
+"""Read RDF documents (RDF/XML first; Turtle, N-Triples, JSON-LD) into triples.
 
 The fast path is pyoxigraph's Rust parsers (hundreds of thousands of triples a second);
 rdflib reads the documents pyoxigraph gets wrong (XML literals, which must be canonicalised)
 and explains RDF/XML errors with a position. Every document is screened for hostile DTDs
-and bounded in size before a parser sees it, and a document either becomes a whole
-:class:`~semps.ingest.event.Event` or raises an :class:`~semps.errors.IngestError`.
+and bounded in size before a parser sees it, and a document either becomes all its triples
+or raises an :class:`~semps.errors.IngestError`. Events (:mod:`semps.ingest.rdf`) and
+ontologies (:mod:`semps.ontology.load`) both read documents through here.
 """
 
 from __future__ import annotations
@@ -19,19 +20,16 @@ from typing import Any
 import pyoxigraph as ox
 
 from semps._types import Term, Triple
+from semps.documents._depth import screen_depth
+from semps.documents._screen import screen_xml
 from semps.errors import DocumentTooLarge, IngestError, RDFSyntaxError, UnsupportedMediaType
-from semps.ingest._depth import screen_depth
-from semps.ingest._screen import screen_xml
-from semps.ingest.event import Event
-from semps.ingest.terms import Literal
 from semps.limits import DEFAULT_LIMITS, Limits
+from semps.terms import Literal
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "SUPPORTED_MEDIA_TYPES",
-    "default_base",
     "media_type_for",
-    "read_event",
     "read_triples",
 ]
 
@@ -91,11 +89,6 @@ def media_type_for(filename: str) -> str:
         raise UnsupportedMediaType(msg) from None
 
 
-def default_base(event_id: str) -> str:
-    """The base IRI used when none is given: ``urn:semps:event:<id>/``."""
-    return f"urn:semps:event:{event_id}/"
-
-
 def _format_for(media_type: str | None, filename: str | None) -> tuple[str, ox.RdfFormat]:
     if media_type is None:
         media_type = media_type_for(filename) if filename else RDF_XML
@@ -151,32 +144,6 @@ def read_triples(
         raise _syntax_error(exc, data, fmt, base) from exc
     except (ValueError, OSError) as exc:
         raise RDFSyntaxError(f"{canonical}: {exc}") from exc
-
-
-def read_event(
-    data: bytes,
-    *,
-    event_id: str,
-    media_type: str | None = None,
-    filename: str | None = None,
-    base: str | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    limits: Limits = DEFAULT_LIMITS,
-) -> Event:
-    """Parse ``data`` into an :class:`Event` with id ``event_id``.
-
-    Relative IRIs resolve against ``base``, by default :func:`default_base` of the id (LUBM
-    documents say ``rdf:about=""``). Errors as in :func:`read_triples`.
-    """
-    triples = read_triples(
-        data,
-        media_type=media_type,
-        filename=filename,
-        base=base or default_base(event_id),
-        max_bytes=max_bytes,
-        limits=limits,
-    )
-    return Event(event_id, triples)
 
 
 def _convert(quads: Iterator[ox.Triple | ox.Quad]) -> Iterator[Triple]:

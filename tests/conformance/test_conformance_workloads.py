@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from semps_test_support import WORKLOADS
 
-from semps.cli.match import build_matcher, event_files, load_subscriptions, read_events
+from semps.cli.match import build_matcher, event_files, load_subscriptions
+from semps.ingest.rdf import read_events
 from semps.matcher.base import MatchContext
 from semps.matcher.results import result_line, result_record
 from semps.ontology import load_expansion

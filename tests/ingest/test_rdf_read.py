@@ -16,7 +16,7 @@ from semps.errors import (
     UnsupportedMediaType,
 )
 from semps.ingest.rdf import read_event, read_triples
-from semps.ingest.terms import RDF_TYPE, XSD, Literal
+from semps.terms import RDF_TYPE, XSD, Literal
 
 EX = "http://example.org/"
 HEAD = (

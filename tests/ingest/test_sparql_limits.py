@@ -8,8 +8,8 @@ import pytest
 
 from semps.errors import SubscriptionLimitExceeded, SubscriptionSyntaxError, UnsupportedQueryError
 from semps.ingest.sparql import parse_query
-from semps.ingest.terms import XSD, Literal
 from semps.limits import DEFAULT_LIMITS, Limits
+from semps.terms import XSD, Literal
 
 EX = "http://ex/"
 ONE = Literal("1", XSD + "integer")

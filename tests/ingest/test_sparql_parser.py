@@ -14,7 +14,7 @@ from semps_test_support import WORKLOADS
 
 from semps.errors import SubscriptionError, SubscriptionSyntaxError, UnsupportedQueryError
 from semps.ingest.sparql import Var, parse_query
-from semps.ingest.terms import XSD_STRING, Literal
+from semps.terms import XSD_STRING, Literal
 
 SUBSCRIPTIONS = sorted(WORKLOADS.glob("*/subscriptions/*.rq"))
 

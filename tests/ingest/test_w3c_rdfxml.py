@@ -12,7 +12,7 @@ from semps_test_support import WORKLOADS
 
 from semps.errors import IngestError
 from semps.ingest.rdf import read_triples
-from semps.ingest.terms import XSD_STRING, Literal
+from semps.terms import XSD_STRING, Literal
 
 SUITE = WORKLOADS / "w3c-rdf-xml"
 BASE = "https://w3c.github.io/rdf-tests/rdf/rdf11/rdf-xml/"

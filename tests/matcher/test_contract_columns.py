@@ -10,12 +10,12 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from semps.ingest.event import Event
-from semps.ingest.terms import RDF_TYPE, XSD, Literal
+from semps.event import Event
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.content import ALGORITHMS
 from semps.matcher.registry import available, create_matcher
 from semps.matcher.results import MatchColumns
+from semps.terms import RDF_TYPE, XSD, Literal
 
 EX = "http://example.org/"
 

@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from semps.errors import EventLimitExceeded
-from semps.ingest.event import Event
-from semps.ingest.partab import to_partab
-from semps.ingest.terms import OWL, RDF_TYPE, RDFS
+from semps.event import Event
 from semps.limits import DEFAULT_LIMITS, Limits
+from semps.matcher.partab import to_partab
 from semps.ontology import Expansion, compile_axioms
 from semps.ontology import closure as closure_module
+from semps.terms import OWL, RDF_TYPE, RDFS
 
 EX = "http://ex/"
 P, Q, R = EX + "p", EX + "q", EX + "r"

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from semps_test_support import WORKLOADS
 
 from semps.ingest.rdf import read_event
-from semps.ingest.terms import OWL, RDF_TYPE, RDFS, Literal
 from semps.ontology import compile_axioms, load_expansion
+from semps.terms import OWL, RDF_TYPE, RDFS, Literal
 
 EX = "http://example.org/"
 CLASSES = [EX + f"C{i}" for i in range(5)]

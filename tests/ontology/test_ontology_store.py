@@ -8,9 +8,9 @@ import pytest
 from semps_test_support import WORKLOADS
 
 from semps.errors import OntologyError
-from semps.ingest.terms import OWL
 from semps.ontology import load_expansion
 from semps.ontology.store import OntologyStore
+from semps.terms import OWL
 
 EX = "http://example.org/"
 UB = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#"

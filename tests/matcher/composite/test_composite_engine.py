@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from semps.errors import CompositeDefinitionError
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.matcher.base import Match, Subscription
 from semps.matcher.composite import CompositeMatcher, EventTree, parse_definitions
 

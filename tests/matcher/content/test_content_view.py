@@ -3,7 +3,7 @@ ontology, so a content subscription on a super-property sees a sub-property's li
 
 from __future__ import annotations
 
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.ingest.rdf import read_event
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.content import ContentMatcher, attribute_view

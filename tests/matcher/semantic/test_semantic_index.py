@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from semps.errors import NotFound, SubscriptionSyntaxError
-from semps.ingest.event import Event
-from semps.ingest.partab import to_partab
+from semps.event import Event
 from semps.ingest.sparql import parse_query
 from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.partab import to_partab
 from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.compiled import compile_query
 from semps.matcher.semantic.index import EventPairs

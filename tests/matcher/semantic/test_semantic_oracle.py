@@ -8,11 +8,11 @@ import rdflib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from semps.ingest.event import Event
-from semps.ingest.terms import OWL, RDF_TYPE, RDFS, XSD, Literal
+from semps.event import Event
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher
 from semps.ontology import compile_axioms
+from semps.terms import OWL, RDF_TYPE, RDFS, XSD, Literal
 
 EX = "http://example.org/"
 CLASSES = [EX + f"C{i}" for i in range(4)]

@@ -9,16 +9,16 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from semps.ingest.event import Event
-from semps.ingest.partab import to_partab
+from semps.event import Event
 from semps.ingest.sparql import parse_query
-from semps.ingest.terms import RDF_TYPE, XSD, Literal
 from semps.limits import Limits
 from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.partab import to_partab
 from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.compiled import compile_query, split_components
 from semps.matcher.semantic.index import EventPairs
 from semps.matcher.semantic.verify import count_solutions, verify
+from semps.terms import RDF_TYPE, XSD, Literal
 
 EX = "http://ex/"
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from semps.errors import NotFound, SubscriptionError, SubscriptionSyntaxError
-from semps.ingest.event import Event
+from semps.event import Event
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.symmetric import (
     BruteForceRegions,

@@ -1,0 +1,79 @@
+"""Read RDF documents into the event model: one document, one :class:`~semps.event.Event`.
+
+The parsing itself (media types, hostile-input screening, limits) is
+:mod:`semps.documents`, which the ontology reads its files through too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from semps.documents import (
+    DEFAULT_MAX_BYTES,
+    JSON_LD,
+    N_TRIPLES,
+    RDF_XML,
+    SUPPORTED_MEDIA_TYPES,
+    TURTLE,
+    media_type_for,
+    read_triples,
+)
+from semps.errors import IngestError
+from semps.event import Event
+from semps.limits import DEFAULT_LIMITS, Limits
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "JSON_LD",
+    "N_TRIPLES",
+    "RDF_XML",
+    "SUPPORTED_MEDIA_TYPES",
+    "TURTLE",
+    "default_base",
+    "media_type_for",
+    "read_event",
+    "read_events",
+    "read_triples",
+]
+
+
+def default_base(event_id: str) -> str:
+    """The base IRI used when none is given: ``urn:semps:event:<id>/``."""
+    return f"urn:semps:event:{event_id}/"
+
+
+def read_event(
+    data: bytes,
+    *,
+    event_id: str,
+    media_type: str | None = None,
+    filename: str | None = None,
+    base: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Event:
+    """Parse ``data`` into an :class:`Event` with id ``event_id``.
+
+    Relative IRIs resolve against ``base``, by default :func:`default_base` of the id (LUBM
+    documents say ``rdf:about=""``). Errors as in :func:`read_triples`.
+    """
+    triples = read_triples(
+        data,
+        media_type=media_type,
+        filename=filename,
+        base=base or default_base(event_id),
+        max_bytes=max_bytes,
+        limits=limits,
+    )
+    return Event(event_id, triples)
+
+
+def read_events(files: list[Path], base: str | None) -> Iterator[Event]:
+    """Read each file into an event; an unreadable file stops with its name in the error."""
+    for path in files:
+        try:
+            yield read_event(path.read_bytes(), event_id=path.stem, filename=path.name, base=base)
+        except IngestError as exc:
+            msg = f"{path}:{exc}"
+            raise IngestError(msg) from exc
