@@ -2,17 +2,16 @@
 
 Starts the real service (uvicorn) on an embedded SQLite data directory, loads the bundled
 LUBM univ-bench ontology, registers the bundled subscriptions over HTTP as a subscriber,
-listens to their Server-Sent Events streams, publishes the bundled events as a publisher,
-and prints each notification as it streams in. Then it keeps serving (Ctrl-C stops it), or
-exits with ``--once``. The demo case ships inside the package (``semps/demo``): its
-subscriptions use the ontology's general words and its events the specific ones, so every
-match needs the ontology.
+listens to their Server-Sent Events streams, publishes the bundled events as a publisher
+(all through :mod:`semps.client`), and prints each notification as it streams in. Then it
+keeps serving (Ctrl-C stops it), or exits with ``--once``. The demo case ships inside the
+package (``semps/demo``): its subscriptions use the ontology's general words and its events
+the specific ones, so every match needs the ontology.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import threading
@@ -20,9 +19,8 @@ import time
 from importlib import resources
 from pathlib import Path
 
-import httpx
-
 from semps.broker.store import Store
+from semps.client import Client, Subscription
 from semps.errors import SempsError
 
 DEFAULT_DEMO_DIR = Path("var/semps-demo")
@@ -45,9 +43,14 @@ def demo_dir() -> Path:
 
 def register(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``semps demo``."""
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DEMO_DIR)
+    parser.add_argument("--host", default="127.0.0.1", help="address the demo service listens on")
+    parser.add_argument("--port", type=int, default=8000, help="port the demo service listens on")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=DEFAULT_DEMO_DIR,
+        help=f"where the demo keeps its data (emptied first; default {DEFAULT_DEMO_DIR})",
+    )
     parser.add_argument("--once", action="store_true", help="exit after the demo")
     parser.set_defaults(func=run)
 
@@ -87,20 +90,17 @@ class _Service:
         self.thread.join(timeout=10)
 
 
-def _listen(url: str, token: str, sub_id: str, name: str, received: list[int]) -> None:
-    headers = {"Authorization": f"Bearer {token}"}
-    with httpx.stream(
-        "GET", f"{url}/subscriptions/{sub_id}/notifications", headers=headers, timeout=None
-    ) as response:
-        for line in response.iter_lines():
-            if not line.startswith("data: "):
-                continue
-            note = json.loads(line[6:])
-            for solution in note["solutions"]:
-                bound = ", ".join(f"?{k}={v}" for k, v in sorted(solution.items()))
-                _say(f"  notified  {name:<24} {bound}")
-            with _PRINT_LOCK:
-                received.append(1)
+def _listen(url: str, token: str, sub: Subscription, received: list[int]) -> None:
+    try:
+        with Client(url, token) as client:
+            for note in client.notifications(sub):
+                for solution in note.solutions:
+                    bound = ", ".join(f"?{k}={v}" for k, v in sorted(solution.items()))
+                    _say(f"  notified  {sub.name or sub.id:<24} {bound}")
+                with _PRINT_LOCK:
+                    received.append(1)
+    except SempsError as exc:  # the service stopped for good: the demo is over
+        _say(f"listener of {sub.name or sub.id} stopped: {exc}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -135,39 +135,23 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _demo(url: str, tokens: dict[str, str], folder: Path) -> None:
-    def client(role: str) -> httpx.Client:
-        return httpx.Client(
-            base_url=url, headers={"Authorization": f"Bearer {tokens[role]}"}, timeout=30
-        )
-
-    with client("admin") as admin:
-        admin.put(
-            "/ontology",
-            content=(folder / "univ-bench.owl").read_bytes(),
-            headers={"Content-Type": "application/rdf+xml"},
-        ).raise_for_status()
+    with Client(url, tokens["admin"]) as admin:
+        admin.replace_ontology(folder / "univ-bench.owl")
     _say("ontology    univ-bench loaded (PUT /ontology)")
     received: list[int] = []  # one entry per notification, appended by the listeners
-    with client("subscriber") as sub:
+    with Client(url, tokens["subscriber"]) as subscriber:
         for rq in sorted((folder / "subscriptions").glob("*.rq")):
-            created = sub.post("/subscriptions", content=rq.read_text(), params={"name": rq.stem})
-            created.raise_for_status()
-            sub_id = created.json()["id"]
+            sub = subscriber.subscribe(rq, name=rq.stem)
             _say(f"subscribed  {rq.stem:<24} {_first_comment(rq)}")
             threading.Thread(
-                target=_listen,
-                args=(url, tokens["subscriber"], sub_id, rq.stem, received),
-                daemon=True,
+                target=_listen, args=(url, tokens["subscriber"], sub, received), daemon=True
             ).start()
     expected = 0
-    with client("publisher") as pub:
+    with Client(url, tokens["publisher"]) as publisher:
         for rdf in sorted((folder / "events").glob("*.rdf")):
-            posted = pub.post(
-                "/events", content=rdf.read_bytes(), headers={"Content-Type": "application/rdf+xml"}
-            )
-            posted.raise_for_status()
-            _say(f"published   {rdf.stem} -> {posted.json()}")
-            expected += posted.json()["matched"]
+            posted = publisher.publish(rdf)
+            _say(f"published   {rdf.stem} -> {{'id': {posted.id!r}, 'matched': {posted.matched}}}")
+            expected += posted.matched
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         with _PRINT_LOCK:

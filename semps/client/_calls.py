@@ -1,0 +1,284 @@
+"""Every API operation as a :class:`~semps.client._core.Call`: the one place that knows the
+HTTP API's paths, parameters and answer shapes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from semps.client._core import Call, Page, Reply, page_of, path_id
+from semps.client._errors import error_from_body
+from semps.client._inputs import JSON, QuerySource, RDFSource, batch_item, document, query
+from semps.client._models import (
+    BatchItem,
+    DeadLetter,
+    NewToken,
+    Published,
+    Subscription,
+    Token,
+)
+from semps.errors import ClientError
+
+__all__ = [
+    "SubscriptionRef",
+    "add_axiom",
+    "create_token",
+    "dead_letters",
+    "delete",
+    "get",
+    "get_ontology",
+    "health",
+    "load_ontology",
+    "metrics",
+    "publish",
+    "publish_batch",
+    "remove_axiom",
+    "replay",
+    "resume",
+    "revoke_token",
+    "sub_id",
+    "subscribe",
+    "subscriptions",
+    "suspend",
+    "tokens",
+]
+
+#: A subscription or its id.
+SubscriptionRef = Subscription | str
+
+_TOKENS = "the token API (GET/POST /tokens, DELETE /tokens/{id})"
+
+
+def sub_id(ref: SubscriptionRef) -> str:
+    """The id of a subscription handle or id, checked as one path segment."""
+    return path_id(ref.id if isinstance(ref, Subscription) else ref)
+
+
+def _version(reply: Reply) -> int:
+    body = reply.json()
+    version = body.get("version") if isinstance(body, dict) else None
+    if not isinstance(version, int):
+        msg = f'expected {{"version": N}}, got {reply.text()[:200]!r}'
+        raise ClientError(msg, status=reply.status)
+    return version
+
+
+def _json_body(doc: Mapping[str, Any]) -> tuple[bytes, dict[str, str]]:
+    return json.dumps(doc).encode(), {"Content-Type": JSON}
+
+
+def _pages(cursor: str | None, limit: int | None) -> dict[str, str]:
+    params: dict[str, str] = {}
+    if cursor is not None:
+        params["cursor"] = cursor
+    if limit is not None:
+        params["limit"] = str(limit)
+    return params
+
+
+# -- subscriptions ---------------------------------------------------------------------------
+
+
+def subscribe(
+    source: QuerySource,
+    *,
+    kind: str = "semantic",
+    name: str | None = None,
+    callback: str | None = None,
+    media_type: str | None = None,
+    options: Mapping[str, str | int] | None = None,
+    sub: str | None = None,
+) -> Call[Subscription]:
+    """``POST /subscriptions`` (or ``PUT /subscriptions/{sub}`` to replace ``sub``)."""
+    body, content_type = query(source, kind, media_type)
+    params = {"kind": kind, **{k: str(v) for k, v in (options or {}).items()}}
+    if name is not None:
+        params["name"] = name
+    if callback is not None:
+        params["callback"] = callback
+    text = body.decode("utf-8", "replace")
+
+    def parse(reply: Reply) -> Subscription:
+        doc = reply.json()
+        if not isinstance(doc, dict) or not isinstance(doc.get("id"), str):
+            msg = f'expected {{"id": ...}}, got {reply.text()[:200]!r}'
+            raise ClientError(msg, status=reply.status)
+        secret = doc.get("secret")
+        return Subscription(
+            doc["id"], kind, text, name, secret=secret if isinstance(secret, str) else None
+        )
+
+    method, path = ("POST", "/subscriptions") if sub is None else ("PUT", f"/subscriptions/{sub}")
+    headers = {"Content-Type": content_type}
+    return Call(method, path, parse, params, headers, body, topic="subscription")
+
+
+def subscriptions(cursor: str | None = None, limit: int | None = None) -> Call[Page[Subscription]]:
+    """``GET /subscriptions``: one page."""
+    return Call("GET", "/subscriptions", page_of(Subscription.from_json), _pages(cursor, limit))
+
+
+def get(ref: SubscriptionRef) -> Call[Subscription]:
+    """``GET /subscriptions/{id}``."""
+    return Call("GET", f"/subscriptions/{sub_id(ref)}", lambda r: Subscription.from_json(r.json()))
+
+
+def delete(ref: SubscriptionRef) -> Call[None]:
+    """``DELETE /subscriptions/{id}``."""
+    return Call("DELETE", f"/subscriptions/{sub_id(ref)}", lambda r: None)
+
+
+def resume(ref: SubscriptionRef) -> Call[Subscription]:
+    """``POST /subscriptions/{id}/resume`` (admin)."""
+    path = f"/subscriptions/{sub_id(ref)}/resume"
+    return Call("POST", path, lambda r: Subscription.from_json(r.json()))
+
+
+def suspend(ref: SubscriptionRef, reason: str | None = None) -> Call[Subscription]:
+    """``POST /subscriptions/{id}/suspend`` (admin), on servers that offer it."""
+    path = f"/subscriptions/{sub_id(ref)}/suspend"
+    params = {} if reason is None else {"reason": reason}
+    return Call(
+        "POST",
+        path,
+        lambda r: Subscription.from_json(r.json()),
+        params,
+        feature="suspending subscriptions (POST /subscriptions/{id}/suspend)",
+    )
+
+
+# -- events ----------------------------------------------------------------------------------
+
+
+def publish(source: RDFSource, media_type: str | None = None) -> Call[Published]:
+    """``POST /events``."""
+    body, content_type = document(source, media_type)
+    headers = {"Content-Type": content_type}
+    parse = lambda r: Published.from_json(r.json())  # noqa: E731
+    return Call("POST", "/events", parse, {}, headers, body, topic="event")
+
+
+def publish_batch(
+    sources: Iterable[RDFSource | tuple[RDFSource, str]],
+) -> Call[list[BatchItem]]:
+    """``POST /events/batch``; an item is a source or (source, media type)."""
+    items = [batch_item(*s) if isinstance(s, tuple) else batch_item(s) for s in sources]
+
+    def parse(reply: Reply) -> list[BatchItem]:
+        doc = reply.json()
+        results = doc.get("events") if isinstance(doc, dict) else None
+        if not isinstance(results, list) or len(results) != len(items):
+            msg = (
+                f'expected {len(items)} results in {{"events": [...]}}, got {reply.text()[:200]!r}'
+            )
+            raise ClientError(msg, status=reply.status)
+        return [_batch_result(x) for x in results]
+
+    body, headers = _json_body({"events": items})
+    return Call("POST", "/events/batch", parse, {}, headers, body, topic="event")
+
+
+def _batch_result(doc: object) -> BatchItem:
+    if isinstance(doc, dict) and "error" in doc:
+        return error_from_body(400, doc, "event")
+    return Published.from_json(doc)
+
+
+# -- ontology --------------------------------------------------------------------------------
+
+
+def get_ontology(syntax: str = "rdfxml") -> Call[str]:
+    """``GET /ontology`` as RDF/XML (``"rdfxml"``) or Turtle (``"turtle"``)."""
+    if syntax not in ("rdfxml", "turtle"):
+        msg = f"the ontology is served as 'rdfxml' or 'turtle', not {syntax!r}"
+        raise ClientError(msg)
+    accept = "text/turtle" if syntax == "turtle" else "application/rdf+xml"
+    return Call("GET", "/ontology", Reply.text, headers={"Accept": accept})
+
+
+def load_ontology(source: RDFSource, *, replace: bool, media_type: str | None = None) -> Call[int]:
+    """``PUT /ontology`` (replace) or ``POST /ontology`` (merge); the new version."""
+    body, content_type = document(source, media_type)
+    method = "PUT" if replace else "POST"
+    headers = {"Content-Type": content_type}
+    return Call(method, "/ontology", _version, {}, headers, body, topic="ontology")
+
+
+def _axiom(method: str, kind: str, subject: str, obj: str) -> Call[int]:
+    body, headers = _json_body({"kind": kind, "subject": subject, "object": obj})
+    return Call(method, "/ontology/axioms", _version, {}, headers, body, topic="ontology")
+
+
+def add_axiom(kind: str, subject: str, obj: str) -> Call[int]:
+    """``POST /ontology/axioms``."""
+    return _axiom("POST", kind, subject, obj)
+
+
+def remove_axiom(kind: str, subject: str, obj: str) -> Call[int]:
+    """``DELETE /ontology/axioms``."""
+    return _axiom("DELETE", kind, subject, obj)
+
+
+# -- tokens, dead letters, health ------------------------------------------------------------
+
+
+def tokens(cursor: str | None = None, limit: int | None = None) -> Call[Page[Token]]:
+    """``GET /tokens``: one page."""
+    return Call("GET", "/tokens", page_of(Token.from_json), _pages(cursor, limit), feature=_TOKENS)
+
+
+def create_token(
+    role: str, expires_in: int | str | None = None, subject: str | None = None
+) -> Call[NewToken]:
+    """``POST /tokens``."""
+    doc: dict[str, object] = {"role": role}
+    if expires_in is not None:
+        doc["expires_in"] = expires_in
+    if subject is not None:
+        doc["subject"] = subject
+    body, headers = _json_body(doc)
+    parse = lambda r: NewToken.from_json(r.json())  # noqa: E731
+    return Call("POST", "/tokens", parse, {}, headers, body, topic="token", feature=_TOKENS)
+
+
+def revoke_token(token: Token | NewToken | str) -> Call[None]:
+    """``DELETE /tokens/{id}``."""
+    ident = path_id(token if isinstance(token, str) else token.id)
+    return Call("DELETE", f"/tokens/{ident}", lambda r: None, topic="token")
+
+
+def dead_letters(cursor: str | None = None, limit: int | None = None) -> Call[Page[DeadLetter]]:
+    """``GET /deadletters``: one page."""
+    return Call("GET", "/deadletters", page_of(DeadLetter.from_json), _pages(cursor, limit))
+
+
+def replay(letter: DeadLetter | int) -> Call[str | None]:
+    """``POST /deadletters/{id}/replay``: ``None`` when delivered, else the error."""
+    ident = letter.id if isinstance(letter, DeadLetter) else int(letter)
+
+    def parse(reply: Reply) -> str | None:
+        doc = reply.json()
+        if isinstance(doc, dict) and doc.get("delivered") is True:
+            return None
+        return str(doc.get("error") if isinstance(doc, dict) else doc)
+
+    return Call("POST", f"/deadletters/{ident}/replay", parse)
+
+
+def health() -> Call[dict[str, Any]]:
+    """``GET /health``."""
+
+    def parse(reply: Reply) -> dict[str, Any]:
+        doc = reply.json()
+        if not isinstance(doc, dict):
+            msg = f"expected a JSON object from /health, got {reply.text()[:200]!r}"
+            raise ClientError(msg, status=reply.status)
+        return doc
+
+    return Call("GET", "/health", parse)
+
+
+def metrics() -> Call[str]:
+    """``GET /metrics``: Prometheus text."""
+    return Call("GET", "/metrics", Reply.text)

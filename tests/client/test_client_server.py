@@ -1,0 +1,212 @@
+"""semps.client against a real `semps serve`, each test on the sync Client and on the
+AsyncClient: subscriptions, publishing in every input form (answers checked against rdflib
+SPARQL over the owlrl closure), the ontology, tokens, health and metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import owlrl
+import pytest
+import rdflib
+from semps_test_support import Server
+
+from semps.client import Notification, Published, Subscription
+from semps.errors import ClientError, IngestError, NotFound
+
+pytestmark = [pytest.mark.server, pytest.mark.timeout(120)]
+
+UB = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#"
+
+
+def _event_graph(demo: Path) -> rdflib.Graph:
+    return rdflib.Graph().parse(demo / "events" / "e1-new-chair.rdf")
+
+
+@pytest.fixture(scope="module")
+def expected_chairs(demo: Path) -> list[dict[str, str]]:
+    """The chairs subscription's answers on e1, from rdflib SPARQL over the owlrl closure of
+    the ontology and the event (an oracle independent of semps)."""
+    graph = rdflib.Graph().parse(demo / "univ-bench.owl")
+    graph += _event_graph(demo)
+    owlrl.DeductiveClosure(owlrl.OWLRL_Semantics, axiomatic_triples=False).expand(graph)
+    rows = graph.query((demo / "subscriptions" / "chairs.rq").read_text())
+    return _canonical(
+        [{str(v): row[v].n3() for v in rows.vars if row[v] is not None} for row in rows]  # type: ignore[index,union-attr]
+    )
+
+
+def _canonical(solutions: Any) -> list[dict[str, str]]:
+    return sorted((dict(s) for s in solutions), key=lambda s: sorted(s.items()))
+
+
+def _solutions(notes: list[Notification]) -> list[dict[str, str]]:
+    return _canonical(s for n in notes for s in n.solutions)
+
+
+# -- subscriptions ---------------------------------------------------------------------------
+
+
+def test_subscribe_from_text_and_file_then_list_get_replace_delete(
+    subscriber: Any, demo: Path
+) -> None:
+    path = demo / "subscriptions" / "chairs.rq"
+    from_file = subscriber.subscribe(path, name="chairs")
+    from_text = subscriber.subscribe(path.read_text(), name="chairs-text")
+    assert isinstance(from_file, Subscription)
+    assert from_file.text == path.read_text()
+    listed = {s.id: s for s in subscriber.subscriptions()}
+    assert set(listed) == {from_file.id, from_text.id}
+    assert listed[from_file.id].name == "chairs"
+    assert listed[from_file.id].status == "active"
+    ta = (demo / "subscriptions" / "teaching-assistants.rq").read_text()
+    subscriber.replace(from_text, ta, name="tas")
+    got = subscriber.subscription(from_text.id)
+    assert (got.text, got.name) == (ta, "tas")
+    subscriber.delete(from_file)
+    with pytest.raises(NotFound, match=f"no subscription '{from_file.id}'"):
+        subscriber.subscription(from_file)
+    assert [s.id for s in subscriber.subscriptions()] == [from_text.id]
+
+
+def test_listing_follows_every_page(subscriber: Any) -> None:
+    """Seven subscriptions read two at a time (on a server with cursor pagination) are seven,
+    each once."""
+    made = {subscriber.subscribe(f"SELECT ?x WHERE {{ ?x a <urn:c{i}> }}").id for i in range(7)}
+    listed = [s.id for s in subscriber.subscriptions(page_size=2)]
+    assert sorted(listed) == sorted(made)
+
+
+# -- publishing ------------------------------------------------------------------------------
+
+
+def _forms(demo: Path, tmp: Path) -> dict[str, tuple[Any, str | None]]:
+    """The chair event in every input form publish takes, serialized by rdflib."""
+    graph = _event_graph(demo)
+    files = {}
+    for suffix, fmt in ((".ttl", "turtle"), (".nt", "nt"), (".jsonld", "json-ld")):
+        path = tmp / f"e1{suffix}"
+        path.write_bytes(graph.serialize(format=fmt, encoding="utf-8"))
+        files[suffix] = path
+    return {
+        "rdfxml-bytes": ((demo / "events" / "e1-new-chair.rdf").read_bytes(), None),
+        "rdfxml-file": (demo / "events" / "e1-new-chair.rdf", None),
+        "turtle-text": (graph.serialize(format="turtle"), "text/turtle"),
+        "turtle-file": (files[".ttl"], None),
+        "ntriples-file": (files[".nt"], None),
+        "jsonld-file": (files[".jsonld"], None),
+        "graph": (graph, None),
+    }
+
+
+FORMS = [
+    "rdfxml-bytes",
+    "rdfxml-file",
+    "turtle-text",
+    "turtle-file",
+    "ntriples-file",
+    "jsonld-file",
+    "graph",
+]
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_publish_every_input_form_notifies_what_sparql_answers(
+    form: str,
+    subscriber: Any,
+    publisher: Any,
+    demo: Path,
+    tmp_path: Path,
+    expected_chairs: list[dict[str, str]],
+) -> None:
+    sub = subscriber.subscribe(demo / "subscriptions" / "chairs.rq")
+    source, media_type = _forms(demo, tmp_path)[form]
+    published = publisher.publish(source, media_type)
+    assert isinstance(published, Published)
+    assert published.matched >= 1
+    notes = list(subscriber.notifications(sub, once=True))
+    assert [n.seq for n in notes] == [1]
+    assert notes[0].event == published.id
+    assert notes[0].subscription == sub.id
+    assert _solutions(notes) == expected_chairs
+
+
+def test_json_events_and_a_batch_with_one_bad_item(
+    subscriber: Any, publisher: Any, demo: Path
+) -> None:
+    content = subscriber.subscribe(
+        {"constraints": [{"attr": "a1", "op": ">=", "value": 3}]}, kind="content"
+    )
+    first = publisher.publish({"values": {"a1": 5}})
+    assert first.matched >= 1
+    assert publisher.publish({"values": {"a1": 1}}).matched == 0
+    results = publisher.publish_batch(
+        [
+            demo / "events" / "e2-new-students.rdf",
+            (b"<rdf:RDF", "application/rdf+xml"),
+            {"values": {"a1": 7}},
+        ]
+    )
+    assert isinstance(results[0], Published)
+    assert isinstance(results[1], IngestError)
+    assert "malformed" in str(results[1])
+    assert isinstance(results[2], Published) and results[2].matched >= 1
+    notes = list(subscriber.notifications(content, once=True))
+    assert [(n.seq, n.event) for n in notes] == [(1, first.id), (2, results[2].id)]
+
+
+# -- the ontology ----------------------------------------------------------------------------
+
+
+def test_ontology_read_in_both_syntaxes_and_edited_by_axioms(admin: Any, demo: Path) -> None:
+    turtle = rdflib.Graph().parse(data=admin.ontology("turtle"), format="turtle")
+    rdfxml = rdflib.Graph().parse(data=admin.ontology("rdfxml"), format="xml")
+    assert turtle.isomorphic(rdfxml)
+    chair = (rdflib.URIRef(UB + "Chair"), rdflib.RDFS.subClassOf, rdflib.URIRef(UB + "Professor"))
+    sub, obj = str(chair[0]), str(chair[2])
+    before = admin.add_axiom("subClassOf", sub, obj)
+    assert chair in rdflib.Graph().parse(data=admin.ontology("turtle"), format="turtle")
+    after = admin.remove_axiom("subClassOf", sub, obj)
+    assert after > before
+    assert chair not in rdflib.Graph().parse(data=admin.ontology("turtle"), format="turtle")
+
+
+def test_ontology_merged_from_a_graph_and_replaced_from_a_file(admin: Any, demo: Path) -> None:
+    extra = rdflib.Graph()
+    axiom = (rdflib.URIRef("urn:test:Dean"), rdflib.RDFS.subClassOf, rdflib.URIRef(UB + "Chair"))
+    extra.add(axiom)
+    extra.add((axiom[0], rdflib.RDF.type, rdflib.OWL.Class))
+    merged = admin.merge_ontology(extra)
+    assert axiom in rdflib.Graph().parse(data=admin.ontology("turtle"), format="turtle")
+    replaced = admin.replace_ontology(demo / "univ-bench.owl")
+    assert replaced > merged
+    assert axiom not in rdflib.Graph().parse(data=admin.ontology("turtle"), format="turtle")
+
+
+# -- administration --------------------------------------------------------------------------
+
+
+def test_tokens_created_listed_and_revoked(admin: Any, connect: Any, server: Server) -> None:
+    try:
+        new = admin.create_token("subscriber", expires_in=3600)
+    except ClientError as exc:  # a server without the admin token API says so
+        assert exc.status == 404
+        assert "does not offer the token API" in str(exc)
+        return
+    assert new.token.role == "subscriber"
+    assert new.token.expires is not None
+    assert new.id in {t.id for t in admin.tokens()}
+    assert list(connect(server.url, new.secret).subscriptions()) == []
+    admin.revoke_token(new)
+    assert next(t for t in admin.tokens() if t.id == new.id).revoked is not None
+    from semps.errors import AuthError
+
+    with pytest.raises(AuthError):
+        list(connect(server.url, new.secret).subscriptions())
+
+
+def test_health_and_metrics(admin: Any, connect: Any, server: Server) -> None:
+    assert connect(server.url, None).health()["status"] == "ok"
+    metrics = admin.metrics()
+    assert "semps_events_in_total" in metrics
