@@ -46,7 +46,7 @@ class Pruner:
 
     Args:
         store: whose notifications are pruned.
-        policy: the bounds (replace :attr:`policy` to change them; the next pass uses it).
+        policy: the bounds (:meth:`configure` changes them).
         after_pass: called after each pass (the broker saves its counters there).
     """
 
@@ -60,8 +60,15 @@ class Pruner:
         self.policy = policy or RetentionPolicy()
         self.after_pass = after_pass
         self.pruned = 0
-        self._stop = threading.Event()
+        self._stop = False
+        self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
+
+    def configure(self, policy: RetentionPolicy) -> None:
+        """Use ``policy`` from now on (the next pass comes ``policy.interval`` from now)."""
+        with self._wake:
+            self.policy = policy
+            self._wake.notify_all()
 
     def start(self) -> None:
         """Start the passes (idempotent)."""
@@ -78,19 +85,31 @@ class Pruner:
             _log.info("retention: pruned %d stored notifications and events", removed)
         return removed
 
+    def _due(self) -> bool:
+        """Wait for the next pass; ``False`` once closed."""
+        with self._wake:
+            policy = self.policy
+            self._wake.wait(policy.interval)
+            while not self._stop and self.policy is not policy:  # reconfigured: wait anew
+                policy = self.policy
+                self._wake.wait(policy.interval)
+            return not self._stop
+
     def _run(self) -> None:
-        while not self._stop.wait(self.policy.interval):
+        while self._due():
             try:
                 self.run_once()
                 if self.after_pass is not None:
                     self.after_pass()
             except Exception:  # the store is closing or failed: try again at the next pass
-                if self._stop.is_set():
+                if self._stop:
                     return
                 _log.exception("retention pass failed")
 
     def close(self) -> None:
         """Stop the passes (waits for a pass in progress)."""
-        self._stop.set()
+        with self._wake:
+            self._stop = True
+            self._wake.notify_all()
         if self._thread is not None:
             self._thread.join(timeout=10)

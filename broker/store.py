@@ -175,11 +175,16 @@ class Store:
             "SELECT subscription, secret FROM webhooks WHERE secret NOT LIKE ?",
             (SEALED_PREFIX + "%",),
         ).fetchall()
+        if not rows:
+            return
+        self._w.execute("PRAGMA secure_delete=ON")  # no copy of the clear text left behind
         for sub_id, secret in rows:
             self._w.execute(
                 "UPDATE webhooks SET secret = ? WHERE subscription = ?",
                 (self._box.seal(secret), sub_id),
             )
+        self._w.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._w.execute("PRAGMA secure_delete=OFF")
 
     def _migrate_tokens(self) -> None:
         """Give tokens from before ids, expiry and revocation their new columns."""

@@ -35,6 +35,7 @@ __all__ = [
     "build_settings",
     "format_duration",
     "parse_duration",
+    "parse_retention_age",
 ]
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -59,6 +60,16 @@ def parse_duration(text: str) -> float:
         msg = f"not a duration: {text!r} (use a positive number with s, m, h, d or w, e.g. 30d)"
         raise SettingsError(msg)
     return float(found[1]) * _UNITS[found[2] or "s"]
+
+
+def parse_retention_age(text: str) -> float:
+    """A retention age: a duration, or ``0`` for no bound.
+
+    Example:
+        >>> parse_retention_age("7d"), parse_retention_age("0")
+        (604800.0, 0.0)
+    """
+    return 0.0 if text.strip() in ("0", "0s") else parse_duration(text)
 
 
 def format_duration(seconds: float) -> str:
@@ -144,7 +155,7 @@ def _seconds(value: object) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     if isinstance(value, str):
-        return parse_duration(value)
+        return parse_retention_age(value)
     raise ValueError("expected a duration such as 30d")
 
 

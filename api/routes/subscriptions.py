@@ -25,6 +25,7 @@ from semps.broker.broker import Broker
 from semps.broker.store import Principal
 from semps.errors import SubscriptionSyntaxError
 from semps.matcher.base import Subscription
+from semps.settings import parse_retention_age
 
 __all__ = ["MEDIA_TYPES", "subscriptions_router"]
 
@@ -90,13 +91,23 @@ def subscriptions_router(ctx: Context) -> APIRouter:
         kind: str = Query("semantic", description="semantic, content, symmetric, composite"),
         name: str | None = Query(None),
         callback: str | None = Query(None, description="webhook URL (http or https)"),
+        retain_count: int | None = Query(
+            None, ge=0, description="notifications kept (0: no bound; default: the server's)"
+        ),
+        retain_age: str | None = Query(
+            None, max_length=32, description="notifications older go, e.g. 7d (0: no bound)"
+        ),
     ) -> SubscriptionCreated:
         """Register a subscription; with ``callback``, its notifications are POSTed there
-        too, signed with the returned ``secret``."""
+        too, signed with the returned ``secret``. ``retain_count`` and ``retain_age`` bound
+        its stored notifications instead of the server's defaults."""
         text = await read_text(request, kind)
         if callback is not None:
             ctx.policy.check_url(callback)  # UnsafeCallback (400) before anything is registered
+        age = None if retain_age is None else parse_retention_age(retain_age)
         sub = await register(text, kind, who.subject, name)
+        if retain_count is not None or age is not None:
+            broker.store.set_retention(sub.id, retain_count, age)
         if callback is None:
             return SubscriptionCreated(id=sub.id)
         return SubscriptionCreated(id=sub.id, secret=broker.store.set_webhook(sub.id, callback))

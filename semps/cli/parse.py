@@ -18,7 +18,12 @@ def register(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``semps parse``."""
     parser.add_argument("file", type=Path, help="an RDF document (.rdf, .ttl, .nt, .jsonld)")
     parser.add_argument("--base", help="base IRI (default urn:semps:event:<file stem>/)")
-    parser.add_argument("--to", choices=["ntriples", "partab"], default="ntriples")
+    parser.add_argument(
+        "--to",
+        choices=["ntriples", "partab"],
+        default="ntriples",
+        help="print the triples (ntriples), or the event as the matcher sees it (partab)",
+    )
     parser.add_argument("--ontology", type=Path, help="expand PartA/PartB through an ontology")
     parser.add_argument("--media-type", help="override the syntax chosen by file suffix")
     parser.set_defaults(func=run)

@@ -106,8 +106,8 @@ def run(args: argparse.Namespace) -> int:
         metrics_token=settings.metrics_token,
     )
     broker: Broker = app.state.broker
-    broker.pruner.policy = RetentionPolicy(
-        settings.retain_count, settings.retain_age, settings.prune_interval
+    broker.pruner.configure(
+        RetentionPolicy(settings.retain_count, settings.retain_age, settings.prune_interval)
     )
     data = settings.data_dir
     private_files([data / "semps.sqlite3", data / "ontology.sqlite3", data / KEY_FILE])

@@ -54,7 +54,9 @@ def register_stream(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     out = stream.add_mutually_exclusive_group(required=True)
     out.add_argument("--output", help="folder of batch=<id>/ answer folders")
     out.add_argument("--outbox", metavar="URL", help="publish to a running `semps serve`")
-    stream.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl")
+    stream.add_argument(
+        "--format", choices=("jsonl", "parquet"), default="jsonl", help="--output files' format"
+    )
     stream.add_argument("--token", help="publisher token for --outbox (default $SEMPS_TOKEN)")
     stream.add_argument(
         "--forward",
