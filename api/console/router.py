@@ -124,7 +124,7 @@ def console_router() -> APIRouter:
     @router.post("/api/check")
     async def check(
         request: Request,
-        kind: str = Query("semantic"),
+        kind: str = Query("semantic", max_length=64),
         authorization: str | None = Header(None),
     ) -> dict[str, object]:
         broker = _broker(request)
