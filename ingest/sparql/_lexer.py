@@ -63,8 +63,51 @@ class Token(NamedTuple):
         return "end of input" if self.kind == "EOF" else repr(self.text)
 
 
+_CODEPOINT = re.compile(r"(\\\\)|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+
+
+def unescape_codepoints(text: str) -> str:
+    """Replace ``\\uXXXX`` and ``\\UXXXXXXXX`` everywhere (SPARQL 1.1 section 19.2: they are
+    processed before the grammar, so ``<\\u0078>`` is ``<x>``); an escaped backslash stays.
+
+    Raises:
+        SubscriptionSyntaxError: a lone surrogate or a code point past U+10FFFF.
+    """
+    if "\\u" not in text and "\\U" not in text:
+        return text
+    out: list[str] = []
+    pos = 0
+    high: int | None = None
+    for m in _CODEPOINT.finditer(text):
+        if m.group(1):
+            continue
+        code = int(m.group(2) or m.group(3), 16)
+        out.append(text[pos : m.start()])
+        pos = m.end()
+        if high is not None and 0xDC00 <= code <= 0xDFFF and out[-1] == "":
+            out[-2] = chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00))
+            high = None
+            continue
+        if high is not None or 0xDC00 <= code <= 0xDFFF or code > 0x10FFFF:
+            break
+        if 0xD800 <= code <= 0xDBFF:
+            high = code
+            out.append("")
+            continue
+        out.append(chr(code))
+    else:
+        if high is None:
+            out.append(text[pos:])
+            return "".join(out)
+    line = text.count("\n", 0, pos) + 1
+    column = pos - (text.rfind("\n", 0, pos) + 1)
+    msg = "bad escape sequence: a lone surrogate or a code point past U+10FFFF"
+    raise SubscriptionSyntaxError(msg, line=line, column=max(column, 1))
+
+
 def tokenize(text: str) -> list[Token]:
     """Split ``text`` into tokens; raises :class:`SubscriptionSyntaxError` on stray input."""
+    text = unescape_codepoints(text)
     tokens: list[Token] = []
     append = tokens.append
     line, line_start = 1, 0

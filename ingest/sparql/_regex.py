@@ -70,8 +70,9 @@ class RegexError(ValueError):
 
 
 @lru_cache(maxsize=1024)
-def compile_regex(pattern: str, flags: str) -> re2._Regexp:
-    """The RE2 program for a SPARQL ``REGEX(text, pattern, flags)``.
+def compile_regex(pattern: str, flags: str, *, capture: bool = False) -> re2._Regexp:
+    """The RE2 program for a SPARQL ``REGEX(text, pattern, flags)`` (``capture``: with
+    capture groups, for ``REPLACE``'s ``$1``).
 
     Raises:
         RegexRefused: the pattern uses a feature RE2 cannot run (names it).
@@ -89,7 +90,7 @@ def compile_regex(pattern: str, flags: str) -> re2._Regexp:
     options.log_errors = False
     # Only "does it match" is asked: without capture groups RE2 answers with its DFA, where
     # submatch tracking would take its NFA (time x program size: "(.*){100}" on 100 KB 0.5 s).
-    options.never_capture = True
+    options.never_capture = not capture
     if "q" in flags:
         options.literal = True
         options.case_sensitive = "i" not in flags

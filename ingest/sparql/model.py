@@ -11,17 +11,23 @@ CONTRACT shared by the parser and the semantic matcher (extend, do not rename):
   ``distinct``, the patterns and the FILTER expressions. Filters are objects with
   ``variables() -> frozenset[str]`` and ``evaluate(bindings) -> bool`` (SPARQL semantics:
   an evaluation error is false).
+- ``Query.algebra``: ``None`` for a basic graph pattern with FILTERs (``patterns`` and
+  ``filters`` say everything); otherwise the whole WHERE clause as a SPARQL algebra tree
+  (:mod:`semps.ingest.sparql.algebra`), with ``patterns`` and ``filters`` empty.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 from typing import Literal as TypingLiteral
-from typing import Protocol, TypeAlias
 
 from semps._types import Term
 from semps.terms import Literal
+
+if TYPE_CHECKING:
+    from semps.ingest.sparql.algebra import Node
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,16 +70,23 @@ class Filter(Protocol):
 
 @dataclass(frozen=True)
 class Query:
-    """A parsed subscription: a basic graph pattern with filters."""
+    """A parsed subscription: a basic graph pattern with filters, or an algebra tree."""
 
     form: TypingLiteral["SELECT", "ASK"]
     projection: tuple[str, ...] | None
     distinct: bool
     patterns: tuple[TriplePattern, ...]
     filters: tuple[Filter, ...] = ()
+    algebra: Node | None = None
+    #: The non-BGP constructs the query uses, named (``"OPTIONAL"``, ``"property path"``).
+    constructs: tuple[str, ...] = ()
 
     def variables(self) -> frozenset[str]:
-        """Every variable named in the patterns."""
+        """Every variable named in the patterns (in scope of the algebra, if any)."""
+        if self.algebra is not None:
+            from semps.ingest.sparql.algebra import in_scope
+
+            return in_scope(self.algebra)
         # one set for all (``frozenset |=`` copies: quadratic in the patterns)
         return frozenset().union(*(pattern.variables() for pattern in self.patterns))
 

@@ -13,21 +13,17 @@ from typing import Any
 from urllib.parse import urljoin
 
 from semps.errors import SubscriptionLimitExceeded, SubscriptionSyntaxError, UnsupportedQueryError
+from semps.ingest.sparql._group import GroupParser, basic_graph_pattern, join
 from semps.ingest.sparql._lexer import Token, tokenize
 from semps.ingest.sparql._regex import RegexError, RegexRefused, compile_regex
-from semps.ingest.sparql.filters import ARITY, CASTS, Expression
+from semps.ingest.sparql.filters import ANY, ARITY, CASTS, Expression
 from semps.ingest.sparql.model import PatternTerm, Query, TriplePattern, Var
 from semps.limits import DEFAULT_LIMITS, Limits
-from semps.terms import RDF, RDF_TYPE, XSD, Literal
+from semps.terms import RDF, XSD, Literal
 
 _UNSUPPORTED_KEYWORDS = {
-    "OPTIONAL": "OPTIONAL",
-    "UNION": "UNION",
-    "MINUS": "MINUS",
     "GRAPH": "GRAPH",
     "SERVICE": "SERVICE",
-    "BIND": "BIND",
-    "VALUES": "VALUES",
     "FROM": "FROM",
     "CONSTRUCT": "CONSTRUCT",
     "DESCRIBE": "DESCRIBE",
@@ -46,7 +42,6 @@ _UNSUPPORTED_KEYWORDS = {
 _AGGREGATES = {"COUNT", "SUM", "MIN", "MAX", "AVG", "SAMPLE", "GROUP_CONCAT"}
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 _ESCAPE_RE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.S)
-_PATH_OPS = {"/", "|", "*", "+", "?", "^"}
 _NUMERIC_TYPES = {
     k: sys.intern(XSD + t)
     for k, t in [("INTEGER", "integer"), ("DECIMAL", "decimal"), ("DOUBLE", "double")]
@@ -85,7 +80,7 @@ def parse_query(text: str, *, base: str | None = None, limits: Limits = DEFAULT_
         raise SubscriptionLimitExceeded(msg) from None
 
 
-class _Parser:
+class _Parser(GroupParser):
     def __init__(self, tokens: list[Token], base: str | None, limits: Limits) -> None:
         self.tokens = tokens
         self.limits = limits
@@ -97,6 +92,10 @@ class _Parser:
         self.filters: list[Expression] = []
         self.blank = 0
         self.bnode_labels: dict[str, str] = {}
+        self.block = []
+        self.pattern_count = 0
+        self.constructs = {}
+        self.selected: list[tuple[str, Expression]] = []
 
     # -- token helpers ---------------------------------------------------------------------
 
@@ -132,16 +131,6 @@ class _Parser:
             )
             raise SubscriptionLimitExceeded(msg, line=self.tok.line, column=self.tok.column)
 
-    def add_pattern(self, pattern: TriplePattern, tok: Token) -> None:
-        if len(self.patterns) >= self.limits.max_patterns:
-            limit = self.limits.max_patterns
-            msg = (
-                f"the subscription has more than the limit of {limit} triple patterns "
-                "(max_patterns)"
-            )
-            raise SubscriptionLimitExceeded(msg, line=tok.line, column=tok.column)
-        self.patterns.append(pattern)
-
     def expect_op(self, text: str) -> Token:
         if not self.tok.is_op(text):
             raise self.error(f"expected {text!r} but found {self.tok.describe()}")
@@ -174,13 +163,26 @@ class _Parser:
         self.check_unsupported()
         if self.tok.is_keyword("WHERE"):
             self.advance()
-        self.group()
+        where = self.group_graph_pattern(nested=False)
         self.modifiers()
+        if self.tok.is_keyword("VALUES"):
+            self.constructs.setdefault("VALUES")
+            where = join(where, self.values_block())
         if self.tok.kind != "EOF":
             self.check_unsupported()
             raise self.error(f"unexpected {self.tok.describe()} after the query")
-        if not self.patterns:
-            raise self.error("a subscription needs at least one triple pattern", tok)
+        where = self.selected_expressions(where, tok)
+        bgp = None if self.selected else basic_graph_pattern(where)
+        if bgp is None:
+            return Query(
+                form=form,  # type: ignore[arg-type]
+                projection=projection,
+                distinct=distinct,
+                patterns=(),
+                algebra=where,
+                constructs=tuple(self.constructs),
+            )
+        self.patterns, self.filters = list(bgp[0]), list(bgp[1])
         self.check_projection(projection, tok)
         return Query(
             form=form,  # type: ignore[arg-type]
@@ -191,10 +193,8 @@ class _Parser:
         )
 
     def check_projection(self, projection: tuple[str, ...] | None, tok: Token) -> None:
-        known = set().union(*(p.variables() for p in self.patterns))
-        for name in projection or ():
-            if name not in known:
-                raise self.error(f"projected variable ?{name} does not occur in the pattern", tok)
+        """SPARQL allows projecting a variable the pattern never binds: its column is
+        unbound in every solution (and left out of them)."""
 
     def prologue(self) -> None:
         while True:
@@ -204,7 +204,7 @@ class _Parser:
             elif self.tok.is_keyword("PREFIX"):
                 self.advance()
                 name = self.advance_kind("PNAME")
-                if not name.text.endswith(":"):
+                if not name.text.endswith(":") or ":" in name.text[:-1]:
                     raise self.error(
                         f"expected a prefix name ending in ':' but found {name.text!r}", name
                     )
@@ -228,9 +228,12 @@ class _Parser:
         names: dict[str, None] = {}  # ordered and deduplicated in linear time
         while self.tok.kind == "VAR" or self.tok.is_op("("):
             if self.tok.is_op("("):
-                word = self.peek().text.upper()
-                kind = "aggregate" if word in _AGGREGATES else "SELECT expression"
-                raise self.unsupported(kind)
+                name, expr = self.select_expression()
+                if name in names:
+                    raise self.error(f"?{name} is projected twice")
+                names.setdefault(name)
+                self.selected.append((name, expr))
+                continue
             names.setdefault(self.advance().text[1:])
         if not names:
             raise self.error(
@@ -255,6 +258,10 @@ class _Parser:
                     self.advance()
                 elif self.tok.is_op("("):
                     self.bracketed()
+                elif self.tok.kind in ("NAME", "IRIREF", "PNAME") and not self.tok.is_keyword(
+                    "LIMIT", "OFFSET", "VALUES"
+                ):
+                    self.primary()  # a built-in or function call: ORDER BY str(?o)
                 else:
                     break
                 count += 1
@@ -270,88 +277,9 @@ class _Parser:
 
     # -- graph patterns --------------------------------------------------------------------
 
-    def group(self) -> None:
-        self.expect_op("{")
-        while not self.tok.is_op("}"):
-            self.check_unsupported()
-            tok = self.tok
-            if tok.kind == "EOF":
-                raise self.error("expected '}' but found end of input")
-            if tok.is_op("{"):
-                raise self.unsupported("nested group pattern")
-            if tok.is_keyword("FILTER"):
-                self.advance()
-                self.filters.append(Expression(self.constraint()))
-            elif tok.is_keyword("SELECT"):
-                raise self.unsupported("sub-query")
-            else:
-                self.triples_same_subject()
-                if self.tok.is_op("."):
-                    self.advance()
-                elif not (self.tok.is_op("}") or self.tok.is_keyword("FILTER")):
-                    self.check_unsupported()
-                    raise self.error(f"expected '.' or '}}' but found {self.tok.describe()}")
-        self.advance()
-
-    def triples_same_subject(self) -> None:
-        if self.tok.is_op("["):
-            subject = self.blank_node_property_list()
-            if self.tok.is_op(".") or self.tok.is_op("}"):
-                return
-        else:
-            subject = self.term(position="subject")
-        self.property_list(subject)
-
-    def property_list(self, subject: PatternTerm) -> None:
-        while True:
-            verb = self.verb()
-            while True:
-                tok = self.tok
-                obj = (
-                    self.blank_node_property_list() if self.tok.is_op("[") else self.term("object")
-                )
-                self.add_pattern(TriplePattern(subject, verb, obj), tok)
-                if not self.tok.is_op(","):
-                    break
-                self.advance()
-            if not self.tok.is_op(";"):
-                return
-            while self.tok.is_op(";"):
-                self.advance()
-            if self.tok.is_op(".") or self.tok.is_op("}") or self.tok.is_op("]"):
-                return
-
-    def verb(self) -> PatternTerm:
-        tok = self.tok
-        if tok.kind == "VAR":
-            raise self.unsupported("variable predicate")
-        if tok.kind == "OP" and tok.text in ("^", "!", "("):
-            raise self.unsupported("property path")
-        if tok.kind == "NAME" and tok.text == "a":
-            self.advance()
-            verb: PatternTerm = RDF_TYPE
-        elif tok.kind in ("IRIREF", "PNAME"):
-            verb = self.iri(self.advance())
-        else:
-            raise self.error(f"expected a predicate but found {tok.describe()}")
-        nxt = self.tok
-        if nxt.kind == "OP" and nxt.text in _PATH_OPS:
-            raise self.unsupported("property path")
-        return verb
-
-    def blank_node_property_list(self) -> PatternTerm:
-        self.expect_op("[")
-        self.enter()
-        node = self.fresh_blank()
-        if not self.tok.is_op("]"):
-            self.property_list(node)
-        self.expect_op("]")
-        self.depth -= 1
-        return node
-
     def fresh_blank(self) -> Var:
         self.blank += 1
-        return Var(f"_b{self.blank}")
+        return Var(f"_#{self.blank}")  # '#' is in no blank node label: no clash with _:b1
 
     def term(self, position: str) -> PatternTerm:
         tok = self.tok
@@ -398,7 +326,7 @@ class _Parser:
             and tok.text in "+-"
             and self.peek().kind in ("INTEGER", "DECIMAL", "DOUBLE")
         ):
-            sign = "-" if tok.text == "-" else ""
+            sign = tok.text  # kept: "+5" is another RDF term than "5"
             self.advance()
             tok = self.tok
         if tok.kind in _NUMERIC_TYPES:
@@ -421,7 +349,7 @@ class _Parser:
     def iriref(self, tok: Token) -> str:
         iri = tok.text[1:-1]
         if self.base and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", iri):
-            return sys.intern(urljoin(self.base, iri))
+            return sys.intern(_resolve(self.base, iri))
         if not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", iri):
             raise self.error(f"relative IRI <{iri}> without a BASE", tok)
         return sys.intern(iri)
@@ -557,14 +485,18 @@ class _Parser:
         if name == "BOUND" and args[0][0] != "var":
             raise self.error("BOUND() takes a variable", tok)
         if name == "REGEX":
-            self.check_regex(args, tok)
+            self.check_regex(args[1:], tok)
+        elif name == "REPLACE":
+            self.check_regex([args[1], *args[3:]], tok)
+        elif name in ("IRI", "URI"):  # resolved against the query's base when evaluated
+            args.append(("term", Literal(self.base or "")))
         return ("call", name, args)
 
     def check_regex(self, args: list[Any], tok: Token) -> None:
-        """A constant pattern is compiled now: what RE2 cannot run is refused here, not
-        found false at every event."""
-        constant = [a[1] for a in args[1:] if a[0] == "term" and type(a[1]) is Literal]
-        if len(constant) != len(args) - 1:
+        """A constant pattern (``args``: the pattern and the flags, if any) is compiled now:
+        what RE2 cannot run is refused here, not found false at every event."""
+        constant = [a[1] for a in args if a[0] == "term" and type(a[1]) is Literal]
+        if len(constant) != len(args):
             return  # a variable pattern or flags: checked when evaluated (an error is false)
         pattern, flags = constant[0].lexical, constant[1].lexical if len(constant) > 1 else ""
         try:
@@ -587,7 +519,19 @@ class _Parser:
         return ("call", iri, args)
 
 
+def _resolve(base: str, reference: str) -> str:
+    """RFC 3986 resolution (``urljoin`` drops an empty fragment: ``<#>`` against
+    ``http://ex/x/`` must be ``http://ex/x/#``)."""
+    if reference.startswith("#"):
+        return base.partition("#")[0] + reference
+    if reference == "":
+        return base.partition("#")[0]
+    return urljoin(base, reference)
+
+
 def _arity(low: int, high: int) -> str:
+    if high == ANY:
+        return f"at least {low}"
     return str(low) if low == high else f"{low} to {high}"
 
 
@@ -597,8 +541,11 @@ def _unescape(text: str) -> str:
 
     def sub(m: re.Match[str]) -> str:
         code = m.group(1)
-        if code[0] in "uU" and len(code) > 1:
-            return chr(int(code[1:], 16))
+        if code[0] in "uU" and len(code) > 1:  # (the lexer replaced them already)
+            point = int(code[1:], 16)
+            if 0xD800 <= point <= 0xDFFF or point > 0x10FFFF:
+                raise ValueError(code)
+            return chr(point)
         if code in _ESCAPES:
             return _ESCAPES[code]
         raise ValueError(code)

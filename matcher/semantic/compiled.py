@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from typing import Any
 
 from semps._types import Term
 from semps.ingest.sparql.model import Filter, Query, Var
@@ -86,6 +87,12 @@ class CompiledSubscription:
     distinct: bool
     ask: bool
     components: tuple[Component, ...] = ()
+    #: The SPARQL algebra (:mod:`semps.ingest.sparql.algebra`) of a subscription beyond a
+    #: basic graph pattern, evaluated by :mod:`.evaluate`; ``None`` for a BGP with FILTERs.
+    algebra: Any = None
+    #: With an algebra: the alternatives of its required patterns (:mod:`.required`),
+    #: what the counter filter indexes; ``patterns`` then lists them all, once.
+    alternatives: tuple[tuple[Pattern, ...], ...] = ()
 
 
 def _rank(p: Pattern, i: int, shared: int) -> tuple[int, int, int]:
@@ -214,9 +221,11 @@ def compile_query(subscription_id: str, query: Query) -> CompiledSubscription:
         >>> c.patterns[0]
         Pattern(prop='http://p', key=('*', 'http://o'), s_var='x', o_var=None)
     """
+    if query.algebra is not None:
+        return _compile_algebra(subscription_id, query)
     patterns = []
     for tp in query.patterns:
-        assert not isinstance(tp.p, Var), "the parser refuses variable predicates"
+        assert not isinstance(tp.p, Var), "variable predicates come as an algebra"
         s_var = tp.s.name if isinstance(tp.s, Var) else None
         o_var = tp.o.name if isinstance(tp.o, Var) else None
         key = (STAR if s_var else tp.s, STAR if o_var else tp.o)
@@ -231,4 +240,20 @@ def compile_query(subscription_id: str, query: Query) -> CompiledSubscription:
         distinct=query.distinct,
         ask=query.form == "ASK",
         components=plan_components(tuple(patterns), filters, projection),
+    )
+
+
+def _compile_algebra(subscription_id: str, query: Query) -> CompiledSubscription:
+    from semps.matcher.semantic.required import alternatives
+
+    found = alternatives(query.algebra)  # type: ignore[arg-type]
+    return CompiledSubscription(
+        id=subscription_id,
+        patterns=tuple(dict.fromkeys(p for alt in found for p in alt)),
+        filters=(),
+        projection=query.projected() if query.form == "SELECT" else (),
+        distinct=query.distinct,
+        ask=query.form == "ASK",
+        algebra=query.algebra,
+        alternatives=found,
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -90,6 +91,8 @@ class EventPairs:
         self._tables: dict[tuple[str, NPNKey], list[tuple[str, Term]]] = {}
         self._indexes: dict[IndexKey, dict[Term, list[tuple[str, Term]]]] = {}
         self._sets: dict[tuple[str, NPNKey], set[tuple[str, Term]]] = {}
+        #: Property path pairs (:mod:`.evaluate`), shared by the subscriptions of the event.
+        self.path_cache: dict[tuple[Any, Term | None, Term | None], Any] = {}
 
     def table(self, prop: str, key: NPNKey) -> list[tuple[str, Term]]:
         """The binding table of an SC: the event's pairs of ``prop`` matching ``key``."""
@@ -169,6 +172,13 @@ class SubscriptionIndex:
         self._family_users: dict[int, int] = {}
         self._next_family = 0
         self._marker = np.zeros(0, dtype=np.int64)  # by shape, -1: for unique_shapes
+        # Subscriptions with an algebra (:mod:`.required`): each alternative of required
+        # patterns is an entry ("alias") of an index of their own; one with an empty
+        # alternative is a candidate of every event.
+        self.algebra: dict[str, CompiledSubscription] = {}
+        self._required: SubscriptionIndex | None = None
+        self._alias_of: dict[str, str] = {}
+        self._always: dict[str, None] = {}
 
     def __len__(self) -> int:
         return len(self.subscriptions)
@@ -177,6 +187,9 @@ class SubscriptionIndex:
         """Index a subscription (replacing one with the same id); O(patterns)."""
         if sub.id in self.subscriptions:
             self.delete(sub.id)
+        if sub.algebra is not None:
+            self._insert_algebra(sub)
+            return
         slot = self._free.pop() if self._free else len(self.sub_at)
         if slot == len(self.sub_at):
             self.sub_at.append(None)
@@ -223,8 +236,47 @@ class SubscriptionIndex:
         self._others[slot] = 0
         self._others[slot, : len(others)] = others
 
+    def _insert_algebra(self, sub: CompiledSubscription) -> None:
+        self.subscriptions[sub.id] = self.algebra[sub.id] = sub
+        if any(not alt for alt in sub.alternatives):
+            self._always[sub.id] = None
+            return
+        if self._required is None:
+            self._required = SubscriptionIndex()
+        for k, alt in enumerate(sub.alternatives):
+            alias = f"{k}\x1f{sub.id}"
+            self._alias_of[alias] = sub.id
+            self._required.insert(
+                CompiledSubscription(alias, alt, (), (), distinct=False, ask=True)
+            )
+
+    def _delete_algebra(self, subscription_id: str) -> CompiledSubscription:
+        sub = self.algebra.pop(subscription_id)
+        del self.subscriptions[subscription_id]
+        if self._always.pop(subscription_id, 0) is None:
+            return sub
+        for k in range(len(sub.alternatives)):
+            alias = f"{k}\x1f{subscription_id}"
+            del self._alias_of[alias]
+            self._required.delete(alias)  # type: ignore[union-attr]
+        return sub
+
+    def algebra_candidates(self, pairs: EventPairs) -> list[CompiledSubscription]:
+        """Phase 1 for subscriptions with an algebra: those with an alternative whose
+        every required pattern is hit by the event, and those requiring nothing; by id."""
+        if not self.algebra:
+            return []
+        found = dict(self._always)
+        if self._required is not None and self._required.subscriptions:
+            alias_of, at = self._alias_of, self._required.id_at
+            for slot in self._required.counter_slots(pairs, ordered=False).tolist():
+                found[alias_of[at[slot]]] = None
+        return [self.algebra[i] for i in sorted(found)]
+
     def delete(self, subscription_id: str) -> CompiledSubscription:
         """Remove a subscription; O(patterns x SC length). Raises KeyError if unknown."""
+        if subscription_id in self.algebra:
+            return self._delete_algebra(subscription_id)
         sub = self.subscriptions.pop(subscription_id)
         slot = self.slot_of.pop(subscription_id)
         shape = int(self.shape_at[slot])
@@ -300,9 +352,12 @@ class SubscriptionIndex:
 
     def counter_filter(self, pairs: EventPairs) -> list[CompiledSubscription]:
         """Phase 1: the subscriptions whose every pattern is hit by the event, in index
-        (slot) order (see :meth:`counter_slots`)."""
+        (slot) order (see :meth:`counter_slots`), then :meth:`algebra_candidates`."""
         at = self.sub_at
-        return [at[i] for i in self.counter_slots(pairs).tolist()]
+        found = [at[i] for i in self.counter_slots(pairs).tolist()]
+        if self.algebra:
+            found.extend(self.algebra_candidates(pairs))
+        return found
 
     def counter_slots(self, pairs: EventPairs, ordered: bool = True) -> IntArray:
         """Phase 1 by slot: the slots of the subscriptions whose every pattern is hit,

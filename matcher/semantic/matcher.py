@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from semps._types import Term
 from semps.errors import NotFound
@@ -53,9 +54,13 @@ def match_parts(
         candidates = index.counter_filter(pairs)
     matches = []
     shape_at, slot_of = index.shape_at, index.slot_of
-    verdicts: dict[int, Verdict | None] = {}
+    verdicts: dict[object, Verdict | None] = {}
     for sub in candidates:
-        shape = int(shape_at[slot_of[sub.id]])
+        shape: object
+        if sub.algebra is None:
+            shape = int(shape_at[slot_of[sub.id]])
+        else:
+            shape = (sub.algebra, sub.projection, sub.distinct, sub.ask)
         if shape in verdicts:
             verdict = verdicts[shape]
         else:
@@ -80,8 +85,35 @@ def count_parts(
     subscriptions, in slot order; one count per shape among the candidates, and the shapes
     of one family (:mod:`.family`) counted together."""
     slots = index.counter_slots(pairs, ordered=False)
+    if index.algebra:
+        found = _count_algebra(index, pairs, budget)
+        if len(slots):
+            found.update(_count_slots(index, pairs, slots, budget))
+        return found
     if not len(slots):
         return {}
+    return _count_slots(index, pairs, slots, budget)
+
+
+def _count_algebra(index: SubscriptionIndex, pairs: EventPairs, budget: int) -> dict[str, int]:
+    """The counts of the matching subscriptions with an algebra (one evaluation per
+    shape among the candidates)."""
+    found: dict[str, int] = {}
+    counts: dict[object, int] = {}
+    for sub in index.algebra_candidates(pairs):
+        shape = (sub.algebra, sub.projection, sub.distinct, sub.ask)
+        count = counts.get(shape)
+        if count is None:
+            count = counts[shape] = count_solutions(sub, pairs, budget)
+        if count:
+            found[sub.id] = count
+    return found
+
+
+def _count_slots(
+    index: SubscriptionIndex, pairs: EventPairs, slots: npt.NDArray[np.int64], budget: int
+) -> dict[str, int]:
+    """:func:`count_parts` for the basic graph patterns among the candidates."""
     shapes, first_slots, inverse = index.unique_shapes(slots)
     at = index.sub_at
     firsts = first_slots.tolist()

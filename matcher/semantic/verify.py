@@ -31,6 +31,7 @@ from semps.matcher.semantic.compiled import (
     CompiledSubscription,
     Component,
 )
+from semps.matcher.semantic.evaluate import Evaluator, OutOfBudget
 from semps.matcher.semantic.index import EventPairs
 
 Rows = list[tuple[str, Term]]
@@ -218,6 +219,8 @@ def verify(
 ) -> Verdict | None:
     """The subscription's solutions over the event, or ``None`` when it has none (see the
     module docstring for the work ``budget``)."""
+    if sub.algebra is not None:
+        return _verify_algebra(sub, pairs, limit, budget)
     patterns = sub.patterns
     if len(patterns) == 1 and not sub.filters and not sub.distinct:
         rows = pairs.table(patterns[0].prop, patterns[0].key)
@@ -354,3 +357,29 @@ def _single(sub: CompiledSubscription, rows: Rows, limit: int) -> Verdict | None
         full = {p.s_var: s, p.o_var: o}
         solutions.append({v: full[v] for v in projection if v in full})
     return Verdict(len(rows), tuple(solutions))
+
+
+def _verify_algebra(
+    sub: CompiledSubscription, pairs: EventPairs, limit: int, budget: int
+) -> Verdict | None:
+    """A subscription beyond basic graph patterns, by :mod:`.evaluate`: its solutions
+    projected (unbound variables left out), DISTINCT applied; no match when the budget
+    runs out before the evaluation ends (the evaluation is breadth first: it holds no
+    solution of the whole pattern before then)."""
+    try:
+        found = Evaluator(pairs, budget).solutions(sub.algebra, {})
+    except OutOfBudget:
+        return None
+    if not found:
+        return None
+    if sub.ask:
+        return Verdict(1, ({},))
+    projection = sub.projection
+    rows = [tuple(s.get(v) for v in projection) for s in found]
+    if sub.distinct:
+        rows = list(dict.fromkeys(rows))
+    solutions = tuple(
+        {v: t for v, t in zip(projection, row, strict=True) if t is not None}
+        for row in rows[:limit]
+    )
+    return Verdict(len(rows), solutions)

@@ -1,0 +1,404 @@
+"""Evaluation of a subscription's SPARQL algebra over one event (SPARQL 1.1 section 18.5).
+
+The event's default graph is the event closed under the ontology: the binding tables of
+:class:`~semps.matcher.semantic.index.EventPairs` (PartA and PartB's type pairs). So a
+property path such as ``brick:feeds+`` follows ``feeds`` edges that exist only through
+the closure (an inverse ``isFedBy``, a sub-property), exactly as a basic graph pattern sees
+them.
+
+Solutions are dicts (variable -> term); an unbound variable is absent. Multisets are
+lists: Join, LeftJoin (OPTIONAL, with its filters), Union, Minus, Filter, Extend (BIND,
+``SELECT (expr AS ?v)``) and Values follow the specification; EXISTS substitutes the
+solution's bindings into its pattern (the pattern is evaluated from them).
+
+**Paths.** A link, its inverse, a sequence and an alternative keep multiplicities (they are
+joins and unions); ``p*``, ``p+`` and ``p?`` give distinct pairs, ``p*`` and ``p?`` include
+the zero-length path of every node of the graph (every subject and object), or of a
+constant end even if the graph does not hold it. ``p+`` from a bound end is a breadth-first
+search that visits each node once: O(n + m) over a graph of n nodes and m triples; with
+both ends unbound, one search per node: O(n (n + m)).
+
+**Work budget.** Every row a step produces (a triple matched, a path edge followed, a pair
+of solutions joined) costs one unit of the verification budget
+(:data:`~semps.matcher.semantic.verify.DEFAULT_STEP_BUDGET`, a million). Past it the
+evaluation stops and the verdict is *truncated* with the solutions found before the step
+that ran out (none when that step was the first: then no match). So an event of n triples
+costs at most polynomial work in n, and never more than the budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from semps._types import Term
+from semps.ingest.sparql.algebra import (
+    BGP,
+    Exists,
+    Extend,
+    Filter,
+    Join,
+    LeftJoin,
+    Minus,
+    Node,
+    Path,
+    PathPattern,
+    Union,
+    Values,
+)
+from semps.ingest.sparql.filters import EvalError
+from semps.ingest.sparql.model import PatternTerm, TriplePattern, Var
+from semps.matcher.semantic.compiled import STAR
+from semps.matcher.semantic.index import EventPairs
+
+Solution = dict[str, Term]
+Pair = tuple[Term, Term]
+
+_ANY = (STAR, STAR)
+_NODES: tuple[Path, None, None] = (("nodes",), None, None)  # the path cache's node list
+_EXPRESSION_ERRORS = (EvalError, ArithmeticError, ValueError, TypeError, OverflowError)
+
+
+class OutOfBudget(Exception):
+    """The evaluation used up its work budget."""
+
+
+def term_value(expr: Any, bindings: Mapping[str, Term]) -> Term | None:
+    """An expression's value on a solution (``Expression.value``), ``None`` for an
+    evaluation error (BIND and ``SELECT (expr AS ?v)`` leave the variable unbound)."""
+    try:
+        return expr.value(bindings)  # type: ignore[no-any-return]
+    except _EXPRESSION_ERRORS:
+        return None
+
+
+class Evaluator:
+    """Evaluates algebra trees over one event's closed graph within a work budget."""
+
+    def __init__(self, pairs: EventPairs, budget: int) -> None:
+        self.pairs = pairs
+        self.by_prop = pairs.by_prop
+        self.budget = budget
+        self.cache: dict[tuple[Path, Term | None, Term | None], list[Pair]] = pairs.path_cache
+
+    def tick(self, n: int = 1) -> None:
+        self.budget -= n
+        if self.budget < 0:
+            raise OutOfBudget
+
+    # -- the algebra -----------------------------------------------------------------------
+
+    def solutions(self, node: Node, seed: Solution) -> list[Solution]:
+        """The node's solutions, each extending ``seed`` (EXISTS's substitution)."""
+        kind = type(node)
+        if kind is BGP:
+            return self.bgp(node.triples, seed)  # type: ignore[union-attr]
+        if kind is Join:
+            return self.join(self.solutions(node.left, seed), self.solutions(node.right, seed))  # type: ignore[union-attr]
+        if kind is LeftJoin:
+            return self.left_join(node, seed)  # type: ignore[arg-type]
+        if kind is Union:
+            return self.solutions(node.left, seed) + self.solutions(node.right, seed)  # type: ignore[union-attr]
+        if kind is Minus:
+            return self.minus(node, seed)  # type: ignore[arg-type]
+        if kind is Filter:
+            inner = self.solutions(node.inner, seed)  # type: ignore[union-attr]
+            return [s for s in inner if self.passes(node.filters, s)]  # type: ignore[union-attr]
+        if kind is Extend:
+            return self.extend(node, seed)  # type: ignore[arg-type]
+        return self.values(node, seed)  # type: ignore[arg-type]
+
+    def passes(self, filters: Iterable[Any], solution: Solution) -> bool:
+        """True when every filter holds on the solution."""
+        for f in filters:
+            self.tick()
+            if type(f) is Exists:
+                found = bool(self.solutions(f.pattern, solution))
+                if found == f.negated:
+                    return False
+            elif not f.evaluate(solution):
+                return False
+        return True
+
+    def join(self, left: list[Solution], right: list[Solution]) -> list[Solution]:
+        """Every compatible pair merged: hashed on the variables both sides always bind."""
+        if not left or not right:
+            return []
+        certain = set(left[0]).intersection(*left[1:], *right)
+        shared = certain and tuple(sorted(certain))
+        if shared:
+            buckets: dict[tuple[Term, ...], list[Solution]] = {}
+            for r in right:
+                buckets.setdefault(tuple(r[v] for v in shared), []).append(r)
+        out = []
+        for a in left:
+            candidates = buckets.get(tuple(a[v] for v in shared), ()) if shared else right
+            for b in candidates:
+                self.tick()
+                if _compatible(a, b):
+                    out.append({**a, **b})
+        return out
+
+    def left_join(self, node: LeftJoin, seed: Solution) -> list[Solution]:
+        left = self.solutions(node.left, seed)
+        if not left:
+            return []
+        right = self.solutions(node.right, seed)
+        out = []
+        for a in left:
+            extended = False
+            for b in right:
+                self.tick()
+                if _compatible(a, b):
+                    merged = {**a, **b}
+                    if self.passes(node.filters, merged):
+                        out.append(merged)
+                        extended = True
+            if not extended:
+                out.append(a)
+        return out
+
+    def minus(self, node: Minus, seed: Solution) -> list[Solution]:
+        left = self.solutions(node.left, seed)
+        if not left:
+            return []
+        right = self.solutions(node.right, seed)
+        out = []
+        for a in left:
+            removed = False
+            for b in right:
+                self.tick()
+                if _compatible(a, b) and not a.keys().isdisjoint(b):
+                    removed = True
+                    break
+            if not removed:
+                out.append(a)
+        return out
+
+    def extend(self, node: Extend, seed: Solution) -> list[Solution]:
+        out = []
+        for s in self.solutions(node.inner, seed):
+            self.tick()
+            value = term_value(node.expr, s)
+            if value is not None:
+                s = {**s, node.var: value}
+            out.append(s)
+        return out
+
+    def values(self, node: Values, seed: Solution) -> list[Solution]:
+        out = []
+        for row in node.rows:
+            self.tick()
+            s = dict(seed)
+            for name, term in zip(node.variables, row, strict=True):
+                if term is None:
+                    continue
+                if s.setdefault(name, term) != term:
+                    break
+            else:
+                out.append(s)
+        return out
+
+    # -- basic graph patterns ----------------------------------------------------------------
+
+    def bgp(
+        self, triples: tuple[TriplePattern | PathPattern, ...], seed: Solution
+    ) -> list[Solution]:
+        """The patterns matched one at a time, the most bound first, from ``seed``."""
+        found = [dict(seed)]
+        remaining = list(triples)
+        while remaining and found:
+            bound = found[0].keys()
+            best = max(range(len(remaining)), key=lambda i: _score(remaining[i], bound, i))
+            pattern = remaining.pop(best)
+            out: list[Solution] = []
+            for s in found:
+                out.extend(self.match(pattern, s))
+            found = out
+        return found
+
+    def match(self, pattern: TriplePattern | PathPattern, s: Solution) -> list[Solution]:
+        """The solution extended by each way the pattern matches the graph."""
+        subject, obj = _value(pattern.s, s), _value(pattern.o, s)
+        if type(pattern) is PathPattern:
+            rows: Iterable[tuple[Term, Term | None, Term]] = (
+                (a, None, b) for a, b in self.path(pattern.path, subject, obj)
+            )
+        else:
+            rows = self.triples(subject, _value(pattern.p, s), obj)  # type: ignore[union-attr]
+        out = []
+        p_term = None if type(pattern) is PathPattern else pattern.p  # type: ignore[union-attr]
+        for a, p, b in rows:
+            self.tick()
+            new = dict(s)
+            if _bind(new, pattern.s, a) and _bind(new, p_term, p) and _bind(new, pattern.o, b):
+                out.append(new)
+        return out
+
+    def triples(
+        self, s: Term | None, p: Term | None, o: Term | None
+    ) -> Iterable[tuple[Term, Term, Term]]:
+        """The graph's triples matching the bound positions (``None`` is unbound)."""
+        props: Iterable[str] = self.by_prop if p is None else (p,) if p in self.by_prop else ()
+        for prop in props:
+            for a, b in self.link(prop, s, o):
+                yield a, prop, b
+
+    def link(self, prop: str, s: Term | None, o: Term | None) -> list[tuple[str, Term]]:
+        """One property's pairs with the bound ends."""
+        pairs = self.pairs
+        if s is not None:
+            rows = pairs.index(prop, _ANY, 0).get(s, [])
+            return [r for r in rows if r[1] == o] if o is not None else rows
+        if o is not None:
+            return pairs.index(prop, _ANY, 1).get(o, [])
+        return self.by_prop.get(prop, [])
+
+    # -- property paths ---------------------------------------------------------------------
+
+    def path(self, path: Path, s: Term | None, o: Term | None) -> list[Pair]:
+        """The (subject, object) pairs the path connects, with the bound ends; cached per
+        event (every subscription with the same path shares it)."""
+        key = (path, s, o)
+        found = self.cache.get(key)
+        if found is None:
+            found = self.cache[key] = self._path(path, s, o)
+        else:
+            self.tick()
+        return found
+
+    def _path(self, path: Path, s: Term | None, o: Term | None) -> list[Pair]:
+        kind = path[0]
+        if kind == "link":
+            rows = self.link(path[1], s, o)
+            self.tick(len(rows))
+            return rows  # type: ignore[return-value]
+        if kind == "inv":
+            return [(b, a) for a, b in self.path(path[1], o, s)]
+        if kind == "alt":
+            return [pair for item in path[1] for pair in self.path(item, s, o)]
+        if kind == "seq":
+            return self.sequence(path[1], s, o)
+        if kind == "nps":
+            return self.negated(path[1], path[2], s, o)
+        if kind == "opt":
+            return list(dict.fromkeys([*self.zero(s, o), *self.path(path[1], s, o)]))
+        return self.closure(path[1], s, o, zero=kind == "star")
+
+    def sequence(self, items: tuple[Path, ...], s: Term | None, o: Term | None) -> list[Pair]:
+        first = items[0]
+        rest = items[1] if len(items) == 2 else ("seq", items[1:])
+        out: list[Pair] = []
+        if s is None and o is not None:  # from the bound end
+            for m, b in self.path(rest, None, o):
+                out.extend((a, b) for a, _ in self.path(first, None, m))
+        else:
+            for a, m in self.path(first, s, None):
+                out.extend((a, b) for _, b in self.path(rest, m, o))
+        self.tick(len(out))
+        return out
+
+    def negated(
+        self, forward: tuple[str, ...], inverse: tuple[str, ...], s: Term | None, o: Term | None
+    ) -> list[Pair]:
+        """``!(a|^b)``: the pairs linked by a property outside the set, once each (the
+        predicate is not part of the solution); ``!(a|^b)`` is ``!a | ^!b``."""
+        out: list[Pair] = []
+        if forward or not inverse:
+            found: dict[Pair, None] = {}
+            for prop in self.by_prop:
+                if prop not in forward:
+                    found.update(dict.fromkeys(self.link(prop, s, o)))
+            out.extend(found)
+        if inverse:
+            found = {}
+            for prop in self.by_prop:
+                if prop not in inverse:
+                    found.update(dict.fromkeys((b, a) for a, b in self.link(prop, o, s)))
+            out.extend(found)
+        self.tick(len(out))
+        return out
+
+    def zero(self, s: Term | None, o: Term | None) -> list[Pair]:
+        """Zero-length paths: a bound end to itself, or every node of the graph."""
+        if s is not None and o is not None:
+            return [(s, s)] if s == o else []
+        if s is not None or o is not None:
+            node = s if s is not None else o
+            return [(node, node)]  # type: ignore[list-item]
+        return [(n, n) for n in self.nodes()]
+
+    def nodes(self) -> list[Term]:
+        """Every subject and object of the graph, once."""
+        found = self.pairs.path_cache.get(_NODES)
+        if found is None:
+            seen: dict[Term, None] = {}
+            for rows in self.by_prop.values():
+                self.tick(len(rows))
+                for a, b in rows:
+                    seen[a] = None
+                    seen[b] = None
+            found = [(n, n) for n in seen]
+            self.pairs.path_cache[_NODES] = found
+        return [n for n, _ in found]
+
+    def closure(self, inner: Path, s: Term | None, o: Term | None, zero: bool) -> list[Pair]:
+        """``inner*`` (``zero``) or ``inner+``: distinct pairs, one search per start."""
+        if s is not None:
+            return [(s, b) for b in self.reach(inner, s, zero) if o is None or b == o]
+        if o is not None:
+            return [(a, o) for a in self.reach(("inv", inner), o, zero)]
+        out: list[Pair] = []
+        for n in self.nodes():
+            out.extend((n, b) for b in self.reach(inner, n, zero))
+        return out
+
+    def reach(self, inner: Path, start: Term, zero: bool) -> list[Term]:
+        """The nodes reached from ``start`` by one or more ``inner`` steps (and ``start``
+        itself with ``zero``): a search expanding each node once."""
+        found: dict[Term, None] = {start: None} if zero else {}
+        expanded = {start}
+        stack = [start]
+        while stack:
+            node = stack.pop()
+            for _, m in self.path(inner, node, None):
+                self.tick()
+                found.setdefault(m, None)
+                if m not in expanded:
+                    expanded.add(m)
+                    stack.append(m)
+        return list(found)
+
+
+def _compatible(a: Solution, b: Solution) -> bool:
+    if len(b) < len(a):
+        a, b = b, a
+    for v, t in a.items():
+        u = b.get(v)
+        if u is not None and u != t:
+            return False
+    return True
+
+
+def _value(term: PatternTerm | None, s: Solution) -> Term | None:
+    if type(term) is Var:
+        return s.get(term.name)
+    return term  # type: ignore[return-value]
+
+
+def _bind(s: Solution, term: PatternTerm | None, value: Term | None) -> bool:
+    """Bind a variable position to ``value`` (False when it is bound to another term)."""
+    if type(term) is not Var or value is None:
+        return True
+    return s.setdefault(term.name, value) == value
+
+
+def _score(
+    pattern: TriplePattern | PathPattern, bound: Iterable[str], i: int
+) -> tuple[int, int, int]:
+    """Patterns with more bound or constant ends first, triples before paths."""
+    ends = [pattern.s, pattern.o]
+    if type(pattern) is TriplePattern:
+        ends.append(pattern.p)
+    known = sum(type(t) is not Var or t.name in bound for t in ends)
+    return (known, type(pattern) is TriplePattern, -i)
