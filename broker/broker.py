@@ -218,8 +218,7 @@ class Broker:
         matcher = self.observers.get(kind)
         if matcher is None:
             matcher = self.observers[kind] = create_matcher(kind)
-            if hasattr(matcher, "resolver"):  # composite: names of the owner's subscriptions
-                matcher.resolver = self._subs.get
+            matcher.use_resolver(self._subs.get)
         return matcher
 
     def _ordered(self) -> bool:

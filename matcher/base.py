@@ -51,6 +51,9 @@ class Subscription:
             raise ValueError(msg)
 
 
+#: Subscription id -> the subscription, or None when there is none (the broker's lookup).
+Resolver = Callable[[str], "Subscription | None"]
+
 _NO_DETAIL: Mapping[str, object] = MappingProxyType({})
 
 
@@ -136,6 +139,8 @@ class Matcher(ABC):
           matchers may run in several worker processes, each with its own index.
         - A matcher may call ``context.watch(subscription id)`` before verifying a
           subscription, so an overrun can be blamed on it.
+        - A matcher that refers to other subscriptions (composite definitions name them)
+          gets the broker's lookup through :meth:`use_resolver`; the others ignore it.
     """
 
     #: The registry name of this matcher.
@@ -144,6 +149,11 @@ class Matcher(ABC):
     stateful: ClassVar[bool] = False
     #: The limits ``add`` enforces when it reads a subscription; the broker sets its own.
     limits: Limits = DEFAULT_LIMITS
+
+    def use_resolver(self, resolver: Resolver) -> None:
+        """Take the broker's lookup of subscriptions by id (called once, before any event).
+        The default ignores it; a matcher whose subscriptions name others overrides this."""
+        del resolver
 
     @abstractmethod
     def add(self, subscription: Subscription) -> None:

@@ -36,10 +36,6 @@ from semps.ontology.compile import (
 from semps.ontology.expansion import Expansion
 from semps.ontology.load import ontology_triples
 
-AxiomKind = Literal[
-    "subClassOf", "subPropertyOf", "equivalentClass", "equivalentProperty", "inverseOf"
-]
-
 AXIOMS: dict[str, str] = {
     "subClassOf": SUB_CLASS,
     "subPropertyOf": SUB_PROPERTY,
@@ -218,10 +214,6 @@ class OntologyStore:
 
     def remove_class(self, iri: str) -> None:
         """Remove a class and every axiom that mentions it."""
-        self._remove_entity(iri)
-
-    def remove_property(self, iri: str) -> None:
-        """Remove a property and every axiom that mentions it."""
         self._remove_entity(iri)
 
     def add_axiom(self, kind: str, subject: str, obj: str) -> None:

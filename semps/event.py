@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from semps._types import Term, Triple, Value
-from semps.terms import Literal
+from semps._types import Triple, Value
 
 
 def _frozen(mapping: Mapping[str, object] | None) -> Mapping[str, object]:
@@ -54,24 +53,9 @@ class Event:
                 raise ValueError(msg)
         object.__setattr__(self, "regions", _frozen(self.regions))
 
-    def literal_values(self) -> dict[str, list[Literal]]:
-        """Property IRI -> the literal objects it has in this event (unexpanded)."""
-        out: dict[str, list[Literal]] = {}
-        for _s, p, o in self.triples:
-            if type(o) is Literal:
-                out.setdefault(p, []).append(o)
-        return out
-
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         # MappingProxyType does not pickle; rebuild from plain dicts (Spark, multiprocessing).
         return (
             Event,
             (self.id, self.triples, dict(self.values), dict(self.regions), self.time),
         )
-
-
-def term_key(term: Term) -> str:
-    """A stable sort key for terms (IRIs and blank nodes before literals)."""
-    if type(term) is Literal:
-        return "\x01" + term.n3()
-    return "\x00" + str(term)

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from semps.errors import CompositeDefinitionError
 
 BINARY = ("and", "or", "then")
-TERNARY = ("all", "times", "no")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _TOKEN = re.compile(
     r"\s+|--[^\n]*|(?P<num>\d+(?:\.\d+)?)(?P<unit>ms|s|m|h)?\b|(?P<name>[A-Za-z0-9_-]+)|(?P<op>[=;,])"

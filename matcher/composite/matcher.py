@@ -8,16 +8,14 @@ of such a subscription is an occurrence. Owners never see each other's names.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from semps.errors import NotFound
 from semps.event import Event
-from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.base import Match, MatchContext, Matcher, Resolver, Subscription
 from semps.matcher.composite.language import parse_definitions
 from semps.matcher.composite.tree import EventTree
-
-Resolver = Callable[[str], Subscription | None]
 
 
 def _ns(owner: str | None, name: str) -> str:
@@ -41,6 +39,9 @@ class CompositeMatcher(Matcher):
         self.tree = EventTree()
         self.owned: dict[str, list[str]] = {}  # subscription id -> its composites (namespaced)
         self.owner_of: dict[str, str] = {}  # namespaced composite -> subscription id
+
+    def use_resolver(self, resolver: Resolver) -> None:
+        self.resolver = resolver
 
     def __len__(self) -> int:
         return len(self.owned)

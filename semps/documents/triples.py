@@ -166,9 +166,6 @@ def _convert(quads: Iterator[ox.Triple | ox.Quad]) -> Iterator[Triple]:
         yield (subject, t.predicate.value, obj)
 
 
-_OX_POSITION = re.compile(r"line (\d+) between columns (\d+)")
-
-
 def _syntax_error(
     exc: SyntaxError, data: bytes, fmt: ox.RdfFormat, base: str | None
 ) -> IngestError:
