@@ -366,8 +366,8 @@ def build_settings(
     """
     flags = dict(flags or {})
     env = os.environ if environ is None else environ
-    from_env = {
-        s.name: _read(s, env[s.env], f"environment {s.env}") for s in SETTINGS if s.env in env
+    from_env = {  # an empty variable counts as unset (compose files set them so)
+        s.name: _read(s, env[s.env], f"environment {s.env}") for s in SETTINGS if env.get(s.env)
     }
     from_flags = {
         name: _read(_BY_NAME[name], value, _BY_NAME[name].option)
