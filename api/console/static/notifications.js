@@ -8,7 +8,8 @@ import { byId, el, fill } from "./dom.js";
 const MAX_SHOWN = 500;
 const RETRY_MS = 1000;
 
-const watch = { controller: null, last: 0 };
+/** The stream being followed: its AbortController and the last id seen (null: none). */
+let current = null;
 
 function setState(text) {
   byId("watch-state").textContent = text;
@@ -65,10 +66,10 @@ function show(frame) {
   while (list.children.length > MAX_SHOWN) list.lastElementChild.remove();
 }
 
-async function read(response, signal) {
+async function read(response, session) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
-  while (!signal.aborted) {
+  while (!session.controller.signal.aborted) {
     const { value, done } = await reader.read();
     if (done) return;
     buffer = (buffer + value).replace(/\r\n/g, "\n");
@@ -76,21 +77,22 @@ async function read(response, signal) {
     while (cut >= 0) {
       const frame = parseFrame(buffer.slice(0, cut));
       buffer = buffer.slice(cut + 2);
-      if (frame.id !== null && /^\d+$/.test(frame.id)) watch.last = Number(frame.id);
+      if (session !== current) return; // stopped, or another subscription chosen
+      if (frame.id !== null && /^\d+$/.test(frame.id)) session.last = frame.id;
       if (frame.data.length > 0) show(frame);
       cut = buffer.indexOf("\n\n");
     }
   }
 }
 
-async function follow(subId, controller) {
-  const { signal } = controller;
+async function follow(subId, session) {
+  const { signal } = session.controller;
   while (!signal.aborted) {
     try {
-      const path = `/subscriptions/${encodeURIComponent(subId)}/notifications?after=${watch.last}`;
+      const path = `/subscriptions/${encodeURIComponent(subId)}/notifications?after=${session.last}`;
       const response = await call("GET", path, { accept: "text/event-stream", signal });
       setState(`watching ${subId}`);
-      await read(response, signal);
+      await read(response, session);
       if (!signal.aborted) setState(`stream of ${subId} closed; reconnecting`);
     } catch (error) {
       if (signal.aborted) return;
@@ -105,8 +107,8 @@ async function follow(subId, controller) {
 }
 
 export function stopWatching() {
-  if (watch.controller) watch.controller.abort();
-  watch.controller = null;
+  if (current) current.controller.abort();
+  current = null;
   setState("not watching");
 }
 
@@ -115,11 +117,10 @@ function start(event) {
   const subId = byId("watch-sub").value;
   if (!subId) return;
   stopWatching();
-  watch.last = 0;
   fill(byId("note-list"));
-  watch.controller = new AbortController();
+  current = { controller: new AbortController(), last: "0" };
   setState(`connecting to ${subId}`);
-  follow(subId, watch.controller);
+  follow(subId, current);
 }
 
 /** Keep the menu of subscriptions in step with the list (keeping the choice). */
