@@ -49,6 +49,35 @@ def test_a_cut_connection_resumes_without_loss_or_duplicates(
     assert resumed in heads[1]
 
 
+def test_a_stream_resumes_across_a_server_killed_and_restarted(
+    tmp_path: Path, connect: Any, demo: Path
+) -> None:
+    """SIGKILL, then a restart on another port behind the same address: the stream reads on
+    from the store where it stopped."""
+    srv = Server(tmp_path / "data")
+    relay = Relay(srv.port)
+    try:
+        admin = connect(srv.url, srv.tokens["admin"])
+        admin.replace_ontology(demo / "univ-bench.owl")
+        sub = admin.subscribe(demo / "subscriptions" / "chairs.rq")
+        event = demo / "events" / "e1-new-chair.rdf"
+        stream = connect(relay.url, srv.tokens["admin"], retry=FAST).notifications(sub)
+        acked = [admin.publish(event).id for _ in range(2)]
+        got = [next(stream) for _ in range(2)]
+        srv.kill()
+        relay.cut()
+        srv.start()
+        relay.port_upstream = srv.port
+        admin = connect(srv.url, srv.tokens["admin"])
+        acked += [admin.publish(event).id for _ in range(2)]
+        got += [next(stream) for _ in range(2)]
+        stream.close()
+    finally:
+        relay.close()
+        srv.stop()
+    assert [(n.seq, n.event) for n in got] == list(enumerate(acked, start=1))
+
+
 @pytest.mark.parametrize("via", ["sse", "websocket"])
 def test_a_stream_whose_server_is_gone_fails_after_its_retries(via: str, connect: Any) -> None:
     nowhere = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
