@@ -111,3 +111,16 @@ def test_durations_read_as_seconds() -> None:
 def test_the_metrics_token_is_not_shown_in_the_settings_repr() -> None:
     s = build_settings({}, environ={"SEMPS_METRICS_TOKEN": "hush-hush"})
     assert s.metrics_token == "hush-hush" and "hush-hush" not in repr(s)
+
+
+def test_the_readme_table_lists_every_setting_with_its_flag_and_variable() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    rows = {
+        line.split("|")[1].strip(" `"): line
+        for line in readme.splitlines()
+        if line.startswith("| `") and "`SEMPS_" in line
+    }
+    assert set(rows) == {s.name for s in SETTINGS}
+    for setting in SETTINGS:
+        assert f"`{setting.env}`" in rows[setting.name]
+        assert setting.option in rows[setting.name]
