@@ -231,7 +231,8 @@ class SemanticMatcher(Matcher):
     def subscription_items(self, subscription: Subscription) -> frozenset[str]:
         """The properties of the subscription's patterns and its typed classes: a property
         IRI per property pattern, ``a <class IRI>`` per type pattern with a constant class
-        (``rdf:type`` itself when the class is a variable).
+        (``rdf:type`` itself when the class is a variable). Beyond basic graph patterns,
+        the items every alternative of its required part (:mod:`.required`) carries.
 
         Example:
             >>> q = "SELECT * { ?x a <http://ex/C> ; <http://ex/p> ?y }"
@@ -240,7 +241,12 @@ class SemanticMatcher(Matcher):
         """
         query = parse_query(subscription.text, limits=self.limits)
         compiled = compile_query(subscription.id, query)
-        return frozenset(_pattern_item(p.prop, p.key[1]) for p in compiled.patterns)
+        if compiled.algebra is None:
+            return frozenset(_pattern_item(p.prop, p.key[1]) for p in compiled.patterns)
+        alternatives = [
+            frozenset(_pattern_item(p.prop, p.key[1]) for p in alt) for alt in compiled.alternatives
+        ]
+        return alternatives[0].intersection(*alternatives[1:])
 
     def event_items(self, context: MatchContext) -> frozenset[str]:
         """The properties of the event closed under the ontology (PartA's keys) and its
