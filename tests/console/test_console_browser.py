@@ -236,3 +236,20 @@ def test_hostile_names_literals_and_labels_render_as_text(
     scripts = page.driver.find_elements(By.TAG_NAME, "script")
     assert [s.get_attribute("src") for s in scripts] == [server.url + "/console/static/main.js"]
     assert page.driver.title == title != "pwned"
+
+
+def test_the_console_runs_under_its_policy_without_a_violation_or_a_script_error(
+    page: ConsolePage, server: Server
+) -> None:
+    page.driver.get_log("browser")  # drop what earlier tests left
+    page.log_in(server.tokens["admin"])
+    for tab in ("ontology", "subscriptions", "notifications", "publish"):
+        page.tab(tab)
+    page.register(_query("Plant"))
+    assert "matched 1" in page.publish(TTL, _event("fern", "Plant"))
+    problems = [
+        entry["message"]
+        for entry in page.driver.get_log("browser")
+        if entry["level"] == "SEVERE" or "Content Security Policy" in entry["message"]
+    ]
+    assert problems == []
