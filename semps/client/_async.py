@@ -300,6 +300,7 @@ class AsyncClient:
         """``/health`` (needs no token)."""
         return await self.send(calls.health())
 
-    async def metrics(self) -> str:
-        """``/metrics`` as Prometheus text."""
-        return await self.send(calls.metrics())
+    async def metrics(self, token: str | None = None) -> str:
+        """``/metrics`` as Prometheus text; ``token``: a metrics-only token instead of the
+        client's."""
+        return await self.send(calls.metrics(token))

@@ -279,6 +279,8 @@ def health() -> Call[dict[str, Any]]:
     return Call("GET", "/health", parse)
 
 
-def metrics() -> Call[str]:
-    """``GET /metrics``: Prometheus text."""
-    return Call("GET", "/metrics", Reply.text)
+def metrics(token: str | None = None) -> Call[str]:
+    """``GET /metrics``: Prometheus text; ``token`` is a metrics-only token (the server's
+    ``--metrics-token``) used instead of the client's."""
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    return Call("GET", "/metrics", Reply.text, headers=headers)

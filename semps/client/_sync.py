@@ -332,9 +332,10 @@ class Client:
         """``/health`` (needs no token)."""
         return self.send(calls.health())
 
-    def metrics(self) -> str:
-        """``/metrics`` as Prometheus text."""
-        return self.send(calls.metrics())
+    def metrics(self, token: str | None = None) -> str:
+        """``/metrics`` as Prometheus text; ``token``: a metrics-only token instead of the
+        client's."""
+        return self.send(calls.metrics(token))
 
 
 def _decode(lines: Iterable[str], pos: StreamPosition) -> Iterator[Notification]:

@@ -84,8 +84,10 @@ class Relay:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """A real server (at most 3 open streams per subscriber) with univ-bench loaded."""
-    srv = Server(tmp_path_factory.mktemp("client") / "data", extra=("--max-streams", "3"))
+    """A real server with univ-bench loaded: at most 3 open streams per subscriber; webhooks
+    may call this machine and give up after one attempt (dead letters come at once)."""
+    extra = ("--max-streams", "3", "--webhook-allow", "127.0.0.1/32", "--webhook-attempts", "1")
+    srv = Server(tmp_path_factory.mktemp("client") / "data", extra=extra)
     with Client(srv.url, srv.tokens["admin"]) as admin:
         admin.replace_ontology(demo_dir() / "univ-bench.owl")
     yield srv

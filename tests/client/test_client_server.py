@@ -4,15 +4,21 @@ SPARQL over the owlrl closure), the ontology, tokens, health and metrics."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import http.server
+import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import owlrl
 import pytest
 import rdflib
-from semps_test_support import Server
+from semps_test_support import Server, _free_port
 
-from semps.client import Notification, Published, Subscription
+from semps.client import DeadLetter, Notification, Published, Subscription
 from semps.client import _calls as calls
 from semps.errors import AuthError, IngestError, NotFound
 
@@ -206,3 +212,50 @@ def test_health_and_metrics(admin: Any, connect: Any, server: Server) -> None:
     assert connect(server.url, None).health()["status"] == "ok"
     metrics = admin.metrics()
     assert "semps_events_in_total" in metrics
+
+
+class _Hook(http.server.BaseHTTPRequestHandler):
+    received: list[tuple[bytes, str]] = []
+
+    def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.received.append((body, self.headers["X-Semps-Signature"]))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_webhook_dead_letter_replayed_to_a_listener_signed_with_the_secret(
+    subscriber: Any, publisher: Any, admin: Any, demo: Path
+) -> None:
+    port = _free_port()  # nothing listens there yet: the one attempt fails
+    sub = subscriber.subscribe(
+        demo / "subscriptions" / "chairs.rq", callback=f"http://127.0.0.1:{port}/hook"
+    )
+    assert sub.secret
+    published = publisher.publish(demo / "events" / "e1-new-chair.rdf")
+    letters: list[DeadLetter] = []
+    deadline = time.monotonic() + 30
+    while not letters and time.monotonic() < deadline:
+        letters = [d for d in admin.dead_letters() if d.subscription == sub.id]
+        time.sleep(0.1)
+    assert [(d.seq, d.attempts) for d in letters] == [(1, 1)]
+    _Hook.received = []
+    receiver = http.server.HTTPServer(("127.0.0.1", port), _Hook)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    try:
+        assert admin.replay(letters[0]) is None
+    finally:
+        receiver.shutdown()
+        receiver.server_close()
+    [(body, signature)] = _Hook.received
+    digest = hmac.new(sub.secret.encode(), body, hashlib.sha256).hexdigest()
+    assert signature == f"sha256={digest}"
+    assert Notification.from_json(json.loads(body)).event == published.id
+    assert all(d.subscription != sub.id for d in admin.dead_letters())
+
+
+def test_metrics_with_the_clients_token(admin: Any) -> None:
+    assert "semps_events_in_total" in admin.metrics(admin.token)
