@@ -15,11 +15,11 @@ re-raised as one of ours ``from`` the original::
     ├── SubscriptionError           a subscription could not be registered
     │   ├── SubscriptionSyntaxError the text does not parse (carries line and column)
     │   ├── UnsupportedQueryError   valid SPARQL outside the supported fragment
-    │   └── SubscriptionLimitExceeded  the subscription passes a documented limit
+    │   ├── SubscriptionLimitExceeded  the subscription passes a documented limit
+    │   └── CompositeDefinitionError   a composite event definition is refused
     ├── OntologyError               an ontology could not be loaded or edited
     ├── MatcherError                a matcher failed on valid input
     │   └── PluginNotFound          no matcher registered under that name
-    ├── CompositeDefinitionError    a composite event definition is refused
     ├── StoreError                  the persistent store failed
     │   └── NotFound                no such subscription, token, ...
     ├── AuthError                   missing or unknown bearer token
@@ -157,7 +157,7 @@ class PluginNotFound(MatcherError):
     """No matcher is registered under the requested name."""
 
 
-class CompositeDefinitionError(_Located):
+class CompositeDefinitionError(SubscriptionError):
     """A composite event definition is refused (syntax, duplicate, undefined, cycle)."""
 
 
