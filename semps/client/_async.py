@@ -108,7 +108,7 @@ class AsyncClient:
         self,
         source: QuerySource,
         *,
-        kind: str = "semantic",
+        kind: str | None = None,
         name: str | None = None,
         callback: str | None = None,
         media_type: str | None = None,
@@ -139,7 +139,7 @@ class AsyncClient:
         ref: SubscriptionRef,
         source: QuerySource,
         *,
-        kind: str = "semantic",
+        kind: str | None = None,
         name: str | None = None,
         media_type: str | None = None,
     ) -> Subscription:

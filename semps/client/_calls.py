@@ -9,7 +9,15 @@ from typing import Any
 
 from semps.client._core import Call, Page, Reply, page_of, path_id
 from semps.client._errors import error_from_body
-from semps.client._inputs import JSON, QuerySource, RDFSource, batch_item, document, query
+from semps.client._inputs import (
+    JSON,
+    QuerySource,
+    RDFSource,
+    batch_item,
+    document,
+    kind_of,
+    query,
+)
 from semps.client._models import (
     BatchItem,
     DeadLetter,
@@ -83,7 +91,7 @@ def _pages(cursor: str | None, limit: int | None) -> dict[str, str]:
 def subscribe(
     source: QuerySource,
     *,
-    kind: str = "semantic",
+    kind: str | None = None,
     name: str | None = None,
     callback: str | None = None,
     media_type: str | None = None,
@@ -91,6 +99,7 @@ def subscribe(
     sub: str | None = None,
 ) -> Call[Subscription]:
     """``POST /subscriptions`` (or ``PUT /subscriptions/{sub}`` to replace ``sub``)."""
+    kind = kind or kind_of(source)
     body, content_type = query(source, kind, media_type)
     params = {"kind": kind, **{k: str(v) for k, v in (options or {}).items()}}
     if name is not None:

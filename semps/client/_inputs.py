@@ -28,6 +28,7 @@ __all__ = [
     "RDFSource",
     "batch_item",
     "document",
+    "kind_of",
     "query",
 ]
 
@@ -73,6 +74,22 @@ def document(source: RDFSource, media_type: str | None = None) -> tuple[bytes, s
         return _read(source), media_type
     msg = f"cannot send a {type(source).__name__} as an RDF document or JSON event"
     raise UnsupportedMediaType(msg)
+
+
+def kind_of(source: QuerySource) -> str:
+    """The matcher a subscription is for when the caller does not say: ``content`` for a
+    dict of ``constraints``, ``symmetric`` for a dict with a ``region``, else ``semantic``.
+
+    Example:
+        >>> kind_of({"region": {"x": [0, 1]}}), kind_of("SELECT * WHERE { ?s ?p ?o }")
+        ('symmetric', 'semantic')
+    """
+    if isinstance(source, Mapping):
+        if "region" in source:
+            return "symmetric"
+        if "constraints" in source:
+            return "content"
+    return "semantic"
 
 
 def query(source: QuerySource, kind: str, media_type: str | None = None) -> tuple[bytes, str]:

@@ -124,7 +124,7 @@ class Client:
         self,
         source: QuerySource,
         *,
-        kind: str = "semantic",
+        kind: str | None = None,
         name: str | None = None,
         callback: str | None = None,
         media_type: str | None = None,
@@ -135,7 +135,9 @@ class Client:
         Args:
             source: the SPARQL text (``str``), a file holding it (:class:`pathlib.Path`),
                 or a content or symmetric subscription as a ``dict``.
-            kind: the matcher: ``semantic``, ``content``, ``symmetric``, ...
+            kind: the matcher: ``semantic``, ``content``, ``symmetric``, ...; by default
+                ``content`` for a dict of ``constraints``, ``symmetric`` for a dict with a
+                ``region``, else ``semantic``.
             name: a name for people.
             callback: a webhook URL; the answer's ``secret`` signs its deliveries.
             media_type: the body's media type when the default guess is wrong.
@@ -171,7 +173,7 @@ class Client:
         ref: SubscriptionRef,
         source: QuerySource,
         *,
-        kind: str = "semantic",
+        kind: str | None = None,
         name: str | None = None,
         media_type: str | None = None,
     ) -> Subscription:

@@ -165,6 +165,40 @@ def test_json_events_and_a_batch_with_one_bad_item(
     assert [(n.seq, n.event) for n in notes] == [(1, first.id), (2, results[2].id)]
 
 
+@pytest.mark.parametrize(
+    ("source", "kind", "event", "registered"),
+    [
+        ({"region": {"x": [0, 1]}}, None, {"region": {"x": [0.5, 2]}}, "symmetric"),
+        (
+            {"constraints": [{"attr": "a1", "op": "=", "value": 4}]},
+            None,
+            {"values": {"a1": 4}},
+            "content",
+        ),
+        (
+            'a1 >= 3 and colour = "red"',
+            "content",
+            {"values": {"a1": 4, "colour": "red"}},
+            "content",
+        ),
+    ],
+    ids=["region", "constraints", "content-text"],
+)
+def test_content_and_region_subscriptions_in_each_form(
+    source: Any,
+    kind: str | None,
+    event: dict[str, Any],
+    registered: str,
+    subscriber: Any,
+    publisher: Any,
+) -> None:
+    sub = subscriber.subscribe(source, kind=kind)
+    assert sub.kind == registered == subscriber.subscription(sub).kind
+    published = publisher.publish(event)
+    [note] = subscriber.notifications(sub, once=True)
+    assert (note.event, note.count, note.solutions) == (published.id, 1, ())
+
+
 # -- the ontology ----------------------------------------------------------------------------
 
 
