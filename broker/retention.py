@@ -11,13 +11,18 @@ from a pruned seq simply gets the notifications that are left.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
+import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from semps.broker.store import Store
+if TYPE_CHECKING:
+    from semps.broker.store import Store
 
-__all__ = ["Pruner", "RetentionPolicy"]
+__all__ = ["Pruner", "RetentionPolicy", "RetentionTable"]
 
 _log = logging.getLogger("semps.retention")
 
@@ -39,6 +44,100 @@ class RetentionPolicy:
         if self.count < 0 or self.age < 0 or self.interval <= 0:
             msg = f"retention bounds must be 0 or more and the interval positive: {self}"
             raise ValueError(msg)
+
+
+class RetentionTable:
+    """The retention methods of :class:`~semps.broker.store.Store`."""
+
+    _w: sqlite3.Connection  # the writing connection, under _wlock
+    _db: sqlite3.Connection  # the reading connection, under _lock
+    _wlock: AbstractContextManager[Any]
+    _lock: AbstractContextManager[Any]
+    _last_seq: dict[str, int]  # each subscription's last notification seq
+
+    def set_retention(self, sub_id: str, count: int | None, age: float | None) -> None:
+        """A subscription's own retention: notifications kept by number and by age in
+        seconds (``None``: the service's default; 0: no bound)."""
+        with self._wlock:
+            self._w.execute(
+                "UPDATE subscriptions SET retain_count = ?, retain_age = ? WHERE id = ?",
+                (count, age, sub_id),
+            )
+
+    def retention(self, sub_id: str) -> tuple[int | None, float | None]:
+        """A subscription's own (count, age) retention; ``None`` where it takes the default."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT retain_count, retain_age FROM subscriptions WHERE id = ?", (sub_id,)
+            ).fetchone()
+        return (row[0], row[1]) if row else (None, None)
+
+    def prune(self, count: int, age: float, *, now: float | None = None, chunk: int = 1000) -> int:
+        """Delete stored notifications past retention; returns how many went.
+
+        Each subscription keeps its newest ``count`` notifications and those younger than
+        ``age`` seconds (its own bounds if it has them; 0: no bound). Deletions run in
+        transactions of at most ``chunk`` rows, so a commit never waits behind more than one
+        of them; events older than ``age`` leave the event log the same way.
+        """
+        now = time.time() if now is None else now
+        with self._lock:
+            own = {
+                row[0]: (row[1], row[2])
+                for row in self._db.execute(
+                    "SELECT id, retain_count, retain_age FROM subscriptions "
+                    "WHERE retain_count IS NOT NULL OR retain_age IS NOT NULL"
+                )
+            }
+        removed = 0
+        for sub_id, last in list(self._last_seq.items()):
+            sub_count, sub_age = own.get(sub_id, (None, None))
+            keep = count if sub_count is None else sub_count
+            oldest = age if sub_age is None else sub_age
+            if keep > 0:
+                removed += self._prune_below(sub_id, last - keep + 1, None, chunk)
+            if oldest > 0:
+                removed += self._prune_below(sub_id, last + 1, now - oldest, chunk)
+        if age > 0:
+            removed += self._prune_events(now - age, chunk)
+        return removed
+
+    def _prune_below(self, sub_id: str, seq: int, before: float | None, chunk: int) -> int:
+        """Delete ``sub_id``'s notifications under ``seq`` (and created before ``before``),
+        oldest first, ``chunk`` at a time."""
+        with self._lock:  # the reader sees whether there is anything to do, without the writer
+            first = self._db.execute(
+                "SELECT seq, created FROM notifications WHERE subscription = ? "
+                "ORDER BY seq LIMIT 1",
+                (sub_id,),
+            ).fetchone()
+        if first is None or first[0] >= seq or (before is not None and first[1] >= before):
+            return 0
+        removed = 0
+        while True:
+            with self._wlock:
+                cursor = self._w.execute(
+                    "DELETE FROM notifications WHERE subscription = ? AND seq IN ("
+                    "SELECT seq FROM notifications WHERE subscription = ? AND seq < ? "
+                    "AND created < ? ORDER BY seq LIMIT ?)",
+                    (sub_id, sub_id, seq, before if before is not None else float("inf"), chunk),
+                )
+            removed += cursor.rowcount
+            if cursor.rowcount < chunk:
+                return removed
+
+    def _prune_events(self, before: float, chunk: int) -> int:
+        removed = 0
+        while True:
+            with self._wlock:
+                cursor = self._w.execute(
+                    "DELETE FROM events WHERE rowid IN "
+                    "(SELECT rowid FROM events WHERE received < ? LIMIT ?)",
+                    (before, chunk),
+                )
+            removed += cursor.rowcount
+            if cursor.rowcount < chunk:
+                return removed
 
 
 class Pruner:

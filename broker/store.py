@@ -7,12 +7,14 @@ notifications are committed in groups (:meth:`Store.commit_events`: many events,
 transaction, one fsync) before their publishers are answered.
 
 Two connections: one writes (serialised by its own lock), one reads, so readers (streams,
-token checks) never wait behind a commit's fsync (WAL lets them read the last commit).
+token checks) never wait behind a commit's fsync (WAL lets them read the last commit). The
+token methods live in :mod:`semps.broker.tokens`, the retention methods in
+:mod:`semps.broker.retention`, the file modes and sealed webhook secrets in
+:mod:`semps.broker.at_rest`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import secrets
 import sqlite3
@@ -23,10 +25,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from semps.broker.at_rest import SEALED_PREFIX, SecretBox, private_dir, private_files
+from semps.broker.retention import RetentionTable
+from semps.broker.tokens import ROLES, Principal, TokenInfo, TokenTable
 from semps.errors import NotFound, StoreError
 from semps.matcher.base import Subscription
 
-ROLES = ("admin", "publisher", "subscriber")
+__all__ = [
+    "ROLES",
+    "DeadLetter",
+    "EventRecord",
+    "Notification",
+    "Principal",
+    "Store",
+    "TokenInfo",
+    "Webhook",
+]
+
 #: Columns added to ``subscriptions`` after its first release, added to older files on open.
 _LATER_COLUMNS = (("suspended", "TEXT"), ("retain_count", "INTEGER"), ("retain_age", "REAL"))
 
@@ -77,35 +91,6 @@ class DeadLetter:
 
 
 @dataclass(frozen=True, slots=True)
-class Principal:
-    """Who a bearer token belongs to (``expires``: a Unix time, ``None``: never)."""
-
-    subject: str
-    role: str
-    expires: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TokenInfo:
-    """A stored token as an admin sees it: never its secret, which is not stored.
-
-    Times are Unix times; ``expires`` ``None`` means never, ``revoked`` ``None`` means not
-    revoked.
-    """
-
-    id: str
-    role: str
-    subject: str
-    created: float
-    expires: float | None
-    revoked: float | None
-
-    def active(self, now: float) -> bool:
-        """Whether the token still authenticates at ``now``."""
-        return self.revoked is None and (self.expires is None or self.expires > now)
-
-
-@dataclass(frozen=True, slots=True)
 class EventRecord:
     """An accepted event and its notifications, ready to commit.
 
@@ -130,16 +115,7 @@ class Notification:
     payload: dict[str, object]
 
 
-def _digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def _token_id(digest: str) -> str:
-    """A token's public id: a prefix of its secret's digest (says nothing of the secret)."""
-    return "tok-" + digest[:12]
-
-
-class Store:
+class Store(TokenTable, RetentionTable):
     """Thread-safe access to the broker's SQLite file."""
 
     def __init__(self, path: Path) -> None:
@@ -186,14 +162,6 @@ class Store:
         self._w.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self._w.execute("PRAGMA secure_delete=OFF")
 
-    def _migrate_tokens(self) -> None:
-        """Give tokens from before ids, expiry and revocation their new columns."""
-        columns = {row[1] for row in self._w.execute("PRAGMA table_info(tokens)")}
-        for column, sql_type in (("id", "TEXT"), ("expires", "REAL"), ("revoked", "REAL")):
-            if column not in columns:
-                self._w.execute(f"ALTER TABLE tokens ADD COLUMN {column} {sql_type}")
-        self._w.execute("UPDATE tokens SET id = 'tok-' || substr(digest, 1, 12) WHERE id IS NULL")
-
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
@@ -206,82 +174,6 @@ class Store:
         with self._wlock, self._lock:
             self._db.close()
             self._w.close()
-
-    # -- tokens ----------------------------------------------------------------------------
-
-    def create_token(
-        self, role: str, subject: str | None = None, *, expires_at: float | None = None
-    ) -> tuple[str, str]:
-        """A new bearer token for ``role``: returns (token id, secret).
-
-        Only the secret's SHA-256 is stored; the secret is shown once, here. The id names
-        the token in :meth:`list_tokens` and :meth:`revoke_token`.
-
-        Args:
-            role: ``admin``, ``publisher`` or ``subscriber``.
-            subject: who the token is for (the owner of its subscriptions); default a
-                generated name.
-            expires_at: Unix time after which the token no longer authenticates.
-
-        Raises:
-            StoreError: an unknown role, or an expiry time that has already passed.
-        """
-        if role not in ROLES:
-            msg = f"unknown role {role!r} (use {', '.join(ROLES)})"
-            raise StoreError(msg)
-        now = time.time()
-        if expires_at is not None and expires_at <= now:
-            msg = "the token's expiry time has already passed"
-            raise StoreError(msg)
-        secret = secrets.token_urlsafe(24)
-        digest = _digest(secret)
-        token_id = _token_id(digest)
-        subject = subject or f"{role}-{secrets.token_hex(4)}"
-        with self._wlock:
-            self._w.execute(
-                "INSERT INTO tokens (digest, role, subject, created, id, expires, revoked) "
-                "VALUES (?, ?, ?, ?, ?, ?, NULL)",
-                (digest, role, subject, now, token_id, expires_at),
-            )
-        return token_id, secret
-
-    def list_tokens(self) -> list[TokenInfo]:
-        """Every token (revoked and expired ones too), oldest first."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT id, role, subject, created, expires, revoked FROM tokens ORDER BY rowid"
-            ).fetchall()
-        return [TokenInfo(*row) for row in rows]
-
-    def revoke_token(self, token_id: str) -> TokenInfo:
-        """Revoke a token: it no longer authenticates (revoking twice is harmless).
-
-        Raises:
-            NotFound: no token has that id.
-        """
-        with self._wlock:
-            self._w.execute(
-                "UPDATE tokens SET revoked = COALESCE(revoked, ?) WHERE id = ?",
-                (time.time(), token_id),
-            )
-            row = self._w.execute(
-                "SELECT id, role, subject, created, expires, revoked FROM tokens WHERE id = ?",
-                (token_id,),
-            ).fetchone()
-        if row is None:
-            msg = f"no token {token_id!r}"
-            raise NotFound(msg)
-        return TokenInfo(*row)
-
-    def principal(self, token: str) -> Principal | None:
-        """Who ``token`` belongs to; ``None`` for an unknown, expired or revoked token."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT subject, role, expires FROM tokens "
-                "WHERE digest = ? AND revoked IS NULL AND (expires IS NULL OR expires > ?)",
-                (_digest(token), time.time()),
-            ).fetchone()
-        return Principal(row[0], row[1], row[2]) if row else None
 
     # -- subscriptions ---------------------------------------------------------------------
 
@@ -366,92 +258,6 @@ class Store:
         with self._lock:
             rows = self._db.execute(query + " ORDER BY rowid", args).fetchall()
         return [(Subscription(*row[:5]), row[5]) for row in rows]
-
-    # -- retention -------------------------------------------------------------------------
-
-    def set_retention(self, sub_id: str, count: int | None, age: float | None) -> None:
-        """A subscription's own retention: notifications kept by number and by age in
-        seconds (``None``: the service's default; 0: no bound)."""
-        with self._wlock:
-            self._w.execute(
-                "UPDATE subscriptions SET retain_count = ?, retain_age = ? WHERE id = ?",
-                (count, age, sub_id),
-            )
-
-    def retention(self, sub_id: str) -> tuple[int | None, float | None]:
-        """A subscription's own (count, age) retention; ``None`` where it takes the default."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT retain_count, retain_age FROM subscriptions WHERE id = ?", (sub_id,)
-            ).fetchone()
-        return (row[0], row[1]) if row else (None, None)
-
-    def prune(self, count: int, age: float, *, now: float | None = None, chunk: int = 1000) -> int:
-        """Delete stored notifications past retention; returns how many went.
-
-        Each subscription keeps its newest ``count`` notifications and those younger than
-        ``age`` seconds (its own bounds if it has them; 0: no bound). Deletions run in
-        transactions of at most ``chunk`` rows, so a commit never waits behind more than one
-        of them; events older than ``age`` leave the event log the same way.
-        """
-        now = time.time() if now is None else now
-        with self._lock:
-            own = {
-                row[0]: (row[1], row[2])
-                for row in self._db.execute(
-                    "SELECT id, retain_count, retain_age FROM subscriptions "
-                    "WHERE retain_count IS NOT NULL OR retain_age IS NOT NULL"
-                )
-            }
-        removed = 0
-        for sub_id, last in list(self._last_seq.items()):
-            sub_count, sub_age = own.get(sub_id, (None, None))
-            keep = count if sub_count is None else sub_count
-            oldest = age if sub_age is None else sub_age
-            if keep > 0:
-                removed += self._prune_below(sub_id, last - keep + 1, None, chunk)
-            if oldest > 0:
-                removed += self._prune_below(sub_id, last + 1, now - oldest, chunk)
-        if age > 0:
-            removed += self._prune_events(now - age, chunk)
-        return removed
-
-    def _prune_below(self, sub_id: str, seq: int, before: float | None, chunk: int) -> int:
-        """Delete ``sub_id``'s notifications under ``seq`` (and created before ``before``),
-        oldest first, ``chunk`` at a time."""
-        with self._lock:  # the reader sees whether there is anything to do, without the writer
-            first = self._db.execute(
-                "SELECT seq, created FROM notifications WHERE subscription = ? "
-                "ORDER BY seq LIMIT 1",
-                (sub_id,),
-            ).fetchone()
-        if first is None or first[0] >= seq or (before is not None and first[1] >= before):
-            return 0
-        removed = 0
-        while True:
-            with self._wlock:
-                cursor = self._w.execute(
-                    "DELETE FROM notifications WHERE subscription = ? AND seq IN ("
-                    "SELECT seq FROM notifications WHERE subscription = ? AND seq < ? "
-                    "AND created < ? ORDER BY seq LIMIT ?)",
-                    (sub_id, sub_id, seq, before if before is not None else float("inf"), chunk),
-                )
-            removed += cursor.rowcount
-            if cursor.rowcount < chunk:
-                return removed
-
-    def _prune_events(self, before: float, chunk: int) -> int:
-        removed = 0
-        while True:
-            with self._wlock:
-                cursor = self._w.execute(
-                    "DELETE FROM events WHERE rowid IN "
-                    "(SELECT rowid FROM events WHERE received < ? LIMIT ?)",
-                    (before, chunk),
-                )
-            removed += cursor.rowcount
-            if cursor.rowcount < chunk:
-                return removed
 
     # -- counts and saved counters ---------------------------------------------------------
 
