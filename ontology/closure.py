@@ -18,7 +18,17 @@ from semps._types import Term, Triple
 from semps.errors import EventLimitExceeded
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.ontology.expansion import Expansion
-from semps.terms import RDF_TYPE, Literal
+from semps.terms import OWL, RDF, RDF_TYPE, RDFS, Literal
+
+SUB_CLASS = RDFS + "subClassOf"
+SUB_PROPERTY = RDFS + "subPropertyOf"
+EQ_CLASS = OWL + "equivalentClass"
+EQ_PROPERTY = OWL + "equivalentProperty"
+THING = OWL + "Thing"
+#: subClassOf and subPropertyOf are closed like transitive properties (scm-sco, scm-spo).
+_SCHEMA_TRANSITIVE = frozenset({SUB_CLASS, SUB_PROPERTY})
+_SCHEMA = frozenset({SUB_CLASS, SUB_PROPERTY, EQ_CLASS, EQ_PROPERTY})
+_OWL_PROPERTIES = frozenset({OWL + "ObjectProperty", OWL + "DatatypeProperty"})
 
 
 class _Closure:
@@ -37,7 +47,7 @@ class _Closure:
             lambda: defaultdict(set)
         )
         self.restricted = set(rules.svf) | set(rules.avf)
-        self.watched = set(rules.transitive) | self.restricted
+        self.watched = set(rules.transitive) | self.restricted | _SCHEMA_TRANSITIVE
         # Triples added by expanding a property or class: the tables are transitively
         # closed, so their own expansions were added with them and are skipped.
         self.expanded: set[Triple] = set()
@@ -75,6 +85,8 @@ class _Closure:
     def _on_type(self, s: str, cls: str) -> None:
         rules = self.rules
         self.types[s].add(cls)
+        if cls.startswith((OWL, RDFS, RDF)):
+            self._on_declaration(s, cls)
         if (s, RDF_TYPE, cls) not in self.expanded:
             expanded = self.expanded
             for sup in rules.classes.get(cls, ()):
@@ -94,9 +106,56 @@ class _Closure:
                 if type(y) is str:
                     self.add((y, RDF_TYPE, target))
 
+    def _on_declaration(self, s: str, cls: str) -> None:
+        """scm-cls, scm-op, scm-dp (and RDFS rdfs6/rdfs10): a declared class or property
+        is its own subclass / subproperty and equivalent."""
+        if cls == OWL + "Class":  # (owl:Nothing below every class: left out, see README)
+            for triple in ((s, SUB_CLASS, s), (s, EQ_CLASS, s), (s, SUB_CLASS, THING)):
+                self.add(triple)
+        elif cls == RDFS + "Class":
+            self.add((s, SUB_CLASS, s))
+        elif cls in _OWL_PROPERTIES:
+            self.add((s, SUB_PROPERTY, s))
+            self.add((s, EQ_PROPERTY, s))
+        elif cls == RDF + "Property":
+            self.add((s, SUB_PROPERTY, s))
+
+    def _on_schema(self, s: str, p: str, o: str) -> None:
+        """The event's own schema triples under OWL 2 RL's schema rules: scm-eqc1/2,
+        scm-eqp1/2, the ends of a subClassOf/subPropertyOf triple are classes/properties
+        (RDFS rdfs10/rdfs6: their own sub-), and what the ontology says above ``o``
+        (scm-sco/scm-spo across the event and the ontology; within the event they are
+        closed as transitive properties)."""
+        add = self.add
+        if p == SUB_CLASS:
+            add((s, SUB_CLASS, s))
+            add((o, SUB_CLASS, o))
+            for ancestor in self.rules.classes.get(o, ()):
+                add((s, SUB_CLASS, ancestor))
+            if (o, SUB_CLASS, s) in self.out:  # scm-eqc2
+                add((s, EQ_CLASS, o))
+                add((o, EQ_CLASS, s))
+        elif p == SUB_PROPERTY:
+            add((s, SUB_PROPERTY, s))
+            add((o, SUB_PROPERTY, o))
+            for prop, inverted in self.rules.properties.get(o, ()):
+                if not inverted:
+                    add((s, SUB_PROPERTY, prop))
+            if (o, SUB_PROPERTY, s) in self.out:  # scm-eqp2
+                add((s, EQ_PROPERTY, o))
+                add((o, EQ_PROPERTY, s))
+        elif p == EQ_CLASS:  # scm-eqc1
+            add((s, SUB_CLASS, o))
+            add((o, SUB_CLASS, s))
+        else:  # scm-eqp1
+            add((s, SUB_PROPERTY, o))
+            add((o, SUB_PROPERTY, s))
+
     def _on_property(self, s: str, p: str, o: Term) -> None:
         rules = self.rules
         literal = type(o) is Literal
+        if p in _SCHEMA and type(o) is str:
+            self._on_schema(s, p, o)
         if (s, p, o) not in self.expanded:
             expanded = self.expanded
             for q, inverted in rules.properties.get(p, ()):
@@ -131,7 +190,7 @@ class _Closure:
         for restriction, target in rules.avf.get(p, ()):
             if type(o) is str and restriction in self.types.get(s, ()):
                 self.add((o, RDF_TYPE, target))
-        if p in rules.transitive and type(o) is str:
+        if (p in rules.transitive or p in _SCHEMA_TRANSITIVE) and type(o) is str:
             self._on_transitive(s, p, o)
 
     def _on_transitive(self, s: str, p: str, o: str) -> None:

@@ -176,6 +176,7 @@ def compile_axioms(triples: Iterable[Triple], *, version: int = 0) -> Expansion:
         >>> sorted(e.expand_class(ex + "Grad"))
         ['http://ex/Grad', 'http://ex/Person', 'http://ex/Student']
     """
+    triples = list(triples)
     ax = _Axioms(triples)
     props = _property_table(ax)
     class_up = _class_edges(ax)
@@ -191,6 +192,7 @@ def compile_axioms(triples: Iterable[Triple], *, version: int = 0) -> Expansion:
         domains=domains,
         ranges=ranges,
         transitive=frozenset(ax.subjects_of_type(TRANSITIVE)),
+        schema=bool(triples),
         **restrictions,  # type: ignore[arg-type]
     )
 

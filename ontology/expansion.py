@@ -8,7 +8,11 @@ The tables are compiled from the ontology's axioms by :mod:`semps.ontology.compi
   ``prp-dom`` / ``prp-rng`` (domain, range);
 - classes: ``cax-sco`` (subClassOf), ``cax-eqc1/2`` (equivalentClass), ``cls-int1/2``
   (intersectionOf), ``cls-uni`` (unionOf), ``cls-svf1/2`` (someValuesFrom),
-  ``cls-hv1/2`` (hasValue), ``cls-avf`` (allValuesFrom).
+  ``cls-hv1/2`` (hasValue), ``cls-avf`` (allValuesFrom);
+- schema triples in the event: ``scm-cls``, ``scm-sco``, ``scm-op``, ``scm-dp``,
+  ``scm-spo``, ``scm-eqc1/2``, ``scm-eqp1/2`` (and RDFS ``rdfs6``/``rdfs10`` for the ends
+  of subPropertyOf/subClassOf triples), so ``?c rdfs:subClassOf :d`` has its OWL 2 RL
+  answers; an ontology's own schema triples are not copied into every event.
 
 Not supported (documented gaps): ``owl:sameAs`` and the rules that produce it (functional and
 inverse-functional properties, keys, maxCardinality 1), property chains, ``owl:Nothing``
@@ -44,6 +48,10 @@ class Expansion:
         has_value: (property, value) -> restrictions; class -> (property, value) it implies.
         avf: property -> (restriction, class) pairs; avf_by_class: restriction -> (property,
             class) pairs.
+        schema: True for an ontology (not ``Expansion()``): the event's own schema triples
+            (subClassOf, subPropertyOf, equivalences, class and property declarations) are
+            closed by OWL 2 RL's schema rules (scm-cls, scm-sco, scm-op, scm-dp, scm-spo,
+            scm-eqc1/2, scm-eqp1/2), joined with what the ontology says above them.
 
     Example:
         >>> from semps.ontology.compile import compile_axioms
@@ -67,13 +75,18 @@ class Expansion:
     class_values: dict[str, tuple[tuple[str, Term], ...]] = field(default_factory=dict)
     avf: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     avf_by_class: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    schema: bool = False
 
     @property
     def empty(self) -> bool:
-        """True when no rule applies (closing is the identity)."""
+        """True when no rule applies (closing is the identity): no ontology at all. Under
+        any ontology, even one that only declares classes, an event's own schema triples
+        are closed (``schema``)."""
         return not (
             self.properties or self.classes or self.domains or self.ranges or self.svf
-        ) and not (self.has_value or self.avf or self.intersections or self.transitive)
+        ) and not (
+            self.has_value or self.avf or self.intersections or self.transitive or self.schema
+        )
 
     def expand_property(self, prop: str) -> tuple[tuple[str, bool], ...]:
         """Every property a ``prop`` triple implies, with its direction (itself first)."""
