@@ -212,6 +212,7 @@ class AsyncClient:
                     else:
                         decoder = SSEDecoder()
                         async for line in response.aiter_lines():
+                            pos.alive()
                             event = decoder.feed(line)
                             if event is None or event.event != "notification":
                                 continue
@@ -234,6 +235,7 @@ class AsyncClient:
                     f"{url}?after={pos.after}", auth_headers(self.token), self._timeout
                 )
                 async with link as ws:
+                    pos.connected()
                     async for message in ws:
                         text = message if isinstance(message, str) else message.decode()
                         note = pos.accept(text)

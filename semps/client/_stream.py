@@ -9,12 +9,16 @@ no notification is lost, and one the server sends again is skipped, never yielde
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 
 from semps.client._models import Notification
 from semps.errors import ClientError, SempsError
 
-__all__ = ["Retry", "SSEDecoder", "SSEEvent", "StreamPosition"]
+__all__ = ["HEALTHY", "Retry", "SSEDecoder", "SSEEvent", "StreamPosition"]
+
+#: Seconds a connection must stay open to count as a working one when it drops.
+HEALTHY = 30.0
 
 
 @dataclass(frozen=True)
@@ -94,10 +98,24 @@ class Retry:
 @dataclass
 class StreamPosition:
     """Where a stream is (the last ``seq`` yielded) and how many reconnections in a row
-    have failed."""
+    have failed. A connection that delivers anything (a notification, an SSE keep-alive)
+    was a working one and starts the count again, so a quiet stream survives any number of
+    drops spread over time, while a server that drops every connection at once is given up
+    after :attr:`Retry.attempts`."""
 
     after: int = 0
     failures: int = 0
+    since: float | None = None
+
+    def alive(self) -> None:
+        """The connection delivered something."""
+        self.failures = 0
+
+    def connected(self) -> None:
+        """A connection is open; one that stays open :data:`HEALTHY` seconds counts as a
+        working one when it drops (a WebSocket's keep-alives are pings the client does not
+        see)."""
+        self.since = time.monotonic()
 
     def accept(self, data: str, event_id: str | None = None) -> Notification | None:
         """The notification in one SSE event or WebSocket message, or ``None`` for one
@@ -118,6 +136,9 @@ class StreamPosition:
         """Count one failed or lost connection; the delay before the next. When the retries
         are spent, raises ``cause`` if it is the server's refusal (``TooManyRequests``),
         else :class:`ClientError`."""
+        if self.since is not None and time.monotonic() - self.since >= HEALTHY:
+            self.failures = 0
+        self.since = None
         self.failures += 1
         if self.failures <= retry.attempts:
             return retry.delay(self.failures)

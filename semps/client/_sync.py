@@ -262,6 +262,7 @@ class Client:
                 with connect_sync(
                     f"{url}?after={pos.after}", auth_headers(self.token), self._timeout
                 ) as ws:
+                    pos.connected()
                     for message in ws:
                         text = message if isinstance(message, str) else message.decode()
                         note = pos.accept(text)
@@ -343,6 +344,7 @@ class Client:
 def _decode(lines: Iterable[str], pos: StreamPosition) -> Iterator[Notification]:
     decoder = SSEDecoder()
     for line in lines:
+        pos.alive()
         event = decoder.feed(line)
         if event is not None and event.event == "notification":
             note = pos.accept(event.data, event.id)

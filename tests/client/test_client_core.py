@@ -16,7 +16,8 @@ import rdflib
 from semps.client import AsyncClient, Client, Retry
 from semps.client._errors import error_from
 from semps.client._inputs import document, query
-from semps.client._stream import SSEDecoder
+from semps.client import _stream
+from semps.client._stream import SSEDecoder, StreamPosition
 from semps.errors import (
     AuthError,
     ClientError,
@@ -208,8 +209,8 @@ class FlakyStream:
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.asked.append(request.headers.get("last-event-id"))
-        if not self.pages:
-            return httpx.Response(200, text=": keep-alive\n\n")
+        if not self.pages:  # a server that answers and closes at once
+            return httpx.Response(200, text="")
         seqs = self.pages.pop(0)
         body = ": keep-alive\n\n" + "".join(_frame(s) for s in seqs)
         return httpx.Response(200, text=body, headers={"content-type": "text/event-stream"})
@@ -224,6 +225,13 @@ def test_a_stream_resumes_by_last_event_id_without_loss_or_duplicates() -> None:
     assert [n.event for n in got] == [f"ev-{i}" for i in range(1, 6)]
     assert got[2].solutions == ({"x": "<urn:x3>"},)
     assert server.asked == ["0", "2", "4"]
+
+
+def test_keep_alives_keep_a_quiet_stream_going_across_more_drops_than_its_retries() -> None:
+    server = FlakyStream([[], [], [], [], [], [1]])
+    with _client(server, retry=NO_WAIT) as client:
+        assert next(client.notifications("s1")).seq == 1
+    assert len(server.asked) == 6 > NO_WAIT.attempts
 
 
 def test_a_stream_gives_up_after_its_retries() -> None:
@@ -318,3 +326,20 @@ def test_a_subscription_is_sent_with_the_media_type_of_its_form(
     source: object, kind: str, media_type: str
 ) -> None:
     assert query(source, kind)[1] == media_type  # type: ignore[arg-type]
+
+
+def test_a_connection_that_stayed_open_long_enough_starts_the_retry_count_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = [0.0]
+    monkeypatch.setattr(_stream.time, "monotonic", lambda: clock[0])
+    pos, retry = StreamPosition(), Retry(attempts=1, backoff=0)
+    for _ in range(5):  # five drops, each after HEALTHY seconds open: never given up
+        pos.connected()
+        clock[0] += _stream.HEALTHY
+        assert pos.failed(retry, "ws://x", "dropped") == 0
+    pos.connected()
+    pos.failed(retry, "ws://x", "dropped at once")
+    pos.connected()
+    with pytest.raises(ClientError, match="after 1 reconnections"):
+        pos.failed(retry, "ws://x", "dropped at once")
