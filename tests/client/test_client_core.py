@@ -154,6 +154,23 @@ def test_a_missing_token_api_is_said_plainly_but_a_missing_token_is_not_found() 
             client.revoke_token("tk-9")
 
 
+def test_suspend_reads_the_subscription_it_suspended_or_says_the_server_cannot() -> None:
+    def server(request: httpx.Request) -> httpx.Response:
+        assert (request.method, request.url.path) == ("POST", "/subscriptions/s1/suspend")
+        assert request.url.params["reason"] == "noisy"
+        body = {"id": "s1", "kind": "semantic", "status": "suspended", "reason": "noisy"}
+        return httpx.Response(200, json=body)
+
+    with _client(server) as client:
+        assert client.suspend("s1", "noisy").status == "suspended"
+    with _client(_answer(404, {"error": "not_found", "detail": "no route /x"})) as client:
+        with pytest.raises(ClientError, match="does not offer suspending subscriptions"):
+            client.suspend("s1")
+    with _client(_answer(404, {"error": "not_found", "detail": "no subscription 's1'"})) as c:
+        with pytest.raises(NotFound, match="no subscription 's1'"):
+            c.suspend("s1")
+
+
 def test_ids_that_would_address_another_resource_are_refused() -> None:
     with _client(_answer(200, {})) as client, pytest.raises(ClientError, match="not an id"):
         client.subscription("../tokens")

@@ -77,6 +77,12 @@ def test_subscribe_from_text_and_file_then_list_get_replace_delete(
     assert [s.id for s in subscriber.subscriptions()] == [from_text.id]
 
 
+def test_an_admin_resumes_a_subscription(subscriber: Any, admin: Any) -> None:
+    sub = subscriber.subscribe("SELECT ?x WHERE { ?x a <urn:C> }", name="c")
+    resumed = admin.resume(sub)
+    assert (resumed.id, resumed.name, resumed.status) == (sub.id, "c", "active")
+
+
 def test_listing_follows_every_page(subscriber: Any) -> None:
     """Seven subscriptions read two at a time (on a server with cursor pagination) are seven,
     each once."""
