@@ -14,6 +14,7 @@ The architecture is visible from the subpackages:
 - :mod:`semps.broker`   the broker: one event path, the persistent store, delivery.
 - :mod:`semps.api`      the FastAPI service over the broker.
 - :mod:`semps.spark`    bulk matching and placement on Apache Spark.
+- :mod:`semps.client`   a typed Python client of the HTTP API, synchronous and asyncio.
 """
 
 from semps.errors import SempsError
