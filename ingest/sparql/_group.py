@@ -347,12 +347,16 @@ class GroupParser:
         self.block.append(pattern)
 
     def triples_same_subject(self) -> None:
-        if self.tok.is_op("["):
+        # "[ :p :o ]" and a non-empty "( ... )" may stand alone; "[]" and "()" may not.
+        if self.tok.is_op("[") and not self.peek().is_op("]"):
             subject = self.blank_node_property_list()
             if self.tok.is_op(".") or self.tok.is_op("}"):
                 return
         else:
+            collection = self.tok.is_op("(") and not self.peek().is_op(")")
             subject = self.term(position="subject")
+            if collection and (self.tok.is_op(".") or self.tok.is_op("}")):
+                return
         self.property_list(subject)
 
     def property_list(self, subject: PatternTerm) -> None:

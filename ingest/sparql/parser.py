@@ -281,6 +281,28 @@ class _Parser(GroupParser):
         self.blank += 1
         return Var(f"_#{self.blank}")  # '#' is in no blank node label: no clash with _:b1
 
+    def collection(self) -> PatternTerm:
+        """``( item ... )``: an RDF list, as ``rdf:first`` / ``rdf:rest`` triple patterns
+        over fresh blank nodes; its head (``rdf:nil`` when empty)."""
+        start = self.expect_op("(")
+        self.enter()
+        items: list[PatternTerm] = []
+        while not self.tok.is_op(")"):
+            if self.tok.is_op("[") and not self.peek().is_op("]"):
+                items.append(self.blank_node_property_list())
+            else:
+                items.append(self.term("list item"))
+        self.advance()
+        self.depth -= 1
+        if not items:
+            return RDF + "nil"
+        nodes = [self.fresh_blank() for _ in items]
+        for k, item in enumerate(items):
+            rest = nodes[k + 1] if k + 1 < len(items) else RDF + "nil"
+            self.emit(TriplePattern(nodes[k], RDF + "first", item), start)
+            self.emit(TriplePattern(nodes[k], RDF + "rest", rest), start)
+        return nodes[0]
+
     def term(self, position: str) -> PatternTerm:
         tok = self.tok
         if tok.kind == "VAR":
@@ -297,7 +319,7 @@ class _Parser(GroupParser):
             self.advance()
             return self.fresh_blank()
         if tok.is_op("("):
-            raise self.unsupported("RDF collection")
+            return self.collection()
         literal = self.literal()
         if literal is None:
             raise self.error(f"expected a {position} but found {tok.describe()}")
@@ -332,9 +354,9 @@ class _Parser(GroupParser):
         if tok.kind in _NUMERIC_TYPES:
             self.advance()
             return Literal(sign + tok.text, _NUMERIC_TYPES[tok.kind])
-        if tok.kind == "NAME" and tok.text in ("true", "false"):
+        if tok.kind == "NAME" and tok.text.lower() in ("true", "false"):  # keywords: any case
             self.advance()
-            return Literal(tok.text, XSD + "boolean")
+            return Literal(tok.text.lower(), XSD + "boolean")
         return None
 
     def iri(self, tok: Token) -> str:
@@ -456,7 +478,7 @@ class _Parser(GroupParser):
             if self.tok.is_op("("):
                 return self.function_call(iri, tok)
             return ("term", iri)
-        if tok.kind == "NAME" and tok.text not in ("true", "false"):
+        if tok.kind == "NAME" and tok.text.lower() not in ("true", "false"):
             return self.builtin()
         literal = self.literal()
         if literal is None:
