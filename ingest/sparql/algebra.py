@@ -22,7 +22,7 @@ verdict per event).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
 from semps._types import Term
@@ -61,9 +61,17 @@ class PathPattern:
 
 @dataclass(frozen=True, slots=True)
 class BGP:
-    """A basic graph pattern (the empty one has one solution binding nothing)."""
+    """A basic graph pattern (the empty one has one solution binding nothing). Its hash is
+    computed once: evaluation caches a pattern's solutions per event by the pattern."""
 
     triples: tuple[TriplePattern | PathPattern, ...] = ()
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash(self.triples))
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 @dataclass(frozen=True, slots=True)

@@ -244,6 +244,7 @@ def compile_query(subscription_id: str, query: Query) -> CompiledSubscription:
 
 
 def _compile_algebra(subscription_id: str, query: Query) -> CompiledSubscription:
+    from semps.matcher.semantic.evaluate import plan
     from semps.matcher.semantic.required import alternatives
 
     found = alternatives(query.algebra)  # type: ignore[arg-type]
@@ -254,6 +255,6 @@ def _compile_algebra(subscription_id: str, query: Query) -> CompiledSubscription
         projection=query.projected() if query.form == "SELECT" else (),
         distinct=query.distinct,
         ask=query.form == "ASK",
-        algebra=query.algebra,
+        algebra=plan(query.algebra),  # type: ignore[arg-type]
         alternatives=found,
     )

@@ -79,7 +79,7 @@ class Evaluator:
         self.pairs = pairs
         self.by_prop = pairs.by_prop
         self.budget = budget
-        self.cache: dict[tuple[Path, Term | None, Term | None], list[Pair]] = pairs.path_cache
+        self.cache: dict[Any, Any] = pairs.path_cache
 
     def tick(self, n: int = 1) -> None:
         self.budget -= n
@@ -92,7 +92,14 @@ class Evaluator:
         """The node's solutions, each extending ``seed`` (EXISTS's substitution)."""
         kind = type(node)
         if kind is BGP:
-            return self.bgp(node.triples, seed)  # type: ignore[union-attr]
+            if seed:
+                return self.bgp(node.triples, seed)  # type: ignore[union-attr]
+            found = self.cache.get(node)
+            if found is None:  # shared by the subscriptions of the event (never mutated)
+                found = self.cache[node] = self.bgp(node.triples, seed)  # type: ignore[union-attr]
+            else:
+                self.tick()
+            return found
         if kind is Join:
             return self.join(self.solutions(node.left, seed), self.solutions(node.right, seed))  # type: ignore[union-attr]
         if kind is LeftJoin:
@@ -124,12 +131,8 @@ class Evaluator:
         """Every compatible pair merged: hashed on the variables both sides always bind."""
         if not left or not right:
             return []
-        certain = set(left[0]).intersection(*left[1:], *right)
-        shared = certain and tuple(sorted(certain))
-        if shared:
-            buckets: dict[tuple[Term, ...], list[Solution]] = {}
-            for r in right:
-                buckets.setdefault(tuple(r[v] for v in shared), []).append(r)
+        shared = _certain(left, right)
+        buckets = _buckets(right, shared) if shared else {}
         out = []
         for a in left:
             candidates = buckets.get(tuple(a[v] for v in shared), ()) if shared else right
@@ -144,10 +147,12 @@ class Evaluator:
         if not left:
             return []
         right = self.solutions(node.right, seed)
+        shared = _certain(left, right)
+        buckets = _buckets(right, shared) if shared else {}
         out = []
         for a in left:
             extended = False
-            for b in right:
+            for b in buckets.get(tuple(a[v] for v in shared), ()) if shared else right:
                 self.tick()
                 if _compatible(a, b):
                     merged = {**a, **b}
@@ -204,22 +209,23 @@ class Evaluator:
     def bgp(
         self, triples: tuple[TriplePattern | PathPattern, ...], seed: Solution
     ) -> list[Solution]:
-        """The patterns matched one at a time, the most bound first, from ``seed``."""
+        """The patterns matched one at a time from ``seed``, in their order (which
+        :func:`plan` chose: the most bound first)."""
         found = [dict(seed)]
-        remaining = list(triples)
-        while remaining and found:
-            bound = found[0].keys()
-            best = max(range(len(remaining)), key=lambda i: _score(remaining[i], bound, i))
-            pattern = remaining.pop(best)
+        for pattern in triples:
             out: list[Solution] = []
             for s in found:
                 out.extend(self.match(pattern, s))
             found = out
+            if not found:
+                break
         return found
 
     def match(self, pattern: TriplePattern | PathPattern, s: Solution) -> list[Solution]:
         """The solution extended by each way the pattern matches the graph."""
         subject, obj = _value(pattern.s, s), _value(pattern.o, s)
+        if type(pattern) is TriplePattern and type(pattern.p) is str:
+            return self.match_link(pattern, s, subject, obj)
         if type(pattern) is PathPattern:
             rows: Iterable[tuple[Term, Term | None, Term]] = (
                 (a, None, b) for a, b in self.path(pattern.path, subject, obj)
@@ -233,6 +239,32 @@ class Evaluator:
             new = dict(s)
             if _bind(new, pattern.s, a) and _bind(new, p_term, p) and _bind(new, pattern.o, b):
                 out.append(new)
+        return out
+
+    def match_link(
+        self, pattern: TriplePattern, s: Solution, subject: Term | None, obj: Term | None
+    ) -> list[Solution]:
+        """:meth:`match` for a triple pattern with a constant predicate (the common case)."""
+        rows = self.link(pattern.p, subject, obj)  # type: ignore[arg-type]
+        self.tick(len(rows))
+        s_new = pattern.s.name if subject is None else None  # type: ignore[union-attr]
+        o_new = pattern.o.name if obj is None else None  # type: ignore[union-attr]
+        out = []
+        if s_new is not None and s_new == o_new:
+            for a, b in rows:
+                if a == b:
+                    out.append({**s, s_new: a})
+        elif s_new is not None and o_new is not None:
+            for a, b in rows:
+                out.append({**s, s_new: a, o_new: b})
+        elif s_new is not None:
+            for a, _ in rows:
+                out.append({**s, s_new: a})
+        elif o_new is not None:
+            for _, b in rows:
+                out.append({**s, o_new: b})
+        else:
+            out = [dict(s) for _ in rows]
         return out
 
     def triples(
@@ -370,6 +402,23 @@ class Evaluator:
         return list(found)
 
 
+def _certain(left: list[Solution], right: list[Solution]) -> tuple[str, ...]:
+    """The variables every solution of both sides binds (what a hash join keys on)."""
+    if not left or not right:
+        return ()
+    found = set(left[0]).intersection(*left[1:], *right)
+    return tuple(sorted(found))
+
+
+def _buckets(
+    rows: list[Solution], shared: tuple[str, ...]
+) -> dict[tuple[Term, ...], list[Solution]]:
+    found: dict[tuple[Term, ...], list[Solution]] = {}
+    for r in rows:
+        found.setdefault(tuple(r[v] for v in shared), []).append(r)
+    return found
+
+
 def _compatible(a: Solution, b: Solution) -> bool:
     if len(b) < len(a):
         a, b = b, a
@@ -391,6 +440,37 @@ def _bind(s: Solution, term: PatternTerm | None, value: Term | None) -> bool:
     if type(term) is not Var or value is None:
         return True
     return s.setdefault(term.name, value) == value
+
+
+def plan(node: Node) -> Node:
+    """The tree with each basic graph pattern's patterns in join order: the most bound
+    (constants, or variables earlier patterns bind) first, triples before paths."""
+    kind = type(node)
+    if kind is BGP:
+        remaining = list(node.triples)  # type: ignore[union-attr]
+        bound: set[str] = set()
+        ordered = []
+        while remaining:
+            best = max(range(len(remaining)), key=lambda i: _score(remaining[i], bound, i))
+            pattern = remaining.pop(best)
+            ordered.append(pattern)
+            bound |= pattern.variables()
+            if type(pattern) is TriplePattern and type(pattern.p) is Var:
+                bound.add(pattern.p.name)
+        return BGP(tuple(ordered))
+    if kind in (Join, Union, Minus):
+        return kind(plan(node.left), plan(node.right))  # type: ignore[union-attr]
+    if kind is LeftJoin:
+        return LeftJoin(plan(node.left), plan(node.right), _plan_filters(node.filters))  # type: ignore[union-attr]
+    if kind is Filter:
+        return Filter(plan(node.inner), _plan_filters(node.filters))  # type: ignore[union-attr]
+    if kind is Extend:
+        return Extend(plan(node.inner), node.var, node.expr)  # type: ignore[union-attr]
+    return node
+
+
+def _plan_filters(filters: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(Exists(plan(f.pattern), f.negated) if type(f) is Exists else f for f in filters)
 
 
 def _score(

@@ -91,8 +91,9 @@ class EventPairs:
         self._tables: dict[tuple[str, NPNKey], list[tuple[str, Term]]] = {}
         self._indexes: dict[IndexKey, dict[Term, list[tuple[str, Term]]]] = {}
         self._sets: dict[tuple[str, NPNKey], set[tuple[str, Term]]] = {}
-        #: Property path pairs (:mod:`.evaluate`), shared by the subscriptions of the event.
-        self.path_cache: dict[tuple[Any, Term | None, Term | None], Any] = {}
+        #: Property path pairs and basic graph pattern solutions (:mod:`.evaluate`), shared
+        #: by the subscriptions of the event.
+        self.path_cache: dict[Any, Any] = {}
 
     def table(self, prop: str, key: NPNKey) -> list[tuple[str, Term]]:
         """The binding table of an SC: the event's pairs of ``prop`` matching ``key``."""
@@ -179,6 +180,10 @@ class SubscriptionIndex:
         self._required: SubscriptionIndex | None = None
         self._alias_of: dict[str, str] = {}
         self._always: dict[str, None] = {}
+        #: By id: the number of the subscription's shape (its algebra, projection and form;
+        #: hashed once here, not per event), so identical ones are evaluated once per event.
+        self.algebra_shape: dict[str, int] = {}
+        self._algebra_shapes: dict[tuple[object, ...], int] = {}
 
     def __len__(self) -> int:
         return len(self.subscriptions)
@@ -238,6 +243,8 @@ class SubscriptionIndex:
 
     def _insert_algebra(self, sub: CompiledSubscription) -> None:
         self.subscriptions[sub.id] = self.algebra[sub.id] = sub
+        key = (sub.algebra, sub.projection, sub.distinct, sub.ask)
+        self.algebra_shape[sub.id] = self._algebra_shapes.setdefault(key, len(self._algebra_shapes))
         if any(not alt for alt in sub.alternatives):
             self._always[sub.id] = None
             return
@@ -253,6 +260,7 @@ class SubscriptionIndex:
     def _delete_algebra(self, subscription_id: str) -> CompiledSubscription:
         sub = self.algebra.pop(subscription_id)
         del self.subscriptions[subscription_id]
+        del self.algebra_shape[subscription_id]  # its shape's number stays (never reused)
         if self._always.pop(subscription_id, 0) is None:
             return sub
         for k in range(len(sub.alternatives)):

@@ -60,7 +60,7 @@ def match_parts(
         if sub.algebra is None:
             shape = int(shape_at[slot_of[sub.id]])
         else:
-            shape = (sub.algebra, sub.projection, sub.distinct, sub.ask)
+            shape = ("algebra", index.algebra_shape[sub.id])
         if shape in verdicts:
             verdict = verdicts[shape]
         else:
@@ -99,9 +99,10 @@ def _count_algebra(index: SubscriptionIndex, pairs: EventPairs, budget: int) -> 
     """The counts of the matching subscriptions with an algebra (one evaluation per
     shape among the candidates)."""
     found: dict[str, int] = {}
-    counts: dict[object, int] = {}
+    counts: dict[int, int] = {}
+    shapes = index.algebra_shape
     for sub in index.algebra_candidates(pairs):
-        shape = (sub.algebra, sub.projection, sub.distinct, sub.ask)
+        shape = shapes[sub.id]
         count = counts.get(shape)
         if count is None:
             count = counts[shape] = count_solutions(sub, pairs, budget)
