@@ -1,4 +1,6 @@
-"""The SPARQL-like subscription language: a basic-graph-pattern fragment of SPARQL 1.1.
+"""The subscription language: SPARQL 1.1 SELECT and ASK queries over one default graph
+(basic graph patterns with FILTERs on a fast path; OPTIONAL, UNION, MINUS, EXISTS, BIND,
+VALUES, property paths and the rest as an algebra tree, :mod:`.algebra`).
 
 - :func:`parse_query`: text -> :class:`Query` (raises SubscriptionSyntaxError with
   line/column, or UnsupportedQueryError naming the construct).

@@ -31,7 +31,7 @@ _UNSUPPORTED_KEYWORDS = {
     "HAVING": "HAVING",
     "LIMIT": "LIMIT",
     "OFFSET": "OFFSET",
-    "EXISTS": "EXISTS",
+    "EXISTS": "EXISTS inside an expression",
     "INSERT": "SPARQL Update",
     "DELETE": "SPARQL Update",
     "LOAD": "SPARQL Update",
@@ -141,7 +141,7 @@ class _Parser(GroupParser):
         if tok.kind == "NAME":
             word = tok.text.upper()
             if word == "NOT" and self.peek().is_keyword("EXISTS"):
-                raise self.unsupported("NOT EXISTS")
+                raise self.unsupported("NOT EXISTS inside an expression")
             if word in _UNSUPPORTED_KEYWORDS:
                 raise self.unsupported(_UNSUPPORTED_KEYWORDS[word])
 
@@ -490,7 +490,7 @@ class _Parser(GroupParser):
         tok = self.advance()
         name = tok.text.upper()
         if name == "NOT" and self.tok.is_keyword("EXISTS"):
-            raise self.unsupported("NOT EXISTS", tok)
+            raise self.unsupported("NOT EXISTS inside an expression", tok)
         if name in _AGGREGATES:
             raise self.unsupported("aggregate", tok)
         if name not in ARITY:

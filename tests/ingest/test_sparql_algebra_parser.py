@@ -123,7 +123,14 @@ def test_misuses_are_syntax_errors_that_say_where(text: str, message: str) -> No
         ("SELECT * { GRAPH ?g { ?x :p ?y } }", "GRAPH"),
         ("SELECT * { SERVICE <http://s/> { ?x :p ?y } }", "SERVICE"),
         ("SELECT * { { SELECT ?x { ?x :p ?y } } }", "sub-query"),
-        ("SELECT * { ?x :p ?y FILTER(?y = 1 || EXISTS { ?x :q 1 }) }", "EXISTS"),
+        (
+            "SELECT * { ?x :p ?y FILTER(?y = 1 || EXISTS { ?x :q 1 }) }",
+            "EXISTS inside an expression",
+        ),
+        (
+            "SELECT * { ?x :p ?y FILTER(!NOT EXISTS { ?x :q 1 }) }",
+            "NOT EXISTS inside an expression",
+        ),
         ("SELECT * FROM <http://g/> { ?x :p ?y }", "FROM"),
         ("SELECT * { ?x :p ?y } LIMIT 1", "LIMIT"),
         ("SELECT (COUNT(?x) AS ?n) { ?x :p ?y }", "aggregate"),
