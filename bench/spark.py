@@ -1,162 +1,121 @@
-"""Benchmark of the Spark pipeline (not a test; nothing here is asserted).
+"""Spark against one process, side by side, on the same case (not a test; nothing asserted).
 
-The workload of ``bench/semantic.py`` (synthetic ontology, events of 20-50 triples,
-subscriptions of 1-5 patterns), matched on a local Spark session:
+For a case folder (``ontology.owl``, ``subscriptions/``, ``events/``), each command line is
+run end to end, as a user runs it, at two event counts, N and N/2 (the first half of the
+files, sorted by name; ``--copies K`` first makes N = K x the files by linking each file K
+times under new names, so lubm-bulk's 78 documents become 312 events):
 
-- events/s of the ``matcher`` engine (the broker's matcher in each Python worker, the
-  subscriptions broadcast) for each (events, subscriptions) size;
-- the same with the mined placement (seed 004): subscriptions partitioned, events
-  replicated to the partitions their items reach; replication and pairs examined;
-- the ``graphframes`` engine (motif queries per subscription template) against the
-  ``matcher`` engine on a small point, where both finish;
-- every answer of a run checked against the in-process matcher on a sample of events.
+- in process: ``semps match --workers 1`` (one core);
+- Spark: ``semps spark match --master local[2]`` (or ``--master URL`` and any extra
+  ``--spark-arg``, e.g. a standalone cluster with ``--py-files``).
 
-Times exclude the Spark start-up and the generation of the workload; the events are
-parallelised from the driver, then matched and counted (``count`` of the result RDD,
-nothing collected but the sample). They include the index build: the first task of each
-Python worker registers all its subscriptions (about 20 s for 100k on ``local[2]``), once
-per job. So for each subscription count run at two event counts, a ``marginal`` line gives
-the events/s between them, (events difference) / (seconds difference): the rate once the
-index is built, which is what a long replay approaches.
+Each run's answers are checked equal to the in-process ones. The **marginal rate** of a
+command is (N - N/2) / (seconds at N - seconds at N/2): the fixed costs (JVM start, loading
+the ontology and subscriptions, each Python worker's index build and numba kernels) cancel
+out, leaving the events/s of matching itself, which is what a long replay approaches. The
+ratio Spark / in process of marginal rates is the speed-up from the extra core(s).
 
-    .venv/bin/python bench/spark.py [--master local[2]] [--events 10000,100000]
-        [--subs 10000,100000] [--partitions 16] [--gf-events 200] [--gf-subs 200]
+    .venv/bin/python bench/spark.py CASE [--events-from DIR] [--copies K]
+        [--master local[2]] [--spark-arg=--py-files=dist/semps-0.1.0.zip ...] [--repeat 1]
+
+    # lubm-bulk with the lubm-u0 subscriptions (events 4x)
+    .venv/bin/python bench/spark.py ../shared/workloads/lubm-u0 \\
+        --events-from ../shared/workloads/lubm-bulk/events --copies 4
+    # the 100k-subscription workload
+    .venv/bin/python bench/semantic_workload.py write /tmp/w100k --subs 100000 --events 20000
+    .venv/bin/python bench/spark.py /tmp/w100k
 """
 
 from __future__ import annotations
 
 import argparse
-import random
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from semantic import event, ontology, subscription  # noqa: E402  (bench/semantic.py)
-
-from semps.matcher.base import MatchContext, Subscription  # noqa: E402
-from semps.matcher.semantic import SemanticMatcher  # noqa: E402
-from semps.ontology import compile_axioms  # noqa: E402
-from semps.spark.bulk import match_events, subscription_items  # noqa: E402
-from semps.spark.placement import mine_placement  # noqa: E402
-from semps.spark.report import placement_report  # noqa: E402
-from semps.spark.session import spark_session  # noqa: E402
+SEMPS = str(Path(sys.executable).with_name("semps"))
 
 
-def workload(n_events: int, n_subs: int, seed: int = 1):  # type: ignore[no-untyped-def]
-    rng = random.Random(seed)
-    expansion = compile_axioms(ontology(rng))
-    subs = [Subscription(f"s{i}", "semantic", subscription(rng)) for i in range(n_subs)]
-    events = []
-    for i in range(n_events):
-        e = event(rng, rng.randint(20, 50))
-        events.append(type(e)(f"e{i:07d}", e.triples))
-    return expansion, subs, events
+def events_folder(source: Path, into: Path, copies: int, half: bool) -> Path:
+    """A folder of links to ``source``'s files (``copies`` times each), or its first half."""
+    files = sorted(p for p in source.iterdir() if p.is_file())
+    linked = [(f"{p.stem}-c{c}{p.suffix}" if copies > 1 else p.name, p)
+              for c in range(copies) for p in files]  # fmt: skip
+    linked.sort()
+    if half:
+        linked = linked[: len(linked) // 2]
+    into.mkdir(parents=True)
+    for name, target in linked:
+        os.symlink(target.resolve(), into / name)
+    return into
 
 
-def check(results, events, subs, expansion, sample: int = 50) -> bool:  # type: ignore[no-untyped-def]
-    """The Spark answers of a sample of events equal the in-process matcher's."""
-    matcher = SemanticMatcher()
-    for s in subs:
-        matcher.add(s)
-    ids = {e.id for e in events[:sample]}
-    got = dict(results.filter(lambda kv: kv[0] in ids).collect())
-    for e in events[:sample]:
-        want = {m.subscription: m.count for m in matcher.match(e, MatchContext(e, expansion))}
-        if got.get(e.id) != want:
-            return False
-    return True
-
-
-def run(spark, n_events, n_subs, engine, placement_parts, min_support) -> float:  # type: ignore[no-untyped-def]
-    expansion, subs, events = workload(n_events, n_subs)
-    sc = spark.sparkContext
-    rdd = sc.parallelize(events, max(2, sc.defaultParallelism * 2)).cache()
-    rdd.count()
-    placement = None
-    extra = ""
-    if placement_parts:
-        t = time.perf_counter()
-        items = subscription_items(subs)
-        placement = mine_placement(
-            spark, items, partitions=placement_parts, min_support=min_support
-        )
-        mined_in = time.perf_counter() - t
-        sample = sc.parallelize(events[:2000], 2)
-        routes = placement_report(placement, subs, sample, expansion, delivery=False, items=items)
-        mined = next(s for s in routes.strategies if s.name == "mined").summary()
-        extra = (
-            f" N={placement.n} itemsets={len(placement.itemsets)}"
-            f" imbalance={mined['imbalance']:.2f}"
-            f" replicas/event={mined['mean_replication']:.2f}/{placement_parts}"
-            f" items+FPGrowth {mined_in:.1f}s"
-        )
-    t = time.perf_counter()
-    results = match_events(
-        rdd, subs, expansion, engine=engine, placement=placement, validate=False
-    ).cache()
-    matched = results.count()
-    elapsed = time.perf_counter() - t
-    matches = results.map(lambda kv: len(kv[1])).sum()
-    ok = check(results, events, subs, expansion)
-    results.unpersist()
-    rdd.unpersist()
-    label = engine + (f"+placement({placement_parts})" if placement_parts else "")
-    print(
-        f"{n_events:>7} {n_subs:>7} {label:<24} {elapsed:>8.1f} {matched / elapsed:>9.0f}"
-        f" {matches / max(1, matched):>6.1f} {'yes' if ok else 'NO':>5}{extra}",
-        flush=True,
-    )
-    return elapsed
-
-
-def marginal(n_subs: int, label: str, timed: dict[int, float]) -> None:
-    """Events/s between the smallest and largest event counts run: the index build and
-    every other fixed cost of a job cancel out."""
-    if len(timed) < 2:
-        return
-    lo, hi = min(timed), max(timed)
-    extra = hi - lo
-    seconds = timed[hi] - timed[lo]
-    rate = f"{extra / seconds:>9.0f}" if seconds > 0 else f"{'-':>9}"
-    print(f"{'marginal':>7} {n_subs:>7} {label:<24} {seconds:>8.1f} {rate}", flush=True)
+def timed(command: list[str]) -> tuple[float, str, str]:
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stderr[-3000:]}")
+    return elapsed, done.stdout, done.stderr
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("case", type=Path, help="folder with ontology.owl and subscriptions/")
+    parser.add_argument("--events-from", type=Path, help="events folder (default CASE/events)")
+    parser.add_argument("--copies", type=int, default=1, help="link each event file K times")
     parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--events", default="10000,100000")
-    parser.add_argument("--subs", default="10000,100000")
-    parser.add_argument("--partitions", type=int, default=16, help="placement partitions")
-    parser.add_argument("--min-support", type=float, default=0.01)
-    parser.add_argument("--gf-events", type=int, default=200)
-    parser.add_argument("--gf-subs", type=int, default=200)
-    parser.add_argument("--skip", default="", help="comma list: matcher,placement,graphframes")
+    parser.add_argument("--spark-arg", action="append", default=[], help="extra spark match arg")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per point (best kept)")
     args = parser.parse_args()
-    skip = set(args.skip.split(","))
-    print(f"command: {' '.join(sys.argv)}")
-    spark = spark_session(args.master, app_name="semps-bench")
-    print(
-        f"{'events':>7} {'subs':>7} {'engine':<24} {'seconds':>8} {'events/s':>9}"
-        f" {'m/ev':>6} {'same':>5}"
-    )
-    if "graphframes" not in skip:
-        run(spark, args.gf_events, args.gf_subs, "matcher", 0, args.min_support)
-        run(spark, args.gf_events, args.gf_subs, "graphframes", 0, args.min_support)
-    for n_subs in map(int, args.subs.split(",")):
-        plain: dict[int, float] = {}
-        placed: dict[int, float] = {}
-        for n_events in map(int, args.events.split(",")):
-            if "matcher" not in skip:
-                plain[n_events] = run(spark, n_events, n_subs, "matcher", 0, args.min_support)
-            if "placement" not in skip:
-                placed[n_events] = run(
-                    spark, n_events, n_subs, "matcher", args.partitions, args.min_support
-                )
-        marginal(n_subs, "matcher", plain)
-        marginal(n_subs, f"matcher+placement({args.partitions})", placed)
-    spark.stop()
+    source = args.events_from or args.case / "events"
+    print(f"command: {' '.join(sys.argv)}", flush=True)
+    base = [
+        "--ontology", str(args.case / "ontology.owl"),
+        "--subscriptions", str(args.case / "subscriptions"),
+    ]  # fmt: skip
+    spark_args = [a for extra in args.spark_arg for a in extra.split("=", 1)]
+    with tempfile.TemporaryDirectory() as tmp:
+        folders = {
+            "N": events_folder(source, Path(tmp) / "all", args.copies, half=False),
+            "N/2": events_folder(source, Path(tmp) / "half", args.copies, half=True),
+        }
+        counts = {k: len(list(f.iterdir())) for k, f in folders.items()}
+        commands = {
+            "in process (semps match --workers 1)": [SEMPS, "match", *base, "--workers", "1"],
+            f"spark ({args.master})": [
+                SEMPS,
+                "spark",
+                "match",
+                *base,
+                "--master",
+                args.master,
+                *spark_args,
+            ],  # fmt: skip
+        }
+        print(f"{'command':<40} {'events':>7} {'seconds':>8} {'events/s':>9}", flush=True)
+        marginal: dict[str, float] = {}
+        answers: dict[str, str] = {}
+        for label, command in commands.items():
+            seconds: dict[str, float] = {}
+            for point, folder in folders.items():
+                runs = [timed([*command, "--events", str(folder)]) for _ in range(args.repeat)]
+                best = min(runs)
+                seconds[point] = best[0]
+                answers.setdefault(point, best[1])
+                same = "" if best[1] == answers[point] else "  ANSWERS DIFFER"
+                rate = counts[point] / best[0]
+                print(f"{label:<40} {counts[point]:>7} {best[0]:>8.1f} {rate:>9.1f}{same}",
+                      flush=True)  # fmt: skip
+            extra = counts["N"] - counts["N/2"]
+            gap = seconds["N"] - seconds["N/2"]
+            marginal[label] = extra / gap if gap > 0 else float("inf")
+            print(f"{label:<40} {'marginal':>7} {gap:>8.1f} {marginal[label]:>9.1f}", flush=True)
+        inproc, spark = marginal.values()
+        print(f"marginal speed-up, spark / in process: {spark / inproc:.2f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,17 +1,23 @@
-"""The one SparkSession factory of semps.
+"""The one SparkSession factory of semps, and how the driver talks to the user.
 
 ``local[*]`` by default, any master by configuration (``--master``, ``$SEMPS_SPARK_MASTER``,
-or ``spark-submit --master ...``, whose settings an existing session already carries). The
-GraphFrames jar is added from ``$SEMPS_GRAPHFRAMES_JAR`` or the provisioned cache
-(:mod:`semps.spark.jars`) unless the configuration already names ``spark.jars.packages``.
+or ``spark-submit --master ...``, whose settings an existing session already carries).
 
-Local defaults are chosen for a laptop or a CI box: few shuffle partitions, the UI off, the
-Python workers running this interpreter (``PYSPARK_PYTHON``), so they see the same packages.
+Local masters get defaults chosen for a laptop or a CI box (:data:`LOCAL_DEFAULTS`: few
+shuffle partitions, the UI off, 4 GB of driver memory) and Python workers running this
+interpreter. A cluster master gets none of them: its workers run the Python named by
+``spark.pyspark.python`` (or ``$PYSPARK_PYTHON``, else ``python3`` on each worker), never the
+driver's own path, and the cluster's own settings stand.
+
+Under ``spark-submit`` the Python driver's stderr is merged into its stdout (PySpark's
+``PythonRunner``), so :func:`note` writes progress and errors to the JVM's stderr there:
+stdout carries only answers.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import Mapping
@@ -26,7 +32,7 @@ if TYPE_CHECKING:
 #: Environment variable with the default master (``local[*]`` when unset).
 MASTER_ENV = "SEMPS_SPARK_MASTER"
 
-#: Defaults for a local session; any key can be overridden by ``conf``.
+#: Defaults for a local master only; any key can be overridden by ``conf``.
 LOCAL_DEFAULTS: dict[str, str] = {
     "spark.sql.shuffle.partitions": "8",
     "spark.default.parallelism": "4",
@@ -37,6 +43,23 @@ LOCAL_DEFAULTS: dict[str, str] = {
     "spark.python.worker.reuse": "true",
     "spark.sql.adaptive.enabled": "true",
 }
+
+#: Python files (a zip from ``semps spark package``) for the executors' ``sys.path``.
+PY_FILES_CONF = "spark.submit.pyFiles"
+
+#: The setting naming the executors' Python (PySpark reads it only through spark-submit, so
+#: :func:`spark_session` exports it as ``$PYSPARK_PYTHON`` before the context starts).
+PYTHON_CONF = "spark.pyspark.python"
+
+
+def is_local(master: str) -> bool:
+    """Whether ``master`` runs everything in this machine's JVM (``local``, ``local[4]``).
+
+    Example:
+        >>> is_local("local[*]"), is_local("spark://10.0.0.1:7077"), is_local("yarn")
+        (True, False, False)
+    """
+    return master == "local" or master.startswith("local[")
 
 
 def check_java() -> str:
@@ -67,7 +90,6 @@ def spark_session(
     *,
     app_name: str = "semps",
     conf: Mapping[str, str] | None = None,
-    graphframes: bool = True,
 ) -> SparkSession:
     """Get or create the SparkSession semps runs on.
 
@@ -76,8 +98,9 @@ def spark_session(
             ``spark-submit``, the submitted one (and submitted settings win over the local
             defaults).
         app_name: the application name shown by the cluster manager.
-        conf: extra Spark settings (they override the local defaults).
-        graphframes: add the GraphFrames jar (and its Python wrapper) to the session.
+        conf: extra Spark settings (they override the local defaults). All of them reach the
+            builder before the JVM starts, so ``spark.jars`` and ``spark.jars.packages`` work
+            (under ``spark-submit`` the JVM is already running: pass ``--jars`` there).
 
     Raises:
         SparkError: pyspark or Java is missing, or the JVM could not start.
@@ -87,47 +110,50 @@ def spark_session(
 
     active = SparkSession.getActiveSession()
     if active is not None:
-        if graphframes:
-            _attach_graphframes_wrapper(active)
         return active
     submitted = _submitted_conf()
+    settings = dict(conf or {})
     if submitted is None:
         check_java()
-        # Workers must run this interpreter, or they miss the venv's packages.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-        settings = dict(LOCAL_DEFAULTS)
+        # Spark's console progress bar would interleave with our stderr lines.
+        settings.setdefault("spark.ui.showConsoleProgress", "false")
         master = master or os.environ.get(MASTER_ENV) or "local[*]"
+        if is_local(master):
+            settings = {**LOCAL_DEFAULTS, **settings}
+            # Local workers must run this interpreter, or they miss the venv's packages.
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     else:  # under spark-submit: what was submitted wins over our local defaults
-        settings = {k: v for k, v in LOCAL_DEFAULTS.items() if k not in submitted}
         master = master or submitted.get("spark.master") or "local[*]"
-    settings.update(conf or {})
-    if graphframes and "spark.jars.packages" not in {**(submitted or {}), **settings}:
-        from semps.spark.jars import graphframes_jar
-
-        jar = graphframes_jar()
-        if jar is not None:
-            given = settings.get("spark.jars") or (submitted or {}).get("spark.jars", "")
-            jars = [j for j in given.split(",") if j]
-            settings["spark.jars"] = ",".join([*jars, str(jar)])
+        if is_local(master):
+            settings = {
+                **{k: v for k, v in LOCAL_DEFAULTS.items() if k not in submitted},
+                **settings,
+            }
+    if PYTHON_CONF in settings:
+        os.environ["PYSPARK_PYTHON"] = settings[PYTHON_CONF]
+    # PySpark ships spark.submit.pyFiles itself only under spark-submit: add them below.
+    py_files = [f for f in settings.pop(PY_FILES_CONF, "").split(",") if f]
     builder = SparkSession.builder.appName(app_name).master(master)
     for key, value in settings.items():
         builder = builder.config(key, value)
     try:
         session = builder.getOrCreate()
     except Exception as exc:  # py4j / JVM start-up failures arrive as many types
-        msg = f"Spark could not start: {exc}"
+        msg = f"Spark could not start: {first_line(exc)}"
         raise SparkError(msg) from exc
     session.sparkContext.setLogLevel("ERROR")
-    if graphframes:
-        _attach_graphframes_wrapper(session)
+    for path in py_files:
+        if not Path(path).is_file():
+            msg = f"Python file for the executors not found: {path}"
+            raise SparkError(msg)
+        session.sparkContext.addPyFile(path)
     return session
 
 
 def _submitted_conf() -> dict[str, str] | None:
     """The settings ``spark-submit`` launched this driver with, or ``None`` when semps
     starts the JVM itself (``spark-submit`` runs the Python driver with a gateway port)."""
-    if not os.environ.get("PYSPARK_GATEWAY_PORT"):
+    if not under_spark_submit():
         return None
     from pyspark import SparkConf, SparkContext
 
@@ -135,29 +161,71 @@ def _submitted_conf() -> dict[str, str] | None:
     return dict(SparkConf().getAll())
 
 
-def _attach_graphframes_wrapper(session: SparkSession) -> None:
-    """Make ``import graphframes`` work on the driver and the workers: the wrapper ships in
-    the jar itself, so the jar goes on ``sys.path`` and to the workers as a Python file."""
-    jars = session.sparkContext.getConf().get("spark.jars", "") or ""
-    for jar in (j for j in jars.split(",") if "graphframes" in j):
-        path = jar.removeprefix("file:")
-        if path not in sys.path and Path(path).is_file():
-            sys.path.append(path)
-            session.sparkContext.addPyFile(path)
+def under_spark_submit() -> bool:
+    """Whether ``spark-submit`` started this Python driver (it passes a gateway port)."""
+    return bool(os.environ.get("PYSPARK_GATEWAY_PORT"))
 
 
-def graphframe_class() -> type:
-    """GraphFrames' ``GraphFrame`` class (the session must have been created first).
+def note(line: str) -> None:
+    """Write one line for the user (progress, a summary, an error), never to stdout: to
+    stderr, or under ``spark-submit`` (which merges our stderr into stdout) to the JVM's."""
+    if under_spark_submit():
+        try:
+            from pyspark import SparkContext
 
-    Raises:
-        SparkError: the GraphFrames jar is not on the session.
-    """
-    try:
-        from graphframes import GraphFrame
-    except ImportError as exc:
-        msg = (
-            "GraphFrames is not available: run `python -m semps.spark.jars` to provision "
-            "its jar, set SEMPS_GRAPHFRAMES_JAR, or configure spark.jars.packages"
-        )
-        raise SparkError(msg) from exc
-    return GraphFrame  # type: ignore[no-any-return]
+            SparkContext._ensure_initialized()
+            jvm = SparkContext._jvm
+            assert jvm is not None
+            jvm.System.err.println(line)
+            jvm.System.err.flush()
+            return
+        except Exception:  # noqa: BLE001  (a gone JVM: stderr is still better than nothing)
+            pass
+    print(line, file=sys.stderr, flush=True)
+
+
+def first_line(exc: BaseException) -> str:
+    """A one-line summary of a Spark failure: the Python error a task raised, else the
+    first line of the Java exception's message (Py4J messages run to a hundred lines)."""
+    text = str(exc)
+    python_error = _python_error(text)
+    if python_error:
+        return python_error
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith("An error occurred while calling"):
+            continue
+        return _JAVA_CLASS.sub("", line.removeprefix(": "), count=1)
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        return str(java.toString()).splitlines()[0]
+    return lines[0] if lines else type(exc).__name__
+
+
+#: Java exception class names before a message (``java.lang.RuntimeException: ``, nested).
+_JAVA_CLASS = re.compile(r"^(?:(?:[\w$]+\.)+[\w$]+: )+")
+
+
+def _python_error(text: str) -> str | None:
+    """The last line of the first Python traceback in a Spark error, if there is one."""
+    start = text.find("Traceback (most recent call last):")
+    if start < 0:
+        return None
+    for line in text[start:].splitlines()[1:]:
+        if line and not line.startswith((" ", "\t")):
+            return line.strip()
+    return None
+
+
+__all__ = [
+    "LOCAL_DEFAULTS",
+    "MASTER_ENV",
+    "PY_FILES_CONF",
+    "PYTHON_CONF",
+    "check_java",
+    "first_line",
+    "is_local",
+    "note",
+    "spark_session",
+    "under_spark_submit",
+]

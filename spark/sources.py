@@ -108,43 +108,136 @@ def _json_kind(path: Path) -> str:
 def load_events(
     spark: SparkSession, path: str, *, base: str | None = None, kind: str | None = None
 ) -> RDD[Loaded]:
-    """The events at ``path`` as an RDD of :class:`Event` or :class:`LoadError` records.
+    """The events at ``path`` as an RDD of :class:`Event` or :class:`LoadError` records,
+    spread over :func:`target_partitions` partitions.
 
     ``kind`` is one of :data:`FORMATS`; by default :func:`source_kind` guesses it.
+
+    Raises:
+        SempsError: the path does not exist (checked on the driver, through Hadoop's file
+            system for ``hdfs://``, ``s3a://`` and the like), or an unknown ``kind``.
     """
     kind = kind or source_kind(path)
     if kind not in FORMATS:
         msg = f"unknown events format {kind!r} (choose from {', '.join(FORMATS)})"
         raise SempsError(msg)
+    check_exists(spark, path)
     if kind == "rdf":
         return _rdf_files(spark, path, base)
+    target = target_partitions(spark, input_bytes(path))
     if kind == "events":
-        return _json_events(spark, path)
+        return _json_events(spark, path, target)
     reader = spark.read.parquet if kind == "parquet" else spark.read.json
-    return events_from_table(reader(path), base=base)
+    return events_from_table(reader(path), base=base, partitions=target)
+
+
+#: Bytes of input per partition beyond which a source gets more partitions than cores.
+PARTITION_BYTES = 32 << 20
+
+
+def target_partitions(spark: SparkSession, size: int | None) -> int:
+    """Partitions for an input of ``size`` bytes: two per core (a slow task leaves the
+    others something to take), more for inputs above :data:`PARTITION_BYTES` each.
+
+    Example:
+        >>> class Context: defaultParallelism = 2
+        >>> class Session: sparkContext = Context()
+        >>> target_partitions(Session(), 1000), target_partitions(Session(), 10 * 32 << 20)
+        (4, 10)
+    """
+    cores = max(1, int(spark.sparkContext.defaultParallelism))
+    by_size = -(-size // PARTITION_BYTES) if size else 0
+    return max(2 * cores, by_size)
+
+
+def _local_path(path: str) -> Path | None:
+    """``path`` as a driver-side path, unless it names another file system."""
+    if path.startswith("file://"):
+        return Path(path.removeprefix("file://"))
+    if "://" in path:
+        return None
+    return Path(path)
+
+
+def input_bytes(path: str) -> int | None:
+    """The bytes under a driver-visible ``path`` (``None`` for remote file systems)."""
+    local = _local_path(path)
+    if local is None or not local.exists():
+        return None
+    if local.is_file():
+        return local.stat().st_size
+    return sum(p.stat().st_size for p in local.rglob("*") if p.is_file())
+
+
+def check_exists(spark: SparkSession, path: str) -> None:
+    """Stop before any job when ``path`` does not exist where the driver can look.
+
+    Raises:
+        SempsError: ``events not found: PATH``.
+    """
+    local = _local_path(path)
+    if local is not None:
+        found = local.exists()
+    else:
+        jvm = spark.sparkContext._jvm
+        assert jvm is not None
+        hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+        try:
+            fs = hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+            found = bool(fs.exists(hadoop_path))
+        except Exception as exc:  # noqa: BLE001  (no file system for the scheme, no access)
+            from semps.spark.session import first_line
+
+            msg = f"cannot read events at {path}: {first_line(exc)}"
+            raise SempsError(msg) from exc
+    if not found:
+        msg = f"events not found: {path}"
+        raise SempsError(msg)
 
 
 def _rdf_files(spark: SparkSession, path: str, base: str | None) -> RDD[Loaded]:
-    local = Path(path)
-    files: list[Path] = []
-    # With a local master the workers share the driver's files: list them here and read
-    # each in a task. On a cluster, Spark lists and ships the bytes (hdfs://, s3a://, or a
-    # file:// path every node mounts).
-    if (spark.sparkContext.master or "").startswith("local"):
-        if local.is_file():
-            files = [local]
-        elif local.is_dir():
-            files = sorted(p for p in local.iterdir() if p.suffix.lower() in RDF_SUFFIXES)
-    if files:
-        names = [str(p.resolve()) for p in files]
-        # Few big tasks: each task costs a Python worker round trip.
-        slices = min(len(names), spark.sparkContext.defaultParallelism)
-        rdd = spark.sparkContext.parallelize(names, slices).map(_read_local_file)
-    else:  # a cluster path: let Spark list and ship the bytes
-        rdd = spark.sparkContext.binaryFiles(path).filter(
-            lambda kv: PurePosixPath(kv[0]).suffix.lower() in RDF_SUFFIXES
-        )
+    local = _local_path(path)
+    sc = spark.sparkContext
+    if local is not None:
+        # The driver lists the files and balances them by size; each task reads its own
+        # (on a cluster, from storage every node mounts at the same path).
+        files = [local] if local.is_file() else sorted(local.iterdir())
+        sized = [(str(p.resolve()), p.stat().st_size) for p in files if _is_rdf(p.name)]
+        bins = balance(sized, target_partitions(spark, sum(s for _, s in sized)))
+        rdd = sc.parallelize(bins, max(1, len(bins))).flatMap(_read_local_files)
+    else:  # another file system: Spark lists and ships the bytes
+        target = target_partitions(spark, None)
+        rdd = sc.binaryFiles(path, minPartitions=target).filter(lambda kv: _is_rdf(kv[0]))
+        if rdd.getNumPartitions() < target:  # small files collapse into one split
+            rdd = rdd.repartition(target)
     return rdd.map(lambda item: _read_document(item, base))
+
+
+def _is_rdf(name: str) -> bool:
+    return PurePosixPath(name).suffix.lower() in RDF_SUFFIXES
+
+
+def balance(sized: list[tuple[str, int]], bins: int) -> list[list[str]]:
+    """Spread ``(name, size)`` files over at most ``bins`` lists of nearly equal total size
+    (largest first, each to the lightest list), keeping names sorted within a list.
+
+    Example:
+        >>> balance([("a", 5), ("b", 1), ("c", 4), ("d", 2)], 2)
+        [['a', 'b'], ['c', 'd']]
+    """
+    count = max(1, min(bins, len(sized)))
+    loads = [0] * count
+    lists: list[list[str]] = [[] for _ in range(count)]
+    for name, size in sorted(sized, key=lambda kv: (-kv[1], kv[0])):
+        lightest = min(range(count), key=lambda i: (loads[i], i))
+        loads[lightest] += size + 1
+        lists[lightest].append(name)
+    return [sorted(names) for names in lists if names]
+
+
+def _read_local_files(names: list[str]) -> Iterator[tuple[str, bytes]]:
+    for name in names:
+        yield _read_local_file(name)
 
 
 def _read_local_file(name: str) -> tuple[str, bytes]:
@@ -161,8 +254,8 @@ def _read_document(item: tuple[str, bytes], base: str | None) -> Event | LoadErr
         return LoadError(os.path.basename(name), str(exc))
 
 
-def _json_events(spark: SparkSession, path: str) -> RDD[Loaded]:
-    lines = spark.sparkContext.textFile(path).zipWithIndex()
+def _json_events(spark: SparkSession, path: str, partitions: int) -> RDD[Loaded]:
+    lines = spark.sparkContext.textFile(path, minPartitions=partitions).zipWithIndex()
     name = os.path.basename(path.rstrip("/"))
     return lines.filter(lambda kv: bool(kv[0].strip())).map(lambda kv: _read_json(name, *kv))
 
@@ -174,8 +267,12 @@ def _read_json(name: str, line: str, index: int) -> Loaded:
         return LoadError(f"{name}:{index + 1}", str(exc))
 
 
-def events_from_table(table: DataFrame, *, base: str | None = None) -> RDD[Loaded]:
-    """Group a triples table per event and read each group as one N-Triples document."""
+def events_from_table(
+    table: DataFrame, *, base: str | None = None, partitions: int | None = None
+) -> RDD[Loaded]:
+    """Group a triples table per event and read each group as one N-Triples document;
+    with ``partitions``, the events are hashed over that many partitions (one shuffle:
+    the grouping reuses it, and adaptive execution cannot coalesce it into one)."""
     from pyspark.sql import functions as sf
 
     missing = [c for c in TABLE_COLUMNS if c not in table.columns]
@@ -186,6 +283,8 @@ def events_from_table(table: DataFrame, *, base: str | None = None) -> RDD[Loade
         )
         raise SempsError(msg)
     line = sf.concat_ws(" ", "subject", "predicate", "object")
+    if partitions is not None:
+        table = table.repartition(partitions, sf.col("event").cast("string"))
     grouped = table.groupBy(sf.col("event").cast("string").alias("event")).agg(
         sf.collect_list(line).alias("lines")
     )
@@ -232,13 +331,18 @@ def write_table(spark: SparkSession, events: RDD[Event], path: str) -> int:
 
 __all__ = [
     "FORMATS",
+    "PARTITION_BYTES",
     "RDF_SUFFIXES",
     "TABLE_COLUMNS",
     "LoadError",
+    "balance",
+    "check_exists",
     "event_rows",
     "events_from_table",
+    "input_bytes",
     "load_events",
     "raise_load_errors",
     "source_kind",
+    "target_partitions",
     "write_table",
 ]

@@ -3,23 +3,28 @@
     semps spark match --ontology FILE --subscriptions DIR --events PATH [--output PATH]
     semps spark place --subscriptions DIR [--events PATH] [--plot placement.png]
     semps spark convert --events PATH --output TABLE.parquet
+    semps spark package --output DIR
     semps spark stream --events DIR --subscriptions DIR --checkpoint DIR --output DIR
 
 Every command takes ``--master URL`` (default ``$SEMPS_SPARK_MASTER`` or ``local[*]``) and
-``--conf KEY=VALUE``; under ``spark-submit`` the submitted settings win.
+``--conf KEY=VALUE``; under ``spark-submit`` the submitted settings win. Answers go to stdout
+(or ``--output``), everything else to stderr (the JVM's under ``spark-submit``), and a Spark
+failure is one ``semps: error:`` line with exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from semps.errors import SempsError, SubscriptionError
+from semps.errors import SempsError, SparkError, SubscriptionError
 from semps.matcher.base import Matcher, Subscription
 from semps.matcher.results import result_line
 from semps.spark.sources import FORMATS
@@ -30,6 +35,41 @@ if TYPE_CHECKING:
 
     from semps.event import Event
     from semps.spark.placement import Placement
+
+
+def spark_edge(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``run`` with Spark's own failures (Py4J errors, ``AnalysisException``, failed tasks)
+    turned into one-line :class:`SparkError` s; under ``spark-submit``, which merges our
+    stderr into stdout, errors are written to the JVM's stderr here (exit status 2)."""
+
+    @functools.wraps(run)
+    def edged(args: argparse.Namespace) -> int:
+        from semps.spark.session import note, under_spark_submit
+
+        try:
+            try:
+                return run(args)
+            except SempsError:
+                raise
+            except Exception as exc:
+                if not _is_spark_error(exc):
+                    raise
+                from semps.spark.session import first_line
+
+                raise SparkError(f"Spark failed: {first_line(exc)}") from exc
+        except SempsError as exc:
+            if not under_spark_submit():
+                raise
+            note(f"semps: error: {exc}")
+            return 2
+
+    return edged
+
+
+def _is_spark_error(exc: Exception) -> bool:
+    """An error raised by Spark or its Py4J bridge (their modules, by name)."""
+    module = type(exc).__module__ or ""
+    return module.startswith(("py4j", "pyspark"))
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +93,6 @@ def register(parser: argparse.ArgumentParser) -> None:
     match.add_argument(
         "--output", help="a .jsonl file, or a Parquet folder (default: JSON lines on stdout)"
     )
-    match.add_argument("--engine", choices=("matcher", "graphframes"), default="matcher")
     match.add_argument(
         "--placement",
         choices=("none", "mined"),
@@ -63,7 +102,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     _placement_options(match)
     match.add_argument("--base", help="base IRI for relative references (default per event)")
-    match.set_defaults(func=run_match)
+    match.set_defaults(func=spark_edge(run_match))
 
     place = sub.add_parser("place", help="report the placement mined from the subscriptions")
     _common(place)
@@ -80,7 +119,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     place.add_argument("--plot", default="placement.png", help="PNG file for the plot")
     place.add_argument("--json", dest="json_out", help="also write the report as JSON here")
     place.add_argument("--base", help="base IRI for relative references (default per event)")
-    place.set_defaults(func=run_place)
+    place.set_defaults(func=spark_edge(run_place))
 
     convert = sub.add_parser("convert", help="write events as a triples table")
     _common(convert)
@@ -88,7 +127,15 @@ def register(parser: argparse.ArgumentParser) -> None:
     convert.add_argument("--events-format", choices=FORMATS, help="how to read --events")
     convert.add_argument("--output", required=True, help="a Parquet folder or a .jsonl folder")
     convert.add_argument("--base", help="base IRI for relative references (default per event)")
-    convert.set_defaults(func=run_convert)
+    convert.set_defaults(func=spark_edge(run_convert))
+
+    package = sub.add_parser(
+        "package", help="write the zip and driver script a cluster's executors need"
+    )
+    package.add_argument(
+        "--output", type=Path, default=Path("dist"), help="folder to write into (default dist)"
+    )
+    package.set_defaults(func=run_package)
 
     from semps.cli.spark_stream import register_stream
 
@@ -100,6 +147,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
     )
+    parser.add_argument(
+        "--py-files",
+        help="comma-separated .zip/.py files for the executors (semps spark package's zip)",
+    )
+    parser.add_argument("--jars", help="comma-separated jars, added before the JVM starts")
 
 
 def _placement_options(parser: argparse.ArgumentParser) -> None:
@@ -121,6 +173,10 @@ def session(args: argparse.Namespace) -> SparkSession:
             msg = f"--conf expects KEY=VALUE, not {item!r}"
             raise SempsError(msg)
         conf[key.strip()] = value.strip()
+    if getattr(args, "py_files", None):
+        conf["spark.submit.pyFiles"] = args.py_files
+    if getattr(args, "jars", None):
+        conf["spark.jars"] = args.jars
     if sys.stderr.isatty():
         conf.setdefault("spark.ui.showConsoleProgress", "true")
     return spark_session(args.master, conf=conf)
@@ -179,33 +235,50 @@ def _json_subscription(doc: object, validators: dict[str, Matcher]) -> Subscript
 def run_match(args: argparse.Namespace) -> int:
     from semps.ontology import Expansion, load_expansion
     from semps.spark.bulk import match_events
+    from semps.spark.session import note
+    from semps.spark.waiting import ResourceWatch
 
     started = time.perf_counter()
     expansion = load_expansion(args.ontology) if args.ontology else Expansion()
     subscriptions = load_any_subscriptions(args.subscriptions)
+    check_output(args.output)
     spark = session(args)
-    events = _events(spark, args)
-    placement, items = None, None
-    if args.placement == "mined":
-        placement, items = _mine(spark, subscriptions, args)
-    results = match_events(
-        events,
-        subscriptions,
-        expansion,
-        engine=args.engine,
-        placement=placement,
-        seed=args.seed,
-        validate=False,  # load_any_subscriptions did, naming the file
-        items=items,
-    )
-    count = write_results(spark, results, args.output)
+    with ResourceWatch(spark.sparkContext):
+        events = _events(spark, args)
+        placement, items = None, None
+        if args.placement == "mined":
+            placement, items = _mine(spark, subscriptions, args)
+        results = match_events(
+            events,
+            subscriptions,
+            expansion,
+            placement=placement,
+            seed=args.seed,
+            validate=False,  # load_any_subscriptions did, naming the file
+            items=items,
+        )
+        count = write_results(spark, results, args.output)
     elapsed = time.perf_counter() - started
-    print(
+    note(
         f"semps: {count} events against {len(subscriptions)} subscriptions in {elapsed:.1f} s "
-        f"(engine {args.engine}, placement {args.placement}, master {spark.sparkContext.master})",
-        file=sys.stderr,
+        f"(placement {args.placement}, {events.getNumPartitions()} partitions, "
+        f"master {spark.sparkContext.master})"
     )
     return 0
+
+
+def check_output(output: str | None) -> None:
+    """Refuse, before any job, an output whose folder does not exist on the driver.
+
+    Raises:
+        SempsError: ``output folder not found: DIR``.
+    """
+    if output is None or "://" in output:
+        return
+    parent = Path(output).resolve().parent
+    if not parent.is_dir():
+        msg = f"output folder not found: {parent}"
+        raise SempsError(msg)
 
 
 def _mine(
@@ -233,31 +306,55 @@ def write_results(
     spark: SparkSession, results: RDD[tuple[str, dict[str, int]]], output: str | None
 ) -> int:
     """Write ``(event, counts)`` pairs ordered by event id: JSON lines to stdout or a
-    ``.jsonl`` file, else a Parquet folder; returns the number of events."""
-    ordered: RDD[tuple[str, dict[str, int]]] = results.sortByKey()  # type: ignore[call-overload]
-    if output is None:
-        return _write_lines(ordered, sys.stdout)
-    if output.endswith(".jsonl"):
-        partial = f"{output}.partial"
-        with open(partial, "w", encoding="utf-8") as f:
-            count = _write_lines(ordered, f)
-        os.replace(partial, output)
-        return count
+    ``.jsonl`` file, else a Parquet folder; returns the number of events.
+
+    The match runs once: the results are persisted and counted, then sorted (the sort's
+    sampling and shuffle read the persisted results) and written.
+    """
+    from pyspark import StorageLevel
+
+    results = results.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        count = results.count()
+        ordered: RDD[tuple[str, dict[str, int]]] = results.sortByKey(  # type: ignore[call-overload]
+            numPartitions=results.getNumPartitions()
+        )
+        if output is None:
+            _write_lines(ordered, sys.stdout)
+        elif output.endswith(".jsonl"):
+            partial = f"{output}.partial"
+            with open(partial, "w", encoding="utf-8") as f:
+                _write_lines(ordered, f)
+            os.replace(partial, output)
+        else:
+            _write_parquet(spark, ordered, output, count)
+    finally:
+        results.unpersist()
+    return int(count)
+
+
+def _write_parquet(
+    spark: SparkSession, ordered: RDD[tuple[str, dict[str, int]]], output: str, count: int
+) -> None:
     rows = ordered.map(lambda kv: (kv[0], sorted(kv[1]), kv[1]))
     frame = spark.createDataFrame(
         rows, "event string, matches array<string>, solutions map<string,int>"
     )
     frame.write.mode("overwrite").parquet(output)
-    return int(spark.read.parquet(output).count())
+    local = None if "://" in output else Path(output)
+    if count and local is not None and not any(local.glob("part-*")):
+        msg = (
+            f"the executors wrote {output} where this driver cannot see it (only the commit "
+            "marker is here): on a cluster, write to storage every node shares (hdfs://, "
+            "s3a://, or a folder mounted at the same path everywhere), or use a .jsonl output"
+        )
+        raise SempsError(msg)
 
 
-def _write_lines(ordered: RDD[tuple[str, dict[str, int]]], out: TextIO) -> int:
-    count = 0
+def _write_lines(ordered: RDD[tuple[str, dict[str, int]]], out: TextIO) -> None:
     for event_id, counts in ordered.toLocalIterator():
         out.write(result_line(event_id, counts) + "\n")
-        count += 1
     out.flush()
-    return count
 
 
 def run_place(args: argparse.Namespace) -> int:
@@ -288,10 +385,27 @@ def run_place(args: argparse.Namespace) -> int:
 
 
 def run_convert(args: argparse.Namespace) -> int:
+    from semps.spark.session import note
     from semps.spark.sources import write_table
+    from semps.spark.waiting import ResourceWatch
 
     spark = session(args)
-    events = _events(spark, args)
-    triples = write_table(spark, events, args.output)
-    print(f"semps: wrote {triples} triples of {events.count()} events to {args.output}")
+    with ResourceWatch(spark.sparkContext):
+        events = _events(spark, args)
+        triples = write_table(spark, events, args.output)
+        note(f"semps: wrote {triples} triples of {events.count()} events to {args.output}")
+    return 0
+
+
+def run_package(args: argparse.Namespace) -> int:
+    from semps.spark.package import build_package
+
+    built = build_package(args.output)
+    print(built.zip)
+    print(built.main)
+    print(
+        f"semps: {built.files} files in {built.zip}; submit with\n"
+        f"  spark-submit --master URL --py-files {built.zip} {built.main} spark match ...",
+        file=sys.stderr,
+    )
     return 0

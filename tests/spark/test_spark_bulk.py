@@ -1,5 +1,6 @@
 """Bulk matching on a real local Spark session gives the answers of rdflib SPARQL over the
-OWL 2 RL closure (the workloads' expected.jsonl), whatever the engine, placement or input."""
+OWL 2 RL closure (the workloads' expected.jsonl), whatever the placement or input, with the
+input spread over every core."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from semps.matcher.base import Subscription
 from semps.ontology import Expansion
 from semps.spark.bulk import match_events, subscription_items
 from semps.spark.placement import mine_placement
-from semps.spark.sources import load_events, raise_load_errors, write_table
+from semps.spark.sources import balance, load_events, raise_load_errors, write_table
 
 pytestmark = pytest.mark.spark
 
@@ -74,32 +75,6 @@ def test_mined_placement_loses_no_lubm_match_even_with_overloaded_partitions(
     assert answers(results) == lubm.expected
 
 
-def test_the_graphframes_engine_reproduces_lubm(spark, lubm, workloads) -> None:
-    # Three departments keep the motif joins small; all 98 subscriptions still run.
-    some = [str(workloads / "lubm-u0" / "events" / f"u0-d0{i}.rdf") for i in range(3)]
-    events = spark.sparkContext.union([load_events(spark, path) for path in some])
-    got = answers(match_events(events, lubm.subscriptions, lubm.expansion, engine="graphframes"))
-    assert got == {f"u0-d0{i}": lubm.expected[f"u0-d0{i}"] for i in range(3)}
-
-
-def test_the_graphframes_engine_applies_filters_distinct_and_ask(
-    synthetic, synthetic_events
-) -> None:
-    chosen = [s for s in synthetic.subscriptions if "FILTER" in s.text][:6]
-    chosen.append(
-        Subscription("ask-any-type", "semantic", "ASK { ?x a <http://example.org/onto#C1> }")
-    )
-    got = answers(match_events(synthetic_events, chosen, synthetic.expansion, engine="graphframes"))
-    by_matcher = answers(match_events(synthetic_events, chosen, synthetic.expansion))
-    ids = {s.id for s in chosen}
-    want = {e: {s: n for s, n in c.items() if s in ids} for e, c in synthetic.expected.items()}
-    for counts in want.values():
-        assert set(counts) <= ids
-    assert {e: {s: n for s, n in c.items() if s != "ask-any-type"} for e, c in got.items()} == want
-    assert got == by_matcher
-    assert any("ask-any-type" in counts for counts in got.values())
-
-
 @pytest.mark.parametrize("table", ["events.parquet", "events.jsonl"])
 def test_a_triples_table_replays_like_the_rdf_files(
     spark, synthetic, synthetic_events, tmp_path: Path, table: str
@@ -109,8 +84,43 @@ def test_a_triples_table_replays_like_the_rdf_files(
     assert written == sum(len(e.triples) for e in synthetic_events.collect())
     replay = load_events(spark, path)
     raise_load_errors(replay)
+    # hashed by event over two partitions per core, not coalesced into one
+    assert replay.getNumPartitions() == 2 * spark.sparkContext.defaultParallelism
+    assert min(len(p) for p in replay.glom().collect()) > 0
     got = answers(match_events(replay, synthetic.subscriptions, synthetic.expansion))
     assert got == synthetic.expected
+
+
+def test_an_rdf_folder_is_spread_over_two_partitions_per_core_by_size(spark, lubm) -> None:
+    events = load_events(spark, str(lubm.events))
+    sizes = [sum(len(e.triples) for e in part) for part in events.glom().collect()]
+    assert len(sizes) == 2 * spark.sparkContext.defaultParallelism
+    assert sorted(e.id for e in events.collect()) == sorted(lubm.expected)
+    assert max(sizes) < 2 * min(sizes)  # 15 documents of similar size, balanced
+
+
+def test_json_events_are_spread_over_two_partitions_per_core(spark, tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(f'{{"id": "e{i}", "values": {{"x": {i}}}}}\n' for i in range(40)))
+    events = load_events(spark, str(path))
+    assert events.getNumPartitions() >= 2 * spark.sparkContext.defaultParallelism
+    assert sorted(e.id for e in events.collect()) == sorted(f"e{i}" for i in range(40))
+
+
+def test_files_are_balanced_by_size() -> None:
+    files = [(f"f{i}", size) for i, size in enumerate([9, 1, 1, 1, 4, 4, 8])]
+    bins = balance(files, 3)
+    totals = sorted(sum(dict(files)[name] for name in names) for names in bins)
+    assert totals == [9, 9, 10]
+    assert sorted(n for names in bins for n in names) == sorted(dict(files))
+    assert balance(files[:2], 8) == [["f0"], ["f1"]]
+
+
+def test_a_missing_input_is_refused_before_any_job(spark, tmp_path: Path) -> None:
+    with pytest.raises(SempsError, match=f"events not found: {tmp_path / 'nowhere'}"):
+        load_events(spark, str(tmp_path / "nowhere"), kind="rdf")
+    with pytest.raises(SempsError, match="events not found: file:///nowhere/at/all"):
+        load_events(spark, "file:///nowhere/at/all", kind="parquet")
 
 
 def test_an_unreadable_document_stops_the_job_with_its_name(spark, tmp_path: Path) -> None:

