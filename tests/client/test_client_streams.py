@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import Relay
+from client_support import Relay
 from semps_test_support import Server, _free_port
 
 from semps.client import Retry
