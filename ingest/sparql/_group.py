@@ -80,6 +80,7 @@ class GroupParser:
     selected: list[tuple[str, Expression]]
     pattern_count: int
     constructs: dict[str, None]
+    bgp_serial: int
 
     # -- provided by the parser ------------------------------------------------------------
 
@@ -129,6 +130,7 @@ class GroupParser:
         """``{ ... }``: a group, its elements joined and its FILTERs over the whole (a
         nested group is one level of ``max_query_depth``)."""
         self.expect_op("{")
+        self.bgp_serial += 1  # a new basic graph pattern starts (blank node label scope)
         if nested:
             self.enter()
         if self.tok.is_keyword("SELECT"):
@@ -146,6 +148,7 @@ class GroupParser:
                 filters.append(self.filter_constraint())
             elif tok.is_op("{") or word in _ELEMENTS:
                 node = self.group_element(self.flush(node), word)
+                self.bgp_serial += 1  # the triples after it form another pattern
             else:
                 self.triples_same_subject()
                 nxt = self.tok
@@ -157,6 +160,7 @@ class GroupParser:
             if self.tok.is_op("."):
                 self.advance()
         self.advance()
+        self.bgp_serial += 1
         self.depth -= nested
         node = self.flush(node)
         self.block = outer

@@ -92,6 +92,10 @@ class _Parser(GroupParser):
         self.filters: list[Expression] = []
         self.blank = 0
         self.bnode_labels: dict[str, str] = {}
+        # A blank node label belongs to one basic graph pattern (SPARQL 1.1 section 4.1.4):
+        # the serial of the pattern each label was first used in.
+        self.bgp_serial = 0
+        self.bnode_scope: dict[str, int] = {}
         self.block = []
         self.pattern_count = 0
         self.constructs = {}
@@ -312,6 +316,9 @@ class _Parser(GroupParser):
             return self.iri(self.advance())
         if tok.kind == "BNODE":
             self.advance()
+            if self.bnode_scope.setdefault(tok.text, self.bgp_serial) != self.bgp_serial:
+                msg = f"the blank node label {tok.text} is used in two basic graph patterns"
+                raise self.error(msg, tok)
             label = self.bnode_labels.setdefault(tok.text, f"_{tok.text[2:]}")
             return Var(label)
         if tok.is_op("[") and self.peek().is_op("]"):

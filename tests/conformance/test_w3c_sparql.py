@@ -68,6 +68,8 @@ IN_LANGUAGE = frozenset(
         "MINUS",
         "EXISTS",
         "NOT EXISTS",
+        "EXISTS inside an expression",
+        "NOT EXISTS inside an expression",
         "BIND",
         "VALUES",
         "nested group pattern",
@@ -94,20 +96,6 @@ EXCLUDED: dict[str, str] = {
 #: Tests that fail today, each with what is missing: they xfail, and pass -> fail until the
 #: entry is removed (so the list cannot go stale).
 KNOWN_GAPS: dict[str, str] = {
-    **{
-        f"sparql10/syntax-sparql{n}": "a blank node label used in two groups is not refused"
-        for n in (
-            "3/blabel-cross-optional-bad",
-            "3/blabel-cross-union-bad",
-            "4/syn-bad-34",
-            "4/syn-bad-35",
-            "4/syn-bad-36",
-            "4/syn-bad-37",
-            "4/syn-bad-38",
-            "4/syn-bad-OPT-breaks-BGP",
-            "4/syn-bad-UNION-breaks-BGP",
-        )
-    },
     "sparql11/entailment/sparqldl-13": (
         "owl:sameAs is not closed (eq-sym, eq-trans, eq-rep-*): a documented gap"
     ),
