@@ -343,7 +343,9 @@ def _coalesce(arg_asts: list[Ast]) -> Compiled:
 
 
 def _bnode(arg_asts: list[Ast]) -> Compiled:
-    """``BNODE()`` a fresh blank node per call; ``BNODE(s)`` one per string and solution."""
+    """``BNODE()`` a fresh blank node per call; ``BNODE(s)`` one per string and solution
+    (the solution known by its bindings, less the blank nodes BNODE itself made: two
+    ``SELECT (BNODE(?s) AS ?b1) (BNODE(?s) AS ?b2)`` give one node)."""
     if not arg_asts:
         import uuid
 
@@ -354,7 +356,8 @@ def _bnode(arg_asts: list[Ast]) -> Compiled:
         term = _as_term(arg(b))
         if type(term) is not Literal or term.datatype == RDF_LANGSTRING:
             raise EvalError("BNODE takes a simple literal")
-        key = f"{id(b)}\x00{term.lexical}".encode()
+        solution = sorted((k, str(v)) for k, v in b.items() if not str(v).startswith("_:bn"))
+        key = f"{solution!r}\x00{term.lexical}".encode()
         return "_:bn" + hashlib.sha1(key, usedforsecurity=False).hexdigest()
 
     return fn

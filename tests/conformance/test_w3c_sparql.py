@@ -99,9 +99,6 @@ KNOWN_GAPS: dict[str, str] = {
     "sparql11/entailment/sparqldl-13": (
         "owl:sameAs is not closed (eq-sym, eq-trans, eq-rep-*): a documented gap"
     ),
-    "sparql11/functions/bnode01": (
-        "BNODE(str) gives one blank node per string per evaluation, not per solution"
-    ),
 }
 
 
