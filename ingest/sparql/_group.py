@@ -79,6 +79,7 @@ class GroupParser:
     block: list[TriplePattern | PathPattern]
     selected: list[tuple[str, Expression]]
     pattern_count: int
+    element_count: int
     constructs: dict[str, None]
     bgp_serial: int
 
@@ -178,6 +179,7 @@ class GroupParser:
         """One element of a group other than triples and FILTER, applied to ``node``."""
         if word in _REFUSED:
             raise self.unsupported(_REFUSED[word])
+        self.count_element()
         if word == "OPTIONAL":
             self.construct("OPTIONAL")
             right = self.group_graph_pattern()
@@ -194,6 +196,19 @@ class GroupParser:
             return join(node, self.values_block())
         return join(node, self.group_or_union())
 
+    def count_element(self) -> None:
+        """One more operator of the algebra (each deepens its tree by one): OPTIONAL,
+        MINUS, UNION, BIND, VALUES and nested groups together stay within
+        ``max_patterns``, so the tree's depth is bounded as its patterns are."""
+        self.element_count += 1
+        if self.element_count > self.limits.max_patterns:
+            limit = self.limits.max_patterns
+            msg = (
+                f"the subscription has more than the limit of {limit} group elements "
+                "(OPTIONAL, UNION, MINUS, BIND, VALUES, nested groups; max_patterns)"
+            )
+            raise SubscriptionLimitExceeded(msg, line=self.tok.line, column=self.tok.column)
+
     def construct(self, name: str) -> None:
         """Note a construct beyond basic graph patterns (and step over its keyword)."""
         self.constructs.setdefault(name)
@@ -209,6 +224,7 @@ class GroupParser:
             return node
         while self.tok.is_keyword("UNION"):
             self.constructs.setdefault("UNION")
+            self.count_element()
             self.advance()
             node = Union(node, self.group_graph_pattern())
         return node
@@ -316,6 +332,7 @@ class GroupParser:
 
     def select_expression(self) -> tuple[str, Expression]:
         """``( expression AS ?var )`` in a SELECT clause."""
+        self.count_element()
         self.expect_op("(")
         expr = Expression(self.expression())
         if not self.tok.is_keyword("AS"):

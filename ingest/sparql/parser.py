@@ -98,6 +98,7 @@ class _Parser(GroupParser):
         self.bnode_scope: dict[str, int] = {}
         self.block = []
         self.pattern_count = 0
+        self.element_count = 0
         self.constructs = {}
         self.selected: list[tuple[str, Expression]] = []
 

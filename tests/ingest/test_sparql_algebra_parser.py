@@ -158,5 +158,29 @@ def test_nested_groups_count_against_max_query_depth() -> None:
 
 def test_ten_thousand_nested_groups_are_refused_not_a_recursion_error() -> None:
     text = "SELECT * " + "{ " * 10_000 + "?x <http://p> ?y" + " }" * 10_000
-    with pytest.raises(SubscriptionLimitExceeded, match="max_query_depth"):
+    with pytest.raises(SubscriptionLimitExceeded, match="max_query_depth|group elements"):
         parse_query(text)
+
+
+@pytest.mark.parametrize(
+    "element",
+    ["OPTIONAL { }", "MINUS { }", "{ } UNION", "BIND(1 AS ?b{i})", "VALUES ?v{i} { }", "{ }"],
+)
+def test_group_elements_count_against_max_patterns_so_the_tree_stays_shallow(
+    element: str,
+) -> None:
+    """Empty groups cost no triple pattern, yet each deepens the algebra: thousands in 64 KiB
+    would recurse past Python's stack when evaluated."""
+    body = " ".join(element.replace("{i}", str(i)) for i in range(4_000))[:60_000]
+    body = body.removesuffix(" UNION") if body.endswith("UNION") else body
+    with pytest.raises(SubscriptionLimitExceeded, match="group elements"):
+        parse_query(f"SELECT * {{ ?x <http://p> ?y {body} }}")
+    fine = " ".join(element.replace("{i}", str(i)) for i in range(64))
+    fine = fine.removesuffix(" UNION") if fine.endswith("UNION") else fine
+    parse_query(f"SELECT * {{ ?x <http://p> ?y {fine} }}")
+
+
+def test_select_expressions_count_as_group_elements() -> None:
+    columns = " ".join(f"(1 AS ?c{i})" for i in range(65))
+    with pytest.raises(SubscriptionLimitExceeded, match="group elements"):
+        parse_query(f"SELECT {columns} {{ ?x <http://p> ?y }}")
