@@ -154,8 +154,15 @@ class AsyncClient:
         await self.send(calls.delete(ref))
 
     async def suspend(self, ref: SubscriptionRef, reason: str | None = None) -> Subscription:
-        """Take a subscription out of matching (admin; servers that offer it)."""
-        return await self.send(calls.suspend(ref, reason))
+        """Take a subscription out of matching until an admin resumes it (admin), through
+        the API's suspend route or, on servers without one, the web console's."""
+        try:
+            return await self.send(calls.suspend(ref, reason))
+        except ClientError as exc:
+            if exc.status not in (404, 405):
+                raise
+        await self.send(calls.console_suspend(ref, reason))
+        return await self.subscription(ref)
 
     async def resume(self, ref: SubscriptionRef) -> Subscription:
         """Put a suspended subscription back into matching (admin)."""

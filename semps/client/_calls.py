@@ -31,6 +31,7 @@ from semps.errors import ClientError
 __all__ = [
     "SubscriptionRef",
     "add_axiom",
+    "console_suspend",
     "create_token",
     "dead_letters",
     "delete",
@@ -155,6 +156,15 @@ def suspend(ref: SubscriptionRef, reason: str | None = None) -> Call[Subscriptio
         params,
         feature="suspending subscriptions (POST /subscriptions/{id}/suspend)",
     )
+
+
+def console_suspend(ref: SubscriptionRef, reason: str | None = None) -> Call[None]:
+    """The web console's ``POST /console/api/subscriptions/{id}/suspend`` (admin): the
+    same, for servers whose API has no suspend route of its own."""
+    path = f"/console/api/subscriptions/{sub_id(ref)}/suspend"
+    params = {} if reason is None else {"reason": reason}
+    feature = "suspending subscriptions (neither the API nor the console has a suspend route)"
+    return Call("POST", path, lambda r: None, params, feature=feature)
 
 
 # -- events ----------------------------------------------------------------------------------

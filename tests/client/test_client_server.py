@@ -77,10 +77,19 @@ def test_subscribe_from_text_and_file_then_list_get_replace_delete(
     assert [s.id for s in subscriber.subscriptions()] == [from_text.id]
 
 
-def test_an_admin_resumes_a_subscription(subscriber: Any, admin: Any) -> None:
-    sub = subscriber.subscribe("SELECT ?x WHERE { ?x a <urn:C> }", name="c")
+def test_a_suspended_subscription_is_not_matched_until_resumed(
+    subscriber: Any, admin: Any, publisher: Any, demo: Path
+) -> None:
+    sub = subscriber.subscribe(demo / "subscriptions" / "chairs.rq", name="chairs")
+    suspended = admin.suspend(sub, "too noisy")
+    assert (suspended.id, suspended.status, suspended.reason) == (sub.id, "suspended", "too noisy")
+    assert subscriber.subscription(sub).status == "suspended"
+    event = demo / "events" / "e1-new-chair.rdf"
+    publisher.publish(event)
     resumed = admin.resume(sub)
-    assert (resumed.id, resumed.name, resumed.status) == (sub.id, "c", "active")
+    assert (resumed.id, resumed.name, resumed.status) == (sub.id, "chairs", "active")
+    after = publisher.publish(event)
+    assert [(n.seq, n.event) for n in subscriber.notifications(sub, once=True)] == [(1, after.id)]
 
 
 def test_listing_follows_every_page(subscriber: Any) -> None:
