@@ -1,0 +1,53 @@
+"""Through ``semps match``: ill-typed literals and unbound projections are ordinary input
+(exit 0, nothing on stderr), answered as the W3C results say."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+EVENT = """@prefix : <http://example.org/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+:a :at "1999-12-31T24:00:00"^^xsd:dateTime ; :n "abc"^^xsd:integer ; :d "x"^^xsd:date .
+:b :at "2000-01-01T00:00:00"^^xsd:dateTime ; :n 5 ; :d "2006-08-23Z"^^xsd:date .
+"""
+SUBSCRIPTIONS = {
+    # 24:00:00 is the next day's midnight: :a's instant equals :b's
+    "midnight": "SELECT ?x { ?x <http://example.org/at> ?t "
+    'FILTER(?t = "2000-01-01T00:00:00"^^<http://www.w3.org/2001/XMLSchema#dateTime>) }',
+    # an ill-typed integer has no value: only 5 is > 1
+    "ill-typed": "SELECT ?x { ?x <http://example.org/n> ?n FILTER(?n > 1) }",
+    # ?p never occurs: allowed, unbound in every solution
+    "unbound": "SELECT ?p { ?x <http://example.org/n> 5 }",
+    # a date with a timezone against one without, on the same day: indeterminate (error)
+    "dates": "SELECT ?x { ?x <http://example.org/d> ?d "
+    'FILTER(?d = "2006-08-23"^^<http://www.w3.org/2001/XMLSchema#date>) }',
+}
+
+
+def test_ill_typed_literals_are_quiet_and_answered_as_the_w3c_results(tmp_path: Path) -> None:
+    (tmp_path / "events").mkdir()
+    (tmp_path / "events" / "e1.ttl").write_text(EVENT)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for name, text in SUBSCRIPTIONS.items():
+        (subs / f"{name}.rq").write_text(text)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "semps",
+            "match",
+            "--subscriptions",
+            str(subs),
+            "--events",
+            str(tmp_path / "events"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    (record,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert record["solutions"] == {"ill-typed": 1, "midnight": 2, "unbound": 1}
