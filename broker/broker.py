@@ -376,6 +376,7 @@ class Broker:
                 self._add_to_matchers(sub, None)
                 self.store.set_suspended(sub_id, None)
                 self._suspended.pop(sub_id, None)
+                log.info("subscription %s of %s resumed", sub_id, sub.owner)
         return sub
 
     def status(self, sub_id: str) -> tuple[str, str | None]:

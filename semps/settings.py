@@ -218,6 +218,20 @@ class Setting:
         return "SEMPS_" + self.name.upper()
 
     @property
+    def shown_metavar(self) -> str | None:
+        """What its flag's value is called in ``--help``."""
+        if self.metavar is not None:
+            return self.metavar
+        names: dict[Callable[[object], Any], str] = {
+            _int: "N",
+            _float: "SECONDS",
+            _seconds: "DURATION",
+            _str: "TEXT",
+            _path: "PATH",
+        }
+        return names.get(self.read)
+
+    @property
     def option(self) -> str:
         """Its command-line flag."""
         return self.flag or "--" + self.name.replace("_", "-")
@@ -251,8 +265,10 @@ _LIMIT_HELP = {
 
 #: Every setting but the limits, in the README's order.
 SETTINGS: tuple[Setting, ...] = (
-    Setting("config", _path, "a TOML file of settings (keys as in this table)", metavar="FILE"),
-    Setting("host", _str, "address the HTTP API listens on"),
+    Setting(
+        "config", _path, "a TOML file of settings (keys: these flags' names with _)", metavar="FILE"
+    ),
+    Setting("host", _str, "address the HTTP API listens on", metavar="ADDRESS"),
     Setting("port", _int, "port the HTTP API listens on", _port),
     Setting("data_dir", _path, "the broker's data directory (created 0700)", metavar="DIR"),
     Setting("workers", _int, "matching processes, each holding every index", _positive),
@@ -266,8 +282,18 @@ SETTINGS: tuple[Setting, ...] = (
         "a non-public network or host name webhooks may call (repeatable)",
         metavar="CIDR_OR_HOST",
     ),
-    Setting("log_level", _choice(*LOG_LEVELS), "least severe log records written"),
-    Setting("log_format", _choice(*LOG_FORMATS), "text lines, or one JSON object a line"),
+    Setting(
+        "log_level",
+        _choice(*LOG_LEVELS),
+        "least severe log records written",
+        metavar="{" + ",".join(LOG_LEVELS) + "}",
+    ),
+    Setting(
+        "log_format",
+        _choice(*LOG_FORMATS),
+        "text lines, or one JSON object a line",
+        metavar="{" + ",".join(LOG_FORMATS) + "}",
+    ),
     Setting("access_log", _bool, "log every HTTP request (--no-access-log: do not)"),
     Setting(
         "retain_count", _int, "notifications kept per subscription (0: no bound)", _not_negative
@@ -276,7 +302,7 @@ SETTINGS: tuple[Setting, ...] = (
         "retain_age", _seconds, "age past which notifications go (e.g. 7d; 0: none)", _not_negative
     ),
     Setting("prune_interval", _seconds, "time between two retention passes", _positive),
-    Setting("metrics_token", _str, "a bearer token that may read /metrics only"),
+    Setting("metrics_token", _str, "a bearer token that may read /metrics only", metavar="SECRET"),
 ) + tuple(
     Setting(
         f.name,

@@ -15,7 +15,7 @@ import os
 from typing import TYPE_CHECKING
 
 from semps import __version__
-from semps.settings import SETTINGS, Settings, build_settings, format_duration
+from semps.settings import SETTINGS, Settings, build_settings, defaults, format_duration
 
 if TYPE_CHECKING:
     from semps.broker.broker import Broker
@@ -27,18 +27,25 @@ def register(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``semps serve``: one flag per setting (absent flags stay unset, so the
     environment and the file can give them)."""
     parser.set_defaults(func=run)
+    shown = defaults()
     for setting in SETTINGS:
-        extra: dict[str, object] = {}
+        extra: dict[str, object] = {"metavar": setting.shown_metavar}
         if setting.name == "access_log":
             extra = {"action": argparse.BooleanOptionalAction}
         elif setting.name == "webhook_allow":
-            extra = {"action": "append"}
+            extra["action"] = "append"
+        default = shown.get(setting.name)
+        if default in (None, (), False):
+            default_text = ""
+        elif setting.name in ("retain_age", "prune_interval"):
+            default_text = f", default {format_duration(float(default))}"  # type: ignore[arg-type]
+        else:
+            default_text = f", default {default}"
         parser.add_argument(
             setting.option,
             dest=setting.name,
             default=argparse.SUPPRESS,
-            metavar=setting.metavar,
-            help=f"{setting.help} [{setting.env}]",
+            help=f"{setting.help} [{setting.env}{default_text}]",
             **extra,  # type: ignore[arg-type]
         )
 
