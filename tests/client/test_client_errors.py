@@ -82,3 +82,13 @@ def test_an_unknown_token_and_a_role_that_may_not(
 def test_no_server_at_all(connect: Any) -> None:
     with pytest.raises(ClientError, match="failed"):
         connect(f"http://127.0.0.1:{_free_port()}", None).health()
+
+
+@pytest.mark.parametrize("via", ["sse", "websocket"])
+def test_a_stream_refused_for_its_token_or_subscription(
+    via: str, connect: Any, server: Server, subscriber: Any
+) -> None:
+    with pytest.raises(AuthError):
+        next(connect(server.url, "not-a-token").notifications("sub-1", via=via))
+    with pytest.raises(NotFound, match="no subscription 'sub-nope'"):
+        next(subscriber.notifications("sub-nope", via=via))
