@@ -10,6 +10,7 @@ ontologies (:mod:`semps.ontology.load`) both read documents through here.
 
 from __future__ import annotations
 
+import logging
 import re
 import xml.parsers.expat
 import xml.sax
@@ -203,6 +204,9 @@ def _read_with_rdflib(data: bytes, base: str | None) -> tuple[Triple, ...]:
     import rdflib
     from rdflib.exceptions import ParserError
 
+    # rdflib logs a traceback for each ill-typed literal ("24:00:00", "abc"^^xsd:integer);
+    # those are valid RDF terms (a FILTER finds them errors), ordinary input here.
+    logging.getLogger("rdflib.term").setLevel(logging.ERROR)
     graph = rdflib.Graph()
     try:
         graph.parse(data=data, format="xml", publicID=base)

@@ -51,3 +51,36 @@ def test_ill_typed_literals_are_quiet_and_answered_as_the_w3c_results(tmp_path: 
     assert (done.returncode, done.stderr) == (0, "")
     (record,) = [json.loads(line) for line in done.stdout.splitlines()]
     assert record["solutions"] == {"ill-typed": 1, "midnight": 2, "unbound": 1}
+
+
+RDF_XML = """<?xml version="1.0"?>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://example.org/">
+  <rdf:Description rdf:about="http://example.org/a">
+    <ex:n rdf:datatype="http://www.w3.org/2001/XMLSchema#integer">abc</ex:n>
+    <ex:x rdf:parseType="Literal"><b>an XML literal: read by rdflib</b></ex:x>
+  </rdf:Description>
+</rdf:RDF>
+"""
+
+
+def test_an_ill_typed_literal_read_by_rdflib_prints_no_traceback(tmp_path: Path) -> None:
+    (tmp_path / "e1.rdf").write_text(RDF_XML)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "n.rq").write_text("SELECT ?x { ?x <http://example.org/n> ?n FILTER(?n > 1) }")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "semps",
+            "match",
+            "--subscriptions",
+            str(subs),
+            "--events",
+            str(tmp_path / "e1.rdf"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout)["matches"] == []
