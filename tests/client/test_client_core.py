@@ -12,6 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 import rdflib
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from semps.client import AsyncClient, Client, Retry, _stream
 from semps.client._errors import error_from
@@ -357,3 +359,41 @@ def test_a_connection_that_stayed_open_long_enough_starts_the_retry_count_again(
     pos.connected()  # the last drop was the first of a new count: one more at once is too many
     with pytest.raises(ClientError, match="after 1 reconnections"):
         pos.failed(retry, "ws://x", "dropped at once")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    total=st.integers(min_value=1, max_value=30),
+    plan=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 6)), min_size=1, max_size=40),
+)
+def test_any_pattern_of_drops_and_resends_yields_each_notification_once_in_order(
+    total: int, plan: list[tuple[int, int]]
+) -> None:
+    """The server answers each connection with a few notifications it already sent (up to
+    ``back`` before the position asked for) and ``ahead`` new ones, then drops it."""
+    steps = iter(plan)
+
+    def server(request: httpx.Request) -> httpx.Response:
+        asked = int(request.headers["last-event-id"])
+        back, ahead = next(steps, (0, 1))
+        seqs = range(max(1, asked + 1 - back), min(total, asked + ahead) + 1)
+        return httpx.Response(200, text=": keep-alive\n\n" + "".join(_frame(s) for s in seqs))
+
+    with _client(server, retry=NO_WAIT) as client:
+        stream = client.notifications("s1")
+        assert [next(stream).seq for _ in range(total)] == list(range(1, total + 1))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        "not json",
+        '{"event": "e", "id": 1}',
+        '{"subscription": "s1", "event": "e", "solutions": "x"}',
+    ],
+)
+def test_a_notification_that_is_not_the_apis_is_a_client_error(data: str) -> None:
+    frame = f"id: 1\nevent: notification\ndata: {data}\n\n"
+    with _client(lambda r: httpx.Response(200, text=frame), retry=NO_WAIT) as client:
+        with pytest.raises(ClientError):
+            next(client.notifications("s1"))
