@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from semps.api.bodies import JSON, read_body, require_media_type
+from semps.api.bodies import JSON, media_type, read_body, require_media_type
 from semps.api.context import Context
 from semps.api.errors import responses
 from semps.api.models import (
@@ -61,7 +61,7 @@ def subscriptions_router(ctx: Context) -> APIRouter:
     Subscriber = Annotated[Principal, Depends(ctx.auth.require("subscriber"))]  # noqa: N806
 
     async def read_text(request: Request, kind: str) -> str:
-        hint = _SPARQL_HINT if kind != "semantic" else _JSON_HINT
+        hint = {JSON: _JSON_HINT, SPARQL: _SPARQL_HINT}.get(media_type(request) or "", "")
         require_media_type(request, MEDIA_TYPES.get(kind, _ANY), hint)
         return (await read_body(request, ctx.max_body)).decode("utf-8", "replace")
 

@@ -19,6 +19,8 @@ from semps.settings import parse_duration
 
 __all__ = ["tokens_router"]
 
+#: The longest lifetime a token may be given (100 years, in seconds).
+MAX_LIFETIME = 100 * 365 * 86400
 #: The most bytes of a ``POST /tokens`` body.
 MAX_TOKEN_BODY = 4096
 _BODY = {
@@ -73,12 +75,14 @@ def tokens_router(ctx: Context) -> APIRouter:
 
 
 def _seconds(value: int | str) -> float:
-    if isinstance(value, int):
-        if value <= 0:
-            msg = f"expires_in must be positive, not {value}"
-            raise SempsError(msg)
-        return float(value)
-    return parse_duration(value)
+    """A token's lifetime in seconds: positive, at most :data:`MAX_LIFETIME`."""
+    seconds = float(value) if isinstance(value, int) and abs(value) < 2**53 else None
+    if isinstance(value, str) and len(value) <= 64:
+        seconds = parse_duration(value)
+    if seconds is None or not 0 < seconds <= MAX_LIFETIME:
+        msg = f"expires_in must be a positive duration of at most 100 years, not {value!r:.64}"
+        raise SempsError(msg)
+    return seconds
 
 
 def token_out(info: TokenInfo) -> TokenOut:

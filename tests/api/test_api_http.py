@@ -351,6 +351,10 @@ def test_a_token_may_expire(api: InProcess) -> None:
         {"role": "root"},
         {"role": "publisher", "expires_in": "soon"},
         {"role": "admin", "expires_in": -5},
+        {"role": "admin", "expires_in": 10**400},
+        {"role": "admin", "expires_in": "9" * 60 + "d"},
+        {"role": "admin", "expires_in": "1" * 100},
+        {"role": "admin", "expires_in": 1.5},
         {},
     ],
 )
