@@ -29,7 +29,8 @@ from decimal import Decimal, DivisionByZero, InvalidOperation
 from typing import Any
 
 from semps._types import Term
-from semps.ingest.sparql._functions import ANY, CAST_TYPES, FUNCTIONS
+from semps.ingest.sparql._casts import CAST_TYPES
+from semps.ingest.sparql._functions import ANY, FUNCTIONS
 from semps.ingest.sparql._values import (
     BOOLEAN,
     DECIMAL,
