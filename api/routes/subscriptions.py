@@ -59,6 +59,7 @@ def subscriptions_router(ctx: Context) -> APIRouter:
     router = APIRouter(tags=["subscriptions"])
     broker = ctx.broker
     Subscriber = Annotated[Principal, Depends(ctx.auth.require("subscriber"))]  # noqa: N806
+    Admin = Annotated[Principal, Depends(ctx.auth.require("admin"))]  # noqa: N806
 
     async def read_text(request: Request, kind: str) -> str:
         hint = {JSON: _JSON_HINT, SPARQL: _SPARQL_HINT}.get(media_type(request) or "", "")
@@ -159,6 +160,23 @@ def subscriptions_router(ctx: Context) -> APIRouter:
         broker.visible(sub_id, who)
         broker.unsubscribe(sub_id)
         return Response(status_code=204)
+
+    @router.post(
+        "/subscriptions/{sub_id}/suspend",
+        responses=responses(401, 403, 404, 422),
+    )
+    def suspend_subscription(
+        sub_id: str,
+        who: Admin,
+        reason: str = Query(
+            "suspended by an admin", max_length=200, description="shown to its owner"
+        ),
+    ) -> SubscriptionOut:
+        """Take a subscription out of matching (admin); its owner reads ``reason``.
+        Suspending a suspended one changes nothing."""
+        sub = broker.visible(sub_id, who)
+        broker.suspend(sub_id, reason)
+        return subscription_out(sub, broker)
 
     @router.post(
         "/subscriptions/{sub_id}/resume",

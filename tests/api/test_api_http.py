@@ -414,3 +414,35 @@ def test_metrics_show_open_streams_and_queue_depths(api: InProcess) -> None:
     assert sample(text, "semps_open_streams") == 1
     for gauge in ("semps_queue_depth", "semps_webhook_backlog", "semps_dead_letters"):
         assert f"# TYPE {gauge} gauge" in text
+
+
+# -- suspend and resume ----------------------------------------------------------------------
+
+
+def test_an_admin_suspends_and_resumes_a_subscription(api: InProcess) -> None:
+    token = api.token("subscriber", "suspendee")
+    constraints = '{"constraints": [{"attr": "audit_price", "op": "<=", "value": 10}]}'
+    created = api.request("POST", "/subscriptions?kind=content", token=token, content=constraints)
+    sub_id = created.json()["id"]
+    event = {"values": {"audit_price": 5}}
+
+    def matched() -> int:
+        response = api.request("POST", "/events", "publisher", json=event)
+        assert response.status_code == 202, response.text
+        return int(response.json()["matched"])
+
+    assert matched() == 1
+    suspended = api.request("POST", f"/subscriptions/{sub_id}/suspend?reason=audit", "admin")
+    assert suspended.status_code == 200, suspended.text
+    assert suspended.json()["status"] == "suspended" and suspended.json()["reason"] == "audit"
+    seen = api.request("GET", f"/subscriptions/{sub_id}", token=token).json()
+    assert (seen["status"], seen["reason"]) == ("suspended", "audit")
+    assert matched() == 0
+    assert api.request("POST", f"/subscriptions/{sub_id}/resume", "admin").json()["status"] == (
+        "active"
+    )
+    assert matched() == 1
+    assert_error(
+        api.request("POST", f"/subscriptions/{sub_id}/suspend", token=token), 403, "forbidden"
+    )
+    assert_error(api.request("POST", "/subscriptions/sub-none/suspend", "admin"), 404, "not_found")

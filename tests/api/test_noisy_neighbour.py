@@ -452,7 +452,8 @@ def _wait_for(predicate: Callable[[], bool], seconds: float = 30.0) -> bool:
 def test_the_good_neighbours_lost_nothing_no_5xx_and_sigterm_stops_the_server(
     noisy: Noisy,
 ) -> None:
-    time.sleep(1.0)  # let the publisher post a few events even when run alone
+    # let the publisher post a few events even when run alone
+    _wait_for(lambda: len(noisy.acknowledged) >= 5, seconds=120)
     noisy.finish()
     assert noisy.refused == []
     assert len(noisy.acknowledged) >= 5
