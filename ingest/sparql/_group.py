@@ -9,6 +9,7 @@ applied to what precedes them, the group's FILTERs over the whole group.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from semps.errors import SubscriptionLimitExceeded, SubscriptionSyntaxError, UnsupportedQueryError
@@ -26,6 +27,7 @@ from semps.ingest.sparql.algebra import (
     PathPattern,
     Union,
     Values,
+    WithExists,
     in_scope,
 )
 from semps.ingest.sparql.filters import Expression
@@ -59,7 +61,7 @@ def basic_graph_pattern(
     if isinstance(node, Filter):
         filters = node.filters
         node = node.inner
-        if any(type(f) is Exists for f in filters):
+        if any(type(f) is Exists or type(f) is WithExists for f in filters):
             return None
     if type(node) is not BGP or not node.triples:
         return None
@@ -77,7 +79,9 @@ class GroupParser:
     depth: int
     limits: Limits
     block: list[TriplePattern | PathPattern]
-    selected: list[tuple[str, Expression]]
+    selected: list[tuple[str, Any]]
+    #: Per expression being read, the EXISTS patterns found inside it (innermost last).
+    exists_stack: list[list[tuple[str, Exists]]]
     pattern_count: int
     element_count: int
     constructs: dict[str, None]
@@ -247,7 +251,30 @@ class GroupParser:
             return found
         if opened:  # not an EXISTS after all: a parenthesised expression (cannot happen)
             raise self.error(f"unexpected {self.tok.describe()}")
-        return Expression(self.constraint())
+        return self.with_exists(self.constraint)
+
+    def with_exists(self, parse: Callable[[], Any]) -> Any:
+        """An expression read by ``parse``, wrapped in :class:`WithExists` when EXISTS
+        occurs inside it."""
+        self.exists_stack.append([])
+        try:
+            ast = parse()
+        finally:
+            found = self.exists_stack.pop()
+        expr = Expression(ast)
+        return WithExists(expr, tuple(found)) if found else expr
+
+    def exists_in_expression(self, negated: bool) -> tuple[str, str]:
+        """``EXISTS { }`` inside an expression (the keyword just read): the pattern, and a
+        variable standing for its answer in the expression's AST."""
+        tok = self.tok
+        if not self.exists_stack:  # e.g. ORDER BY: outside FILTER, BIND and SELECT
+            raise self.unsupported("EXISTS outside FILTER, BIND and SELECT", tok)
+        self.constructs.setdefault("NOT EXISTS" if negated else "EXISTS")
+        pattern = self.group_graph_pattern()
+        name = f"\x00exists{sum(map(len, self.exists_stack))}.{len(self.exists_stack)}"
+        self.exists_stack[-1].append((name, Exists(pattern, negated)))
+        return ("var", name)
 
     def exists_ahead(self, offset: int) -> bool:
         """True when ``EXISTS { `` or ``NOT EXISTS { `` starts ``offset`` tokens ahead,
@@ -265,7 +292,7 @@ class GroupParser:
         """``BIND ( expression AS ?var )``: the group so far, extended."""
         start = self.advance()
         self.expect_op("(")
-        expr = Expression(self.expression())
+        expr = self.with_exists(self.expression)
         if not self.tok.is_keyword("AS"):
             raise self.error(f"expected AS but found {self.tok.describe()}")
         self.advance()
@@ -330,11 +357,11 @@ class GroupParser:
 
     # -- the query around the group -------------------------------------------------------
 
-    def select_expression(self) -> tuple[str, Expression]:
+    def select_expression(self) -> tuple[str, Any]:
         """``( expression AS ?var )`` in a SELECT clause."""
         self.count_element()
         self.expect_op("(")
-        expr = Expression(self.expression())
+        expr = self.with_exists(self.expression)
         if not self.tok.is_keyword("AS"):
             raise self.error(f"expected AS but found {self.tok.describe()}")
         self.advance()

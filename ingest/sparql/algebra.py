@@ -152,6 +152,26 @@ class Exists:
         raise NotImplementedError(msg)
 
 
+@dataclass(frozen=True, slots=True)
+class WithExists:
+    """An expression with ``EXISTS { }`` / ``NOT EXISTS { }`` inside (``FILTER(?a = ?b ||
+    NOT EXISTS { ... })``): each stands in ``expr`` as a variable no query can name, which
+    the evaluator binds to the pattern's answer (xsd:boolean) before evaluating ``expr``."""
+
+    expr: Any
+    exists: tuple[tuple[str, Exists], ...]
+
+    def variables(self) -> frozenset[str]:
+        """What the expression and its patterns may read of a solution."""
+        own: frozenset[str] = self.expr.variables() - {name for name, _ in self.exists}
+        return own.union(*(e.variables() for _, e in self.exists))
+
+    def evaluate(self, bindings: Mapping[str, Term]) -> bool:
+        """Never called: the evaluator answers EXISTS with the event's graph at hand."""
+        msg = "EXISTS is evaluated by semps.matcher.semantic.evaluate"
+        raise NotImplementedError(msg)
+
+
 Node: TypeAlias = BGP | Join | LeftJoin | Union | Minus | Filter | Extend | Values
 
 
@@ -195,6 +215,7 @@ __all__ = [
     "PathPattern",
     "Union",
     "Values",
+    "WithExists",
     "in_scope",
     "path_iris",
 ]

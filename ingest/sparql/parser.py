@@ -99,8 +99,9 @@ class _Parser(GroupParser):
         self.block = []
         self.pattern_count = 0
         self.element_count = 0
+        self.exists_stack = []
         self.constructs = {}
-        self.selected: list[tuple[str, Expression]] = []
+        self.selected: list[tuple[str, Any]] = []
 
     # -- token helpers ---------------------------------------------------------------------
 
@@ -498,7 +499,10 @@ class _Parser(GroupParser):
         tok = self.advance()
         name = tok.text.upper()
         if name == "NOT" and self.tok.is_keyword("EXISTS"):
-            raise self.unsupported("NOT EXISTS inside an expression", tok)
+            self.advance()
+            return self.exists_in_expression(negated=True)
+        if name == "EXISTS":
+            return self.exists_in_expression(negated=False)
         if name in _AGGREGATES:
             raise self.unsupported("aggregate", tok)
         if name not in ARITY:

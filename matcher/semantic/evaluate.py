@@ -45,16 +45,19 @@ from semps.ingest.sparql.algebra import (
     PathPattern,
     Union,
     Values,
+    WithExists,
 )
 from semps.ingest.sparql.filters import EvalError
 from semps.ingest.sparql.model import PatternTerm, TriplePattern, Var
 from semps.matcher.semantic.compiled import STAR
 from semps.matcher.semantic.index import EventPairs
+from semps.terms import XSD, Literal
 
 Solution = dict[str, Term]
 Pair = tuple[Term, Term]
 
 _ANY = (STAR, STAR)
+_TRUE, _FALSE = Literal("true", XSD + "boolean"), Literal("false", XSD + "boolean")
 _NODES: tuple[Path, None, None] = (("nodes",), None, None)  # the path cache's node list
 _EXPRESSION_ERRORS = (EvalError, ArithmeticError, ValueError, TypeError, OverflowError)
 
@@ -123,9 +126,20 @@ class Evaluator:
                 found = bool(self.solutions(f.pattern, solution))
                 if found == f.negated:
                     return False
+            elif type(f) is WithExists:
+                if not f.expr.evaluate(self.with_exists(f, solution)):
+                    return False
             elif not f.evaluate(solution):
                 return False
         return True
+
+    def with_exists(self, expr: WithExists, solution: Solution) -> Solution:
+        """The solution with each EXISTS of the expression bound to its answer."""
+        answers = dict(solution)
+        for name, exists in expr.exists:
+            found = bool(self.solutions(exists.pattern, solution)) != exists.negated
+            answers[name] = _TRUE if found else _FALSE
+        return answers
 
     def join(self, left: list[Solution], right: list[Solution]) -> list[Solution]:
         """Every compatible pair merged: hashed on the variables both sides always bind."""
@@ -184,7 +198,11 @@ class Evaluator:
         out = []
         for s in self.solutions(node.inner, seed):
             self.tick()
-            value = term_value(node.expr, s)
+            expr = node.expr
+            if type(expr) is WithExists:
+                value = term_value(expr.expr, self.with_exists(expr, s))
+            else:
+                value = term_value(expr, s)
             if value is not None:
                 s = {**s, node.var: value}
             out.append(s)
@@ -465,12 +483,20 @@ def plan(node: Node) -> Node:
     if kind is Filter:
         return Filter(plan(node.inner), _plan_filters(node.filters))  # type: ignore[union-attr]
     if kind is Extend:
-        return Extend(plan(node.inner), node.var, node.expr)  # type: ignore[union-attr]
+        return Extend(plan(node.inner), node.var, _plan_filter(node.expr))  # type: ignore[union-attr]
     return node
 
 
 def _plan_filters(filters: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(Exists(plan(f.pattern), f.negated) if type(f) is Exists else f for f in filters)
+    return tuple(_plan_filter(f) for f in filters)
+
+
+def _plan_filter(f: Any) -> Any:
+    if type(f) is Exists:
+        return Exists(plan(f.pattern), f.negated)
+    if type(f) is WithExists:
+        return WithExists(f.expr, tuple((n, _plan_filter(e)) for n, e in f.exists))
+    return f
 
 
 def _score(

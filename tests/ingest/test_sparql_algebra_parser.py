@@ -17,6 +17,7 @@ from semps.ingest.sparql.algebra import (
     PathPattern,
     Union,
     Values,
+    WithExists,
 )
 from semps.limits import Limits
 from semps.terms import XSD, Literal
@@ -92,6 +93,17 @@ def test_bind_values_exists_and_select_expressions() -> None:
     assert q.projected() == ("x", "s")
 
 
+def test_exists_inside_an_expression_stands_as_a_variable_of_its_own() -> None:
+    q = parse_query(P + "SELECT * { ?x :p ?y FILTER(?y = 1 || NOT EXISTS { ?x :q ?y }) }")
+    (f,) = q.algebra.filters  # type: ignore[union-attr]
+    assert isinstance(f, WithExists)
+    ((name, exists),) = f.exists
+    assert exists.negated
+    assert exists.pattern == BGP((TriplePattern(Var("x"), E + "q", Var("y")),))
+    assert f.expr.ast[1][1] == ("var", name) and not name.isidentifier()
+    assert f.variables() == {"x", "y"}
+
+
 def test_a_group_of_only_filters_is_a_query() -> None:
     q = parse_query("ASK { FILTER(2 IN (1, 2)) }")
     assert q.algebra == Filter(BGP(), q.algebra.filters)  # type: ignore[union-attr]
@@ -124,12 +136,8 @@ def test_misuses_are_syntax_errors_that_say_where(text: str, message: str) -> No
         ("SELECT * { SERVICE <http://s/> { ?x :p ?y } }", "SERVICE"),
         ("SELECT * { { SELECT ?x { ?x :p ?y } } }", "sub-query"),
         (
-            "SELECT * { ?x :p ?y FILTER(?y = 1 || EXISTS { ?x :q 1 }) }",
-            "EXISTS inside an expression",
-        ),
-        (
-            "SELECT * { ?x :p ?y FILTER(!NOT EXISTS { ?x :q 1 }) }",
-            "NOT EXISTS inside an expression",
+            "SELECT * { ?x :p ?y } ORDER BY (EXISTS { ?x :q 1 })",
+            "EXISTS outside FILTER, BIND and SELECT",
         ),
         ("SELECT * FROM <http://g/> { ?x :p ?y }", "FROM"),
         ("SELECT * { ?x :p ?y } LIMIT 1", "LIMIT"),

@@ -1,5 +1,5 @@
 """Randomised oracle for the language beyond basic graph patterns: OPTIONAL, UNION, MINUS,
-FILTER (NOT) EXISTS, BIND, VALUES, nested groups, property paths, variable predicates and
+FILTER (NOT) EXISTS (also inside expressions and BIND), BIND, VALUES, nested groups, property paths, variable predicates and
 SELECT expressions answer exactly what pyoxigraph's SPARQL engine answers over the same
 closed event (the event closed under a random ontology by semps' closure, then given to
 pyoxigraph as a plain graph): the same matches, counts and solution multisets, through the
@@ -119,7 +119,18 @@ def groups(draw: st.DrawFn, depth: int = 0) -> str:
             elements.append(f"{{ {draw(groups(depth + 1))} }}")
         elif kind == "exists":
             negated = draw(st.sampled_from(["", "NOT "]))
-            elements.append(f"FILTER {negated}EXISTS {{ {draw(groups(depth + 1))} }}")
+            inner = draw(groups(depth + 1))
+            elements.append(
+                draw(
+                    st.sampled_from(
+                        [
+                            f"FILTER {negated}EXISTS {{ {inner} }}",
+                            f"FILTER(?x = :n1 || {negated}EXISTS {{ {inner} }})",
+                            f"BIND({negated}EXISTS {{ {inner} }} AS ?e{depth}{len(elements)})",
+                        ]
+                    )
+                )
+            )
         elif kind == "filter":
             v = draw(st.sampled_from("xyzv"))
             elements.append(
