@@ -1,9 +1,9 @@
 """Randomised oracle for the language beyond basic graph patterns: OPTIONAL, UNION, MINUS,
-FILTER (NOT) EXISTS (also inside expressions and BIND), BIND, VALUES, nested groups, property paths, variable predicates and
-SELECT expressions answer exactly what pyoxigraph's SPARQL engine answers over the same
-closed event (the event closed under a random ontology by semps' closure, then given to
-pyoxigraph as a plain graph): the same matches, counts and solution multisets, through the
-counter filter of the merged index."""
+FILTER (NOT) EXISTS (also inside expressions and BIND), BIND, VALUES, nested groups,
+property paths, variable predicates and SELECT expressions answer exactly what pyoxigraph's
+SPARQL engine answers over the same closed event (the event closed under a random ontology
+by semps' closure, then given to pyoxigraph as a plain graph): the same matches, counts and
+solution multisets, through the counter filter of the merged index."""
 
 from __future__ import annotations
 
