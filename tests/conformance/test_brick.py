@@ -197,3 +197,36 @@ def test_semps_match_prints_the_oracle_counts(tmp_path: Path) -> None:
         eid: {sid: sum(rows.values()) for sid, rows in answers.items()}
         for eid, answers in oracle.items()
     }
+
+
+@pytest.mark.spark
+def test_semps_spark_match_prints_the_oracle_counts() -> None:
+    """Spark's bulk job runs the same matcher: the same language, the same answers."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "semps",
+            "spark",
+            "match",
+            "--master",
+            "local[2]",
+            "--ontology",
+            str(FOLDER / "ontology.owl"),
+            "--subscriptions",
+            str(ALGEBRA),
+            "--events",
+            str(FOLDER / "events"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    printed = {
+        row["event"]: row["solutions"] for row in map(json.loads, result.stdout.splitlines())
+    }
+    assert printed == {
+        eid: {sid: sum(rows.values()) for sid, rows in answers.items()}
+        for eid, answers in _oracle().items()
+    }
