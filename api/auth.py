@@ -62,7 +62,7 @@ class Auth:
             AuthError: missing, unknown, expired or revoked token.
             PermissionDenied: the token's role is not one of ``roles``.
         """
-        return self.broker.authenticate(f"Bearer {bearer_token(header)}", *roles)
+        return self.broker.authorize(bearer_token(header), *roles)
 
     def require(self, *roles: str) -> Callable[..., Principal]:
         """A route dependency: the caller's principal, with one of ``roles``."""

@@ -15,6 +15,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any
 
+from semps.api.auth import bearer_token
 from semps.broker.broker import Broker
 from semps.errors import DocumentTooLarge, SempsError
 
@@ -42,7 +43,7 @@ class PublishFastPath:
             return
         headers = dict(scope["headers"])
         try:
-            self.broker.authenticate(_text(headers.get(b"authorization")), "publisher")
+            self.broker.authorize(bearer_token(_text(headers.get(b"authorization"))), "publisher")
             body = await self._body(headers.get(b"content-length"), receive)
             if body is None:  # the client went away: nobody to answer, nothing published
                 return

@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from semps.broker.contracts import EventRecord, Store
 from semps.broker.pipeline import Batch, Item, Pipeline
 from semps.broker.retention import Pruner
-from semps.broker.store import EventRecord, Principal, Store, TokenInfo
+from semps.broker.store import Principal, TokenInfo
+from semps.broker.store import Store as SQLiteStore
 from semps.broker.webhooks import WebhookDispatcher
 from semps.broker.worker import payload_head, unpack_error
 from semps.errors import (
@@ -130,6 +132,9 @@ class Broker:
         workers: matching worker processes.
         webhook_attempts / webhook_backoff: webhook retries before a dead letter.
         webhook_options: further keyword arguments of the webhook dispatcher.
+        store: the store to use (the broker closes it); default the SQLite store
+            ``semps.sqlite3`` in ``data_dir`` (tests pass a
+            :class:`~semps.broker.memory.MemoryStore`).
     """
 
     def __init__(
@@ -141,11 +146,12 @@ class Broker:
         webhook_attempts: int = 5,
         webhook_backoff: float = 0.5,
         webhook_options: dict[str, Any] | None = None,
+        store: Store | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.limits = limits
-        self.store = Store(self.data_dir / "semps.sqlite3")
+        self.store = store if store is not None else SQLiteStore(self.data_dir / "semps.sqlite3")
         self.ontology = OntologyStore(self.data_dir / "ontology.sqlite3")
         self.metrics = Metrics()
         self.metrics.restore(self.store.saved_counters())  # counters survive restarts
@@ -496,11 +502,21 @@ class Broker:
     # -- tokens ----------------------------------------------------------------------------
 
     def authenticate(self, header: str | None, *roles: str) -> Principal:
-        """The principal behind an ``Authorization: Bearer`` header, with one of ``roles``."""
+        """:meth:`authorize` for a raw ``Authorization: Bearer`` header (the web console's
+        routes; the HTTP API reads the header in :mod:`semps.api.auth`)."""
         if not header or not header.startswith("Bearer "):
             msg = "missing bearer token (Authorization: Bearer <token>)"
             raise AuthError(msg)
-        token = header[7:].strip()
+        return self.authorize(header[7:].strip(), *roles)
+
+    def authorize(self, token: str, *roles: str) -> Principal:
+        """The principal a bearer token belongs to, with one of ``roles`` (an admin may do
+        anything); lookups are cached for :data:`TOKEN_CACHE_SECONDS`.
+
+        Raises:
+            AuthError: an unknown, expired or revoked token.
+            PermissionDenied: the token's role is not one of ``roles``.
+        """
         now = time.monotonic()
         cached = self._tokens.get(token)
         if cached is not None and now - cached[0] < TOKEN_CACHE_SECONDS:
