@@ -24,6 +24,7 @@ from semps.matcher.partab import EventParts
 from semps.matcher.semantic._kernels import complete_slots, unique_shapes
 from semps.matcher.semantic.compiled import STAR, CompiledSubscription, IndexKey, NPNKey
 from semps.matcher.semantic.family import Family, Members, family_of
+from semps.matcher.semantic.required import ANY_PROPERTY
 from semps.terms import RDF_TYPE
 
 IntArray = npt.NDArray[np.int64]
@@ -126,6 +127,17 @@ class EventPairs:
             for pair in self.table(at[0], at[1]):
                 found.setdefault(pair[position], []).append(pair)
             self._indexes[at] = found
+        return found
+
+    def with_any_property(self) -> EventPairs:
+        """These pairs plus every pair under :data:`~.required.ANY_PROPERTY` (what a
+        variable predicate with a constant end requires), for the counter filter only."""
+        found: EventPairs | None = self.path_cache.get(ANY_PROPERTY)
+        if found is None:
+            found = object.__new__(EventPairs)
+            found.by_prop = {**self.by_prop}
+            found.by_prop[ANY_PROPERTY] = [p for rows in self.by_prop.values() for p in rows]
+            self.path_cache[ANY_PROPERTY] = found
         return found
 
     def pair_set(self, prop: str, key: NPNKey) -> set[tuple[str, Term]]:
@@ -275,9 +287,12 @@ class SubscriptionIndex:
         if not self.algebra:
             return []
         found = dict(self._always)
-        if self._required is not None and self._required.subscriptions:
-            alias_of, at = self._alias_of, self._required.id_at
-            for slot in self._required.counter_slots(pairs, ordered=False).tolist():
+        required = self._required
+        if required is not None and required.subscriptions:
+            alias_of, at = self._alias_of, required.id_at
+            if ANY_PROPERTY in required.hm_prop:
+                pairs = pairs.with_any_property()
+            for slot in required.counter_slots(pairs, ordered=False).tolist():
                 found[alias_of[at[slot]]] = None
         return [self.algebra[i] for i in sorted(found)]
 

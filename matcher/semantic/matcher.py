@@ -22,6 +22,7 @@ from semps.matcher.semantic.compiled import (
 )
 from semps.matcher.semantic.family import family_counts, new_columns
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
+from semps.matcher.semantic.required import ANY_PROPERTY
 from semps.matcher.semantic.verify import (
     DEFAULT_SOLUTION_LIMIT,
     DEFAULT_STEP_BUDGET,
@@ -245,7 +246,8 @@ class SemanticMatcher(Matcher):
         if compiled.algebra is None:
             return frozenset(_pattern_item(p.prop, p.key[1]) for p in compiled.patterns)
         alternatives = [
-            frozenset(_pattern_item(p.prop, p.key[1]) for p in alt) for alt in compiled.alternatives
+            frozenset(_pattern_item(p.prop, p.key[1]) for p in alt if p.prop != ANY_PROPERTY)
+            for alt in compiled.alternatives
         ]
         return alternatives[0].intersection(*alternatives[1:])
 

@@ -9,8 +9,9 @@ a constant predicate is required, and a property path contributes what any of it
 matches must use: a link, each step of a sequence (the first anchored at the path's
 subject, the last at its object), ``p+``'s first and last steps; ``p*``, ``p?``,
 alternatives and negated property sets require nothing (a zero-length path needs no
-triple). A variable predicate requires nothing of the index by itself: its pattern's
-constants and the other patterns anchor the subscription.
+triple). A variable predicate with a constant subject or object requires a triple of any
+property with that end (:data:`ANY_PROPERTY`, which the index matches against every pair of
+the event); the other patterns of its group anchor it too.
 
 An alternative with no pattern makes the subscription a candidate of every event (``ASK
 { FILTER(...) }``, ``{ ?s ?p ?o }``).
@@ -35,6 +36,10 @@ from semps.matcher.semantic.compiled import STAR, Pattern
 
 #: Alternatives kept per subscription; past it, the patterns every alternative requires.
 MAX_ALTERNATIVES = 16
+
+#: The property of a required pattern that any property satisfies (a variable predicate
+#: with a constant end); no IRI starts with NUL.
+ANY_PROPERTY = "\x00any property"
 
 Alternative = tuple[Pattern, ...]
 
@@ -87,7 +92,8 @@ def _required(t: TriplePattern | PathPattern) -> list[Pattern]:
     if type(t) is PathPattern:
         return _path_anchors(t.path, _const(t.s), _const(t.o))
     if type(t.p) is Var:  # type: ignore[union-attr]
-        return []
+        s, o = _const(t.s), _const(t.o)
+        return [] if s is None and o is None else [_pattern(ANY_PROPERTY, s, o)]
     return [_pattern(t.p, _const(t.s), _const(t.o))]  # type: ignore[arg-type,union-attr]
 
 

@@ -63,6 +63,23 @@ def test_a_path_is_anchored_by_its_first_step_from_a_fixed_subject() -> None:
     assert match.count == 2
 
 
+def test_a_variable_predicate_is_anchored_by_its_constant_end() -> None:
+    m = _matcher(s="SELECT ?p { :a ?p ?o }", o="SELECT ?p { ?s ?p :a }")
+    assert _candidates(m, _event(("b", "q", "c"))) == []
+    assert _candidates(m, _event(("a", "q", "c"))) == ["s"]
+    assert _candidates(m, _event(("c", "r", "a"))) == ["o"]
+    event = _event(("a", "q", "c"), ("a", "r", "a"))
+    found = {
+        x.subscription: sorted(s["p"] for s in x.solutions)
+        for x in m.match(event, MatchContext(event))
+    }
+    assert found == {"s": [E + "q", E + "r"], "o": [E + "r"]}
+    assert (
+        m.subscription_items(Subscription("s", "semantic", P + "SELECT ?p { :a ?p ?o }"))
+        == frozenset()
+    )
+
+
 def test_what_requires_nothing_is_a_candidate_of_every_event() -> None:
     m = _matcher(
         ask="ASK { FILTER(2 IN (1, 2)) }",
