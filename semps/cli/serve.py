@@ -12,9 +12,11 @@ import argparse
 import gc
 import logging
 import os
+import socket
 from typing import TYPE_CHECKING
 
 from semps import __version__
+from semps.errors import SempsError
 from semps.settings import SETTINGS, Settings, build_settings, defaults, format_duration
 
 if TYPE_CHECKING:
@@ -55,6 +57,26 @@ def settings_from(args: argparse.Namespace) -> Settings:
     return build_settings(
         {s.name: getattr(args, s.name) for s in SETTINGS if hasattr(args, s.name)}
     )
+
+
+def check_address(host: str, port: int) -> None:
+    """Refuse, before anything starts, an address the server could not listen on.
+
+    Raises:
+        SempsError: the host does not resolve, or the address is taken or not ours.
+    """
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except (socket.gaierror, UnicodeError) as exc:
+        msg = f"cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}"
+        raise SempsError(msg) from exc
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            msg = f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+            raise SempsError(msg) from exc
 
 
 def _startup(settings: Settings, broker: Broker) -> None:
@@ -98,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     from semps.log import configure
 
     settings = settings_from(args)
+    check_address(settings.host, settings.port)
     os.umask(0o077)  # every file the service creates is its own: 0600 files, 0700 folders
     configure(settings.log_level, settings.log_format)
     private_dir(settings.data_dir)

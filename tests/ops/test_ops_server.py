@@ -212,3 +212,28 @@ def test_a_bad_setting_stops_serve_with_one_error_line(tmp_path: Path) -> None:
         2,
         "semps: error: setting port (--port): expected an integer, not 'http'\n",
     )
+
+
+def test_an_address_in_use_stops_serve_with_one_error_line_before_anything_starts(
+    tmp_path: Path,
+) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = subprocess.run(
+            [sys.executable, "-m", "semps", "serve", "--port", str(port)]
+            + ["--data-dir", str(tmp_path / "data")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert (out.returncode, out.stderr) == (
+        2,
+        f"semps: error: cannot listen on 127.0.0.1:{port}: Address already in use\n",
+    )
+    assert not (tmp_path / "data").exists()
