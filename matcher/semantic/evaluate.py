@@ -21,8 +21,8 @@ both ends unbound, one search per node: O(n (n + m)).
 **Work budget.** Every row a step produces (a triple matched, a path edge followed, a pair
 of solutions joined) costs one unit of the verification budget
 (:data:`~semps.matcher.semantic.verify.DEFAULT_STEP_BUDGET`, a million). Past it the
-evaluation stops and the verdict is *truncated* with the solutions found before the step
-that ran out (none when that step was the first: then no match). So an event of n triples
+evaluation stops and the subscription does not match the event (evaluation is breadth
+first: it holds no solution of the whole pattern before it ends). So an event of n triples
 costs at most polynomial work in n, and never more than the budget.
 """
 
