@@ -352,3 +352,20 @@ def test_composite_subscriptions_survive_a_restart_between_a_and_b(server: Serve
     assert [n["detail"]["composite"] for n in notes] == ["both", "again", "both"]
     names = [c["name"] for c in notes[0]["detail"]["constituents"]]
     assert sorted(names) == ["chair", "prof"]
+
+
+def test_a_scraper_reads_metrics_with_the_metrics_token_only(tmp_path: Path) -> None:
+    srv = Server(tmp_path / "data", extra=("--metrics-token", "scrape-me"))
+    try:
+        with httpx.Client(base_url=srv.url, headers={"Authorization": "Bearer scrape-me"}) as c:
+            metrics = c.get("/metrics")
+            assert metrics.status_code == 200 and "semps_open_streams 0" in metrics.text
+            assert c.get("/subscriptions").status_code == 401
+            assert c.get("/ontology").status_code == 401
+        with httpx.Client(base_url=srv.url) as anonymous:
+            assert anonymous.get("/metrics").status_code == 401
+            docs = anonymous.get("/docs")  # public, and every asset from the service itself
+            assert docs.status_code == 200 and "https://" not in docs.text
+            assert anonymous.get("/docs/assets/swagger-ui-bundle.js").status_code == 200
+    finally:
+        srv.stop()
