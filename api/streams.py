@@ -22,8 +22,8 @@ from fastapi import WebSocket, WebSocketDisconnect
 from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from semps.broker.contracts import Store
 from semps.broker.fanout import Fanout, Listener
-from semps.broker.store import Store
 from semps.errors import SempsError, TooManyRequests
 
 __all__ = [

@@ -19,10 +19,9 @@ import contextlib
 from collections import deque
 from collections.abc import Sequence
 
-__all__ = ["DEFAULT_INBOX", "Fanout", "Listener", "Note"]
+from semps.broker.contracts import Channel, Note
 
-#: (subscription id, seq, payload JSON text already holding ``"id": seq``).
-Note = tuple[str, int, str]
+__all__ = ["DEFAULT_INBOX", "Fanout", "Listener", "Note"]
 
 #: Notifications a listener may hold before it falls back to reading the store.
 DEFAULT_INBOX = 256
@@ -72,8 +71,9 @@ class Listener:
         return self._ready.is_set()
 
 
-class Fanout:
-    """Live streams by subscription, fed from memory after each commit.
+class Fanout(Channel):
+    """Live streams by subscription, fed from memory after each commit: the live-stream
+    :class:`~semps.broker.contracts.Channel` (SSE and WebSocket read its listeners).
 
     Example:
         >>> async def demo() -> list[tuple[int, str]]:

@@ -20,11 +20,12 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
+from semps.broker import contracts
 from semps.broker.at_rest import SEALED_PREFIX, SecretBox, private_dir, private_files
+from semps.broker.contracts import DeadLetter, EventRecord, Notification, Webhook
 from semps.broker.retention import RetentionTable
 from semps.broker.tokens import ROLES, Principal, TokenInfo, TokenTable
 from semps.errors import NotFound, StoreError
@@ -68,55 +69,9 @@ CREATE TABLE IF NOT EXISTS dead_letters (
 """
 
 
-@dataclass(frozen=True, slots=True)
-class Webhook:
-    """A subscription's callback: where to POST, the HMAC key, the last delivered seq."""
-
-    subscription: str
-    url: str
-    secret: str
-    delivered: int
-
-
-@dataclass(frozen=True, slots=True)
-class DeadLetter:
-    """A notification whose webhook delivery gave up."""
-
-    id: int
-    subscription: str
-    seq: int
-    url: str
-    error: str
-    attempts: int
-
-
-@dataclass(frozen=True, slots=True)
-class EventRecord:
-    """An accepted event and its notifications, ready to commit.
-
-    ``notes`` holds (subscription id, payload head): the notification's JSON object without
-    its closing brace; the store appends ``,"id":<seq>}`` once it has numbered it.
-    """
-
-    id: str
-    received: float
-    media_type: str
-    size: int
-    notes: list[tuple[str, str]]
-
-
-@dataclass(frozen=True, slots=True)
-class Notification:
-    """One stored notification."""
-
-    subscription: str
-    seq: int
-    event: str
-    payload: dict[str, object]
-
-
-class Store(TokenTable, RetentionTable):
-    """Thread-safe access to the broker's SQLite file."""
+class Store(TokenTable, RetentionTable, contracts.Store):
+    """The :class:`~semps.broker.contracts.Store` contract over the broker's SQLite file
+    (durable: each method commits, with an fsync, before it returns)."""
 
     def __init__(self, path: Path) -> None:
         private_dir(path.parent)
@@ -191,11 +146,6 @@ class Store(TokenTable, RetentionTable):
             self._counters[prefix] = value
         return f"{prefix}{value}"
 
-    def put_subscription(self, sub: Subscription) -> None:
-        """Insert or replace a subscription (a replaced one keeps its notifications and is
-        active again)."""
-        self.put_subscriptions([sub])
-
     def put_subscriptions(self, subs: Sequence[Subscription]) -> None:
         """:meth:`put_subscription` for several, in one transaction."""
         now = time.time()
@@ -241,9 +191,6 @@ class Store(TokenTable, RetentionTable):
             msg = f"no subscription {sub_id!r}"
             raise NotFound(msg)
         return Subscription(*row)
-
-    def subscriptions(self, owner: str | None = None) -> list[Subscription]:
-        return [sub for sub, _ in self.subscriptions_with_status(owner)]
 
     def subscriptions_with_status(
         self, owner: str | None = None
@@ -344,32 +291,19 @@ class Store(TokenTable, RetentionTable):
                     [(r.id, r.received, r.media_type, r.size, len(r.notes)) for r in records],
                 )
                 self._w.executemany("INSERT INTO notifications VALUES (?, ?, ?, ?, ?)", rows)
-                for kind, state in (states or {}).items():
-                    self._w.execute(
-                        "INSERT INTO matcher_state VALUES (?, ?) "
-                        "ON CONFLICT(kind) DO UPDATE SET state = excluded.state",
-                        (kind, json.dumps(state)),
-                    )
+                self._w.executemany(
+                    "INSERT INTO matcher_state VALUES (?, ?) "
+                    "ON CONFLICT(kind) DO UPDATE SET state = excluded.state",
+                    [(kind, json.dumps(state)) for kind, state in (states or {}).items()],
+                )
                 self._w.execute("COMMIT")
-            except sqlite3.Error as exc:
+            except (sqlite3.Error, TypeError, ValueError) as exc:  # ValueError: a JSON cycle
                 if self._w.in_transaction:
                     self._w.execute("ROLLBACK")
                 msg = f"cannot store {len(records)} events and their notifications: {exc}"
                 raise StoreError(msg) from exc
             last.update(seqs)
         return out
-
-    def add_notifications(
-        self,
-        event_id: str,
-        payloads: Iterable[tuple[str, dict[str, object]]],
-        states: dict[str, dict[str, object]] | None = None,
-    ) -> int:
-        """Store one event's notifications (and the matchers' detection state) in one
-        transaction; returns how many notifications."""
-        notes = [(sub_id, json.dumps(payload)[:-1]) for sub_id, payload in payloads]
-        record = EventRecord(event_id, time.time(), "", 0, notes)
-        return len(self.commit_events([record], states)[0])
 
     def notifications_after(self, sub_id: str, after: int, limit: int = 500) -> list[Notification]:
         with self._lock:
@@ -438,13 +372,6 @@ class Store(TokenTable, RetentionTable):
     def drop_dead_letter(self, letter_id: int) -> None:
         with self._wlock:
             self._w.execute("DELETE FROM dead_letters WHERE id = ?", (letter_id,))
-
-    def notification(self, sub_id: str, seq: int) -> Notification:
-        found = self.notifications_after(sub_id, seq - 1, limit=1)
-        if not found or found[0].seq != seq:
-            msg = f"no notification {seq} of subscription {sub_id!r}"
-            raise NotFound(msg)
-        return found[0]
 
     # -- streaming and delivery reads (raw JSON text, no json round-trip) -----------------
 

@@ -36,7 +36,7 @@ from typing import Any, Protocol, TypeVar
 import httpx
 
 from semps.broker.callbacks import CallbackPolicy
-from semps.broker.store import DeadLetter, Store, Webhook
+from semps.broker.contracts import Channel, DeadLetter, Store, Webhook
 from semps.errors import NotFound, UnsafeCallback
 
 __all__ = ["MAX_REDIRECTS", "WebhookDispatcher", "signature"]
@@ -79,8 +79,10 @@ def signature(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-class WebhookDispatcher:
-    """Background delivery of stored notifications to webhooks.
+class WebhookDispatcher(Channel):
+    """Background delivery of stored notifications to webhooks: the webhook
+    :class:`~semps.broker.contracts.Channel` (it reads what to deliver from the store, so
+    :meth:`publish` only wakes it).
 
     Args:
         store: where notifications, webhooks and dead letters live.

@@ -1,0 +1,363 @@
+"""The broker's parts and their contracts: the :class:`Store` and the delivery :class:`Channel`.
+
+The broker, the HTTP API and the CLI reach the store only through the methods stated here;
+two implementations keep them: :class:`semps.broker.store.Store` (one SQLite file, durable)
+and :class:`semps.broker.memory.MemoryStore` (plain Python, for tests, not durable). One
+contract suite (``tests/broker/test_store_contract.py``) runs over both.
+
+Notifications leave the broker through channels: live streams (SSE and WebSocket, fed by
+:class:`semps.broker.fanout.Fanout`) and webhooks
+(:class:`semps.broker.webhooks.WebhookDispatcher`); :class:`semps.broker.memory.RecordingChannel`
+records what a channel is handed, for tests.
+
+The value objects the store hands out live here too (the SQLite store re-exports them).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from semps.broker.tokens import Principal, TokenInfo
+from semps.errors import NotFound
+from semps.matcher.base import Subscription
+
+__all__ = [
+    "Channel",
+    "DeadLetter",
+    "EventRecord",
+    "Note",
+    "Notification",
+    "Store",
+    "Webhook",
+]
+
+#: A committed notification: (subscription id, seq, payload JSON text holding ``"id": seq``).
+Note = tuple[str, int, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Webhook:
+    """A subscription's callback: where to POST, the HMAC key, the last delivered seq."""
+
+    subscription: str
+    url: str
+    secret: str
+    delivered: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """A notification whose webhook delivery gave up."""
+
+    id: int
+    subscription: str
+    seq: int
+    url: str
+    error: str
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    """An accepted event and its notifications, ready to commit.
+
+    ``notes`` holds (subscription id, payload head): the notification's JSON object without
+    its closing brace; the store appends ``,"id":<seq>}`` once it has numbered it.
+    """
+
+    id: str
+    received: float
+    media_type: str
+    size: int
+    notes: list[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """One stored notification."""
+
+    subscription: str
+    seq: int
+    event: str
+    payload: dict[str, object]
+
+
+class Store(ABC):
+    """Where the broker keeps subscriptions, the event log, notifications, webhooks, dead
+    letters, tokens and counters.
+
+    Contract, for every implementation:
+
+    - **Durability.** What a method changed is committed when it returns: a durable store
+      keeps it across a crash of the process from then on. One exception: the counter behind
+      :meth:`next_id` is kept with the next :meth:`put_subscriptions`. A method that raises
+      has changed nothing (one transaction per call).
+    - **Ordering.** Each subscription's notifications are numbered 1, 2, 3, ... in commit
+      order (:meth:`commit_events`), strictly increasing, never reused while the
+      subscription exists (pruning removes the oldest, never renumbers).
+      :meth:`notifications_after` and :meth:`notification_texts_after` page through them
+      in seq order: a reader resuming after seq ``n`` gets every later notification still
+      stored and none twice. Listings (:meth:`subscriptions_with_status`,
+      :meth:`list_tokens`, :meth:`dead_letters`) are in creation order.
+    - **Errors.** Every error raised on purpose is a :class:`~semps.errors.StoreError`: a
+      failed write (``StoreError``), a missing thing asked for by id (``NotFound``, where the
+      method says so); updating or deleting something missing is a no-op.
+    - **Threads.** Every method may be called from any thread, concurrently; readers see
+      the last committed state and are not held up by a writer's commit. After
+      :meth:`close`, no method may be called.
+    """
+
+    # -- subscriptions ---------------------------------------------------------------------
+
+    @abstractmethod
+    def next_id(self, prefix: str) -> str:
+        """A new id ``<prefix><n>``, n counting from 1 per prefix; kept with the next
+        :meth:`put_subscriptions` (an id handed out for a refused subscription may be handed
+        out again after a restart)."""
+
+    @abstractmethod
+    def put_subscriptions(self, subs: Sequence[Subscription]) -> None:
+        """Insert or replace subscriptions in one transaction. A replaced one keeps its
+        owner, place in the listing, retention, webhook and notifications, and is active
+        again.
+
+        Raises:
+            StoreError: nothing was stored.
+        """
+
+    def put_subscription(self, sub: Subscription) -> None:
+        """:meth:`put_subscriptions` for one."""
+        self.put_subscriptions([sub])
+
+    @abstractmethod
+    def set_suspended(self, sub_id: str, reason: str | None) -> None:
+        """Suspend a subscription with a reason its owner can read (``None``: resume)."""
+
+    @abstractmethod
+    def delete_subscription(self, sub_id: str) -> None:
+        """Delete a subscription with its webhook and notifications (its dead letters stay);
+        a subscription stored again under the same id numbers from 1."""
+
+    @abstractmethod
+    def subscription(self, sub_id: str) -> Subscription:
+        """One subscription.
+
+        Raises:
+            NotFound: no subscription has that id.
+        """
+
+    @abstractmethod
+    def subscriptions_with_status(
+        self, owner: str | None = None
+    ) -> list[tuple[Subscription, str | None]]:
+        """Every subscription (of ``owner``) with its suspension reason (``None``: active),
+        in creation order."""
+
+    def subscriptions(self, owner: str | None = None) -> list[Subscription]:
+        """:meth:`subscriptions_with_status` without the status."""
+        return [sub for sub, _ in self.subscriptions_with_status(owner)]
+
+    # -- retention -------------------------------------------------------------------------
+
+    @abstractmethod
+    def set_retention(self, sub_id: str, count: int | None, age: float | None) -> None:
+        """A subscription's own retention: notifications kept by number and by age in
+        seconds (``None``: the service's default; 0: no bound)."""
+
+    @abstractmethod
+    def retention(self, sub_id: str) -> tuple[int | None, float | None]:
+        """A subscription's own (count, age); ``None`` where it takes the default (and for
+        an unknown subscription)."""
+
+    @abstractmethod
+    def prune(self, count: int, age: float, *, now: float | None = None, chunk: int = 1000) -> int:
+        """Delete what is stored past retention; returns how many rows went.
+
+        Each subscription keeps its newest ``count`` notifications (by seq, counted from
+        the last seq it was given) and those younger than ``age`` seconds at ``now``
+        (default: the current time); its own bounds replace these; 0 means no bound. Events
+        received more than ``age`` seconds before ``now`` leave the event log (when ``age``
+        is not 0). Deletions commit ``chunk`` rows at a time.
+        """
+
+    # -- counts and saved counters ---------------------------------------------------------
+
+    @abstractmethod
+    def counts(self) -> dict[str, int]:
+        """What is stored: ``subscriptions``, ``tokens`` (active ones),
+        ``notifications_stored``, ``webhooks``, ``dead_letters`` and ``events_stored``."""
+
+    @abstractmethod
+    def save_counters(self, values: dict[str, int]) -> None:
+        """Keep counters (metrics) across restarts; a name saved again takes the new value."""
+
+    @abstractmethod
+    def saved_counters(self) -> dict[str, int]:
+        """Every counter :meth:`save_counters` kept."""
+
+    # -- events and notifications ----------------------------------------------------------
+
+    @abstractmethod
+    def matcher_state(self, kind: str) -> dict[str, object] | None:
+        """The detection state last committed for a matcher kind (``None``: none)."""
+
+    @abstractmethod
+    def commit_events(
+        self,
+        records: Sequence[EventRecord],
+        states: dict[str, dict[str, object]] | None = None,
+    ) -> list[list[Note]]:
+        """Commit a group of accepted events, their notifications and the matchers'
+        detection ``states`` (by kind) in one transaction.
+
+        Each notification gets its subscription's next seq, in the order of ``records`` and
+        of each record's notes; its text is the note's head with ``,"id":<seq>}`` appended.
+        An event id already in the log is not logged twice (its notifications still are).
+
+        Returns:
+            Per record, its notifications as (subscription id, seq, JSON text).
+
+        Raises:
+            StoreError: nothing of the group was stored.
+        """
+
+    def add_notifications(
+        self,
+        event_id: str,
+        payloads: Iterable[tuple[str, dict[str, object]]],
+        states: dict[str, dict[str, object]] | None = None,
+    ) -> int:
+        """:meth:`commit_events` for one event given (subscription id, payload object)
+        pairs; returns how many notifications."""
+        notes = [(sub_id, json.dumps(payload)[:-1]) for sub_id, payload in payloads]
+        record = EventRecord(event_id, time.time(), "", 0, notes)
+        return len(self.commit_events([record], states)[0])
+
+    @abstractmethod
+    def notifications_after(self, sub_id: str, after: int, limit: int = 500) -> list[Notification]:
+        """At most ``limit`` notifications of ``sub_id`` after seq ``after``, in seq order."""
+
+    def notification(self, sub_id: str, seq: int) -> Notification:
+        """One stored notification.
+
+        Raises:
+            NotFound: it was never stored, or was pruned or deleted.
+        """
+        found = self.notifications_after(sub_id, seq - 1, limit=1)
+        if not found or found[0].seq != seq:
+            msg = f"no notification {seq} of subscription {sub_id!r}"
+            raise NotFound(msg)
+        return found[0]
+
+    @abstractmethod
+    def notification_texts_after(
+        self, sub_id: str, after: int, limit: int = 200, max_bytes: int = 256 * 1024
+    ) -> list[tuple[int, str]]:
+        """Notifications of ``sub_id`` after seq ``after`` as (seq, JSON text), in seq
+        order: at most ``limit`` of them and, past the first, at most ``max_bytes`` of text
+        (the first is always given, however long)."""
+
+    # -- webhooks and dead letters ---------------------------------------------------------
+
+    @abstractmethod
+    def set_webhook(self, sub_id: str, url: str) -> str:
+        """Attach (or move) a subscription's callback URL; returns its new HMAC secret. A
+        moved webhook keeps its delivered seq."""
+
+    @abstractmethod
+    def webhooks(self) -> list[Webhook]:
+        """Every webhook, with its secret in clear."""
+
+    @abstractmethod
+    def pending_webhooks(self) -> list[Webhook]:
+        """The webhooks with notifications stored after their delivered seq."""
+
+    @abstractmethod
+    def webhook_backlog(self) -> int:
+        """How many stored notifications lie after their webhook's delivered seq."""
+
+    @abstractmethod
+    def mark_delivered(self, sub_id: str, seq: int) -> None:
+        """A webhook's notifications up to ``seq`` are done (the delivered seq never goes
+        back)."""
+
+    @abstractmethod
+    def add_dead_letter(self, hook: Webhook, seq: int, error: str, attempts: int) -> None:
+        """Keep a notification whose delivery to ``hook`` gave up."""
+
+    @abstractmethod
+    def dead_letters(self) -> list[DeadLetter]:
+        """Every dead letter, oldest first (ids increase)."""
+
+    @abstractmethod
+    def drop_dead_letter(self, letter_id: int) -> None:
+        """Forget a dead letter."""
+
+    # -- tokens ----------------------------------------------------------------------------
+
+    @abstractmethod
+    def create_token(
+        self, role: str, subject: str | None = None, *, expires_at: float | None = None
+    ) -> tuple[str, str]:
+        """A new bearer token for ``role``: returns (token id, secret). Only a digest of
+        the secret is kept; the id is ``tok-`` and 12 hex digits of the secret's SHA-256.
+
+        Raises:
+            StoreError: an unknown role, or an expiry time that has already passed.
+        """
+
+    @abstractmethod
+    def list_tokens(self) -> list[TokenInfo]:
+        """Every token (revoked and expired ones too), oldest first."""
+
+    @abstractmethod
+    def revoke_token(self, token_id: str) -> TokenInfo:
+        """Revoke a token (revoking twice keeps the first time).
+
+        Raises:
+            NotFound: no token has that id.
+        """
+
+    @abstractmethod
+    def principal(self, token: str) -> Principal | None:
+        """Who ``token`` belongs to; ``None`` for an unknown, expired or revoked token."""
+
+    # -- life cycle ------------------------------------------------------------------------
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the store (a durable store has already committed everything)."""
+
+
+class Channel(ABC):
+    """A way committed notifications leave the broker (live streams, webhooks).
+
+    Contract, for every implementation:
+
+    - **From the store, at least once.** A channel is handed only committed notifications;
+      what it holds in memory is a shortcut, the store is the log. A notification a channel
+      drops (a slow reader, a restart) is read again from the store, so each reaches its
+      receiver at least once; (subscription, seq) names it, so a receiver can drop repeats.
+    - **Resumable by seq.** Each subscription's notifications go out in seq order; a
+      receiver that comes back after seq ``n`` gets what follows ``n``.
+    - **Bounded memory.** What a channel holds per receiver is bounded whatever the rate
+      of events; past the bound it falls back to reading the store.
+    - **Never blocks.** :meth:`publish` and :meth:`wake` are called on the broker's
+      publishing path, from any thread; they hand work over and return.
+    """
+
+    def publish(self, notes: Sequence[Note]) -> None:
+        """Committed notifications, in seq order per subscription (default: :meth:`wake`;
+        the channel reads them from the store)."""
+        self.wake()
+
+    @abstractmethod
+    def wake(self) -> None:
+        """Notifications were committed without being handed over: read the store."""
+
+    def close(self) -> None:  # noqa: B027 (a channel without resources has nothing to do)
+        """Stop; what was not delivered is delivered from the store after a restart."""
