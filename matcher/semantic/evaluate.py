@@ -57,6 +57,9 @@ Solution = dict[str, Term]
 Pair = tuple[Term, Term]
 
 _ANY = (STAR, STAR)
+_HELD = ("rows held",)  # the path cache's count of the rows it holds
+#: Rows (solutions, path pairs) one event's cache holds at most, over all subscriptions.
+CACHE_ROWS = 2_000_000
 _TRUE, _FALSE = Literal("true", XSD + "boolean"), Literal("false", XSD + "boolean")
 _NODES: tuple[Path, None, None] = (("nodes",), None, None)  # the path cache's node list
 _EXPRESSION_ERRORS = (EvalError, ArithmeticError, ValueError, TypeError, OverflowError)
@@ -84,6 +87,16 @@ class Evaluator:
         self.budget = budget
         self.cache: dict[Any, Any] = pairs.path_cache
 
+    def keep(self, key: object, rows: list[Any]) -> list[Any]:
+        """Cache ``rows`` for the event, while the event's cache holds fewer than
+        :data:`CACHE_ROWS` rows (each subscription's work is bounded by its budget, the
+        memory the event keeps for all of them by this)."""
+        held = self.cache.get(_HELD, 0) + len(rows)
+        if held <= CACHE_ROWS:
+            self.cache[key] = rows
+            self.cache[_HELD] = held
+        return rows
+
     def tick(self, n: int = 1) -> None:
         self.budget -= n
         if self.budget < 0:
@@ -99,7 +112,7 @@ class Evaluator:
                 return self.bgp(node.triples, seed)  # type: ignore[union-attr]
             found = self.cache.get(node)
             if found is None:  # shared by the subscriptions of the event (never mutated)
-                found = self.cache[node] = self.bgp(node.triples, seed)  # type: ignore[union-attr]
+                found = self.keep(node, self.bgp(node.triples, seed))  # type: ignore[union-attr]
             else:
                 self.tick()
             return found
@@ -312,7 +325,7 @@ class Evaluator:
         key = (path, s, o)
         found = self.cache.get(key)
         if found is None:
-            found = self.cache[key] = self._path(path, s, o)
+            found = self.keep(key, self._path(path, s, o))
         else:
             self.tick()
         return found

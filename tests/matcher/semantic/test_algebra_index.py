@@ -182,3 +182,14 @@ def test_worker_processes_answer_as_one_process_does(workers: int) -> None:
         ]
     finally:
         many.close()
+
+
+def test_past_the_event_cache_bound_answers_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    from semps.matcher.semantic import evaluate
+
+    chain = Event("chain", tuple((f"{E}n{i}", E + "p", f"{E}n{i + 1}") for i in range(30)))
+    texts = {"a": "SELECT * { ?x :p+ ?y }", "b": "SELECT * { ?x :p* ?y OPTIONAL { ?y :p ?z } }"}
+    cached = {x.subscription: x.count for x in _matcher(**texts).match(chain, MatchContext(chain))}
+    monkeypatch.setattr(evaluate, "CACHE_ROWS", 10)
+    bounded = {x.subscription: x.count for x in _matcher(**texts).match(chain, MatchContext(chain))}
+    assert bounded == cached == {"a": 30 * 31 // 2, "b": 31 * 32 // 2}
