@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from semps.broker.store import Store
+    from semps.broker.contracts import Store
 
 __all__ = ["Pruner", "RetentionPolicy", "RetentionTable"]
 
