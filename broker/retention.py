@@ -89,42 +89,64 @@ class RetentionTable:
                     "WHERE retain_count IS NOT NULL OR retain_age IS NOT NULL"
                 )
             }
-        removed = 0
+        tasks: list[tuple[str, int, float]] = []  # (subscription, below seq, before time)
         for sub_id, last in list(self._last_seq.items()):
             sub_count, sub_age = own.get(sub_id, (None, None))
             keep = count if sub_count is None else sub_count
             oldest = age if sub_age is None else sub_age
-            if keep > 0:
-                removed += self._prune_below(sub_id, last - keep + 1, None, chunk)
-            if oldest > 0:
-                removed += self._prune_below(sub_id, last + 1, now - oldest, chunk)
+            first = self._first(sub_id)
+            if first is None:
+                continue
+            if keep > 0 and first[0] <= last - keep:
+                tasks.append((sub_id, last - keep + 1, float("inf")))
+            if oldest > 0 and first[1] < now - oldest:
+                tasks.append((sub_id, last + 1, now - oldest))
+        removed = self._delete(tasks, chunk)
         if age > 0:
             removed += self._prune_events(now - age, chunk)
         return removed
 
-    def _prune_below(self, sub_id: str, seq: int, before: float | None, chunk: int) -> int:
-        """Delete ``sub_id``'s notifications under ``seq`` (and created before ``before``),
-        oldest first, ``chunk`` at a time."""
-        with self._lock:  # the reader sees whether there is anything to do, without the writer
-            first = self._db.execute(
+    def _first(self, sub_id: str) -> tuple[int, float] | None:
+        """(seq, created) of ``sub_id``'s oldest stored notification (read without the
+        writer, so a pass that has nothing to do never takes the write lock)."""
+        with self._lock:
+            row = self._db.execute(
                 "SELECT seq, created FROM notifications WHERE subscription = ? "
                 "ORDER BY seq LIMIT 1",
                 (sub_id,),
             ).fetchone()
-        if first is None or first[0] >= seq or (before is not None and first[1] >= before):
-            return 0
+        return (int(row[0]), float(row[1])) if row else None
+
+    def _delete(self, tasks: list[tuple[str, int, float]], chunk: int) -> int:
+        """For each (subscription, seq, time): delete its notifications under ``seq`` created
+        before ``time``, oldest first, at most ``chunk`` rows a transaction (several
+        subscriptions share one, so small deletions do not cost an fsync each)."""
         removed = 0
-        while True:
+        pending = list(reversed(tasks))
+        while pending:
+            done = 0
             with self._wlock:
-                cursor = self._w.execute(
-                    "DELETE FROM notifications WHERE subscription = ? AND seq IN ("
-                    "SELECT seq FROM notifications WHERE subscription = ? AND seq < ? "
-                    "AND created < ? ORDER BY seq LIMIT ?)",
-                    (sub_id, sub_id, seq, before if before is not None else float("inf"), chunk),
-                )
-            removed += cursor.rowcount
-            if cursor.rowcount < chunk:
-                return removed
+                self._w.execute("BEGIN IMMEDIATE")
+                try:
+                    while pending and done < chunk:
+                        sub_id, seq, before = pending[-1]
+                        room = chunk - done
+                        cursor = self._w.execute(
+                            "DELETE FROM notifications WHERE subscription = ? AND seq IN ("
+                            "SELECT seq FROM notifications WHERE subscription = ? AND seq < ? "
+                            "AND created < ? ORDER BY seq LIMIT ?)",
+                            (sub_id, sub_id, seq, before, room),
+                        )
+                        done += cursor.rowcount
+                        if cursor.rowcount < room:  # nothing more to delete for this one
+                            pending.pop()
+                    self._w.execute("COMMIT")
+                except Exception:
+                    if self._w.in_transaction:
+                        self._w.execute("ROLLBACK")
+                    raise
+            removed += done
+        return removed
 
     def _prune_events(self, before: float, chunk: int) -> int:
         removed = 0
