@@ -53,8 +53,10 @@ class MatchedBatch:
     Attributes:
         spark: the session the batch ran on.
         batch_id: Structured Streaming's batch id (stable across a restart).
-        results: ``(event id, {subscription id: solution count})``, one per readable event.
-        documents: the batch's readable documents (what an outbox publishes).
+        results: ``(event id, {subscription id: solution count})``, one per readable event
+            (computing it runs the matching).
+        documents: the batch's documents (what an outbox publishes), kept in memory when
+            the sink :attr:`~BatchSink.needs_documents`.
     """
 
     spark: SparkSession
@@ -68,13 +70,17 @@ class BatchSink(ABC):
 
     Contract: :meth:`write` is called on the driver, once per micro-batch, possibly again
     with a batch id after a restart; for a batch id it completed before it must write
-    nothing and return ``None``. It raises :class:`~semps.errors.SempsError` subclasses
-    for failures the user can fix (unreachable output, refused publication).
+    nothing and return ``False``. It raises :class:`~semps.errors.SempsError` subclasses
+    for failures the user can fix (unreachable output, refused publication). It should
+    run as few Spark jobs as it can: each costs a scheduling round trip per batch.
     """
 
+    #: Whether :meth:`write` reads ``batch.documents`` (they are then kept in memory).
+    needs_documents: bool = False
+
     @abstractmethod
-    def write(self, batch: MatchedBatch) -> int | None:
-        """Write ``batch``; the number of answers written, or ``None`` when skipped."""
+    def write(self, batch: MatchedBatch) -> bool:
+        """Write ``batch``; ``False`` when it was written before (nothing done)."""
 
 
 def _hadoop_fs(spark: SparkSession, path: str) -> tuple[object, object]:
@@ -109,26 +115,27 @@ class FileSink(BatchSink):
         """The folder of one batch."""
         return f"{self.output}/batch={batch_id}"
 
-    def write(self, batch: MatchedBatch) -> int | None:
+    def write(self, batch: MatchedBatch) -> bool:
         fs, final = _hadoop_fs(batch.spark, self.target(batch.batch_id))
         if fs.exists(final):  # type: ignore[attr-defined]
-            return None
+            return False
         temporary = f"{self.output}/{TEMPORARY}{batch.batch_id}-{uuid.uuid4().hex[:8]}"
-        count = batch.results.count()
+        # One Spark job: matching runs inside it, one task per partition; each part file
+        # is sorted by event id.
         if self.fmt == "jsonl":
             lines = batch.results.map(lambda kv: (kv[0], result_line(kv[0], kv[1])))
-            lines.coalesce(1).mapPartitions(_sorted_lines).saveAsTextFile(temporary)
+            lines.mapPartitions(_sorted_lines).saveAsTextFile(temporary)
         else:
             rows = batch.results.map(lambda kv: (kv[0], sorted(kv[1]), kv[1]))
             frame = batch.spark.createDataFrame(
                 rows, "event string, matches array<string>, solutions map<string,int>"
             )
-            frame.coalesce(1).sortWithinPartitions("event").write.parquet(temporary)
+            frame.sortWithinPartitions("event").write.parquet(temporary)
         _, source = _hadoop_fs(batch.spark, temporary)
         if not fs.rename(source, final):  # type: ignore[attr-defined]
             msg = f"could not rename {temporary} to {self.target(batch.batch_id)}"
             raise SempsError(msg)
-        return count
+        return True
 
 
 def _sorted_lines(pairs: Iterable[tuple[str, str]]) -> Iterable[str]:
@@ -203,21 +210,24 @@ class OutboxSink(BatchSink):
         self.matched_only = matched_only
         self.poster = poster
 
-    def write(self, batch: MatchedBatch) -> int | None:
+    needs_documents = True
+
+    def write(self, batch: MatchedBatch) -> bool:
         marker = self.markers / f"batch={batch.batch_id}"
         if marker.exists():
-            return None
-        documents = batch.documents
+            return False
+        answers = batch.results  # readable events only: the service would refuse the rest
         if self.matched_only:
-            matched = batch.results.filter(lambda kv: bool(kv[1])).map(lambda kv: (kv[0], 1))
-            documents = documents.keyBy(lambda d: d[0]).join(matched).map(lambda kv: kv[1][0])
+            answers = answers.filter(lambda kv: bool(kv[1]))
+        keys = answers.map(lambda kv: (kv[0], 1))
+        documents = batch.documents.keyBy(lambda d: d[0]).join(keys).map(lambda kv: kv[1][0])
         published = 0
         for chunk in _chunks(documents.toLocalIterator()):
             body = json.dumps({"events": [_outgoing(d) for d in chunk]}).encode("utf-8")
             answer = self.poster(self.endpoint, body, self.headers)
             published += _accepted(answer, chunk)
         marker.write_text(f"{published}\n", encoding="utf-8")
-        return published
+        return True
 
 
 def _outgoing(document: Document) -> dict[str, str]:

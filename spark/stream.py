@@ -21,6 +21,7 @@ An unreadable document does not stop the stream: it is reported on stderr and sk
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import threading
 import time
@@ -42,7 +43,7 @@ from semps.spark.sources import RDF_SUFFIXES, TABLE_COLUMNS
 from semps.spark.watch import SubscriptionWatch, Version
 
 if TYPE_CHECKING:
-    from pyspark import RDD, Broadcast
+    from pyspark import RDD, Accumulator, Broadcast, SparkContext
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
@@ -51,6 +52,8 @@ Counts = dict[str, int]
 SOURCE_KINDS = ("events", "triples", "kafka")
 #: Media types read as JSON (content and region) events.
 JSON_TYPES = ("application/json",)
+#: Files of an events folder read as one JSON (content or region) event each.
+JSON_SUFFIX = ".json"
 #: The Kafka source's provider class (present only with the connector on the classpath).
 KAFKA_PROVIDER = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
 #: The schema of Spark's ``binaryFile`` source (a stream must state it).
@@ -63,10 +66,11 @@ class StreamSource:
     """Where the events come from.
 
     Attributes:
-        kind: ``"events"`` (a folder new RDF files appear in, one event per file, id = file
-            stem), ``"triples"`` (a folder of a triples table's files; an event's rows must
-            arrive in one file) or ``"kafka"`` (one event document per record, id = the
-            record key, else ``topic-partition-offset``).
+        kind: ``"events"`` (a folder new RDF files appear in, or JSON events as ``.json``
+            files; one event per file, id = file stem), ``"triples"`` (a folder of a
+            triples table's files; an event's rows must arrive in one file) or ``"kafka"``
+            (one event document per record, id = the record key, else
+            ``topic-partition-offset``).
         location: the folder, or Kafka's bootstrap servers.
         topic: the Kafka topic.
         table_format: ``"parquet"`` or ``"json"`` (triples tables).
@@ -112,7 +116,7 @@ def open_stream(spark: SparkSession, source: StreamSource) -> DataFrame:
     if source.max_per_batch:
         reader = reader.option("maxFilesPerTrigger", source.max_per_batch)
     if source.kind == "events":
-        suffixes = ",".join(s.lstrip(".") for s in RDF_SUFFIXES)
+        suffixes = ",".join(s.lstrip(".") for s in (*RDF_SUFFIXES, JSON_SUFFIX))
         return (
             reader.format("binaryFile")
             .schema(BINARY_FILE_SCHEMA)
@@ -153,25 +157,41 @@ def _kafka(spark: SparkSession, source: StreamSource) -> DataFrame:
     return reader.load()
 
 
-def batch_documents(frame: DataFrame, source: StreamSource) -> RDD[Document]:
-    """A micro-batch's rows as event documents ``(id, media type, bytes)``."""
+def batch_documents(
+    frame: DataFrame, source: StreamSource, partitions: int | None = None
+) -> RDD[Document]:
+    """A micro-batch's rows as event documents ``(id, media type, bytes)``, in at most
+    ``partitions`` partitions.
+
+    The partitions are merged on the JVM side, before the rows reach Python: merging the
+    Python RDD instead would put a second Python stage in each task, a second Python
+    worker beside the matching one, and every worker ends up building its own index.
+    """
     if source.kind == "events":
-        return frame.select("path", "content").rdd.map(lambda row: _file_document(*row))
+        rows = _fewer(frame.select("path", "content"), partitions).rdd
+        return rows.map(lambda row: _file_document(*row))
     if source.kind == "kafka":
         media_type = source.media_type
-        cols = frame.select("key", "value", "topic", "partition", "offset").rdd
-        return cols.map(lambda row: _kafka_document(row, media_type))
+        cols = frame.select("key", "value", "topic", "partition", "offset")
+        return _fewer(cols, partitions).rdd.map(lambda row: _kafka_document(row, media_type))
     from pyspark.sql import functions as sf
 
     line = sf.concat_ws(" ", "subject", "predicate", "object")
     grouped = frame.groupBy(sf.col("event").cast("string").alias("event")).agg(
         sf.collect_list(line).alias("lines")
     )
-    return grouped.rdd.map(lambda row: _table_document(row["event"], row["lines"]))
+    rows = _fewer(grouped, partitions).rdd
+    return rows.map(lambda row: _table_document(row["event"], row["lines"]))
+
+
+def _fewer(frame: DataFrame, partitions: int | None) -> DataFrame:
+    return frame if partitions is None else frame.coalesce(partitions)
 
 
 def _file_document(path: str, content: bytearray) -> Document:
     name = PurePosixPath(path).name
+    if name.lower().endswith(JSON_SUFFIX):
+        return PurePosixPath(name).stem, JSON_TYPES[0], bytes(content)
     try:
         media_type = media_type_for(name)
     except IngestError:  # the glob only lets RDF suffixes through
@@ -313,7 +333,7 @@ class VersionedMatching:
     placement: Placement | None = None
     _shipped: Broadcast[_Shipped] | None = None
     _plan: Broadcast[tuple[Placement, list[str], Expansion]] | None = None
-    _old: list[Broadcast[object]] = field(default_factory=list)
+    _batch_cache: list[RDD[Event | tuple[str, str]]] = field(default_factory=list)
 
     def use(self, version: Version) -> None:
         """Ship ``version`` to the executors (they build it on its first batch)."""
@@ -339,6 +359,12 @@ class VersionedMatching:
             self._plan = context.broadcast((self.placement, kinds, self.expansion))
         self.version = version
 
+    def release(self) -> None:
+        """Drop what :meth:`match` kept in memory for the batch (call when it is written)."""
+        for rdd in self._batch_cache:
+            rdd.unpersist()
+        self._batch_cache.clear()
+
     def match(self, documents: RDD[Document]) -> RDD[Outcome]:
         """Each document's outcome: ``(event id, counts)`` or ``(event id, error text)``."""
         shipped, base = self._shipped, self.base
@@ -353,7 +379,10 @@ class VersionedMatching:
         plan, base = self._plan, self.base
         assert plan is not None and self.placement is not None
         partitions = self.placement.partitions
-        loaded = documents.map(lambda d: read_document(d, base))
+        # Read once: the events are routed, listed (the ones matching nothing) and their
+        # errors reported from this one RDD.
+        loaded = documents.map(lambda d: read_document(d, base)).persist()
+        self._batch_cache.append(loaded)
 
         def route(event: Event) -> Iterator[tuple[int, Event]]:
             placement, kinds, expansion = plan.value
@@ -409,8 +438,9 @@ class StreamRun:
     failure: list[BaseException] = field(default_factory=list)
     batches: int = 0
 
-    def wait(self, timeout: int | None = None) -> None:
-        """Wait for the query to end (or ``timeout`` seconds).
+    def wait(self, timeout: int | None = None) -> bool:
+        """Wait for the query to end, at most ``timeout`` seconds when given; whether it
+        ended.
 
         Raises:
             SempsError: what stopped the query, as one message.
@@ -418,12 +448,14 @@ class StreamRun:
         try:
             if timeout is None:
                 self.query.awaitTermination()
+                ended = True
             else:
-                self.query.awaitTermination(int(timeout))
+                ended = bool(self.query.awaitTermination(timeout))
         except Exception as exc:  # StreamingQueryException, py4j errors
             raise self._error(exc) from exc
         if self.failure:
             raise self._error(None)
+        return ended
 
     def _error(self, exc: Exception | None) -> SempsError:
         if self.failure and isinstance(self.failure[0], SempsError):
@@ -514,25 +546,77 @@ def _run_batch(
     if changed is not None:
         matching.use(changed)
         progress(f"subscriptions reloaded: {len(changed.subscriptions)} (version {changed.token})")
-    documents = batch_documents(batch, source).persist(StorageLevel.MEMORY_AND_DISK)
-    outcomes = matching.match(documents).persist(StorageLevel.MEMORY_AND_DISK)
+    context = spark.sparkContext
+    # The file source makes a partition of each small file: a task per event. One task per
+    # core: each costs a Python worker round trip, and a task that finds no idle worker
+    # starts one, which builds the whole index again.
+    documents = batch_documents(batch, source, task_slots(context))
+    if sink.needs_documents:
+        documents = documents.persist(StorageLevel.MEMORY_AND_DISK)
+    # Counted while the sink's own job runs: no extra Spark job per batch for the report.
+    answered = context.accumulator(0)
+    skipped: Accumulator[list[Outcome]] = context.accumulator([], _Bounded())  # type: ignore[arg-type]
+
+    def answer(outcome: Outcome) -> bool:
+        if isinstance(outcome[1], str):
+            skipped.add([outcome])
+            return False
+        answered.add(1)
+        return True
+
+    results = matching.match(documents).filter(answer)
     try:
-        bad = outcomes.filter(lambda kv: isinstance(kv[1], str)).collect()
-        results = outcomes.filter(lambda kv: isinstance(kv[1], dict))
-        for event_id, why in bad:
-            progress(f"warning: batch {batch_id}: skipped event {event_id!r}: {why}")
         written = sink.write(MatchedBatch(spark, batch_id, results, documents))  # type: ignore[arg-type]
     finally:
-        outcomes.unpersist()
-        documents.unpersist()
+        matching.release()
+        if sink.needs_documents:
+            documents.unpersist()
+    for event_id, why in skipped.value:
+        progress(f"warning: batch {batch_id}: skipped event {event_id!r}: {why}")
     version = matching.version
     assert version is not None
-    what = "already written, skipped" if written is None else f"{written} events written"
+    what = f"{answered.value} events written" if written else "already written, skipped"
     progress(
-        f"batch {batch_id}: {what}, {len(bad)} unreadable, "
+        f"batch {batch_id}: {what}, {len(skipped.value)} unreadable, "
         f"{time.perf_counter() - started:.1f} s ({len(version.subscriptions)} subscriptions, "
         f"version {version.token})"
     )
+
+
+def task_slots(context: SparkContext) -> int:
+    """How many tasks run at once: ``N`` of a ``local[N]`` master (the machine's cores for
+    ``local[*]``), else the default parallelism (the executors' cores unless configured).
+
+    Example:
+        >>> class Context:
+        ...     master, defaultParallelism = "local[3]", 8
+        >>> task_slots(Context())
+        3
+    """
+    master = context.master or ""
+    if master.startswith("local"):
+        inside = master.partition("[")[2].partition(",")[0].rstrip("]")
+        if inside.isdigit():
+            return max(1, int(inside))
+        if master == "local":
+            return 1
+        return os.cpu_count() or 1
+    return max(1, context.defaultParallelism)
+
+
+#: Unreadable documents reported per batch at most.
+MAX_REPORTED = 100
+
+
+class _Bounded:
+    """An accumulator of the first :data:`MAX_REPORTED` unreadable documents (what
+    ``pyspark.AccumulatorParam`` asks for, duck-typed so this module imports no pyspark)."""
+
+    def zero(self, value: list[Outcome]) -> list[Outcome]:
+        return []
+
+    def addInPlace(self, value1: list[Outcome], value2: list[Outcome]) -> list[Outcome]:  # noqa: N802
+        return (value1 + value2)[:MAX_REPORTED]
 
 
 __all__ = [

@@ -1,7 +1,10 @@
 """Subscriptions that change while a stream runs: a watched file or folder, versioned.
 
-:class:`SubscriptionWatch` compares a cheap signature of the subscriptions (names, sizes
-and modification times) before every micro-batch; when it changed, it reloads them,
+:class:`SubscriptionWatch` compares a cheap signature of the subscriptions before every
+micro-batch: a file's size and modification time, a folder's own modification time (which
+changes when a file is added, removed or renamed into it); every ``rescan`` seconds, every
+file's size and modification time (an edit in place, which leaves the folder's time alone).
+When it changed, it reloads them,
 validates only the added and edited ones, and returns a new :class:`Version`. A version is
 named by a digest of its content, so a restart with the same subscriptions gets the same
 name, and the executors rebuild their index only when the content really changed.
@@ -10,6 +13,7 @@ name, and the executors rebuild their index only when the content really changed
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,10 +50,20 @@ class Version:
         return cls(digest.hexdigest()[:16], ordered)
 
 
-def signature(path: Path) -> tuple[tuple[str, int, int], ...]:
+#: Seconds between full scans of a subscriptions folder (edits in place).
+RESCAN_SECONDS = 30.0
+
+Signature = tuple[tuple[str, int, int], ...]
+
+
+def signature(path: Path, *, deep: bool = True) -> Signature:
     """What changes when a subscription is added, removed or edited under ``path``: each
-    file's name, size and modification time (nanoseconds)."""
+    file's name, size and modification time (nanoseconds); with ``deep=False``, for a
+    folder, only the folder's own (a stat, not one per subscription)."""
     try:
+        if path.is_dir() and not deep:
+            st = path.stat()
+            return (("", st.st_size, st.st_mtime_ns),)
         files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
         return tuple((p.name, (st := p.stat()).st_size, st.st_mtime_ns) for p in files)
     except OSError:
@@ -85,16 +99,27 @@ class SubscriptionWatch:
         path: a folder of ``.rq`` files or a JSON Lines file.
         loader: reads ``path`` (raises :class:`~semps.errors.SempsError` on bad input).
         warn: told why a changed set was refused (the previous version stays in force).
+        rescan: seconds between full scans of a folder (edits in place are seen then).
     """
 
-    def __init__(self, path: Path, loader: Loader, warn: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        loader: Loader,
+        warn: Callable[[str], None],
+        *,
+        rescan: float = RESCAN_SECONDS,
+    ) -> None:
         if not path.exists():
             msg = f"subscriptions not found: {path}"
             raise SempsError(msg)
         self.path = path
         self.loader = loader
         self.warn = warn
-        self._seen = signature(path)
+        self.rescan = rescan
+        self._shallow = signature(path, deep=False)
+        self._deep = signature(path)
+        self._scanned = time.monotonic()
         subscriptions = loader(path)
         validate_new(None, subscriptions)
         self.version = Version.of(subscriptions)
@@ -105,16 +130,21 @@ class SubscriptionWatch:
         A change that does not load (a file half written, a bad subscription) is reported
         through ``warn`` and tried again at the next poll; the current version stays.
         """
-        seen = signature(self.path)
-        if seen == self._seen:
+        shallow = signature(self.path, deep=False)
+        if shallow == self._shallow and time.monotonic() - self._scanned < self.rescan:
+            return None
+        deep = signature(self.path)
+        self._scanned = time.monotonic()
+        if deep == self._deep:
+            self._shallow = shallow
             return None
         try:
             subscriptions = self.loader(self.path)
             validate_new(self.version, subscriptions)
         except SempsError as exc:
             self.warn(f"subscriptions not reloaded, keeping the previous ones: {exc}")
-            return None
-        self._seen = seen
+            return None  # signatures kept: the next poll tries again
+        self._shallow, self._deep = shallow, deep
         version = Version.of(subscriptions)
         if version.token == self.version.token:
             return None

@@ -15,6 +15,7 @@ import argparse
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -141,6 +142,9 @@ def run_stream(args: argparse.Namespace) -> int:
     from semps.spark.stream import PlacementOptions, StreamSource, start_stream
     from semps.spark.watch import SubscriptionWatch
 
+    if args.trigger <= 0:
+        msg = f"--trigger must be a positive number of seconds, not {args.trigger}"
+        raise SempsError(msg)
     source = _source(args)
     assert isinstance(source, StreamSource)
     if source.kind != "kafka" and not Path(source.location).is_dir():
@@ -180,13 +184,22 @@ def run_stream(args: argparse.Namespace) -> int:
         flush=True,
     )
 
+    stopping = threading.Event()
+    received: list[int] = []
+
     def stop(signum: int, frame: FrameType | None) -> None:
-        run.stop()
+        received.append(signum)
+        stopping.set()  # the main thread stops the query: no Py4J call inside a handler
 
     signal.signal(signal.SIGTERM, stop)
-    try:
-        run.wait()
-    except KeyboardInterrupt:
-        run.stop()
-        return 130
-    return 0
+    signal.signal(signal.SIGINT, stop)
+    while not run.wait(1):
+        if stopping.is_set():
+            progress("stopping after the current micro-batch")
+            run.stop()
+    return 130 if signal.SIGINT in received else 0  # SIGTERM: a clean, requested stop
+
+
+def progress(line: str) -> None:
+    """One line of progress on stderr."""
+    print(f"semps: {line}", file=sys.stderr, flush=True)

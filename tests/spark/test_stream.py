@@ -66,16 +66,18 @@ def test_a_killed_stream_resumes_from_its_checkpoint_exactly_once(
         "--ontology", str(case / "ontology.owl"), "--checkpoint", str(checkpoint),
         "--output", str(output), "--max-files", "5",
     )  # fmt: skip
-    log = (tmp_path / "first.log").open("w")
-    first = subprocess.Popen([*args, "--trigger", "0.2"], stdout=subprocess.PIPE, stderr=log)
-    deadline = time.monotonic() + 600
-    while len(list(output.glob("batch=*"))) < 2:
-        assert first.poll() is None, (tmp_path / "first.log").read_text()[-3000:]
-        assert time.monotonic() < deadline, "no batch written"
-        time.sleep(0.2)
-    first.send_signal(signal.SIGKILL)
-    first.wait()
-    assert first.stdout is not None and first.stdout.read() == b""
+    with (tmp_path / "first.log").open("w") as log:
+        first = subprocess.Popen([*args, "--trigger", "0.2"], stdout=subprocess.PIPE, stderr=log)
+        deadline = time.monotonic() + 600
+        while len(list(output.glob("batch=*"))) < 2:
+            assert first.poll() is None, (tmp_path / "first.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, "no batch written"
+            time.sleep(0.2)
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    assert first.stdout is not None
+    with first.stdout:
+        assert first.stdout.read() == b""
     before = len(list(output.glob("batch=*")))
     assert before < 6, "the kill came after the last batch: nothing was resumed"
 
@@ -102,7 +104,7 @@ def test_subscription_changes_apply_between_batches_without_a_restart(
     for path in every[:50]:
         shutil.copy(path, subs)
     lines: list[str] = []
-    watch = SubscriptionWatch(subs, load_stream_subscriptions, lines.append)
+    watch = SubscriptionWatch(subs, load_stream_subscriptions, lines.append, rescan=0)
     run = start_stream(
         spark,  # type: ignore[arg-type]
         StreamSource("events", str(events)),

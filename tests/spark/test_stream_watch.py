@@ -3,6 +3,7 @@ and a bad change refused while the previous version stays in force (no Spark nee
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ def test_a_version_is_named_by_its_content_not_its_order() -> None:
 def test_additions_and_removals_make_a_new_version(tmp_path: Path) -> None:
     path = folder(tmp_path, a=GOOD, b=GOOD)
     warnings: list[str] = []
-    watch = SubscriptionWatch(path, load_stream_subscriptions, warnings.append)
+    watch = SubscriptionWatch(path, load_stream_subscriptions, warnings.append, rescan=0)
     assert [s.id for s in watch.version.subscriptions] == ["a", "b"]
     assert watch.poll() is None  # nothing changed
     (path / "b.rq").unlink()
@@ -51,7 +52,7 @@ def test_additions_and_removals_make_a_new_version(tmp_path: Path) -> None:
 def test_a_bad_change_keeps_the_previous_version_and_is_retried(tmp_path: Path) -> None:
     path = folder(tmp_path, a=GOOD)
     warnings: list[str] = []
-    watch = SubscriptionWatch(path, load_stream_subscriptions, warnings.append)
+    watch = SubscriptionWatch(path, load_stream_subscriptions, warnings.append, rescan=0)
     before = watch.version
     (path / "bad.rq").write_text("SELECT ?x WHERE { ?x a ")
     assert watch.poll() is None
@@ -60,6 +61,22 @@ def test_a_bad_change_keeps_the_previous_version_and_is_retried(tmp_path: Path) 
     (path / "bad.rq").write_text(GOOD)  # fixed: the next poll takes it
     changed = watch.poll()
     assert changed is not None and [s.id for s in changed.subscriptions] == ["a", "bad"]
+
+
+def test_a_folder_is_stated_once_per_poll_until_a_rescan_is_due(tmp_path: Path) -> None:
+    path = folder(tmp_path, a=GOOD)
+    watch = SubscriptionWatch(path, load_stream_subscriptions, print, rescan=3600)
+    (path / "a.rq").write_text(GOOD.replace("A", "Bee"))  # in place: the folder's time stays
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns))
+    assert watch.poll() is None  # not seen before the rescan
+    watch.rescan = 0
+    changed = watch.poll()
+    assert changed is not None and "Bee" in changed.subscriptions[0].text
+    watch.rescan = 3600
+    (path / "b.rq").write_text(GOOD)
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1))
+    changed = watch.poll()  # a new file changes the folder: seen at once
+    assert changed is not None and [s.id for s in changed.subscriptions] == ["a", "b"]
 
 
 def test_a_bad_subscription_at_start_is_an_error_naming_it(tmp_path: Path) -> None:
@@ -74,7 +91,7 @@ def test_json_lines_subscriptions_are_watched_too(tmp_path: Path) -> None:
     path = tmp_path / "subs.jsonl"
     hot = '{"id": "hot", "constraints": [{"attr": "t", "op": ">=", "value": 30}]}\n'
     path.write_text(hot)
-    watch = SubscriptionWatch(path, load_stream_subscriptions, print)
+    watch = SubscriptionWatch(path, load_stream_subscriptions, print, rescan=0)
     assert [(s.id, s.kind) for s in watch.version.subscriptions] == [("hot", "content")]
     path.write_text(
         hot + '{"id": "cold", "constraints": [{"attr": "t", "op": "<=", "value": 0}]}\n'
