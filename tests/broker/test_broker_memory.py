@@ -1,0 +1,200 @@
+"""The broker over the in-memory store, in process: no server, no database file.
+
+The broker's pipeline always matches in worker processes (it has no in-process matching
+mode: ``Pipeline`` refuses ``workers=0``), so each broker here runs one real worker; the store
+is a :class:`~semps.broker.memory.MemoryStore` and a
+:class:`~semps.broker.memory.RecordingChannel` listens to what goes out live. Expected
+notifications come from a brute-force reading of the content subscriptions, never from the
+broker's own earlier answers. Durability, kill -9 and streaming stay with the real-server
+tests in ``tests/api``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from semps.broker.broker import Broker
+from semps.broker.memory import MemoryStore, RecordingChannel
+from semps.errors import AuthError, NotFound, SempsError, SubscriptionLimitExceeded
+from semps.limits import Limits
+
+#: Content subscriptions and, for each, the brute-force test of an event's values.
+RULES: dict[str, Callable[[dict[str, object]], bool]] = {
+    'c = "x"': lambda v: v.get("c") == "x",
+    'c = "y"': lambda v: v.get("c") == "y",
+    "a0 between 0.2 and 0.6": lambda v: isinstance(v.get("a0"), float) and 0.2 <= v["a0"] <= 0.6,  # type: ignore[operator]
+}
+
+
+class Setup:
+    """A broker over a memory store, with a channel recording its live notifications."""
+
+    def __init__(self, data_dir: Path, limits: Limits | None = None) -> None:
+        self.store = MemoryStore()
+        self.channel = RecordingChannel()
+        self.broker = Broker(data_dir, store=self.store, workers=1, limits=limits or Limits())
+        self.broker.listeners.append(self.channel.publish)
+
+    def publish(self, *values: dict[str, object]) -> list[tuple[str, int] | BaseException]:
+        """Publish JSON events, in order, in one call (they share batches)."""
+        docs = [("application/json", json.dumps({"values": v}).encode()) for v in values]
+
+        async def go() -> list[tuple[str, int] | BaseException]:
+            return await self.broker.publish_many(docs)
+
+        return asyncio.run(go())
+
+    def events(self, sub_id: str) -> list[str]:
+        """The events of ``sub_id``'s stored notifications, checking seqs run 1, 2, 3..."""
+        stored = self.store.notifications_after(sub_id, 0)
+        assert [n.seq for n in stored] == list(range(1, len(stored) + 1))
+        return [n.event for n in stored]
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> Iterator[Setup]:
+    made = Setup(tmp_path / "data")
+    try:
+        yield made
+    finally:
+        made.broker.close()
+
+
+def _ids(results: list[tuple[str, int] | BaseException]) -> list[str]:
+    ids = []
+    for result in results:
+        assert not isinstance(result, BaseException), result
+        ids.append(result[0])
+    return ids
+
+
+def test_the_broker_keeps_its_state_in_the_store_it_is_given(setup: Setup) -> None:
+    sub = setup.broker.subscribe('c = "x"', kind="content", owner="ann")
+    assert setup.store.subscriptions() == [sub]
+    assert not (setup.broker.data_dir / "semps.sqlite3").exists()
+
+
+def test_each_event_reaches_exactly_the_subscriptions_that_match_it(setup: Setup) -> None:
+    subs = {text: setup.broker.subscribe(text, kind="content", owner="ann") for text in RULES}
+    rng = random.Random(7)
+    values: list[dict[str, object]] = []
+    for _ in range(30):
+        event: dict[str, object] = {"a0": rng.choice([0.1, 0.4, 0.9])}
+        if rng.random() < 0.7:
+            event["c"] = rng.choice("xyz")
+        values.append(event)
+
+    event_ids = _ids(setup.publish(*values))
+
+    for text, sub in subs.items():
+        expected = [e for e, v in zip(event_ids, values, strict=True) if RULES[text](v)]
+        assert setup.events(sub.id) == expected
+        assert setup.channel.seqs(sub.id) == list(range(1, len(expected) + 1))  # live, too
+    matched = sum(RULES[t](v) for t in RULES for v in values)
+    assert [r[1] for r in setup.publish({"c": "x"})] == [1]  # type: ignore[index]
+    assert setup.broker.metrics.matches == matched + 1
+
+
+def test_a_suspended_subscription_misses_events_until_resumed(setup: Setup) -> None:
+    sub = setup.broker.subscribe('c = "x"', kind="content", owner="ann")
+    (before,) = _ids(setup.publish({"c": "x"}))
+
+    setup.broker.suspend(sub.id, "an admin paused it")
+    assert setup.broker.status(sub.id) == ("suspended", "an admin paused it")
+    assert setup.store.subscriptions_with_status() == [(sub, "an admin paused it")]
+    _ids(setup.publish({"c": "x"}))
+
+    setup.broker.resume(sub.id)
+    assert setup.broker.status(sub.id) == ("active", None)
+    assert setup.store.subscriptions_with_status() == [(sub, None)]
+    (after,) = _ids(setup.publish({"c": "x"}))
+
+    assert setup.events(sub.id) == [before, after]
+
+
+def test_a_replacement_is_atomic_and_a_failed_one_leaves_the_old(setup: Setup) -> None:
+    sub = setup.broker.subscribe('c = "x"', kind="content", owner="ann")
+    (first,) = _ids(setup.publish({"c": "x"}))
+
+    replaced = setup.broker.subscribe('c = "y"', kind="content", owner="ann", sub_id=sub.id)
+    assert replaced.id == sub.id and setup.store.subscription(sub.id).text == 'c = "y"'
+    x_event, y_event = _ids(setup.publish({"c": "x"}, {"c": "y"}))
+
+    with pytest.raises(SempsError):
+        setup.broker.subscribe("c = = y", kind="content", owner="ann", sub_id=sub.id)
+    assert setup.store.subscription(sub.id).text == 'c = "y"'
+    (still,) = _ids(setup.publish({"c": "y"}))
+
+    assert setup.events(sub.id) == [first, y_event, still]  # numbering goes on
+    assert x_event not in setup.events(sub.id)
+    with pytest.raises(NotFound, match="no subscription 'sub-404'"):
+        setup.broker.subscribe('c = "y"', kind="content", owner="ann", sub_id="sub-404")
+
+
+def test_a_subscriber_holds_at_most_max_subscriptions(tmp_path: Path) -> None:
+    made = Setup(tmp_path / "data", Limits(max_subscriptions=2))
+    try:
+        outcomes: list[object] = []
+
+        def subscribe(text: str) -> None:
+            try:
+                outcomes.append(made.broker.subscribe(text, kind="content", owner="ann"))
+            except SubscriptionLimitExceeded as exc:
+                outcomes.append(exc)
+
+        threads = [threading.Thread(target=subscribe, args=(t,)) for t in list(RULES) * 2]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        refused = [o for o in outcomes if isinstance(o, SubscriptionLimitExceeded)]
+        assert len(outcomes) == 6 and len(refused) == 4  # concurrent requests share the cap
+        assert "already holds 2 subscriptions" in str(refused[0])
+        assert len(made.store.subscriptions("ann")) == 2
+        made.broker.subscribe('c = "x"', kind="content", owner="bob")  # bob has his own cap
+        made.broker.unsubscribe(made.store.subscriptions("ann")[0].id)
+        made.broker.subscribe('c = "x"', kind="content", owner="ann")  # room again
+        assert len(made.store.subscriptions("ann")) == 2
+    finally:
+        made.broker.close()
+
+
+def test_composite_events_are_detected_in_publication_order(setup: Setup) -> None:
+    setup.broker.subscribe('c = "x"', kind="content", owner="ann", name="x")
+    setup.broker.subscribe('c = "y"', kind="content", owner="ann", name="y")
+    comp = setup.broker.subscribe("create event xy = x then y;", kind="composite", owner="ann")
+
+    events = _ids(setup.publish({"c": "y"}, {"c": "x"}, {"c": "y"}))  # one call, one order
+
+    stored = setup.store.notifications_after(comp.id, 0)
+    assert [(n.event, n.payload["detail"]["composite"]) for n in stored] == [  # type: ignore[index]
+        (events[2], "xy")
+    ]
+    assert setup.channel.seqs(comp.id) == [1]
+    assert setup.store.matcher_state("composite") is not None  # committed with the group
+
+
+def test_unsubscribing_removes_the_subscription_and_its_notifications(setup: Setup) -> None:
+    sub = setup.broker.subscribe('c = "x"', kind="content", owner="ann")
+    _ids(setup.publish({"c": "x"}))
+    setup.broker.unsubscribe(sub.id)
+    assert setup.store.subscriptions() == []
+    assert setup.store.notifications_after(sub.id, 0) == []
+    assert [r[1] for r in setup.publish({"c": "x"})] == [0]  # type: ignore[index]
+    with pytest.raises(NotFound):
+        setup.broker.unsubscribe(sub.id)
+
+
+def test_tokens_are_read_from_the_store_and_revoked_at_once(setup: Setup) -> None:
+    token_id, secret = setup.store.create_token("subscriber", "ann")
+    assert setup.broker.authorize(secret, "subscriber").subject == "ann"
+    setup.broker.revoke_token(token_id)
+    with pytest.raises(AuthError, match="unknown, expired or revoked bearer token"):
+        setup.broker.authorize(secret, "subscriber")
