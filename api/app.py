@@ -36,6 +36,7 @@ from semps.api.routes import (
 from semps.api.streams import DEFAULT_MAX_STREAMS, Streams
 from semps.broker.broker import Broker
 from semps.broker.callbacks import CallbackPolicy
+from semps.broker.contracts import Store
 from semps.broker.fanout import Fanout
 from semps.limits import Limits
 
@@ -58,12 +59,14 @@ def create_app(
     webhook_options: dict[str, Any] | None = None,
     fast_publish: bool = True,
     metrics_token: str | None = None,
+    store: Store | None = None,
 ) -> FastAPI:
     """The FastAPI application over a broker on ``data_dir``.
 
     ``max_body`` bounds every request body (413 past it); ``limits`` the work a request may
     cause (:class:`~semps.limits.Limits`); ``workers`` is the number of matching processes;
-    ``metrics_token`` may read ``/metrics`` and nothing else.
+    ``metrics_token`` may read ``/metrics`` and nothing else; ``store`` replaces the SQLite
+    store (tests pass a :class:`~semps.broker.memory.MemoryStore`).
     """
     limits = limits or Limits(max_event_bytes=max_body)
     policy = CallbackPolicy(webhook_allow)  # a bad --webhook-allow fails before the broker starts
@@ -74,6 +77,7 @@ def create_app(
         webhook_attempts=webhook_attempts,
         webhook_backoff=webhook_backoff,
         webhook_options=webhook_options,
+        store=store,
     )
     broker.webhooks.policy = policy  # the SSRF guard is the dispatcher's before it starts
     broker.webhooks.start()

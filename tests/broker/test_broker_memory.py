@@ -18,8 +18,10 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
+from semps.api.app import create_app
 from semps.broker.broker import Broker
 from semps.broker.memory import MemoryStore, RecordingChannel
 from semps.errors import AuthError, NotFound, SempsError, SubscriptionLimitExceeded
@@ -198,3 +200,44 @@ def test_tokens_are_read_from_the_store_and_revoked_at_once(setup: Setup) -> Non
     setup.broker.revoke_token(token_id)
     with pytest.raises(AuthError, match="unknown, expired or revoked bearer token"):
         setup.broker.authorize(secret, "subscriber")
+
+
+def test_the_http_api_runs_over_the_memory_store_without_a_server(tmp_path: Path) -> None:
+    store = MemoryStore()
+    app = create_app(tmp_path / "data", workers=1, store=store)
+    tokens = {role: store.create_token(role, role)[1] for role in ("publisher", "subscriber")}
+
+    async def go() -> tuple[str, list[dict[str, object]]]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://semps.test") as http:
+
+            def auth(role: str) -> dict[str, str]:
+                return {"Authorization": f"Bearer {tokens[role]}"}
+
+            created = await http.post(
+                "/subscriptions",
+                content='c = "x"',
+                params={"kind": "content"},
+                headers=auth("subscriber"),
+            )
+            sub_id = str(created.json()["id"])
+            for c in "xyx":
+                posted = await http.post(
+                    "/events", json={"values": {"c": c}}, headers=auth("publisher")
+                )
+                assert posted.status_code == 202, posted.text
+            page = await http.get(
+                f"/subscriptions/{sub_id}/notifications?once=true", headers=auth("subscriber")
+            )
+            return sub_id, [
+                json.loads(line[5:]) for line in page.text.splitlines() if line.startswith("data:")
+            ]
+
+    try:
+        sub_id, notes = asyncio.run(go())
+        assert [n["id"] for n in notes] == [1, 2]
+        stored = store.notifications_after(sub_id, 0)
+        assert [n["event"] for n in notes] == [n.event for n in stored]
+        assert not (tmp_path / "data" / "semps.sqlite3").exists()
+    finally:
+        app.state.broker.close()
