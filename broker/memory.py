@@ -17,7 +17,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import secrets
@@ -35,7 +34,7 @@ from semps.broker.contracts import (
     Store,
     Webhook,
 )
-from semps.broker.tokens import ROLES, Principal, TokenInfo
+from semps.broker.tokens import Principal, TokenInfo, digest, new_token
 from semps.errors import NotFound, StoreError
 from semps.matcher.base import Subscription
 
@@ -308,19 +307,9 @@ class MemoryStore(Store):
     def create_token(
         self, role: str, subject: str | None = None, *, expires_at: float | None = None
     ) -> tuple[str, str]:
-        if role not in ROLES:
-            msg = f"unknown role {role!r} (use {', '.join(ROLES)})"
-            raise StoreError(msg)
-        now = time.time()
-        if expires_at is not None and expires_at <= now:
-            msg = "the token's expiry time has already passed"
-            raise StoreError(msg)
-        secret = secrets.token_urlsafe(24)
-        digest = hashlib.sha256(secret.encode()).hexdigest()
-        subject = subject or f"{role}-{secrets.token_hex(4)}"
-        info = TokenInfo("tok-" + digest[:12], role, subject, now, expires_at, None)
+        secret, info = new_token(role, subject, expires_at=expires_at)
         with self._lock:
-            self._s.tokens.append(_Token(digest, info))
+            self._s.tokens.append(_Token(digest(secret), info))
         return info.id, secret
 
     def list_tokens(self) -> list[TokenInfo]:
@@ -339,10 +328,10 @@ class MemoryStore(Store):
         raise NotFound(msg)
 
     def principal(self, token: str) -> Principal | None:
-        digest = hashlib.sha256(token.encode()).hexdigest()
+        wanted = digest(token)
         now = time.time()
         with self._lock:
-            found = next((t.info for t in self._s.tokens if t.digest == digest), None)
+            found = next((t.info for t in self._s.tokens if t.digest == wanted), None)
         if found is None or not found.active(now):
             return None
         return Principal(found.subject, found.role, found.expires)

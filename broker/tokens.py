@@ -17,7 +17,7 @@ from typing import Any
 
 from semps.errors import NotFound, StoreError
 
-__all__ = ["ROLES", "Principal", "TokenInfo", "TokenTable"]
+__all__ = ["ROLES", "Principal", "TokenInfo", "TokenTable", "digest", "new_token"]
 
 ROLES = ("admin", "publisher", "subscriber")
 
@@ -51,13 +51,35 @@ class TokenInfo:
         return self.revoked is None and (self.expires is None or self.expires > now)
 
 
-def _digest(token: str) -> str:
+def digest(token: str) -> str:
+    """What a store keeps of a token: its secret's SHA-256, in hex."""
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _token_id(digest: str) -> str:
+def _token_id(hexdigest: str) -> str:
     """A token's public id: a prefix of its secret's digest (says nothing of the secret)."""
-    return "tok-" + digest[:12]
+    return "tok-" + hexdigest[:12]
+
+
+def new_token(
+    role: str, subject: str | None = None, *, expires_at: float | None = None
+) -> tuple[str, TokenInfo]:
+    """A new token for ``role`` (not stored yet): its secret and what a store keeps of it
+    (the id, role, subject, creation and expiry; the digest is :func:`digest` of the secret).
+
+    Raises:
+        StoreError: an unknown role, or an expiry time that has already passed.
+    """
+    if role not in ROLES:
+        msg = f"unknown role {role!r} (use {', '.join(ROLES)})"
+        raise StoreError(msg)
+    now = time.time()
+    if expires_at is not None and expires_at <= now:
+        msg = "the token's expiry time has already passed"
+        raise StoreError(msg)
+    secret = secrets.token_urlsafe(24)
+    subject = subject or f"{role}-{secrets.token_hex(4)}"
+    return secret, TokenInfo(_token_id(digest(secret)), role, subject, now, expires_at, None)
 
 
 class TokenTable:
@@ -93,24 +115,14 @@ class TokenTable:
         Raises:
             StoreError: an unknown role, or an expiry time that has already passed.
         """
-        if role not in ROLES:
-            msg = f"unknown role {role!r} (use {', '.join(ROLES)})"
-            raise StoreError(msg)
-        now = time.time()
-        if expires_at is not None and expires_at <= now:
-            msg = "the token's expiry time has already passed"
-            raise StoreError(msg)
-        secret = secrets.token_urlsafe(24)
-        digest = _digest(secret)
-        token_id = _token_id(digest)
-        subject = subject or f"{role}-{secrets.token_hex(4)}"
+        secret, info = new_token(role, subject, expires_at=expires_at)
         with self._wlock:
             self._w.execute(
                 "INSERT INTO tokens (digest, role, subject, created, id, expires, revoked) "
                 "VALUES (?, ?, ?, ?, ?, ?, NULL)",
-                (digest, role, subject, now, token_id, expires_at),
+                (digest(secret), role, info.subject, info.created, info.id, expires_at),
             )
-        return token_id, secret
+        return info.id, secret
 
     def list_tokens(self) -> list[TokenInfo]:
         """Every token (revoked and expired ones too), oldest first."""
@@ -146,6 +158,6 @@ class TokenTable:
             row = self._db.execute(
                 "SELECT subject, role, expires FROM tokens "
                 "WHERE digest = ? AND revoked IS NULL AND (expires IS NULL OR expires > ?)",
-                (_digest(token), time.time()),
+                (digest(token), time.time()),
             ).fetchone()
         return Principal(row[0], row[1], row[2]) if row else None
