@@ -4,6 +4,7 @@ with that command's own usage and one error line (exit 2)."""
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -107,3 +108,47 @@ def test_a_missing_input_file_is_one_error_line(args: tuple[str, ...], message: 
     assert out.stderr.startswith("semps: error: ") and out.stderr.count("\n") == 1, out.stderr
     if message is not None:
         assert out.stderr == message
+
+
+def test_content_match_takes_the_text_form_of_constraints(tmp_path) -> None:
+    subs = tmp_path / "subs.jsonl"
+    subs.write_text(
+        '{"id": "text", "constraints": "a3 between 0.1 and 0.6 and colour = \\"red\\""}\n'
+        '{"id": "json", "constraints": [{"attr": "a3", "op": ">=", "value": 0.5}]}\n'
+    )
+    events = tmp_path / "events.jsonl"
+    events.write_text(
+        '{"id": "e1", "values": {"a3": 0.3, "colour": "red"}}\n'
+        '{"id": "e2", "values": {"a3": 0.55, "colour": "blue"}}\n'
+        '{"id": "e3", "values": {"a3": 0.55, "colour": "red"}}\n'
+    )
+    # The oracle: the constraints read by hand.
+    expected = {"e1": ["text"], "e2": ["json"], "e3": ["json", "text"]}
+    for algorithm in ("brute", "predicate-table", "rein", "hcem"):
+        out = semps(
+            "content",
+            "match",
+            "--algorithm",
+            algorithm,
+            "--subscriptions",
+            str(subs),
+            "--events",
+            str(events),
+        )
+        assert out.returncode == 0, out.stderr
+        got = {
+            row["event"]: sorted(row["matches"]) for row in map(json.loads, out.stdout.splitlines())
+        }
+        assert got == expected, algorithm
+
+
+def test_a_bad_text_constraint_says_where(tmp_path) -> None:
+    subs = tmp_path / "subs.jsonl"
+    subs.write_text(
+        '{"id": "ok", "constraints": "a >= 1"}\n{"id": "bad", "constraints": "a >> 1"}\n'
+    )
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"id": "e1", "values": {"a": 2}}\n')
+    out = semps("content", "match", "--subscriptions", str(subs), "--events", str(events))
+    assert out.returncode == 2
+    assert out.stderr.startswith(f"semps: error: {subs}:2: constraints: 1:3: ")
