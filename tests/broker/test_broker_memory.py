@@ -15,7 +15,9 @@ import asyncio
 import json
 import random
 import threading
+import time
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -23,7 +25,9 @@ import pytest
 
 from semps.api.app import create_app
 from semps.broker.broker import Broker
+from semps.broker.callbacks import CallbackPolicy
 from semps.broker.memory import MemoryStore, RecordingChannel
+from semps.broker.webhooks import signature
 from semps.errors import AuthError, NotFound, SempsError, SubscriptionLimitExceeded
 from semps.limits import Limits
 
@@ -241,3 +245,97 @@ def test_the_http_api_runs_over_the_memory_store_without_a_server(tmp_path: Path
         assert not (tmp_path / "data" / "semps.sqlite3").exists()
     finally:
         app.state.broker.close()
+
+
+class Receiver:
+    """A local webhook endpoint: answers ``status`` and records (delivery header, signature
+    header, body) of each POST."""
+
+    def __init__(self, status: int = 204) -> None:
+        self.got: list[tuple[str, str, bytes]] = []
+        self.arrived = threading.Condition()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                self.send_response(status)
+                self.end_headers()
+                with outer.arrived:
+                    headers = self.headers
+                    outer.got.append(
+                        (headers["X-Semps-Delivery"], headers["X-Semps-Signature"], body)
+                    )
+                    outer.arrived.notify_all()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_port}/hook"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def wait_for(self, n: int) -> None:
+        """Until ``n`` requests came (at most a minute: then the test fails)."""
+        with self.arrived:
+            assert self.arrived.wait_for(lambda: len(self.got) >= n, timeout=60), self.got
+
+
+def _until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 60
+    while not condition():
+        assert time.monotonic() < deadline, "not within a minute"
+        time.sleep(0.02)
+
+
+def test_webhooks_deliver_from_the_memory_store_in_seq_order(setup: Setup) -> None:
+    receiver = Receiver()
+    setup.broker.webhooks.policy = CallbackPolicy(["127.0.0.1/32"])
+    sub = setup.broker.subscribe('c = "x"', kind="content", owner="ann")
+    secret = setup.store.set_webhook(sub.id, receiver.url)
+    try:
+        events = _ids(setup.publish({"c": "x"}, {"c": "y"}, {"c": "x"}, {"c": "x"}))
+        receiver.wait_for(3)
+        _until(lambda: setup.store.webhook_backlog() == 0)
+    finally:
+        receiver.close()
+    assert [d for d, _, _ in receiver.got] == [f"{sub.id}/1", f"{sub.id}/2", f"{sub.id}/3"]
+    assert all(sig == signature(secret, body) for _, sig, body in receiver.got)
+    assert [json.loads(body)["event"] for _, _, body in receiver.got] == [
+        events[0],
+        events[2],
+        events[3],
+    ]
+    assert [h.delivered for h in setup.store.webhooks()] == [3]
+
+
+def test_a_webhook_that_keeps_failing_leaves_dead_letters_in_the_memory_store(
+    tmp_path: Path,
+) -> None:
+    receiver = Receiver(status=500)
+    store = MemoryStore()
+    broker = Broker(
+        tmp_path / "data", store=store, workers=1, webhook_attempts=2, webhook_backoff=0.01
+    )
+    broker.webhooks.policy = CallbackPolicy(["127.0.0.1/32"])
+    try:
+        sub = broker.subscribe('c = "x"', kind="content", owner="ann")
+        store.set_webhook(sub.id, receiver.url)
+        docs = [("application/json", b'{"values": {"c": "x"}}')] * 2
+        asyncio.run(broker.publish_many(docs))
+        _until(lambda: len(store.dead_letters()) == 2)
+        assert [(d.seq, d.error, d.attempts) for d in store.dead_letters()] == [
+            (1, "HTTP 500", 2),
+            (2, "HTTP 500", 2),
+        ]
+        assert [d for d, _, _ in receiver.got] == [f"{sub.id}/{n}" for n in (1, 1, 2, 2)]
+        _until(lambda: store.webhook_backlog() == 0)  # the stream moved on
+        assert broker.metrics.webhooks_dead_lettered == 2
+    finally:
+        receiver.close()
+        broker.close()
