@@ -95,7 +95,8 @@ class Store(ABC):
     - **Durability.** What a method changed is committed when it returns: a durable store
       keeps it across a crash of the process from then on. One exception: the counter behind
       :meth:`next_id` is kept with the next :meth:`put_subscriptions`. A method that raises
-      has changed nothing (one transaction per call).
+      has changed nothing (one transaction per call; :meth:`prune` commits chunk by chunk,
+      so a failed pass keeps the chunks it finished).
     - **Ordering.** Each subscription's notifications are numbered 1, 2, 3, ... in commit
       order (:meth:`commit_events`), strictly increasing, never reused while the
       subscription exists (pruning removes the oldest, never renumbers).
@@ -106,9 +107,9 @@ class Store(ABC):
     - **Errors.** Every error raised on purpose is a :class:`~semps.errors.StoreError`: a
       failed write (``StoreError``), a missing thing asked for by id (``NotFound``, where the
       method says so); updating or deleting something missing is a no-op.
-    - **Threads.** Every method may be called from any thread, concurrently; readers see
-      the last committed state and are not held up by a writer's commit. After
-      :meth:`close`, no method may be called.
+    - **Threads.** Every method may be called from any thread, concurrently, and each call
+      is atomic: readers see the last committed state, never part of a commit, and never
+      wait behind a commit's fsync. After :meth:`close`, no method may be called.
     """
 
     # -- subscriptions ---------------------------------------------------------------------
