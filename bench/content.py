@@ -10,13 +10,18 @@ regions x 150k subscription regions in d = 3 (the sweep), seconds and pairs foun
 
     .venv/bin/python bench/content.py            # the full run (about 15 minutes)
     .venv/bin/python bench/content.py --quick    # a small run (about a minute)
-    .venv/bin/python bench/content.py --cli [--n 1000000] [--repeat 2] [--prev WORKTREE]
+    .venv/bin/python bench/content.py --cli [--n 1000000] [--repeat 3] [--prev WORKTREE]
+        [--prev-n N] [--algorithms rein,hcem] [--no-memory]
 
 ``--cli`` times ``semps content match`` end to end on generated JSONL files (the same
 workload): the load (a run with no events: start-up, reading, validating and indexing),
 the marginal cost per event with answers written (two runs with different event counts,
-so the load, the first build and compilation cancel out), the peak RSS per subscription,
-and, with ``--prev``, the same commands from another checkout (``--prev-n`` subscriptions).
+so the load, the first build and compilation cancel out), each as the min and median of
+``--repeat`` runs, wall and CPU; the peak RSS per subscription; the load from a snapshot
+(``semps content index`` once, then ``match --index``); and, with ``--prev``, the same
+commands from another checkout (``--prev-n`` subscriptions). The memory point loads
+100k and ``--n`` subscriptions in process: bytes per subscription of the index arrays
+and of the resident set.
 
 Times are the matching algorithms' own work on encoded events (slot arrays out); turning
 slots into sorted id strings and Match objects is reported once, separately.
@@ -33,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from semps.matcher.content import HcemIndex, PredicateTableIndex
+from semps.matcher.content import HcemIndex, PredicateTableIndex, ReinIndex
 from semps.matcher.content.constraints import Constraint, ContentSubscription
 from semps.matcher.content.index import CompiledIndex
 from semps.matcher.symmetric import RegionIndex
@@ -310,11 +315,29 @@ def write_cli_files(
     return subs, paths
 
 
+def _runs(args: list[str], repeat: int, prev: str | None) -> dict[str, float]:
+    """``repeat`` fresh runs of ``semps args``: min and median wall and CPU seconds, and
+    the largest peak RSS (the machine is shared: the min is the least disturbed run)."""
+    from statistics import median
+
+    from cli_timing import run
+
+    walls, cpus, rss = [], [], 0
+    for _ in range(repeat):
+        wall, cpu, peak = run(args, prev)
+        walls.append(wall)
+        cpus.append(cpu)
+        rss = max(rss, peak)
+    return {
+        "wall_min": min(walls), "wall_median": median(walls),
+        "cpu_min": min(cpus), "cpu_median": median(cpus), "peak_rss_mb": rss / 1e6,
+    }  # fmt: skip
+
+
 def cli_point(args: argparse.Namespace, n: int, prev: str | None) -> dict[str, object]:
     """``semps content match`` timed end to end (see the module doc)."""
-    from cli_timing import best
-
     plan = {"rein": (100, 600), "hcem": (1000, 9000)}
+    plan = {a: plan[a] for a in args.algorithms.split(",")}
     counts = sorted({0, *(c for pair in plan.values() for c in pair)})
     folder = OUT / "cli-content"
     subs, events = write_cli_files(folder, n, args.m, args.k, args.w, counts)
@@ -323,30 +346,50 @@ def cli_point(args: argparse.Namespace, n: int, prev: str | None) -> dict[str, o
     out: dict[str, object] = {"n": n, "checkout": prev or "this", "repeat": args.repeat}
     for algorithm, (few, many) in plan.items():
 
-        def cmd(sub_path: Path, count: int, algorithm: str = algorithm) -> list[str]:
+        def cmd(source: list[str], count: int, algorithm: str = algorithm) -> list[str]:
             return [
                 "content", "match", "--algorithm", algorithm, "--batch", str(args.batch),
-                "--buckets", str(args.b), "--subscriptions", str(sub_path),
-                "--events", str(events[count]),
+                "--buckets", str(args.b), *source, "--events", str(events[count]),
             ]  # fmt: skip
 
-        base = best(cmd(one, 0), 1, prev)
-        load = best(cmd(subs, 0), args.repeat, prev)
-        t_few = best(cmd(subs, few), args.repeat, prev)
-        t_many = best(cmd(subs, many), args.repeat, prev)
-        row = {
-            "load_s": load[:2],
-            "startup_s": base[0],
-            "ms_per_event_marginal": 1e3 * (t_many[0] - t_few[0]) / (many - few),
-            "cpu_ms_per_event_marginal": 1e3 * (t_many[3] - t_few[3]) / (many - few),
-            "load_cpu_s": load[3:],
-            f"total_s_{few}_events": t_few[:2],
-            f"total_s_{many}_events": t_many[:2],
-            "peak_rss_mb_load": load[2] / 1e6,
+        jsonl = ["--subscriptions", str(subs)]
+        base = _runs(cmd(["--subscriptions", str(one)], 0), 1, prev)
+        load = _runs(cmd(jsonl, 0), args.repeat, prev)
+        t_few = _runs(cmd(jsonl, few), args.repeat, prev)
+        t_many = _runs(cmd(jsonl, many), args.repeat, prev)
+        row: dict[str, object] = {
+            "startup_s": base["wall_min"],
+            "load": load,
+            f"run_{few}_events": t_few,
+            f"run_{many}_events": t_many,
+            "ms_per_event_marginal": {
+                k: 1e3 * (t_many[k] - t_few[k]) / (many - few)
+                for k in ("wall_min", "wall_median", "cpu_min", "cpu_median")
+            },
+            "peak_rss_B_per_subscription_load": load["peak_rss_mb"] * 1e6 / n,
         }
+        if prev is None and algorithm in ("rein", "hcem"):
+            row["snapshot"] = snapshot_point(args, algorithm, subs, events[0])
         print(f"  {algorithm}: {json.dumps(row)}")
         out[algorithm] = row
     return out
+
+
+def snapshot_point(
+    args: argparse.Namespace, algorithm: str, subs: Path, no_events: Path
+) -> dict[str, object]:
+    """``semps content index`` once, then the load from the snapshot (a run with no
+    events), ``--repeat`` times."""
+    from cli_timing import run
+
+    snap = OUT / "cli-content" / f"index-{algorithm}-{subs.stem}.npz"
+    build = run(
+        ["content", "index", "--algorithm", algorithm, "--buckets", str(args.b),
+         "--subscriptions", str(subs), "--output", str(snap)],
+    )  # fmt: skip
+    load = _runs(["content", "match", "--index", str(snap), "--events", str(no_events)],
+                 args.repeat, None)  # fmt: skip
+    return {"index_s": build[0], "file_mb": snap.stat().st_size / 1e6, "load": load}
 
 
 def memory_point(args: argparse.Namespace, n: int) -> dict[str, float]:
@@ -362,10 +405,10 @@ def memory_point(args: argparse.Namespace, n: int) -> dict[str, float]:
 
     subs, _ = write_cli_files(OUT / "cli-content", n, args.m, args.k, args.w, [0])
     out = {}
-    for cls in (HcemIndex, PredicateTableIndex):
+    for cls in (HcemIndex, ReinIndex, PredicateTableIndex):
         gc.collect()
         before = rss()
-        index = cls(**({"buckets": args.b} if cls is HcemIndex else {}))  # type: ignore[arg-type]
+        index = cls(**({} if cls is PredicateTableIndex else {"buckets": args.b}))  # type: ignore[arg-type]
         load_bulk(subs, index, workers=1)
         index.rebuild()
         gc.collect()
@@ -384,8 +427,9 @@ def main_cli(args: argparse.Namespace) -> None:
         print(f"semps content match, {label} checkout, n = {n:,}")
         report[label] = cli_point(args, n, prev)
         gc.collect()
-    report["memory"] = {n: memory_point(args, n) for n in sorted({100_000, args.n})}
-    print(json.dumps(report["memory"], indent=2))
+    if not args.no_memory:
+        report["memory"] = {n: memory_point(args, n) for n in sorted({100_000, args.n})}
+        print(json.dumps(report["memory"], indent=2))
     path = OUT / f"content-cli-{args.n}.json"
     path.write_text(json.dumps(report, indent=2))
     print(f"wrote {path}")
@@ -407,9 +451,11 @@ def main() -> None:
     parser.add_argument("--side", type=float, default=0.01, help="mean region side (unit cube)")
     parser.add_argument("--no-sweeps", action="store_true", help="default point and symmetric only")
     parser.add_argument("--cli", action="store_true", help="time semps content match end to end")
-    parser.add_argument("--repeat", type=int, default=2, help="--cli: runs per figure")
+    parser.add_argument("--repeat", type=int, default=3, help="--cli: runs per figure")
     parser.add_argument("--prev", default=None, help="--cli: a worktree of the previous commit")
     parser.add_argument("--prev-n", type=int, default=100_000, help="--cli: n for --prev")
+    parser.add_argument("--algorithms", default="rein,hcem", help="--cli: which ones (comma)")
+    parser.add_argument("--no-memory", action="store_true", help="--cli: skip the memory point")
     args = parser.parse_args()
     if args.cli:
         OUT.mkdir(exist_ok=True)

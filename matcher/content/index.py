@@ -308,6 +308,11 @@ class CompiledIndex(ContentIndex):
             return super().match_columns(views)
         return self.match_columns_encoded([self.encode(v) for v in views])
 
+    def match_columns_values(self, values: Sequence[Mapping[str, Value]]) -> MatchColumns:
+        """:meth:`match_columns` for events given as attribute -> one value (JSON events'
+        ``values``)."""
+        return self.match_columns([{k: (v,) for k, v in row.items()} for row in values])
+
     def match_columns_encoded(self, events: Sequence[EncodedEvent]) -> MatchColumns:
         """:meth:`match_columns` for encoded events (units must be subscriptions)."""
         found = self.match_encoded_batch(events)  # may rebuild: read the ids after

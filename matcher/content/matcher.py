@@ -11,7 +11,7 @@ from semps.event import Event
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.content.brute import BruteForceIndex
 from semps.matcher.content.hcem import HcemIndex
-from semps.matcher.content.index import ContentIndex
+from semps.matcher.content.index import CompiledIndex, ContentIndex
 from semps.matcher.content.parse import parse_subscription
 from semps.matcher.content.predicate_table import PredicateTableIndex
 from semps.matcher.content.rein import ReinIndex
@@ -115,6 +115,11 @@ class ContentMatcher(Matcher):
             [Match(sub_id, e.id) for sub_id in ids] for e, ids in zip(events, found, strict=True)
         ]
 
+    def match_events(self, events: Sequence[Event]) -> MatchColumns:
+        """:meth:`match_columns` with no context given: the attribute views of events with
+        RDF triples are closed under an empty ontology (JSON events have none)."""
+        return _plain_columns(self.index, events)
+
     def match_columns(
         self,
         events: Sequence[Event],
@@ -130,6 +135,14 @@ class ContentMatcher(Matcher):
         if solutions:  # content matches bind no variables: one empty solution tuple each
             columns = _with_empty_solutions(columns)
         return columns
+
+
+def _plain_columns(index: ContentIndex, events: Sequence[Event]) -> MatchColumns:
+    if not len(index):
+        return MatchColumns.empty(len(events))
+    if isinstance(index, CompiledIndex) and not any(e.triples for e in events):
+        return index.match_columns_values([e.values for e in events])
+    return index.match_columns([attribute_view(e) for e in events])
 
 
 def _with_empty_solutions(columns: MatchColumns) -> MatchColumns:

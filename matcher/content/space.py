@@ -11,7 +11,7 @@ column, and absence fails every constraint there.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,6 +91,14 @@ class AttributeSpace:
                 self._codes[col] = {}
         return col
 
+    def codes(self, col: int) -> dict[str, int]:
+        """String -> code of a string column (a copy)."""
+        return dict(self._codes[col])
+
+    def set_codes(self, col: int, codes: dict[str, int]) -> None:
+        """Replace a string column's codes (a snapshot being loaded)."""
+        self._codes[col] = dict(codes)
+
     def string_code(self, attr: str, value: str) -> tuple[int, int]:
         """(column, code) of ``attr = value``, creating both as needed."""
         col = self.column(attr, True)
@@ -115,6 +123,32 @@ class AttributeSpace:
         lows = np.array([t[1] for t in triples], dtype=np.float64)
         highs = np.array([t[2] for t in triples], dtype=np.float64)
         return cols, lows, highs
+
+    def dense_values(self, rows: Sequence[Mapping[str, Value]], ncols: int) -> np.ndarray:
+        """Events given as attribute -> one value, as :meth:`encode_view` encodes them: an
+        ``ncols x len(rows)`` matrix, NaN where an event has no value in a column (columns
+        from ``ncols`` on are dropped).
+
+        Example:
+            >>> space = AttributeSpace()
+            >>> _ = space.encode_conditions({"a": (0.1, 0.6), "colour": "red"})
+            >>> space.dense_values([{"a": 0.3, "colour": "red"}, {"colour": 2, "zz": 1}], 2)
+            array([[0.3, nan],
+                   [0. , nan]])
+        """
+        out = np.full((ncols, len(rows)), np.nan)
+        columns = self._columns
+        for i, row in enumerate(rows):
+            for attr, v in row.items():
+                if isinstance(v, str):
+                    col = columns.get((attr, True))
+                    if col is not None and col < ncols:
+                        out[col, i] = float(self._codes[col].get(v, -1))
+                elif isinstance(v, int | float) and not isinstance(v, bool):
+                    col = columns.get((attr, False))
+                    if col is not None and col < ncols:
+                        out[col, i] = as_float(v)  # NaN stays missing
+        return out
 
     def encode_view(self, view: Mapping[str, Iterable[Value]]) -> EncodedEvent:
         """Encode an attribute view; attributes no subscription uses are dropped."""

@@ -156,6 +156,24 @@ class SlotTable:
         self._highs.extend(highs)
         self._starts.extend(np.asarray(starts[1:], np.int64) + base)
 
+    def restore(
+        self,
+        ids: list[str],
+        starts: np.ndarray,
+        cols: np.ndarray,
+        lows: np.ndarray,
+        highs: np.ndarray,
+    ) -> None:
+        """Replace the whole content with live units (distinct ids; a checked snapshot)."""
+        self.ids = ids
+        self.slot_of = dict(zip(ids, range(len(ids)), strict=True))
+        self._alive.replace(np.ones(len(ids), np.bool_))
+        self._starts.replace(starts)
+        self._cols.replace(cols)
+        self._lows.replace(lows)
+        self._highs.replace(highs)
+        self.dead = 0
+
     def kill(self, uid: str) -> int:
         """Mark a unit dead (KeyError when unknown); returns its slot."""
         slot = self.slot_of.pop(uid)

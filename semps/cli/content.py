@@ -7,19 +7,22 @@ import gc
 import io
 import multiprocessing
 import os
+import sys
 from pathlib import Path
 from typing import NamedTuple
 
-from semps.errors import SempsError, SubscriptionError
+from semps.errors import JSONEventError, SempsError, SubscriptionError
 from semps.event import Event
 from semps.ingest.json_event import parse_json_event
 from semps.matcher.content import ALGORITHMS, ContentMatcher, subscription_from_json
 from semps.matcher.content.bulk import ParsedSubscriptions, parse_json_many
 from semps.matcher.content.constraints import Constraint, ContentSubscription
-from semps.matcher.content.index import ContentIndex
+from semps.matcher.content.index import CompiledIndex, ContentIndex
 from semps.matcher.content.parse import parse_constraints
+from semps.matcher.content.snapshot import file_digest, load_index, save_index
 
-from .jsonl import decode_lines, duplicate_message, load_each, located, match_jsonl, raw_chunks
+from ._lines_out import LineWriter
+from .jsonl import decode_lines, duplicate_message, load_each, located, raw_chunks, read_jsonl
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -32,12 +35,18 @@ def register(parser: argparse.ArgumentParser) -> None:
         default="hcem",
         help="the index: all give the same answers, at different speeds (default hcem)",
     )
-    m.add_argument(
+    source = m.add_mutually_exclusive_group(required=True)
+    source.add_argument(
         "--subscriptions",
         type=Path,
-        required=True,
         help='JSONL file: {"id", "constraints"} a line; constraints as a JSON list or as text, '
         'e.g. "a3 between 0.1 and 0.6 and a7 >= 0.3"',
+    )
+    source.add_argument(
+        "--index",
+        type=Path,
+        help="a snapshot written by semps content index, instead of --subscriptions "
+        "(its algorithm and buckets are used)",
     )
     m.add_argument(
         "--events", type=Path, required=True, help='JSONL file: {"id", "values": {attr: value}}'
@@ -51,6 +60,16 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="predicate table: aggregate an interface's entries beyond this many",
     )
     m.set_defaults(func=run)
+    i = sub.add_parser(
+        "index", help="build a REIN/HCEM index of subscriptions (JSONL) and save it as a snapshot"
+    )
+    i.add_argument("--subscriptions", type=Path, required=True, help="JSONL file, as for match")
+    i.add_argument("--output", type=Path, required=True, help="the snapshot file to write (.npz)")
+    i.add_argument(
+        "--algorithm", choices=["rein", "hcem"], default="hcem", help="the index (default hcem)"
+    )
+    i.add_argument("--buckets", type=int, default=1000, help="REIN/HCEM buckets per list")
+    i.set_defaults(func=run_index)
 
 
 def _subscription(doc: object) -> ContentSubscription:
@@ -98,24 +117,40 @@ def options(args: argparse.Namespace) -> dict[str, object]:
     return {}
 
 
+def run_index(args: argparse.Namespace) -> int:
+    """``semps content index``: load, build, save; one summary line on stdout."""
+    if args.buckets < 1:
+        raise SubscriptionError(f"--buckets must be at least 1, not {args.buckets}")
+    index = ContentMatcher(args.algorithm, buckets=args.buckets).index
+    load_bulk(args.subscriptions, index)
+    if not isinstance(index, CompiledIndex):  # pragma: no cover (rein and hcem are)
+        raise TypeError(type(index))
+    save_index(index, args.output, source_digest=file_digest(args.subscriptions))
+    print(f"{args.output}: {len(index)} subscriptions, {args.algorithm}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.batch < 1:
+        raise SubscriptionError(f"--batch must be at least 1, not {args.batch}")
     matcher = ContentMatcher(args.algorithm, **options(args))
-    index = matcher.index
-
-    def load(path: Path) -> None:
-        if index.bulk_loadable:
-            load_bulk(path, index)
-        else:
-            load_each(path, _subscription, index.add)
-
-    return match_jsonl(
-        args.subscriptions,
-        args.events,
-        matcher=matcher,
-        load=load,
-        event=_event,
-        batch=args.batch,
-    )
+    if args.index is not None:
+        matcher.index = load_index(args.index)
+        matcher.algorithm = matcher.index.name
+    elif matcher.index.bulk_loadable:
+        load_bulk(args.subscriptions, matcher.index)
+    else:
+        load_each(args.subscriptions, _subscription, matcher.index.add)
+    writer = LineWriter(sys.stdout)
+    pending: list[Event] = []
+    for item in read_jsonl(args.events, _event, JSONEventError):
+        pending.append(item)
+        if len(pending) == args.batch:
+            writer.write([e.id for e in pending], matcher.match_events(pending))
+            pending.clear()
+    if pending:
+        writer.write([e.id for e in pending], matcher.match_events(pending))
+    return 0
 
 
 def load_bulk(path: Path, index: ContentIndex, *, workers: int | None = None) -> None:

@@ -186,3 +186,65 @@ def test_parallel_load_equals_sequential(
     assert (outcomes[0][0] is None) == (bad is None)
     if bad is not None:
         assert outcomes[0][0][1].startswith(f"{path}")  # type: ignore[index]
+
+
+@pytest.mark.parametrize("algorithm", ["rein", "hcem"])
+def test_a_saved_index_answers_as_brute_force(tmp_path: Path, algorithm: str) -> None:
+    """semps content index writes a snapshot; match --index answers from it, byte for byte
+    as match --subscriptions does, with the snapshot's algorithm and buckets."""
+    subs, events = workload(random.Random(5))
+    sub_path = write_jsonl(tmp_path / "subs.jsonl", subs)
+    event_path = write_jsonl(tmp_path / "events.jsonl", events)
+    made = semps(
+        "content", "index", "--algorithm", algorithm, "--buckets", "7",
+        "--subscriptions", str(sub_path), "--output", str(tmp_path / "i.npz"),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert made.stdout == f"{tmp_path / 'i.npz'}: 300 subscriptions, {algorithm}\n"
+    oracle = BruteForceIndex()
+    for doc in subs:
+        oracle.add(subscription_from_json(doc))
+    from_index = semps(
+        "content", "match", "--batch", "40", "--index", str(tmp_path / "i.npz"),
+        "--events", str(event_path),
+    )  # fmt: skip
+    assert from_index.returncode == 0, from_index.stderr
+    want = [
+        {"event": e["id"], "matches": oracle.match({k: [v] for k, v in e["values"].items()})}  # type: ignore[union-attr]
+        for e in events
+    ]
+    assert [json.loads(line) for line in from_index.stdout.splitlines()] == want
+    from_jsonl = semps(
+        "content", "match", "--batch", "40", "--algorithm", algorithm,
+        "--subscriptions", str(sub_path), "--events", str(event_path),
+    )  # fmt: skip
+    assert from_index.stdout == from_jsonl.stdout
+
+
+def test_a_damaged_or_foreign_index_is_one_error_line(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "subs.jsonl", workload(random.Random(6))[0])
+    write_jsonl(tmp_path / "events.jsonl", [{"id": "e1", "values": {"a0": 0.5}}])
+    snap = tmp_path / "i.npz"
+    made = semps(
+        "content", "index", "--subscriptions", str(tmp_path / "subs.jsonl"), "--output", str(snap)
+    )
+    assert made.returncode == 0, made.stderr
+    data = bytearray(snap.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (tmp_path / "damaged.npz").write_bytes(bytes(data))
+    (tmp_path / "foreign.npz").write_bytes(b"PK\x05\x06" + bytes(18))
+    for name in ("damaged.npz", "foreign.npz"):
+        result = semps(
+            "content", "match", "--index", str(tmp_path / name),
+            "--events", str(tmp_path / "events.jsonl"),
+        )  # fmt: skip
+        assert result.returncode == 2
+        assert result.stderr.startswith(
+            f"semps: error: {tmp_path / name}: not a usable content index snapshot: "
+        )
+        assert result.stderr.count("\n") == 1 and result.stdout == ""
+    both = semps(
+        "content", "match", "--index", str(snap), "--subscriptions", str(tmp_path / "subs.jsonl"),
+        "--events", str(tmp_path / "events.jsonl"),
+    )  # fmt: skip
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr

@@ -1,0 +1,120 @@
+"""Answer lines assembled as bytes by a compiled kernel, from a batch's columns.
+
+:func:`semps.cli.jsonl.write_columns` builds a Python string per event from a list of id
+strings per match. Here every subscription id is JSON-quoted once, into one byte buffer
+with offsets, and a batch's lines are copied together from it by slot: no Python object
+per match. The bytes are exactly those of ``write_columns``
+(``{"event": "e1", "matches": ["s1", "s2"]}``, ASCII, ``json.dumps`` escapes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from json.encoder import encode_basestring_ascii
+from typing import IO
+
+import numpy as np
+
+from semps.matcher.kernels import jit
+from semps.matcher.results import MatchColumns
+
+__all__ = ["LineWriter"]
+
+_HEAD = np.frombuffer(b'{"event": ', np.uint8)
+_MID = np.frombuffer(b', "matches": [', np.uint8)
+_SEP = np.frombuffer(b", ", np.uint8)
+_TAIL = np.frombuffer(b"]}\n", np.uint8)
+
+
+class LineWriter:
+    """Writes ``{"event", "matches"}`` lines of column batches to a text stream (through
+    its byte buffer when it has one). Quoted ids are kept while the id list only grows."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self._source: Sequence[str] | np.ndarray | None = None
+        self._count = 0
+        self._blob = np.zeros(0, np.uint8)
+        self._offsets = np.zeros(1, np.int64)
+
+    def _quoted(self, ids: Sequence[str] | np.ndarray) -> None:
+        if ids is not self._source or len(ids) < self._count:
+            self._source, self._count = ids, 0
+            self._blob, self._offsets = np.zeros(0, np.uint8), np.zeros(1, np.int64)
+        if len(ids) == self._count:
+            return
+        more = list(map(encode_basestring_ascii, list(ids[self._count :])))
+        blob = "".join(more).encode("ascii")
+        lengths = np.fromiter(map(len, more), np.int64, count=len(more))
+        offsets = self._offsets[-1] + np.cumsum(lengths)
+        self._blob = np.concatenate([self._blob, np.frombuffer(blob, np.uint8)])
+        self._offsets = np.concatenate([self._offsets, offsets])
+        self._count = len(ids)
+
+    def write(self, event_ids: Sequence[str], columns: MatchColumns) -> None:
+        """One line per event of the batch, in batch order."""
+        self._quoted(columns.ids)
+        quoted = [encode_basestring_ascii(e) for e in event_ids]
+        ev_blob = np.frombuffer("".join(quoted).encode("ascii"), np.uint8)
+        ev_off = np.zeros(len(quoted) + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, quoted), np.int64, count=len(quoted)), out=ev_off[1:])
+        offsets = np.zeros(len(event_ids) + 1, np.int64)
+        np.cumsum(np.bincount(columns.event, minlength=len(event_ids)), out=offsets[1:])
+        data = _lines(
+            self._blob, self._offsets, ev_blob, ev_off, offsets,
+            np.asarray(columns.subscription, np.int64), _HEAD, _MID, _SEP, _TAIL,
+        )  # fmt: skip
+        buffer = getattr(self.out, "buffer", None)
+        if buffer is not None:
+            self.out.flush()
+            buffer.write(data.tobytes())
+            buffer.flush()
+        else:
+            self.out.write(data.tobytes().decode("ascii"))
+            self.out.flush()
+
+
+@jit
+def _put(out: np.ndarray, at: int, src: np.ndarray, a: int, b: int) -> int:
+    for i in range(a, b):
+        out[at] = src[i]
+        at += 1
+    return at
+
+
+@jit
+def _lines(
+    blob: np.ndarray,
+    offsets: np.ndarray,
+    ev_blob: np.ndarray,
+    ev_off: np.ndarray,
+    rows: np.ndarray,
+    slots: np.ndarray,
+    head: np.ndarray,
+    mid: np.ndarray,
+    sep: np.ndarray,
+    tail: np.ndarray,
+) -> np.ndarray:
+    """The lines' bytes: event ``e``'s matches are ``slots[rows[e]:rows[e + 1]]``."""
+    nev = rows.shape[0] - 1
+    size = 0
+    for e in range(nev):
+        size += head.shape[0] + ev_off[e + 1] - ev_off[e] + mid.shape[0] + tail.shape[0]
+        k = rows[e + 1] - rows[e]
+        if k > 1:
+            size += (k - 1) * sep.shape[0]
+    for j in range(slots.shape[0]):
+        size += offsets[slots[j] + 1] - offsets[slots[j]]
+    out = np.empty(size, np.uint8)
+    at = 0
+    for e in range(nev):
+        at = _put(out, at, head, 0, head.shape[0])
+        at = _put(out, at, ev_blob, ev_off[e], ev_off[e + 1])
+        at = _put(out, at, mid, 0, mid.shape[0])
+        for j in range(rows[e], rows[e + 1]):
+            if j > rows[e]:
+                at = _put(out, at, sep, 0, sep.shape[0])
+            s = slots[j]
+            at = _put(out, at, blob, offsets[s], offsets[s + 1])
+        at = _put(out, at, tail, 0, tail.shape[0])
+    return out
