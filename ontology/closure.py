@@ -25,6 +25,7 @@ SUB_PROPERTY = RDFS + "subPropertyOf"
 EQ_CLASS = OWL + "equivalentClass"
 EQ_PROPERTY = OWL + "equivalentProperty"
 THING = OWL + "Thing"
+SAME_AS = OWL + "sameAs"
 #: subClassOf and subPropertyOf are closed like transitive properties (scm-sco, scm-spo).
 _SCHEMA_TRANSITIVE = frozenset({SUB_CLASS, SUB_PROPERTY})
 _SCHEMA = frozenset({SUB_CLASS, SUB_PROPERTY, EQ_CLASS, EQ_PROPERTY})
@@ -60,6 +61,10 @@ class _Closure:
             lambda: defaultdict(set)
         )
         self.queued_pairs = 0
+        # owl:sameAs (set up by the event's first sameAs triple): node -> its class of equal
+        # nodes, and every triple by the nodes it names (for eq-rep-s/p/o).
+        self.same: dict[str, set[str]] | None = None
+        self.by_node: defaultdict[str, list[Triple]] = defaultdict(list)
 
     def add(self, triple: Triple) -> None:
         if triple not in self.out:
@@ -75,6 +80,8 @@ class _Closure:
             out[triple] = None
             if len(out) + self.queued_pairs > self.limit:
                 raise too_many(self.limit)
+            if self.same is not None and triple[1] != SAME_AS:  # (pairs: added by the merge)
+                self._replace_equals(triple)
             s, p, o = triple
             if p == RDF_TYPE and type(o) is str:
                 self._on_type(s, o)
@@ -156,6 +163,8 @@ class _Closure:
         literal = type(o) is Literal
         if p in _SCHEMA and type(o) is str:
             self._on_schema(s, p, o)
+        elif p == SAME_AS and type(o) is str and s != o:
+            self._on_same_as(s, o)
         if (s, p, o) not in self.expanded:
             expanded = self.expanded
             for q, inverted in rules.properties.get(p, ()):
@@ -178,6 +187,57 @@ class _Closure:
             self.add((s, RDF_TYPE, restriction))
         if p in self.watched:
             self._on_watched(s, p, o)
+
+    def _on_same_as(self, a: str, b: str) -> None:
+        """eq-sym, eq-trans (and eq-ref for the nodes involved): ``a`` and ``b`` join one class
+        of equal nodes; every triple naming one names each of them (eq-rep-s/p/o)."""
+        if self.same is None:
+            self.same = {}
+            for known in self.out:
+                self._index(known)
+        same = self.same
+        if b in same.get(a, ()):
+            return  # already equal (each pair's triple comes back through here)
+        merged = same.get(a, {a}) | same.get(b, {b})
+        if len(self.out) + len(merged) ** 2 > self.limit:
+            raise too_many(self.limit)
+        for node in merged:
+            same[node] = merged
+        for node in merged:
+            for other in merged:
+                self.add((node, SAME_AS, other))
+            for triple in list(self.by_node.get(node, ())):
+                self._substitute(triple, node, merged)
+
+    def _index(self, triple: Triple) -> None:
+        if triple[1] == SAME_AS:
+            return
+        for node in {triple[0], triple[1], triple[2]}:
+            if type(node) is str:
+                self.by_node[node].append(triple)
+
+    def _replace_equals(self, triple: Triple) -> None:
+        """A new triple, once a sameAs is known: indexed, and copied to each equal node."""
+        self._index(triple)
+        same = self.same
+        assert same is not None
+        for node in {triple[0], triple[1], triple[2]}:
+            if isinstance(node, str) and not isinstance(node, Literal):
+                equals = same.get(node)
+                if equals is not None:
+                    self._substitute(triple, node, equals)
+
+    def _substitute(self, triple: Triple, node: str, equals: set[str]) -> None:
+        """``triple`` with ``node`` replaced by each equal node, one position at a time
+        (eq-rep-s, eq-rep-p, eq-rep-o; the worklist combines them)."""
+        for position in range(3):
+            if triple[position] != node:
+                continue
+            for other in equals:
+                if other != node:
+                    varied = list(triple)
+                    varied[position] = other
+                    self.add(tuple(varied))  # type: ignore[arg-type]
 
     def _on_watched(self, s: str, p: str, o: Term) -> None:
         rules = self.rules

@@ -14,7 +14,10 @@ The tables are compiled from the ontology's axioms by :mod:`semps.ontology.compi
   of subPropertyOf/subClassOf triples), so ``?c rdfs:subClassOf :d`` has its OWL 2 RL
   answers; an ontology's own schema triples are not copied into every event.
 
-Not supported (documented gaps): ``owl:sameAs`` and the rules that produce it (functional and
+- ``owl:sameAs`` triples in the event: ``eq-sym``, ``eq-trans``, ``eq-rep-s/p/o`` (and
+  ``eq-ref`` for the nodes of a sameAs), bounded by the closure limit.
+
+Not supported (documented gaps): the rules that produce ``owl:sameAs`` (functional and
 inverse-functional properties, keys, maxCardinality 1), property chains, ``owl:Nothing``
 consistency checks, datatype rules.
 """

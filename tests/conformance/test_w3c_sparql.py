@@ -96,9 +96,6 @@ EXCLUDED: dict[str, str] = {
 #: Tests that fail today, each with what is missing: they xfail, and pass -> fail until the
 #: entry is removed (so the list cannot go stale).
 KNOWN_GAPS: dict[str, str] = {
-    "sparql11/entailment/sparqldl-13": (
-        "owl:sameAs is not closed (eq-sym, eq-trans, eq-rep-*): a documented gap"
-    ),
 }
 
 
