@@ -48,10 +48,14 @@ _LANGTAG = re.compile(r"[a-zA-Z]{1,8}(?:-[a-zA-Z0-9]{1,8})*")
 
 
 def _bounded(text: str) -> str:
-    if len(text) > MAX_STRING:
+    _bounded_size(len(text))
+    return text
+
+
+def _bounded_size(size: int) -> None:
+    if size > MAX_STRING:
         msg = f"a string result longer than {MAX_STRING} characters"
         raise EvalError(msg)
-    return text
 
 
 def _string(term: Term) -> Literal:
@@ -260,6 +264,8 @@ def replace(text: Term, pattern: Term, replacement: Term, flags: Term = _NO_FLAG
         if m.group(3):
             raise EvalError(f"bad replacement string {template!r}")
 
+    built = [len(arg.lexical)]  # an upper bound of the result so far: checked as it grows
+
     def expand(m: Any) -> str:
         def one(ref: re.Match[str]) -> str:
             if ref.group(1):
@@ -269,7 +275,10 @@ def replace(text: Term, pattern: Term, replacement: Term, flags: Term = _NO_FLAG
                 return ""
             return m.group(number) or ""
 
-        return _GROUP_REF.sub(one, template)
+        text = _GROUP_REF.sub(one, template)
+        built[0] += len(text)
+        _bounded_size(built[0])
+        return text
 
     return _like(arg, compiled.sub(expand, arg.lexical))
 

@@ -199,3 +199,25 @@ def test_w3c_cases(expr: str, expected: object) -> None:
         assert value == Literal("true", XSD + "boolean")
     else:
         assert value == expected
+
+
+def test_a_string_a_function_builds_is_bounded() -> None:
+    """REPLACE's output is checked as it grows (a long template times many matches would
+    otherwise build gigabytes), CONCAT's when built: past MAX_STRING, an error."""
+    from semps.ingest.sparql._functions import MAX_STRING
+
+    long = "x" * (MAX_STRING // 4)
+    bindings = {"s": Literal(long)}
+    grow = parse_query(
+        f'{PREFIX}SELECT * {{ FILTER(STRLEN(REPLACE(?s, "x", "xxxxxxxxxxxxxxxx")) > 0) }}'
+    )
+    (f,) = grow.algebra.filters  # type: ignore[union-attr]
+    with pytest.raises(EvalError):
+        Expression(f.ast).value(bindings)
+    (g,) = parse_query(
+        f'{PREFIX}SELECT * {{ FILTER(CONCAT(?s, ?s, ?s, ?s, ?s) != "") }}'
+    ).algebra.filters  # type: ignore[union-attr]
+    with pytest.raises(EvalError):
+        Expression(g.ast).value(bindings)
+    (h,) = parse_query(f'{PREFIX}SELECT * {{ FILTER(CONCAT(?s, "a") != "") }}').algebra.filters  # type: ignore[union-attr]
+    assert Expression(h.ast).value(bindings) == Literal("true", XSD + "boolean")
