@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from semps.matcher.results import result_record
+from semps.matcher.results import result_line, result_record
 
 #: case -> event -> subscription -> the W3C solution count (0: no match).
 CORRECTIONS: dict[str, dict[str, dict[str, int]]] = {
@@ -50,3 +50,10 @@ def corrected_record(case: str, record: dict) -> dict:
 def corrected_lines(case: str, text: str) -> list[dict]:
     """Every record of an ``expected.jsonl`` text, corrected."""
     return [corrected_record(case, json.loads(line)) for line in text.splitlines()]
+
+
+def corrected_text(case: str, text: str) -> str:
+    """An ``expected.jsonl`` text, corrected, as ``semps match`` writes it."""
+    return "".join(
+        result_line(r["event"], r["solutions"]) + "\n" for r in corrected_lines(case, text)
+    )
