@@ -18,6 +18,7 @@ never pays for them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -46,6 +47,16 @@ def _pool() -> ThreadPoolExecutor:
     if _POOL is None:
         _POOL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="semps-hcem")
     return _POOL
+
+
+def _forget_pool() -> None:
+    """A forked child has none of the parent's threads: it starts a pool of its own."""
+    global _POOL
+    _POOL = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 class HcemIndex(ReinIndex):

@@ -107,3 +107,24 @@ def test_a_large_pass_split_over_threads_equals_brute_force(threads: int) -> Non
     want = [oracle.match({k: (v,) for k, v in row.items()}) for row in rows]
     assert _ids(index.match_columns_values(rows)) == want
     assert index.match_batch([{k: [v] for k, v in row.items()} for row in rows]) == want
+
+
+def test_a_forked_child_matches_with_threads_of_its_own() -> None:
+    """The broker forks workers after building: a pool started in the parent has no threads
+    in the child, which must start its own instead of waiting on them forever."""
+    import multiprocessing
+
+    index = HcemIndex(buckets=10, block=64, threads=2)
+    for i in range(500):
+        index.add(ContentSubscription(f"s{i}", (Constraint("a", ">=", i / 500),)))
+    index.rebuild()
+    rows: list[dict[str, Any]] = [{"a": x / 40} for x in range(40)]
+    want = _ids(index.match_columns_values(rows))  # starts the parent's pool
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        got = pool.apply_async(_child_ids, (index, rows)).get(timeout=60)
+    assert got == want
+
+
+def _child_ids(index: HcemIndex, rows: list[dict[str, Any]]) -> list[list[str]]:
+    return _ids(index.match_columns_values(rows))
