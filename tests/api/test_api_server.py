@@ -8,7 +8,6 @@ import json
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,13 +106,11 @@ def test_nothing_acknowledged_is_lost_across_kill_9(server: Server) -> None:
         )
         for _ in range(6)
     ]
-    with server.client("admin") as admin:  # some events acknowledged, more on the way
-        deadline = time.monotonic() + 120
-        while "semps_events_in_total 0\n" in admin.get("/metrics").text:
-            assert time.monotonic() < deadline, "no event was acknowledged in 120 s"
-            time.sleep(0.05)
+    # Some event acknowledged (a publisher printed its 202), more on the way. readline returns
+    # "" if that publisher gives up first (its requests time out after 60 s).
+    first = publishers[0].stdout.readline() if publishers[0].stdout else ""
     server.kill()  # while the publishers are posting
-    acknowledged = []
+    acknowledged = [first.strip()] if first.strip() else []
     for publisher in publishers:
         out, _ = publisher.communicate(timeout=60)
         acknowledged += [line for line in out.splitlines() if line]
@@ -132,7 +129,7 @@ _PUBLISHER = """
 import sys, httpx
 url, token, path = sys.argv[1:]
 data = open(path, 'rb').read()
-with httpx.Client(base_url=url, headers={'Authorization': 'Bearer ' + token}, timeout=5) as c:
+with httpx.Client(base_url=url, headers={'Authorization': 'Bearer ' + token}, timeout=60) as c:
     for _ in range(10_000):
         try:
             r = c.post('/events', content=data, headers={'Content-Type': 'application/rdf+xml'})
