@@ -30,6 +30,8 @@ SAME_AS = OWL + "sameAs"
 _SCHEMA_TRANSITIVE = frozenset({SUB_CLASS, SUB_PROPERTY})
 _SCHEMA = frozenset({SUB_CLASS, SUB_PROPERTY, EQ_CLASS, EQ_PROPERTY})
 _OWL_PROPERTIES = frozenset({OWL + "ObjectProperty", OWL + "DatatypeProperty"})
+_DECLARATIONS = _OWL_PROPERTIES | {OWL + "Class", RDFS + "Class", RDF + "Property"}
+_SPECIAL = _SCHEMA | {SAME_AS}
 
 
 class _Closure:
@@ -92,7 +94,7 @@ class _Closure:
     def _on_type(self, s: str, cls: str) -> None:
         rules = self.rules
         self.types[s].add(cls)
-        if cls.startswith((OWL, RDFS, RDF)):
+        if cls in _DECLARATIONS:
             self._on_declaration(s, cls)
         if (s, RDF_TYPE, cls) not in self.expanded:
             expanded = self.expanded
@@ -161,10 +163,12 @@ class _Closure:
     def _on_property(self, s: str, p: str, o: Term) -> None:
         rules = self.rules
         literal = type(o) is Literal
-        if p in _SCHEMA and type(o) is str:
-            self._on_schema(s, p, o)
-        elif p == SAME_AS and type(o) is str and s != o:
-            self._on_same_as(s, o)
+        if p in _SPECIAL and type(o) is str:  # one lookup for the common case
+            if p == SAME_AS:
+                if s != o:
+                    self._on_same_as(s, o)
+            else:
+                self._on_schema(s, p, o)
         if (s, p, o) not in self.expanded:
             expanded = self.expanded
             for q, inverted in rules.properties.get(p, ()):
