@@ -105,8 +105,12 @@ def build_matchers(subscriptions: Iterable[Subscription]) -> list[Matcher]:
     return [by_kind[k] for k in sorted(by_kind)]
 
 
-#: Events handed to the matchers together (HCEM's batch adjustment works per batch).
+#: Events handed to the matchers together (HCEM's batch adjustment works per batch) ...
 BATCH = 256
+#: ... unless they hold this many triples already: big documents (lubm-bulk's hold ~6,000
+#: triples each) are matched in small batches, as ``semps match`` does, not held by the
+#: hundred in a worker's memory.
+BATCH_TRIPLES = 65_536
 
 
 def _match_partition(
@@ -114,11 +118,13 @@ def _match_partition(
 ) -> Iterator[tuple[str, Counts]]:
     matchers = _matchers(index, part)
     batch: list[Event] = []
+    triples = 0
     for event in events:
         batch.append(event)
-        if len(batch) == BATCH:
+        triples += len(event.triples)
+        if len(batch) == BATCH or triples >= BATCH_TRIPLES:
             yield from _match_batch(matchers, batch, index.expansion)
-            batch = []
+            batch, triples = [], 0
     yield from _match_batch(matchers, batch, index.expansion)
 
 

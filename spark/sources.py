@@ -24,7 +24,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from semps.errors import IngestError, SempsError
 from semps.event import Event
@@ -33,7 +33,8 @@ from semps.ingest.rdf import N_TRIPLES, read_event
 from semps.terms import n3
 
 if TYPE_CHECKING:
-    from pyspark import RDD
+    from pyspark import RDD, Accumulator
+    from pyspark.accumulators import AccumulatorParam
     from pyspark.sql import DataFrame, SparkSession
 
 #: File suffixes read as RDF documents (one event per file, id = file stem).
@@ -202,7 +203,7 @@ def _rdf_files(spark: SparkSession, path: str, base: str | None) -> RDD[Loaded]:
         # The driver lists the files and balances them by size; each task reads its own
         # (on a cluster, from storage every node mounts at the same path).
         files = [local] if local.is_file() else sorted(local.iterdir())
-        sized = [(str(p.resolve()), p.stat().st_size) for p in files if _is_rdf(p.name)]
+        sized = [(str(p.absolute()), p.stat().st_size) for p in files if _is_rdf(p.name)]
         bins = balance(sized, target_partitions(spark, sum(s for _, s in sized)))
         rdd = sc.parallelize(bins, max(1, len(bins))).flatMap(_read_local_files)
     else:  # another file system: Spark lists and ships the bytes
@@ -300,11 +301,58 @@ def _read_rows(event_id: str, lines: Iterable[str], base: str | None) -> Event |
 
 
 def raise_load_errors(events: RDD[Loaded]) -> None:
-    """Stop with the first unreadable document, named, as ``semps match`` does."""
-    bad = events.filter(lambda e: type(e) is LoadError).take(1)
-    if bad and isinstance(bad[0], LoadError):
-        msg = f"{bad[0].source}:{bad[0].message}"
+    """Stop with the first unreadable document (by name), as ``semps match`` does.
+
+    One job over every partition at once (``take`` would scan them a few at a time).
+    """
+    bad = events.filter(lambda e: type(e) is LoadError).mapPartitions(_first).collect()
+    raise_first(bad)
+
+
+def _first(items: Iterable[Loaded]) -> Iterator[Loaded]:
+    for item in items:
+        yield item
+        return
+
+
+def raise_first(errors: Iterable[Loaded]) -> None:
+    """Raise the :class:`IngestError` of the first of ``errors`` by source name, if any."""
+    found = sorted((e for e in errors if isinstance(e, LoadError)), key=lambda e: e.source)
+    if found:
+        msg = f"{found[0].source}:{found[0].message}"
         raise IngestError(msg)
+
+
+class _FirstErrors:
+    """Keeps the first few load errors (by source name) that tasks report (an
+    ``AccumulatorParam`` by its two methods, so this module need not import pyspark)."""
+
+    def zero(self, value: list[LoadError]) -> list[LoadError]:
+        return []
+
+    def addInPlace(self, a: list[LoadError], b: list[LoadError]) -> list[LoadError]:  # noqa: N802
+        return sorted(a + b, key=lambda e: e.source)[:8]
+
+
+def without_load_errors(
+    spark: SparkSession, loaded: RDD[Loaded]
+) -> tuple[RDD[Event], Accumulator[list[LoadError]]]:
+    """The events of ``loaded``, and an accumulator collecting the documents that could not
+    be read, so reading and matching run in one pass (no events cached in between: a
+    pickled and unpickled event also matches a third slower, its terms no longer shared
+    with the index's). Check it with :func:`raise_first` after the job's action ran.
+    """
+    param = cast("AccumulatorParam[list[LoadError]]", _FirstErrors())
+    errors = spark.sparkContext.accumulator([], param)
+
+    def readable(item: Loaded) -> bool:
+        if type(item) is LoadError:
+            errors.add([item])
+            return False
+        return True
+
+    events: RDD[Event] = loaded.filter(readable)  # type: ignore[assignment]
+    return events, errors
 
 
 def event_rows(event: Event) -> Iterator[tuple[str, str, str, str]]:
@@ -341,8 +389,10 @@ __all__ = [
     "events_from_table",
     "input_bytes",
     "load_events",
+    "raise_first",
     "raise_load_errors",
     "source_kind",
     "target_partitions",
+    "without_load_errors",
     "write_table",
 ]

@@ -14,7 +14,14 @@ from semps.matcher.base import Subscription
 from semps.ontology import Expansion
 from semps.spark.bulk import match_events, subscription_items
 from semps.spark.placement import mine_placement
-from semps.spark.sources import balance, load_events, raise_load_errors, write_table
+from semps.spark.sources import (
+    balance,
+    load_events,
+    raise_first,
+    raise_load_errors,
+    without_load_errors,
+    write_table,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -99,6 +106,14 @@ def test_an_rdf_folder_is_spread_over_two_partitions_per_core_by_size(spark, lub
     assert max(sizes) < 2 * min(sizes)  # 15 documents of similar size, balanced
 
 
+def test_linked_files_keep_their_own_names_as_event_ids(spark, lubm, tmp_path: Path) -> None:
+    document = lubm.events / "u0-d00.rdf"
+    for name in ("copy-a.rdf", "copy-b.rdf"):
+        (tmp_path / name).symlink_to(document.resolve())
+    events = load_events(spark, str(tmp_path))
+    assert sorted(e.id for e in events.collect()) == ["copy-a", "copy-b"]
+
+
 def test_json_events_are_spread_over_two_partitions_per_core(spark, tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     path.write_text("".join(f'{{"id": "e{i}", "values": {{"x": {i}}}}}\n' for i in range(40)))
@@ -128,6 +143,20 @@ def test_an_unreadable_document_stops_the_job_with_its_name(spark, tmp_path: Pat
     (tmp_path / "bad.rdf").write_text("<rdf:RDF xmlns:rdf='oops'><unclosed></rdf:RDF>")
     with pytest.raises(IngestError, match=r"^bad\.rdf:"):
         raise_load_errors(load_events(spark, str(tmp_path)))
+
+
+def test_an_unreadable_document_met_while_matching_is_named_after_the_job(
+    spark, tmp_path: Path
+) -> None:
+    (tmp_path / "good.nt").write_text("<http://ex/a> <http://ex/p> <http://ex/b> .\n")
+    (tmp_path / "bad.rdf").write_text("<rdf:RDF xmlns:rdf='oops'><unclosed></rdf:RDF>")
+    (tmp_path / "worse.nt").write_text("<http://ex/a> <http://ex/p> .\n")
+    events, errors = without_load_errors(spark, load_events(spark, str(tmp_path)))
+    sub = Subscription("s", "semantic", "SELECT * { ?x <http://ex/p> ?y }")
+    assert dict(match_events(events, [sub], Expansion()).collect()) == {"good": {"s": 1}}
+    assert sorted(e.source for e in errors.value) == ["bad.rdf", "worse.nt"]
+    with pytest.raises(IngestError, match=r"^bad\.rdf:"):
+        raise_first(errors.value)
 
 
 def test_a_table_without_the_triple_columns_is_refused(spark, tmp_path: Path) -> None:
