@@ -258,6 +258,11 @@ def _matchers(shipped: _Shipped, part: int) -> list[Matcher]:
             if collecting:
                 gc.enable()
         _BUILT[key] = found
+        # The index lives as long as the version: keep the cyclic GC from rescanning its
+        # millions of objects every few thousand allocations while matching (at 100k
+        # subscriptions a full collection takes seconds).
+        gc.collect()
+        gc.freeze()
     return found
 
 

@@ -2,10 +2,11 @@
 
 :class:`SubscriptionWatch` compares a cheap signature of the subscriptions before every
 micro-batch: a file's size and modification time, a folder's own modification time (which
-changes when a file is added, removed or renamed into it); every ``rescan`` seconds, every
-file's size and modification time (an edit in place, which leaves the folder's time alone).
-When it changed, it reloads them,
-validates only the added and edited ones, and returns a new :class:`Version`. A version is
+changes when a file is added, removed or renamed into it). Every ``rescan`` seconds a
+background thread compares every file's size and modification time too (an edit in place
+leaves the folder's time alone; at 100k files the scan takes seconds, so it stays off the
+batches' path). When they changed, it reloads the subscriptions, validates only the added
+and edited ones, and returns a new :class:`Version`. A version is
 named by a digest of its content, so a restart with the same subscriptions gets the same
 name, and the executors rebuild their index only when the content really changed.
 """
@@ -13,6 +14,7 @@ name, and the executors rebuild their index only when the content really changed
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -99,7 +101,8 @@ class SubscriptionWatch:
         path: a folder of ``.rq`` files or a JSON Lines file.
         loader: reads ``path`` (raises :class:`~semps.errors.SempsError` on bad input).
         warn: told why a changed set was refused (the previous version stays in force).
-        rescan: seconds between full scans of a folder (edits in place are seen then).
+        rescan: seconds between full scans of a folder in the background (edits in place
+            are seen at the next poll after one); ``0``: a full scan at every poll.
     """
 
     def __init__(
@@ -119,10 +122,19 @@ class SubscriptionWatch:
         self.rescan = rescan
         self._shallow = signature(path, deep=False)
         self._deep = signature(path)
-        self._scanned = time.monotonic()
+        self._edited = threading.Event()
         subscriptions = loader(path)
         validate_new(None, subscriptions)
         self.version = Version.of(subscriptions)
+        if rescan and path.is_dir():
+            threading.Thread(target=self._rescan, name="semps-watch", daemon=True).start()
+
+    def _rescan(self) -> None:
+        """Flag edits in place (every file's signature) every ``rescan`` seconds."""
+        while True:
+            time.sleep(self.rescan)
+            if signature(self.path) != self._deep:
+                self._edited.set()
 
     def poll(self) -> Version | None:
         """The new version when the subscriptions changed (and are valid), else ``None``.
@@ -131,10 +143,10 @@ class SubscriptionWatch:
         through ``warn`` and tried again at the next poll; the current version stays.
         """
         shallow = signature(self.path, deep=False)
-        if shallow == self._shallow and time.monotonic() - self._scanned < self.rescan:
+        if shallow == self._shallow and self.rescan and not self._edited.is_set():
             return None
+        self._edited.clear()
         deep = signature(self.path)
-        self._scanned = time.monotonic()
         if deep == self._deep:
             self._shallow = shallow
             return None

@@ -130,9 +130,9 @@ def _check_checkpoint(checkpoint: str) -> None:
     if local.exists() and not local.is_dir():
         msg = f"--checkpoint must be a folder: {checkpoint} is a file"
         raise SempsError(msg)
-    offsets = local / "offsets"
-    if local.is_dir() and any(local.iterdir()) and not offsets.is_dir():
-        msg = f"--checkpoint {checkpoint} is not a stream checkpoint (no offsets/ folder)"
+    marks = (local / "metadata", local / "offsets")  # what Spark writes first
+    if local.is_dir() and any(local.iterdir()) and not any(m.exists() for m in marks):
+        msg = f"--checkpoint {checkpoint} is not a stream checkpoint (no metadata or offsets/)"
         raise SempsError(msg)
 
 

@@ -4,6 +4,7 @@ and a bad change refused while the previous version stays in force (no Spark nee
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -63,19 +64,19 @@ def test_a_bad_change_keeps_the_previous_version_and_is_retried(tmp_path: Path) 
     assert changed is not None and [s.id for s in changed.subscriptions] == ["a", "bad"]
 
 
-def test_a_folder_is_stated_once_per_poll_until_a_rescan_is_due(tmp_path: Path) -> None:
+def test_edits_in_place_are_seen_by_the_background_rescan(tmp_path: Path) -> None:
     path = folder(tmp_path, a=GOOD)
-    watch = SubscriptionWatch(path, load_stream_subscriptions, print, rescan=3600)
+    watch = SubscriptionWatch(path, load_stream_subscriptions, print, rescan=0.05)
     (path / "a.rq").write_text(GOOD.replace("A", "Bee"))  # in place: the folder's time stays
-    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns))
-    assert watch.poll() is None  # not seen before the rescan
-    watch.rescan = 0
+    deadline = time.monotonic() + 30
+    while not watch._edited.is_set():
+        assert time.monotonic() < deadline, "the rescan never saw the edit"
+        time.sleep(0.01)
     changed = watch.poll()
     assert changed is not None and "Bee" in changed.subscriptions[0].text
-    watch.rescan = 3600
     (path / "b.rq").write_text(GOOD)
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1))
-    changed = watch.poll()  # a new file changes the folder: seen at once
+    changed = watch.poll()  # a new file changes the folder's own time: seen at once
     assert changed is not None and [s.id for s in changed.subscriptions] == ["a", "b"]
 
 
