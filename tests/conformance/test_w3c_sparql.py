@@ -95,8 +95,7 @@ EXCLUDED: dict[str, str] = {
 
 #: Tests that fail today, each with what is missing: they xfail, and pass -> fail until the
 #: entry is removed (so the list cannot go stale).
-KNOWN_GAPS: dict[str, str] = {
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _reason(test: W3CTest) -> str | None:
