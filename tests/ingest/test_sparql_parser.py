@@ -252,15 +252,15 @@ def test_filters_evaluate_like_oxigraph(expr: str, a: str, b: str) -> None:
     # Where Oxigraph departs from SPARQL 1.1's operator table: it does not order booleans
     # (op:boolean-less-than: false < true) and orders language-tagged strings and literals
     # of unknown datatypes (errors in SPARQL 1.1).
-    assume(not _orders_booleans(compiled.ast, bindings))
+    assume(not _oxigraph_departs(compiled.ast, bindings))
     assert compiled.evaluate(bindings) == _oxigraph_filter(expr, a, b), (expr, a, b)
 
 
-def _orders_booleans(ast: object, bindings: dict) -> bool:
+def _oxigraph_departs(ast: object, bindings: dict) -> bool:
     """True when some ``<``/``>``/``<=``/``>=`` in the expression compares two booleans,
     two language-tagged strings or two literals of one unknown datatype."""
     if type(ast) is list:
-        return any(_orders_booleans(x, bindings) for x in ast)
+        return any(_oxigraph_departs(x, bindings) for x in ast)
     if type(ast) is not tuple or not ast:
         return False
     if ast[0] == "cmp" and ast[1] in ("<", ">", "<=", ">="):
@@ -271,4 +271,4 @@ def _orders_booleans(ast: object, bindings: dict) -> bool:
         kinds = {typed(t)[0] for t in sides}
         if sides and len(kinds) == 1 and kinds <= {"bool", "lang", "other"}:
             return True
-    return any(_orders_booleans(x, bindings) for x in ast[1:])
+    return any(_oxigraph_departs(x, bindings) for x in ast[1:])
