@@ -182,6 +182,9 @@ class SubscriptionIndex:
         #: Numbers of the pattern constants families select by (never reused).
         self.term_ids: dict[Term, int] = {}
         self._families: dict[Family, int] = {}
+        # The same by the family object's identity (family_of hands out one object per
+        # family while its cache holds it): no hash of the nested plan per registration.
+        self._family_by_object: dict[int, int] = {}
         self._family_users: dict[int, int] = {}
         self._next_family = 0
         self._marker = np.zeros(0, dtype=np.int64)  # by shape, -1: for unique_shapes
@@ -338,12 +341,15 @@ class SubscriptionIndex:
         if found is None:
             return
         family, params = found
-        fid = self._families.get(family)
+        fid = self._family_by_object.get(id(family))
+        if fid is None or self.family_at.get(fid) is not family:
+            fid = self._families.get(family)
         if fid is None:
             fid = self._families[family] = self._next_family
             self._next_family += 1
             self.family_at[fid] = family
             self.members_at[fid] = Members(family)
+        self._family_by_object[id(family)] = fid
         self._family_users[fid] = self._family_users.get(fid, 0) + 1
         self.shape_fam[shape] = fid
         self.shape_row[shape] = self.members_at[fid].add(params, self._term_id)
@@ -364,7 +370,9 @@ class SubscriptionIndex:
         if not self._family_users[fid]:
             del self._family_users[fid]
             del self.members_at[fid]
-            del self._families[self.family_at.pop(fid)]
+            family = self.family_at.pop(fid)
+            del self._families[family]
+            self._family_by_object.pop(id(family), None)
 
     def unique_shapes(self, slots: IntArray) -> tuple[IntArray, IntArray, IntArray]:
         """The distinct shapes among ``slots`` (first appearance order), the first slot of

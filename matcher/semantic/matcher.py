@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -155,6 +156,9 @@ def _count_slots(
     return dict(zip(index.id_at[slots[hits]].tolist(), per_slot[hits].tolist(), strict=True))
 
 
+#: Texts whose compiled form registration keeps for reuse (cleared when full).
+_COMPILED_CACHE = 65536
+
 #: Fewer candidates of one family than this are verified one by one.
 _MIN_FAMILY = 3
 
@@ -205,6 +209,8 @@ class SemanticMatcher(Matcher):
         self.step_budget = step_budget
         self.index = SubscriptionIndex()
         self._texts: dict[str, str] = {}
+        self._compiled: dict[str, CompiledSubscription] = {}  # by text (see _compile)
+        self._compiled_limits = self.limits
         self._pool: WorkerPool | None = None
 
     def __len__(self) -> int:
@@ -212,12 +218,28 @@ class SemanticMatcher(Matcher):
 
     def add(self, subscription: Subscription) -> None:
         """Parse and index a subscription (SubscriptionError on bad text; index unchanged)."""
-        query = parse_query(subscription.text, limits=self.limits)
-        compiled = compile_query(subscription.id, query)
+        compiled = self._compile(subscription)
         self.index.insert(compiled)
         self._texts[subscription.id] = subscription.text
         if self._pool is not None:
             self._workers().add(subscription.id, subscription.text)
+
+    def _compile(self, subscription: Subscription) -> CompiledSubscription:
+        """The subscription parsed and compiled; a text registered before (under the same
+        limits) reuses that compiled form under the new id: parsing is a pure function of
+        the text, and subscriptions sharing a text share their patterns and plans."""
+        if self._compiled_limits is not self.limits:
+            self._compiled.clear()
+            self._compiled_limits = self.limits
+        text = subscription.text
+        found = self._compiled.get(text)
+        if found is not None:
+            return replace(found, id=subscription.id)
+        compiled = compile_query(subscription.id, parse_query(text, limits=self.limits))
+        if len(self._compiled) >= _COMPILED_CACHE:
+            self._compiled.clear()
+        self._compiled[text] = compiled
+        return compiled
 
     def remove(self, subscription_id: str) -> None:
         """Remove a subscription (NotFound if unknown)."""

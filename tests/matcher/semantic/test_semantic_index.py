@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from semps.errors import NotFound, SubscriptionSyntaxError
+from semps.errors import NotFound, SubscriptionLimitExceeded, SubscriptionSyntaxError
 from semps.event import Event
 from semps.ingest.sparql import parse_query
+from semps.limits import Limits
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.partab import to_partab
 from semps.matcher.semantic import SemanticMatcher
@@ -142,6 +143,26 @@ def test_remove_unknown_and_bad_text() -> None:
     with pytest.raises(SubscriptionSyntaxError):
         m.add(Subscription("s", "semantic", "SELECT * {"))
     assert len(m) == 1  # the failed replacement left the old one in place
+
+
+def test_a_text_registered_again_answers_under_each_id_and_outlives_its_first_id() -> None:
+    m = SemanticMatcher()
+    for i in range(3):
+        m.add(Subscription(f"s{i}", "semantic", QUERIES[2]))
+    m.remove("s0")
+    event = Event("e", triples=tuple(TRIPLES))
+    fresh = SemanticMatcher()
+    fresh.add(Subscription("s1", "semantic", QUERIES[2]))
+    assert run(m, event) == {"s1": run(fresh, event)["s1"], "s2": run(fresh, event)["s1"]}
+
+
+def test_a_text_accepted_before_is_read_again_under_new_limits() -> None:
+    m = SemanticMatcher()
+    m.add(Subscription("s1", "semantic", QUERIES[2]))  # two patterns
+    m.limits = Limits(max_patterns=1)
+    with pytest.raises(SubscriptionLimitExceeded):
+        m.add(Subscription("s2", "semantic", QUERIES[2]))
+    assert len(m) == 1
 
 
 @pytest.mark.parametrize("prc_num", [1, 2, 3, 4, 5, 6])
