@@ -501,14 +501,6 @@ class Broker:
 
     # -- tokens ----------------------------------------------------------------------------
 
-    def authenticate(self, header: str | None, *roles: str) -> Principal:
-        """:meth:`authorize` for a raw ``Authorization: Bearer`` header (the web console's
-        routes; the HTTP API reads the header in :mod:`semps.api.auth`)."""
-        if not header or not header.startswith("Bearer "):
-            msg = "missing bearer token (Authorization: Bearer <token>)"
-            raise AuthError(msg)
-        return self.authorize(header[7:].strip(), *roles)
-
     def authorize(self, token: str, *roles: str) -> Principal:
         """The principal a bearer token belongs to, with one of ``roles`` (an admin may do
         anything); lookups are cached for :data:`TOKEN_CACHE_SECONDS`.

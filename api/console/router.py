@@ -23,9 +23,11 @@ from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from semps.api.auth import Auth
 from semps.api.console.tree import ontology_tree
 from semps.api.fastpath import read_bounded
 from semps.broker.broker import Broker
+from semps.broker.tokens import Principal
 from semps.errors import NotFound, SubscriptionError
 from semps.matcher.base import Subscription
 from semps.matcher.registry import get_matcher_class
@@ -65,6 +67,12 @@ def _page(path: Path) -> Response:
 def _broker(request: Request) -> Broker:
     broker: Broker = request.app.state.broker
     return broker
+
+
+def _who(request: Request, authorization: str | None, *roles: str) -> Principal:
+    """The caller behind the ``Authorization`` header, checked as the API checks it."""
+    auth: Auth = request.app.state.context.auth
+    return auth.check(authorization, *roles)
 
 
 def check_subscription(text: str, kind: str, broker: Broker) -> dict[str, object]:
@@ -111,13 +119,13 @@ def console_router() -> APIRouter:
 
     @router.get("/api/whoami")
     def whoami(request: Request, authorization: str | None = Header(None)) -> dict[str, str]:
-        who = _broker(request).authenticate(authorization)
+        who = _who(request, authorization)
         return {"subject": who.subject, "role": who.role}
 
     @router.get("/api/ontology-tree")
     async def tree(request: Request, authorization: str | None = Header(None)) -> dict[str, object]:
         broker = _broker(request)
-        broker.authenticate(authorization)
+        _who(request, authorization)
         store = broker.ontology
         return await run_in_threadpool(lambda: ontology_tree(store.triples(), store.version))
 
@@ -128,7 +136,7 @@ def console_router() -> APIRouter:
         authorization: str | None = Header(None),
     ) -> dict[str, object]:
         broker = _broker(request)
-        broker.authenticate(authorization, "subscriber")
+        _who(request, authorization, "subscriber")
         limit = broker.limits.max_query_bytes * 4 + 1  # a character is at most 4 bytes
         body = await read_bounded(request.headers.get("content-length"), request.stream(), limit)
         text = body.decode("utf-8", "replace")
@@ -142,7 +150,7 @@ def console_router() -> APIRouter:
         authorization: str | None = Header(None),
     ) -> dict[str, object]:
         broker = _broker(request)
-        who = broker.authenticate(authorization, "admin")
+        who = _who(request, authorization, "admin")
         broker.visible(sub_id, who)
         broker.suspend(sub_id, reason)
         status, why = broker.status(sub_id)
