@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from semps.client._core import Call, Page, Reply, page_of, path_id
 from semps.client._errors import error_from_body
@@ -29,6 +29,8 @@ from semps.client._models import (
 from semps.errors import ClientError
 
 __all__ = [
+    "ReplaceOptions",
+    "SubscribeOptions",
     "SubscriptionRef",
     "add_axiom",
     "console_suspend",
@@ -55,6 +57,23 @@ __all__ = [
 
 #: A subscription or its id.
 SubscriptionRef = Subscription | str
+
+
+class ReplaceOptions(TypedDict, total=False):
+    """How a subscription's text is read: the keyword arguments of :func:`subscribe` that
+    replacing one accepts too."""
+
+    kind: str | None
+    name: str | None
+    media_type: str | None
+
+
+class SubscribeOptions(ReplaceOptions, total=False):
+    """The keyword arguments of :func:`subscribe` (and of the clients' ``subscribe``)."""
+
+    callback: str | None
+    options: Mapping[str, str | int] | None
+
 
 _TOKENS = "the token API (GET/POST /tokens, DELETE /tokens/{id})"
 

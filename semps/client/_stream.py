@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from semps.client._models import Notification
 from semps.errors import ClientError, SempsError
 
-__all__ = ["HEALTHY", "Retry", "SSEDecoder", "SSEEvent", "StreamPosition"]
+__all__ = ["HEALTHY", "Retry", "SSEDecoder", "SSEEvent", "SSENotifications", "StreamPosition"]
 
 #: Seconds a connection must stay open to count as a working one when it drops.
 HEALTHY = 30.0
@@ -151,3 +151,19 @@ class StreamPosition:
         if isinstance(cause, BaseException):
             raise ClientError(msg) from cause
         raise ClientError(msg)
+
+
+class SSENotifications:
+    """An SSE stream's lines as notifications: the ones not yielded before, keep-alives
+    counted as signs of life."""
+
+    def __init__(self, pos: StreamPosition) -> None:
+        self.pos, self._decoder = pos, SSEDecoder()
+
+    def feed(self, line: str) -> Notification | None:
+        """The notification a line completes, if any."""
+        self.pos.alive()
+        event = self._decoder.feed(line)
+        if event is None or event.event != "notification":
+            return None
+        return self.pos.accept(event.data, event.id)

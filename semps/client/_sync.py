@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from types import TracebackType
-from typing import Any, Literal, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Literal, TypeVar, Unpack
 
 import httpx
 
 from semps.client import _calls as calls
-from semps.client._calls import SubscriptionRef
-from semps.client._core import Call, Page, Reply, finish, refusal
+from semps.client import _models as m
+from semps.client._base import ClientBase, Cursors, StreamOptions, auth_headers
+from semps.client._calls import ReplaceOptions, SubscribeOptions, SubscriptionRef
+from semps.client._core import Call, Page, Reply, finish
 from semps.client._inputs import QuerySource, RDFSource
-from semps.client._models import (
-    BatchItem,
-    DeadLetter,
-    NewToken,
-    Notification,
-    Published,
-    Subscription,
-    Token,
-)
-from semps.client._stream import Retry, SSEDecoder, StreamPosition
+from semps.client._stream import SSENotifications, StreamPosition
 from semps.client._ws import RETRIABLE, connect_sync, ws_cause, ws_refusal, ws_url
 from semps.errors import ClientError
 
@@ -30,21 +22,8 @@ __all__ = ["Client"]
 
 T = TypeVar("T")
 
-#: Statuses a notification stream retries (with backoff) instead of raising.
-RETRY_STATUSES = frozenset({429, 502, 503, 504})
 
-
-def auth_headers(token: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"} if token else {}
-
-
-def transport_error(method: str, url: httpx.URL | str, exc: Exception) -> ClientError:
-    """A network failure as the client's one error class."""
-    msg = f"{method} {url} failed: {exc or type(exc).__name__}"
-    return ClientError(msg)
-
-
-class Client:
+class Client(ClientBase[httpx.BaseTransport]):
     """A synchronous client of a semps server.
 
     Args:
@@ -60,30 +39,15 @@ class Client:
     failures as :class:`~semps.errors.ClientError`.
     """
 
-    def __init__(
-        self,
-        url: str,
-        token: str | None = None,
-        *,
-        timeout: float = 30.0,
-        retry: Retry | None = None,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        self.url, self.token, self.retry = url.rstrip("/"), token, retry or Retry()
-        self._timeout = timeout
-        self._http = httpx.Client(
-            base_url=self.url, headers=auth_headers(token), timeout=timeout, transport=transport
-        )
+    _http: httpx.Client
+
+    def _open(self, **options: Any) -> None:
+        self._http = httpx.Client(**options)
 
     def __enter__(self) -> Client:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -93,43 +57,22 @@ class Client:
     def send(self, call: Call[T]) -> T:
         """Send one :class:`~semps.client._core.Call` and read its answer."""
         try:
-            response = self._http.request(
-                call.method,
-                call.path,
-                params=call.params,
-                headers=call.headers,
-                content=call.content,
-            )
+            response = self._http.request(**self._request(call))
         except httpx.HTTPError as exc:
-            raise transport_error(call.method, self.url + call.path, exc) from exc
+            raise self._failed(call, exc) from exc
         return finish(call, Reply(response.status_code, response.content, response.headers))
 
     def _all(self, page: Callable[[str | None], Call[Page[T]]]) -> Iterator[T]:
-        cursor: str | None = None
-        seen: set[str] = set()
+        cursors = Cursors()
         while True:
-            got = self.send(page(cursor))
+            got = self.send(page(cursors.cursor))
             yield from got.items
-            if got.next is None:
+            if not cursors.advance(got):
                 return
-            if got.next in seen:
-                msg = f"the server repeated the cursor {got.next!r}"
-                raise ClientError(msg)
-            seen.add(got.next)
-            cursor = got.next
 
     # -- subscriptions -----------------------------------------------------------------------
 
-    def subscribe(
-        self,
-        source: QuerySource,
-        *,
-        kind: str | None = None,
-        name: str | None = None,
-        callback: str | None = None,
-        media_type: str | None = None,
-        options: Mapping[str, str | int] | None = None,
-    ) -> Subscription:
+    def subscribe(self, source: QuerySource, **options: Unpack[SubscribeOptions]) -> m.Subscription:
         """Register a subscription.
 
         Args:
@@ -148,46 +91,28 @@ class Client:
             UnsupportedQueryError: valid SPARQL outside the supported fragment.
             SubscriptionLimitExceeded: over a documented limit.
         """
-        return self.send(
-            calls.subscribe(
-                source,
-                kind=kind,
-                name=name,
-                callback=callback,
-                media_type=media_type,
-                options=options,
-            )
-        )
+        return self.send(calls.subscribe(source, **options))
 
-    def subscriptions(self, *, page_size: int | None = None) -> Iterator[Subscription]:
+    def subscriptions(self, *, page_size: int | None = None) -> Iterator[m.Subscription]:
         """The caller's subscriptions (every one for an admin), following the server's
         pages."""
         return self._all(lambda cursor: calls.subscriptions(cursor, page_size))
 
-    def subscription(self, ref: SubscriptionRef) -> Subscription:
+    def subscription(self, ref: SubscriptionRef) -> m.Subscription:
         """One subscription, with its ``status`` and ``reason``."""
         return self.send(calls.get(ref))
 
     def replace(
-        self,
-        ref: SubscriptionRef,
-        source: QuerySource,
-        *,
-        kind: str | None = None,
-        name: str | None = None,
-        media_type: str | None = None,
-    ) -> Subscription:
+        self, ref: SubscriptionRef, source: QuerySource, **options: Unpack[ReplaceOptions]
+    ) -> m.Subscription:
         """Replace a subscription's text atomically (a refused one leaves the old one)."""
-        sub = calls.sub_id(ref)
-        return self.send(
-            calls.subscribe(source, kind=kind, name=name, media_type=media_type, sub=sub)
-        )
+        return self.send(calls.subscribe(source, sub=calls.sub_id(ref), **options))
 
     def delete(self, ref: SubscriptionRef) -> None:
         """Delete a subscription."""
         self.send(calls.delete(ref))
 
-    def suspend(self, ref: SubscriptionRef, reason: str | None = None) -> Subscription:
+    def suspend(self, ref: SubscriptionRef, reason: str | None = None) -> m.Subscription:
         """Take a subscription out of matching until an admin resumes it (admin), through
         the API's suspend route or, on servers without one, the web console's."""
         try:
@@ -198,20 +123,20 @@ class Client:
         self.send(calls.console_suspend(ref, reason))
         return self.subscription(ref)
 
-    def resume(self, ref: SubscriptionRef) -> Subscription:
+    def resume(self, ref: SubscriptionRef) -> m.Subscription:
         """Put a suspended subscription back into matching (admin)."""
         return self.send(calls.resume(ref))
 
     # -- events ------------------------------------------------------------------------------
 
-    def publish(self, source: RDFSource, media_type: str | None = None) -> Published:
+    def publish(self, source: RDFSource, media_type: str | None = None) -> m.Published:
         """Publish one event: RDF bytes or text (``media_type``, default RDF/XML), a file
         (its suffix picks the syntax), an rdflib ``Graph``, or a JSON event (``dict``)."""
         return self.send(calls.publish(source, media_type))
 
     def publish_batch(
         self, sources: Iterable[RDFSource | tuple[RDFSource, str]]
-    ) -> list[BatchItem]:
+    ) -> list[m.BatchItem]:
         """Publish many events in one request; each item's result in order, a refused one
         as its exception (returned, not raised)."""
         return self.send(calls.publish_batch(sources))
@@ -219,42 +144,30 @@ class Client:
     # -- notifications -----------------------------------------------------------------------
 
     def notifications(
-        self,
-        ref: SubscriptionRef,
-        *,
-        after: int = 0,
-        once: bool = False,
-        via: Literal["sse", "websocket"] = "sse",
-    ) -> Iterator[Notification]:
-        """A subscription's notifications after seq ``after``, as they come.
+        self, ref: SubscriptionRef, **options: Unpack[StreamOptions]
+    ) -> Iterator[m.Notification]:
+        """A subscription's notifications after seq ``after`` (default 0), as they come,
+        over SSE or ``via="websocket"`` (:class:`~semps.client._base.StreamOptions`).
 
         The stream reconnects by itself (``Last-Event-ID``) when the connection drops,
         within :attr:`retry`; nothing is lost or yielded twice. ``once`` stops after what
         the server has stored (SSE only). Closing the iterator closes the stream.
         """
-        sub = calls.sub_id(ref)
-        if via == "websocket":
-            if once:
-                msg = "once=True reads what is stored, over SSE only"
-                raise ClientError(msg)
-            return self._websocket(sub, StreamPosition(after))
-        return self._sse(sub, StreamPosition(after), once)
+        sub, pos, once, via = self._stream_start(ref, options)
+        return self._websocket(sub, pos) if via == "websocket" else self._sse(sub, pos, once)
 
-    def _sse(self, sub: str, pos: StreamPosition, once: bool) -> Iterator[Notification]:
-        path = f"/subscriptions/{sub}/notifications"
-        params = {"once": "true"} if once else {}
+    def _sse(self, sub: str, pos: StreamPosition, once: bool) -> Iterator[m.Notification]:
         while True:
-            headers = {"Last-Event-ID": str(pos.after)}
+            path, params, headers = self._sse_request(sub, pos, once)
             try:
                 with self._http.stream("GET", path, params=params, headers=headers) as response:
                     if response.status_code >= 400:
-                        reply = Reply(response.status_code, response.read())
-                        refused = refusal(Call("GET", path, Reply.text), reply)
-                        if response.status_code not in RETRY_STATUSES:
-                            raise refused
-                        cause: BaseException | str = refused
+                        status = response.status_code
+                        cause: BaseException | str = self._sse_refused(
+                            path, status, response.read()
+                        )
                     else:
-                        yield from _decode(response.iter_lines(), pos)
+                        yield from _notes(response.iter_lines(), SSENotifications(pos))
                         if once:
                             return
                         cause = "the server ended the stream"
@@ -262,7 +175,7 @@ class Client:
                 cause = exc
             time.sleep(pos.failed(self.retry, self.url + path, cause))
 
-    def _websocket(self, sub: str, pos: StreamPosition) -> Iterator[Notification]:
+    def _websocket(self, sub: str, pos: StreamPosition) -> Iterator[m.Notification]:
         url = ws_url(self.url, sub)
         while True:
             try:
@@ -287,7 +200,7 @@ class Client:
         """Why the server refused a WebSocket: the same check over HTTP names the error
         (the handshake's 403 does not)."""
         self.subscription(sub)  # raises NotFound, AuthError, ... as the server does
-        return ClientError(f"the server refused the WebSocket ({status})", status=status)
+        return self._ws_refused(status)
 
     # -- ontology ----------------------------------------------------------------------------
 
@@ -315,26 +228,26 @@ class Client:
 
     # -- administration ----------------------------------------------------------------------
 
-    def tokens(self) -> Iterator[Token]:
+    def tokens(self) -> Iterator[m.Token]:
         """Every token (admin), never their secrets."""
         return self._all(lambda cursor: calls.tokens(cursor))
 
     def create_token(
         self, role: str, expires_in: int | str | None = None, subject: str | None = None
-    ) -> NewToken:
+    ) -> m.NewToken:
         """A new token for ``role`` (admin): ``expires_in`` seconds or ``"30d"``, ``"12h"``
         (never by default); ``subject`` owns its subscriptions (default: a new name)."""
         return self.send(calls.create_token(role, expires_in, subject))
 
-    def revoke_token(self, token: Token | NewToken | str) -> None:
+    def revoke_token(self, token: m.Token | m.NewToken | str) -> None:
         """Revoke a token (admin)."""
         self.send(calls.revoke_token(token))
 
-    def dead_letters(self) -> Iterator[DeadLetter]:
+    def dead_letters(self) -> Iterator[m.DeadLetter]:
         """Webhook notifications whose delivery gave up (admin)."""
         return self._all(lambda cursor: calls.dead_letters(cursor))
 
-    def replay(self, letter: DeadLetter | int) -> str | None:
+    def replay(self, letter: m.DeadLetter | int) -> str | None:
         """Deliver a dead letter again; ``None`` when delivered, else the error."""
         return self.send(calls.replay(letter))
 
@@ -348,12 +261,8 @@ class Client:
         return self.send(calls.metrics(token))
 
 
-def _decode(lines: Iterable[str], pos: StreamPosition) -> Iterator[Notification]:
-    decoder = SSEDecoder()
+def _notes(lines: Iterable[str], reader: SSENotifications) -> Iterator[m.Notification]:
     for line in lines:
-        pos.alive()
-        event = decoder.feed(line)
-        if event is not None and event.event == "notification":
-            note = pos.accept(event.data, event.id)
-            if note is not None:
-                yield note
+        note = reader.feed(line)
+        if note is not None:
+            yield note

@@ -1,0 +1,157 @@
+"""What :class:`~semps.client.Client` and :class:`~semps.client.AsyncClient` share beyond
+the calls themselves: the server's address and credentials, the request arguments of a
+:class:`~semps.client._core.Call`, the walk over a list's pages and the opening of a
+notification stream. The two clients differ only where one blocks and the other awaits.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Generic, Literal, NamedTuple, TypedDict, TypeVar
+
+from semps.client import _calls as calls
+from semps.client._calls import SubscriptionRef
+from semps.client._core import Call, Page, Reply, refusal
+from semps.client._stream import Retry, StreamPosition
+from semps.errors import ClientError, SempsError
+
+__all__ = [
+    "RETRY_STATUSES",
+    "ClientBase",
+    "Cursors",
+    "Stream",
+    "StreamOptions",
+    "auth_headers",
+    "transport_error",
+]
+
+T = TypeVar("T")
+#: The ``httpx`` transport a client takes (``httpx.MockTransport`` in tests).
+TransportT = TypeVar("TransportT")
+
+#: Statuses a notification stream retries (with backoff) instead of raising.
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+
+
+def auth_headers(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def transport_error(method: str, url: str, exc: Exception) -> ClientError:
+    """A network failure as the client's one error class."""
+    msg = f"{method} {url} failed: {exc or type(exc).__name__}"
+    return ClientError(msg)
+
+
+class StreamOptions(TypedDict, total=False):
+    """The keyword arguments of the clients' ``notifications``.
+
+    Attributes:
+        after: yield the notifications after this ``seq`` (default 0: all stored).
+        once: stop after what the server has stored (SSE only; default ``False``).
+        via: ``"sse"`` (the default) or ``"websocket"``.
+    """
+
+    after: int
+    once: bool
+    via: Literal["sse", "websocket"]
+
+
+class Stream(NamedTuple):
+    """A notification stream about to open."""
+
+    sub: str
+    pos: StreamPosition
+    once: bool
+    via: Literal["sse", "websocket"]
+
+
+class Cursors:
+    """The cursors of a paginated list, followed until the last page; a server that hands
+    out a cursor twice would loop forever and is refused."""
+
+    def __init__(self) -> None:
+        self.cursor: str | None = None
+        self._seen: set[str] = set()
+
+    def advance(self, page: Page[Any]) -> bool:
+        """Move on to the page after ``page``; ``False`` when it was the last."""
+        if page.next is None:
+            return False
+        if page.next in self._seen:
+            msg = f"the server repeated the cursor {page.next!r}"
+            raise ClientError(msg)
+        self._seen.add(page.next)
+        self.cursor = page.next
+        return True
+
+
+class ClientBase(ABC, Generic[TransportT]):
+    """The state and the request-building both clients share (see :class:`Client` for the
+    arguments)."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        retry: Retry | None = None,
+        transport: TransportT | None = None,
+    ) -> None:
+        self.url, self.token, self.retry = url.rstrip("/"), token, retry or Retry()
+        self._timeout = timeout
+        self._open(
+            base_url=self.url,
+            headers=auth_headers(token),
+            timeout=timeout,
+            transport=transport,
+        )
+
+    @abstractmethod
+    def _open(self, **options: Any) -> None:
+        """Open the ``httpx`` client with these keyword arguments."""
+
+    @staticmethod
+    def _request(call: Call[Any]) -> dict[str, Any]:
+        """The keyword arguments of one ``httpx`` request."""
+        return {
+            "method": call.method,
+            "url": call.path,
+            "params": call.params,
+            "headers": call.headers,
+            "content": call.content,
+        }
+
+    def _failed(self, call: Call[Any], exc: Exception) -> ClientError:
+        return transport_error(call.method, self.url + call.path, exc)
+
+    @staticmethod
+    def _stream_start(ref: SubscriptionRef, options: StreamOptions) -> Stream:
+        """Where a notification stream starts, checked."""
+        once, via = options.get("once", False), options.get("via", "sse")
+        if via == "websocket" and once:
+            msg = "once=True reads what is stored, over SSE only"
+            raise ClientError(msg)
+        return Stream(calls.sub_id(ref), StreamPosition(options.get("after", 0)), once, via)
+
+    @staticmethod
+    def _sse_request(
+        sub: str, pos: StreamPosition, once: bool
+    ) -> tuple[str, dict[str, str], dict[str, str]]:
+        """(path, params, headers) of an SSE connection resuming after ``pos``."""
+        path = f"/subscriptions/{sub}/notifications"
+        params = {"once": "true"} if once else {}
+        return path, params, {"Last-Event-ID": str(pos.after)}
+
+    @staticmethod
+    def _sse_refused(path: str, status: int, content: bytes) -> SempsError:
+        """The refusal of an SSE connection, raised unless its status is one to retry."""
+        refused = refusal(Call("GET", path, Reply.text), Reply(status, content))
+        if status not in RETRY_STATUSES:
+            raise refused
+        return refused
+
+    @staticmethod
+    def _ws_refused(status: int) -> ClientError:
+        return ClientError(f"the server refused the WebSocket ({status})", status=status)
