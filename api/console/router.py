@@ -11,8 +11,9 @@ API does not give a browser directly:
   (:func:`~semps.api.console.tree.ontology_tree`).
 - ``POST /console/api/check?kind=...``: runs the matcher's own parser over a subscription
   text without registering it; answers ``{"ok": true}`` or the error with its line and column.
-- ``POST /console/api/subscriptions/{id}/suspend``: takes a subscription out of matching
-  (admin), as the watchdog does; ``POST /subscriptions/{id}/resume`` puts it back.
+
+Suspending and resuming go through the API's own ``POST /subscriptions/{id}/suspend`` and
+``/resume`` (admin).
 """
 
 from __future__ import annotations
@@ -141,19 +142,5 @@ def console_router() -> APIRouter:
         body = await read_bounded(request.headers.get("content-length"), request.stream(), limit)
         text = body.decode("utf-8", "replace")
         return await run_in_threadpool(check_subscription, text, kind, broker)
-
-    @router.post("/api/subscriptions/{sub_id}/suspend")
-    def suspend(
-        sub_id: str,
-        request: Request,
-        reason: str = Query("suspended from the console", max_length=200),
-        authorization: str | None = Header(None),
-    ) -> dict[str, object]:
-        broker = _broker(request)
-        who = _who(request, authorization, "admin")
-        broker.visible(sub_id, who)
-        broker.suspend(sub_id, reason)
-        status, why = broker.status(sub_id)
-        return {"id": sub_id, "status": status, "reason": why}
 
     return router

@@ -92,7 +92,6 @@ def test_the_helpers_need_a_token_and_say_who_it_belongs_to(server: Server) -> N
         ("GET", "/console/api/whoami"),
         ("GET", "/console/api/ontology-tree"),
         ("POST", "/console/api/check"),
-        ("POST", "/console/api/subscriptions/sub-1/suspend"),
     ]:
         response = httpx.request(method, server.url + path)
         assert response.status_code == 401, path
@@ -139,17 +138,3 @@ def test_the_check_is_bounded_by_the_query_size_limit(server: Server) -> None:
     assert huge["ok"] is False
     assert "max_query_bytes" in huge["detail"]
     assert past_the_reader.status_code == 413
-
-
-def test_only_an_admin_suspends_and_the_api_then_reports_it(server: Server) -> None:
-    with server.client("subscriber") as sub, server.client("admin") as admin:
-        query = "SELECT ?x WHERE { ?x a <http://ex/A> }"
-        sub_id = sub.post("/subscriptions", content=query, headers=SPARQL).json()["id"]
-        refused = sub.post(f"/console/api/subscriptions/{sub_id}/suspend")
-        done = admin.post(f"/console/api/subscriptions/{sub_id}/suspend?reason=noisy")
-        status = sub.get(f"/subscriptions/{sub_id}").json()
-        missing = admin.post("/console/api/subscriptions/sub-nope/suspend")
-    assert refused.status_code == 403
-    assert done.json() == {"id": sub_id, "status": "suspended", "reason": "noisy"}
-    assert (status["status"], status["reason"]) == ("suspended", "noisy")
-    assert missing.status_code == 404

@@ -109,7 +109,7 @@ function row(sub) {
     }
   } else if (state.role === "admin") {
     buttons.push(
-      action("Suspend", "suspend", () => call("POST", `/console/api/subscriptions/${id}/suspend`)),
+      action("Suspend", "suspend", () => call("POST", `/subscriptions/${id}/suspend?reason=suspended%20from%20the%20console`)),
     );
   }
   buttons.push(
