@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import json
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -42,6 +41,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 import semantic as gen  # noqa: E402
+from _common import create_tokens, ntriples, quantile, serve  # noqa: E402
 
 EX = "http://ex/"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
@@ -49,26 +49,6 @@ RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 OWL = "http://www.w3.org/2002/07/owl#"
 PROBE = "http://bench.example/probe"
 NT = {"Content-Type": "application/n-triples"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def quantile(values: list[float], q: float) -> float:
-    """A quantile in milliseconds."""
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return 1000 * ordered[min(len(ordered) - 1, int(len(ordered) * q))]
-
-
-def ntriples(event: object) -> str:
-    from semps.terms import n3
-
-    return "\n".join(f"{n3(s)} <{p}> {n3(o)} ." for s, p, o in event.triples)  # type: ignore[attr-defined]
 
 
 # --- the hostile inputs ---------------------------------------------------------------------
@@ -491,7 +471,6 @@ def main() -> None:
     args = parser.parse_args()
     print(f"command: {' '.join([Path(sys.executable).name, *sys.argv])}")
     data = Path(tempfile.mkdtemp(prefix="semps-noisy-"))
-    semps = [sys.executable, "-m", "semps"]
     roles = {
         "admin": "admin",
         "publisher": "publisher",
@@ -500,31 +479,13 @@ def main() -> None:
         "ordinary": "subscriber",
         "attacker": "subscriber",
     }
-    tok = {
-        name: subprocess.run(
-            [*semps, "token", "create", "--role", role, "--data-dir", str(data)],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        for name, role in roles.items()
-    }
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    cmd = [*semps, "serve", "--port", str(port), "--data-dir", str(data)]
-    if args.workers:
-        cmd += ["--workers", str(args.workers)]
-    print(f"server: {' '.join(cmd[1:])}  (log: {data / 'server.log'})", flush=True)
+    tok = create_tokens(data, roles)
+    extra = ["--workers", str(args.workers)] if args.workers else []
+    print(f"server log: {data / 'server.log'}", flush=True)
     with (data / "server.log").open("ab") as log:
-        server = subprocess.Popen(cmd, stdout=log, stderr=log)
+        server, url, _ = serve(data, extra, log)
     sigterm: float | None = None
     try:
-        for _ in range(200):
-            try:
-                httpx.get(url + "/health")
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
         tally = asyncio.run(run(args, server, url, tok))
     finally:
         start = time.perf_counter()

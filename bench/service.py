@@ -26,7 +26,6 @@ import asyncio
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,34 +36,18 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 import semantic as gen  # noqa: E402
+from _common import create_tokens, quantile, serve  # noqa: E402
+from _common import ntriples as event_lines  # noqa: E402
 
 PROBE = "http://bench.example/probe"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def ntriples(event: object, n: int) -> bytes:
-    from semps.terms import n3
-
-    lines = [f"{n3(s)} <{p}> {n3(o)} ." for s, p, o in event.triples]  # type: ignore[attr-defined]
-    lines.append(f'_:m <{PROBE}> "{n}" .')
-    return "\n".join(lines).encode()
+    return f'{event_lines(event)}\n_:m <{PROBE}> "{n}" .'.encode()
 
 
 def ontology_ntriples(rng: random.Random) -> bytes:
     return "\n".join(f"<{s}> <{p}> <{o}> ." for s, p, o in gen.ontology(rng)).encode()
-
-
-def quantile(values: list[float], q: float) -> float:
-    """A quantile in milliseconds."""
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return 1000 * ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
 
 class Connection:
@@ -193,35 +176,17 @@ def in_process(subs: list[str], onto: bytes, events: list[object], seconds: floa
 
 async def run(args: argparse.Namespace) -> None:
     data = Path(tempfile.mkdtemp(prefix="semps-bench-"))
-    semps = [sys.executable, "-m", "semps"]
-    tok = {
-        r: subprocess.run(
-            [*semps, "token", "create", "--role", r, "--data-dir", str(data)],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        for r in ("admin", "publisher", "subscriber")
-    }
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    cmd = [*semps, "serve", "--port", str(port), "--data-dir", str(data)]
-    cmd += ["--max-subscriptions", str(args.subs + 10)]  # one subscriber holds them all
+    tok = create_tokens(data, {r: r for r in ("admin", "publisher", "subscriber")})
+    extra = ["--max-subscriptions", str(args.subs + 10)]  # one subscriber holds them all
     if args.workers:
-        cmd += ["--workers", str(args.workers)]
-    server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        extra += ["--workers", str(args.workers)]
+    server, url, port = serve(data, extra)
     rng = random.Random(1)
     onto = ontology_ntriples(random.Random(7))
     subs = [gen.subscription(rng) for _ in range(args.subs)]
     events = [gen.event(rng, rng.randint(20, 50)) for _ in range(2000)]
     bodies = [ntriples(e, 0).rsplit(b"\n", 1)[0] for e in events]
     try:
-        for _ in range(200):
-            try:
-                httpx.get(url + "/health")
-                break
-            except httpx.TransportError:
-                await asyncio.sleep(0.1)
         admin = {"Authorization": f"Bearer {tok['admin']}"}
         r = httpx.put(
             url + "/ontology",

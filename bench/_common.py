@@ -1,0 +1,77 @@
+"""What the service benchmarks share (not a test): a real ``semps serve`` on a fresh data
+directory with tokens made by the CLI, a free port, the latency quantiles they report and
+the N-Triples text of a generated event."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, NamedTuple
+
+import httpx
+
+#: The CLI, run as the benchmark's own interpreter runs it.
+SEMPS = [sys.executable, "-m", "semps"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def quantile(values: list[float], q: float) -> float:
+    """A quantile in milliseconds of values in seconds (NaN for none)."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return 1000 * ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+def ntriples(event: object) -> str:
+    """A generated event's triples as N-Triples lines."""
+    from semps.terms import n3
+
+    return "\n".join(f"{n3(s)} <{p}> {n3(o)} ." for s, p, o in event.triples)  # type: ignore[attr-defined]
+
+
+def create_tokens(data: Path, roles: Mapping[str, str]) -> dict[str, str]:
+    """A token per name (``semps token create``), of the role it is mapped to."""
+    return {
+        name: subprocess.run(
+            [*SEMPS, "token", "create", "--role", role, "--data-dir", str(data)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for name, role in roles.items()
+    }
+
+
+class Served(NamedTuple):
+    """A running ``semps serve``."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    port: int
+
+
+def serve(data: Path, extra: list[str], log: IO[bytes] | int = subprocess.DEVNULL) -> Served:
+    """``semps serve`` on a free port with ``extra`` arguments, answering ``/health``
+    (waited for up to 20 s)."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [*SEMPS, "serve", "--port", str(port), "--data-dir", str(data), *extra]
+    print(f"server: {' '.join(cmd[1:])}", flush=True)
+    server = subprocess.Popen(cmd, stdout=log, stderr=log)
+    for _ in range(200):
+        try:
+            httpx.get(url + "/health")
+            break
+        except httpx.TransportError:
+            time.sleep(0.1)
+    return Served(server, url, port)
