@@ -21,8 +21,9 @@ Cases:
   by the placement mined per subscription version (seed 004);
 - ``content``: a generated workload where placement should win: ``--subs`` content
   subscriptions over ``--topics`` x ``--per-topic`` attributes, each constraining one or
-  two attributes of one topic; each event carries the attributes of one topic (a small
-  share of all attributes), so the mined 1-itemsets route it to few partitions. Run with
+  two attributes of one topic; each event carries the attributes of one topic (or
+  ``--event-attrs`` of them: a small share of all attributes), so the mined 1-itemsets
+  route it to few partitions. Run with
   and without ``--placement`` to compare; the report gives the mean partitions an event
   reaches (replication) and the subscriptions per partition.
 
@@ -133,7 +134,7 @@ def measure(
     sink = TimedSink(FileSink(str(work / "out")))
     placement = None
     if args.placement:
-        placement = PlacementOptions(args.partitions, args.min_support, seed=0)
+        placement = PlacementOptions(args.partitions, args.min_support, args.virtual, seed=0)
     run = start_stream(
         spark,
         StreamSource("events", str(inbox), max_per_batch=args.max_files),
@@ -219,7 +220,8 @@ def content_workload(args: argparse.Namespace, folder: Path) -> tuple[list[Path]
     paths = []
     for i in range(2 * args.warm + args.backlog + args.feed):
         t = rng.randrange(topics)
-        values = {f"t{t}a{a}": rng.randint(0, 100) for a in range(per)}
+        carried = rng.sample(range(per), args.event_attrs or per)
+        values = {f"t{t}a{a}": rng.randint(0, 100) for a in carried}
         path = events / f"e{i:06d}.json"
         path.write_text(json.dumps({"values": values}))
         paths.append(path)
@@ -238,7 +240,12 @@ def replication(args: argparse.Namespace, subs: Path, events: list[Path]) -> dic
     loaded = load_stream_subscriptions(subs)
     items = subscription_items(loaded)
     placement = mine_placement(
-        spark, items, partitions=args.partitions, min_support=args.min_support, seed=0
+        spark,
+        items,
+        partitions=args.partitions,
+        min_support=args.min_support,
+        virtual=args.virtual,
+        seed=0,
     )
     where = place_all(placement, items, seed=0)
     sizes = [where.count(p) for p in range(args.partitions)]
@@ -300,6 +307,10 @@ def main() -> None:
     parser.add_argument("--subs", type=int, default=100_000, help="content: subscriptions")
     parser.add_argument("--topics", type=int, default=64, help="content: topics")
     parser.add_argument("--per-topic", type=int, default=8, help="content: attributes each")
+    parser.add_argument(
+        "--event-attrs", type=int, help="content: attributes an event carries (default all)"
+    )
+    parser.add_argument("--virtual", type=int, help="placement: M virtual itemsets")
     parser.add_argument(
         "--in-process", action="store_true", help="also time the matcher in this process"
     )
