@@ -200,7 +200,30 @@ def split_components(
 def plan_components(
     patterns: tuple[Pattern, ...], filters: tuple[Filter, ...], projection: tuple[str, ...]
 ) -> tuple[Component, ...]:
-    """Each connected component with its join plan (:func:`join_order`)."""
+    """Each connected component with its join plan (:func:`join_order`).
+
+    The plans depend only on the query's structure (its variables, which ends are
+    constants, the variables each filter reads, the projection), so they are kept by
+    structure (:func:`_layout`) and only the constants and filters are filled in again."""
+    key = (
+        tuple((p.s_var, p.o_var, p.key[0] != STAR, p.key[1] != STAR) for p in patterns),
+        tuple(f.variables() for f in filters),
+        projection,
+    )
+    layout = _LAYOUTS.get(key, _UNSEEN)
+    if layout is _UNSEEN:
+        layout = _layout(patterns, filters, projection)
+        if len(_LAYOUTS) >= 4096:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = layout
+    if layout is None:  # a structure the layout cannot express: plan it every time
+        return _plan_components(patterns, filters, projection)
+    return _fill(layout, patterns, filters)
+
+
+def _plan_components(
+    patterns: tuple[Pattern, ...], filters: tuple[Filter, ...], projection: tuple[str, ...]
+) -> tuple[Component, ...]:
     out = []
     for group, group_filters in split_components(patterns, filters):
         steps, late = join_order(group, group_filters)
@@ -210,6 +233,73 @@ def plan_components(
         late_checks = tuple(check_of(f) for f in late)
         out.append(Component(steps, late, own, semi_join(steps), checks, late_checks))
     return tuple(out)
+
+
+def _fill(
+    layout: Layout, patterns: tuple[Pattern, ...], filters: tuple[Filter, ...]
+) -> tuple[Component, ...]:
+    out = []
+    for step_layout, late_at, own in layout:
+        steps = tuple(
+            (p.prop, p.key, mode, p.s_var, p.o_var, tuple(filters[k] for k in ready))
+            for p, mode, ready in ((patterns[i], mode, ready) for i, mode, ready in step_layout)
+        )
+        late = tuple(filters[k] for k in late_at)
+        checks = tuple(tuple(check_of(f) for f in step[5]) for step in steps)
+        late_checks = tuple(check_of(f) for f in late)
+        out.append(Component(steps, late, own, semi_join(steps), checks, late_checks))
+    return tuple(out)
+
+
+#: Per component: its steps as (pattern position, mode, positions of the filters the step
+#: completes), the positions of its late filters, its projected variables.
+Layout = tuple[
+    tuple[tuple[tuple[int, int, tuple[int, ...]], ...], tuple[int, ...], tuple[str, ...]], ...
+]
+
+#: Plans by query structure (:func:`plan_components`), ``None`` for a structure planned
+#: every time; bounded: cleared when full.
+_LAYOUTS: dict[tuple[object, ...], Layout | None] = {}
+_UNSEEN: Any = object()
+
+
+def _layout(
+    patterns: tuple[Pattern, ...], filters: tuple[Filter, ...], projection: tuple[str, ...]
+) -> Layout | None:
+    """:func:`plan_components`'s plans by position (which pattern each step reads, how,
+    and which filters it completes), or ``None`` when filling them in again would not give
+    the plans back exactly (patterns or filters repeated as one object)."""
+    pattern_at = {id(p): i for i, p in enumerate(patterns)}
+    filter_at = {id(f): k for k, f in enumerate(filters)}
+    if len(pattern_at) < len(patterns) or len(filter_at) < len(filters):
+        return None
+    planned = _plan_components(patterns, filters, projection)
+    used: set[int] = set()
+    layout = tuple(
+        (
+            tuple(
+                (_position(patterns, step, used), step[2], tuple(filter_at[id(f)] for f in step[5]))
+                for step in component.plan
+            ),
+            tuple(filter_at[id(f)] for f in component.late_filters),
+            component.projection,
+        )
+        for component in planned
+    )
+    return layout if _fill(layout, patterns, filters) == planned else None
+
+
+def _position(patterns: tuple[Pattern, ...], step: PlanStep, used: set[int]) -> int:
+    """The position of the first pattern not in ``used`` that a plan step reads (added
+    to ``used``: a pattern written twice is read by two steps)."""
+    prop, key, _, s_var, o_var, _ = step
+    found = next(
+        i
+        for i, p in enumerate(patterns)
+        if i not in used and (p.prop, p.key, p.s_var, p.o_var) == (prop, key, s_var, o_var)
+    )
+    used.add(found)
+    return found
 
 
 def compile_query(subscription_id: str, query: Query) -> CompiledSubscription:

@@ -1,0 +1,41 @@
+"""Join plans kept by query structure: filling a kept plan in with another query's
+constants and filters gives exactly the plan that query would get on its own."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from semps.ingest.sparql import parse_query
+from semps.matcher.semantic.compiled import _plan_components, compile_query
+
+EX = "http://ex/"
+ENDS = ["?x", "?y", "?z", f"<{EX}a>", f"<{EX}b>"]
+FILTERS = ["", "FILTER(?x != ?y)", "FILTER(?z > 1)", "FILTER(bound(?w))", "FILTER(?y = ?z)"]
+
+pattern = st.tuples(st.sampled_from(ENDS), st.sampled_from("pq"), st.sampled_from(ENDS))
+
+
+def query(patterns: list[tuple[str, str, str]], filters: list[str], head: str) -> str:
+    body = " . ".join(f"{s} <{EX}{p}> {o}" for s, p, o in patterns)
+    return f"{head} WHERE {{ {body} {' '.join(filters)} }}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(pattern, min_size=1, max_size=5),
+    st.lists(st.sampled_from(FILTERS), max_size=2),
+    st.sampled_from(["SELECT *", "SELECT ?x", "SELECT DISTINCT ?y ?z", "ASK"]),
+)
+def test_a_kept_plan_filled_in_is_the_plan_of_the_query(patterns, filters, head) -> None:
+    text = query(patterns, filters, head)
+    compiled = compile_query("s", parse_query(text))
+    projection = compiled.projection
+    assert compiled.components == _plan_components(compiled.patterns, compiled.filters, projection)
+
+
+def test_two_equal_patterns_keep_their_own_plan_steps() -> None:
+    first = compile_query("a", parse_query(f"SELECT * {{ ?x <{EX}p> ?y . ?x <{EX}p> ?y }}"))
+    second = compile_query("b", parse_query(f"SELECT * {{ ?x <{EX}p> ?y . ?x <{EX}q> ?y }}"))
+    assert [step[0] for step in first.components[0].plan] == [EX + "p", EX + "p"]
+    assert sorted(step[0] for step in second.components[0].plan) == [EX + "p", EX + "q"]
