@@ -27,6 +27,7 @@ event, on a sample, extrapolated).
     .venv/bin/python bench/semantic_workload.py write DIR [--subs 100000] [--events 1000]
         [--selectivity 0.01]
     .venv/bin/python bench/semantic_workload.py run DIR [--cli] [--naive] [--repo PATH]
+    .venv/bin/python bench/semantic_workload.py memory [--subs 1000000] [--selectivity 0.01]
 """
 
 from __future__ import annotations
@@ -312,6 +313,43 @@ def naive(folder: Path, sample_subs: int = 300, sample_events: int = 10) -> floa
     return 1 / per_event
 
 
+def _rss() -> int:
+    """This process's resident set size in bytes (Linux)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def memory(subs: int, selectivity: float, seed: int = 1) -> dict[str, float]:
+    """Bytes per subscription of a built index at ``subs`` subscriptions drawn as ``write``
+    draws them (held in memory, no files): the growth of the resident set over building
+    it, the subscription texts excluded (they are made first); and registration/s."""
+    from semps.matcher.base import Subscription
+    from semps.matcher.semantic import SemanticMatcher
+
+    rng = random.Random(seed)
+    _, classes, props = ontology_xml(rng)
+    narrow = selectivity < 0.005
+    broad = 0.0 if narrow else min(1.0, 0.05 + 8 * selectivity)
+    width = max(2, min(100, int(selectivity * 3000)))
+    vocabulary = Vocabulary(rng, classes, props, broad, leaves=narrow)
+    items = [
+        Subscription(f"s{i:07}", "semantic", subscription(rng, vocabulary, width, narrow))
+        for i in range(subs)
+    ]
+    gc.collect()
+    gc.disable()
+    before = _rss()
+    t0 = time.process_time()
+    matcher = SemanticMatcher()
+    for item in items:
+        matcher.add(item)
+    cpu = time.process_time() - t0
+    gc.enable()
+    gc.collect()
+    grown = _rss() - before
+    return {"subs": subs, "reg_per_cpu_s": subs / cpu, "bytes_per_sub": grown / subs}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -326,10 +364,17 @@ def main() -> None:
     r.add_argument("--naive", action="store_true", help="the naive method on a sample")
     r.add_argument("--repo", type=Path, help="PYTHONPATH for the CLI runs (another checkout)")
     r.add_argument("--skip-in-process", action="store_true")
+    m = sub.add_parser("memory", help="bytes per subscription of a built index (no files)")
+    m.add_argument("--subs", type=int, default=100_000)
+    m.add_argument("--selectivity", type=float, default=0.01)
     args = parser.parse_args()
     print(f"command: {' '.join(sys.argv)}", flush=True)
     if args.command == "write":
         write(args.folder, args.subs, args.events, args.selectivity)
+        return
+    if args.command == "memory":
+        found = memory(args.subs, args.selectivity)
+        print("memory:", {k: round(v, 1) for k, v in found.items()}, flush=True)
         return
     if not args.skip_in_process:
         print(
