@@ -226,7 +226,11 @@ def test_hostile_names_literals_and_labels_render_as_text(
     assert f"?what = {_solutions(server, sub_id)[0]['what']}" in note
     assert "<script>document.title=" in note
     page.tab("subscriptions")
-    assert page.subscription_row(sub_id).find_element(By.CSS_SELECTOR, ".name").text == HOSTILE
+    name = page.until(  # read again if the list is redrawn meanwhile
+        lambda d: page.subscription_row(sub_id).find_element(By.CSS_SELECTOR, ".name").text,
+        "the subscription's row",
+    )
+    assert name == HOSTILE
     page.tab("ontology")
     tree = page.until(lambda d: page.all(f'#class-tree li[data-iri="{EX}Evil"]'), "Evil")[0]
     assert HOSTILE in tree.text

@@ -64,16 +64,20 @@ function treeRows(entities) {
   return drawn;
 }
 
+/** Add (POST) or remove (DELETE) an axiom, say so, and draw the new ontology. */
+async function changeAxiom(method, axiom) {
+  const [done, verb] = method === "POST" ? ["Added", "add"] : ["Removed", "remove"];
+  try {
+    const answer = await sendJson(method, "/ontology/axioms", axiom);
+    flash(`${done} ${axiom.subject} ${axiom.kind} ${axiom.object} (version ${answer.version})`);
+    await loadOntology();
+  } catch (error) {
+    flash(`Could not ${verb} the axiom: ${error.message}`, true);
+  }
+}
+
 function axiomRow(axiom) {
-  const remove = async () => {
-    try {
-      const answer = await sendJson("DELETE", "/ontology/axioms", axiom);
-      flash(`Removed ${axiom.subject} ${axiom.kind} ${axiom.object} (version ${answer.version})`);
-      await loadOntology();
-    } catch (error) {
-      flash(`Could not remove the axiom: ${error.message}`, true);
-    }
-  };
+  const remove = () => changeAxiom("DELETE", axiom);
   return el(
     "tr",
     {},
@@ -104,13 +108,7 @@ async function addAxiom(event) {
     subject: byId("axiom-subject").value.trim(),
     object: byId("axiom-object").value.trim(),
   };
-  try {
-    const answer = await sendJson("POST", "/ontology/axioms", axiom);
-    flash(`Added ${axiom.subject} ${axiom.kind} ${axiom.object} (version ${answer.version})`);
-    await loadOntology();
-  } catch (error) {
-    flash(`Could not add the axiom: ${error.message}`, true);
-  }
+  await changeAxiom("POST", axiom);
 }
 
 async function upload(event) {
