@@ -19,9 +19,7 @@ to measure a checkout from before them with the same script.
 from __future__ import annotations
 
 import argparse
-import json
 import socket
-import sqlite3
 import sys
 import tempfile
 import threading
@@ -30,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from semps_test_support import Server  # noqa: E402
+from semps_test_support import Server, rss_kib, stalled_reader, store_backlog  # noqa: E402
 
 from semps.cli.demo import demo_dir  # noqa: E402
 
@@ -41,23 +39,7 @@ RDFXML = {"Content-Type": "application/rdf+xml"}
 
 
 def rss_mb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) // 1024
-    raise RuntimeError("no VmRSS")
-
-
-def backlog(srv: Server, sub_id: str, count: int, pad: int) -> None:
-    srv.stop()
-    db = sqlite3.connect(srv.data_dir / "semps.sqlite3")
-    rows = (
-        (sub_id, q, f"ev-{q}", json.dumps({"subscription": sub_id, "pad": "x" * pad, "id": q}))
-        for q in range(1, count + 1)
-    )
-    with db:
-        db.executemany("INSERT INTO notifications VALUES (?, ?, ?, ?, 0)", rows)
-    db.close()
-    srv.start()
+    return rss_kib(pid) // 1024
 
 
 def streams(srv: Server, sub_id: str, count: int, seconds: float) -> None:
@@ -70,11 +52,7 @@ def streams(srv: Server, sub_id: str, count: int, seconds: float) -> None:
     ).encode()
     socks = []
     for _ in range(count):
-        s = socket.socket()
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        s.connect(("127.0.0.1", srv.port))
-        s.sendall(request)
-        socks.append(s)
+        socks.append(stalled_reader(srv.port, request))
     peak = start
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -157,7 +135,7 @@ def main() -> None:
             admin.put("/ontology", content=ontology, headers=RDFXML)
         with srv.client("subscriber") as sub:
             sub_id = sub.post("/subscriptions", content=CHAIRS).json()["id"]
-        backlog(srv, sub_id, args.backlog, args.pad)
+        store_backlog(srv, sub_id, args.backlog, args.pad)
         streams(srv, sub_id, args.streams, args.seconds)
         hanging(srv, args.hanging)
     finally:

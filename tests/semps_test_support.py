@@ -3,12 +3,17 @@ sys.path)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -26,6 +31,62 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler of a test's local HTTP server: logs nothing; subclasses answer."""
+
+    def body(self) -> bytes:
+        return self.rfile.read(int(self.headers["Content-Length"]))
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+class LocalServer:
+    """A local HTTP server (a webhook's receiver) answering with ``handler`` in daemon
+    threads, on ``port`` (default: a free one); :attr:`url` is its address plus ``path``."""
+
+    def __init__(
+        self, handler: type[BaseHTTPRequestHandler], port: int = 0, path: str = ""
+    ) -> None:
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_port}{path}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def wait_for(predicate: Callable[[], bool], seconds: float = 20.0) -> bool:
+    """Whether ``predicate`` holds within ``seconds``, polled (no timing is asserted: the
+    bound only ends a broken run)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def rss_kib(pid: int) -> int:
+    """A process's resident memory in KiB (Linux)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def stalled_reader(port: int, request: bytes) -> socket.socket:
+    """A client that sends ``request`` to a local port and never reads (a 4 KiB receive
+    buffer: the server's writes soon block)."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", port))
+    s.sendall(request)
+    return s
 
 
 class Server:
@@ -117,3 +178,19 @@ class Case:
         self.expected: dict[str, dict[str, int]] = {
             row["event"]: row["solutions"] for row in corrected_lines(folder.name, text)
         }
+
+
+def store_backlog(srv: Server, sub_id: str, count: int, pad: int = 100) -> None:
+    """Store ``count`` notifications of ``sub_id`` (``pad`` bytes of filler each) straight
+    into the server's SQLite file (the server is restarted)."""
+    srv.stop()
+    db = sqlite3.connect(srv.data_dir / "semps.sqlite3")
+    filler = "x" * pad
+    rows = (
+        (sub_id, seq, f"ev-{seq}", json.dumps({"subscription": sub_id, "pad": filler, "id": seq}))
+        for seq in range(1, count + 1)
+    )
+    with db:
+        db.executemany("INSERT INTO notifications VALUES (?, ?, ?, ?, 0)", rows)
+    db.close()
+    srv.start()

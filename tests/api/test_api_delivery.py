@@ -9,13 +9,11 @@ import hmac
 import json
 import socket
 import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
-from semps_test_support import Server
+from semps_test_support import LocalServer, QuietHandler, Server, wait_for
 from websockets.sync.client import connect
 
 from semps.cli.demo import demo_dir
@@ -28,30 +26,20 @@ RDFXML = {"Content-Type": "application/rdf+xml"}
 RETRIES = ("--webhook-attempts", "3", "--webhook-backoff", "0.1")
 
 
-class Receiver:
+class Receiver(LocalServer):
     """A real HTTP endpoint that records webhook deliveries."""
 
     def __init__(self, port: int = 0) -> None:
         received: list[tuple[dict[str, str], bytes]] = []
         self.received = received
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                received.append((dict(self.headers), body))
+                received.append((dict(self.headers), self.body()))
                 self.send_response(204)
                 self.end_headers()
 
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = HTTPServer(("127.0.0.1", port), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_port}/hook"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler, port, "/hook")
 
 
 def _dead_url() -> str:
@@ -67,15 +55,6 @@ def server(tmp_path: Path) -> Iterator[Server]:
         admin.put("/ontology", content=(demo_dir() / "univ-bench.owl").read_bytes(), headers=RDFXML)
     yield srv
     srv.stop()
-
-
-def wait_for(predicate, seconds: float = 20.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_webhooks_are_signed_retried_and_dead_lettered(server: Server) -> None:
@@ -213,36 +192,54 @@ def guarded(tmp_path: Path) -> Iterator[Server]:
     srv.stop()
 
 
+#: Callback hosts that are not public, and what the refusal calls them.
+NON_PUBLIC = [
+    ("127.0.0.1", "127.0.0.1: a loopback"),
+    ("0x7f000001", "127.0.0.1: a loopback"),
+    ("2130706433", "127.0.0.1: a loopback"),
+    ("0177.1", "127.0.0.1: a loopback"),
+    ("0x7f.1", "127.0.0.1: a loopback"),
+    ("127.0.0.1.", "127.0.0.1: a loopback"),
+    ("[::1]", "::1: a loopback"),
+    ("[::ffff:127.0.0.1]", "::ffff:7f00:1: a loopback"),
+    ("169.254.169.254", "169.254.169.254: a link-local"),
+    ("10.1.2.3", "10.1.2.3: a private"),
+    ("192.168.0.1", "192.168.0.1: a private"),
+    ("[fd00::1]", "fd00::1: a private"),
+    ("[fe80::1]", "fe80::1: a link-local"),
+    ("0.0.0.0", "0.0.0.0: an unspecified"),
+    ("224.0.0.1", "224.0.0.1: a multicast"),
+]
+
+#: Malformed callback URLs and their refusals.
+MALFORMED = [
+    (
+        "http://example.com/%00hook",
+        "callback URL contains a control character or space: 'http://example.com/%00hook'",
+    ),
+    ("http://user:pw@example.com/", "callback URL must not carry credentials (user:password@)"),
+    ("ftp://example.com/", "callback must be an http(s) URL, not 'ftp://example.com/'"),
+    ("http:///hook", "callback URL has no host: 'http:///hook'"),
+]
+
+
 @pytest.mark.parametrize(
-    ("host", "detail"),
+    ("url", "detail"),
     [
-        ("127.0.0.1", "127.0.0.1: a loopback"),
-        ("0x7f000001", "127.0.0.1: a loopback"),
-        ("2130706433", "127.0.0.1: a loopback"),
-        ("0177.1", "127.0.0.1: a loopback"),
-        ("0x7f.1", "127.0.0.1: a loopback"),
-        ("127.0.0.1.", "127.0.0.1: a loopback"),
-        ("[::1]", "::1: a loopback"),
-        ("[::ffff:127.0.0.1]", "::ffff:7f00:1: a loopback"),
-        ("169.254.169.254", "169.254.169.254: a link-local"),
-        ("10.1.2.3", "10.1.2.3: a private"),
-        ("192.168.0.1", "192.168.0.1: a private"),
-        ("[fd00::1]", "fd00::1: a private"),
-        ("[fe80::1]", "fe80::1: a link-local"),
-        ("0.0.0.0", "0.0.0.0: an unspecified"),
-        ("224.0.0.1", "224.0.0.1: a multicast"),
+        *[
+            (f"http://{host}/", f"refused callback to {what} address (see --webhook-allow)")
+            for host, what in NON_PUBLIC
+        ],
+        *MALFORMED,
     ],
 )
-def test_callbacks_to_non_public_addresses_are_refused(
-    guarded: Server, host: str, detail: str
+def test_unsafe_callbacks_are_refused_at_registration(
+    guarded: Server, url: str, detail: str
 ) -> None:
     with guarded.client("subscriber") as sub:
-        reply = sub.post("/subscriptions", content=CHAIRS, params={"callback": f"http://{host}/"})
+        reply = sub.post("/subscriptions", content=CHAIRS, params={"callback": url})
         assert reply.status_code == 400
-        assert reply.json() == {
-            "error": "unsafe_callback",
-            "detail": f"refused callback to {detail} address (see --webhook-allow)",
-        }
+        assert reply.json() == {"error": "unsafe_callback", "detail": detail}
         assert sub.get("/subscriptions").json()["items"] == []  # nothing was registered
 
 
@@ -251,27 +248,6 @@ def test_the_brokers_own_port_is_refused(guarded: Server) -> None:
         reply = sub.post("/subscriptions", content=CHAIRS, params={"callback": guarded.url})
     assert reply.status_code == 400
     assert reply.json()["detail"].startswith("refused callback to 127.0.0.1: a loopback")
-
-
-@pytest.mark.parametrize(
-    ("url", "detail"),
-    [
-        (
-            "http://example.com/%00hook",
-            "callback URL contains a control character or space: 'http://example.com/%00hook'",
-        ),
-        ("http://user:pw@example.com/", "callback URL must not carry credentials (user:password@)"),
-        ("ftp://example.com/", "callback must be an http(s) URL, not 'ftp://example.com/'"),
-        ("http:///hook", "callback URL has no host: 'http:///hook'"),
-    ],
-)
-def test_malformed_callbacks_are_refused_at_registration(
-    guarded: Server, url: str, detail: str
-) -> None:
-    with guarded.client("subscriber") as sub:
-        reply = sub.post("/subscriptions", content=CHAIRS, params={"callback": url})
-    assert reply.status_code == 400
-    assert reply.json() == {"error": "unsafe_callback", "detail": detail}
 
 
 def test_a_name_that_resolves_to_loopback_is_refused_at_delivery(guarded: Server) -> None:

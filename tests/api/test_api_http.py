@@ -149,13 +149,22 @@ def test_a_replaced_subscription_refuses_an_unknown_media_type(api: InProcess) -
     assert_error(response, 415, "unsupported_media_type")
 
 
-def test_sparql_sent_as_json_is_a_415_naming_the_json_kinds(api: InProcess) -> None:
-    headers = {"Content-Type": "application/json"}
+@pytest.mark.parametrize(
+    ("path", "media_type", "hint"),
+    [
+        ("/subscriptions", "application/json", "kind=content"),
+        ("/subscriptions?kind=content", "application/sparql-query", "kind=semantic"),
+    ],
+    ids=["sparql-sent-as-json", "sparql-sent-to-a-json-kind"],
+)
+def test_a_query_in_another_kinds_media_type_is_a_415_naming_that_kind(
+    api: InProcess, path: str, media_type: str, hint: str
+) -> None:
     response = api.request(
-        "POST", "/subscriptions", "subscriber", content=QUERY % 3, headers=headers
+        "POST", path, "subscriber", content=QUERY % 3, headers={"Content-Type": media_type}
     )
     body = assert_error(response, 415, "unsupported_media_type")
-    assert "kind=content" in str(body["detail"])
+    assert hint in str(body["detail"])
 
 
 def test_json_constraints_without_kind_content_get_a_hint(api: InProcess) -> None:
@@ -163,15 +172,6 @@ def test_json_constraints_without_kind_content_get_a_hint(api: InProcess) -> Non
     response = api.request("POST", "/subscriptions", "subscriber", content=constraints)
     assert response.status_code in (400, 422)
     assert "kind=content" in response.json()["detail"]
-
-
-def test_sparql_sent_to_a_json_kind_is_a_415(api: InProcess) -> None:
-    headers = {"Content-Type": "application/sparql-query"}
-    response = api.request(
-        "POST", "/subscriptions?kind=content", "subscriber", content=QUERY % 4, headers=headers
-    )
-    body = assert_error(response, 415, "unsupported_media_type")
-    assert "kind=semantic" in str(body["detail"])
 
 
 def test_each_kind_takes_its_own_media_type(api: InProcess) -> None:

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import socket
-import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from semps_test_support import Server
+from semps_test_support import Server, rss_kib, stalled_reader, store_backlog, wait_for
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
@@ -43,35 +42,8 @@ def server(tmp_path: Path) -> Iterator[Server]:
     srv.stop()
 
 
-def wait_for(predicate, seconds: float = 20.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def _ids(text: str) -> list[int]:
     return [int(line[4:]) for line in text.splitlines() if line.startswith("id: ")]
-
-
-def _backlog(srv: Server, sub_id: str, count: int, pad: int = 100) -> None:
-    """Store ``count`` notifications of ``sub_id`` directly (the server is restarted)."""
-    srv.stop()
-    db = sqlite3.connect(srv.data_dir / "semps.sqlite3")
-    filler = "x" * pad
-    rows = (
-        (sub_id, seq, f"ev-{seq}", json.dumps({"subscription": sub_id, "pad": filler, "id": seq}))
-        for seq in range(1, count + 1)
-    )
-    with db:
-        db.executemany(
-            "INSERT INTO notifications VALUES (?, ?, ?, ?, 0)",
-            ((s, q, e, p) for s, q, e, p in rows),
-        )
-    db.close()
-    srv.start()
 
 
 @pytest.mark.parametrize(
@@ -161,7 +133,7 @@ def test_open_streams_per_subscriber_are_capped(server: Server) -> None:
 def test_replay_reads_the_store_in_pages_then_follows_live(server: Server) -> None:
     with server.client("subscriber") as sub:
         sub_id = sub.post("/subscriptions", content=CHAIRS).json()["id"]
-    _backlog(server, sub_id, 450)  # three pages of 200
+    store_backlog(server, sub_id, 450)  # three pages of 200
     with server.client("subscriber") as sub:
         url = f"/subscriptions/{sub_id}/notifications"
         assert _ids(sub.get(url + "?once=true").text) == list(range(1, 451))
@@ -186,13 +158,6 @@ def test_replay_reads_the_store_in_pages_then_follows_live(server: Server) -> No
     assert got == [449, 450, 451, 452, 453]
 
 
-def _rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError("no VmRSS")
-
-
 @pytest.mark.slow
 def test_streams_that_never_read_keep_server_memory_bounded(tmp_path: Path) -> None:
     """40 streams (SSE and WebSocket) replay a 40 MB backlog (10 KB notifications) from the
@@ -204,11 +169,11 @@ def test_streams_that_never_read_keep_server_memory_bounded(tmp_path: Path) -> N
     try:
         with srv.client("subscriber") as sub:
             sub_id = sub.post("/subscriptions", content=CHAIRS).json()["id"]
-        _backlog(srv, sub_id, 4000, pad=10_000)
+        store_backlog(srv, sub_id, 4000, pad=10_000)
         assert srv.proc is not None
         with srv.client("subscriber") as sub:  # warm up: one full replay, read to the end
             assert len(_ids(sub.get(f"/subscriptions/{sub_id}/notifications?once=true").text))
-        before = _rss_kib(srv.proc.pid)
+        before = rss_kib(srv.proc.pid)
         token = srv.tokens["subscriber"]
         sse = (
             f"GET /subscriptions/{sub_id}/notifications HTTP/1.1\r\nHost: x\r\n"
@@ -220,14 +185,10 @@ def test_streams_that_never_read_keep_server_memory_bounded(tmp_path: Path) -> N
             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
         ).encode()
         for request in [sse, ws] * 20:  # 20 SSE and 20 WebSocket streams
-            s = socket.socket()
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            s.connect(("127.0.0.1", srv.port))
-            s.sendall(request)
-            socks.append(s)
+            socks.append(stalled_reader(srv.port, request))
         peak = before
         for _ in range(40):  # 4 s: every stream has long filled its socket
-            peak = max(peak, _rss_kib(srv.proc.pid))
+            peak = max(peak, rss_kib(srv.proc.pid))
             time.sleep(0.1)
         with srv.client("publisher") as pub:  # the server still answers
             assert pub.post("/events", content=EVENT, headers=RDFXML).status_code == 202

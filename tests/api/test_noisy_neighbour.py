@@ -14,14 +14,13 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import pytest
-from semps_test_support import Server
+from semps_test_support import Server, wait_for
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
@@ -440,25 +439,16 @@ def test_40_streams_that_never_read_are_capped(noisy: Noisy) -> None:
 # --- the good publisher and subscriber, and the end ----------------------------------------
 
 
-def _wait_for(predicate: Callable[[], bool], seconds: float = 30.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
-
-
 def test_the_good_neighbours_lost_nothing_no_5xx_and_sigterm_stops_the_server(
     noisy: Noisy,
 ) -> None:
     # let the publisher post a few events even when run alone
-    _wait_for(lambda: len(noisy.acknowledged) >= 5, seconds=120)
+    wait_for(lambda: len(noisy.acknowledged) >= 5, seconds=120)
     noisy.finish()
     assert noisy.refused == []
     assert len(noisy.acknowledged) >= 5
     acknowledged = set(noisy.acknowledged)
-    _wait_for(lambda: acknowledged <= {v for _, v in noisy.received})
+    wait_for(lambda: acknowledged <= {v for _, v in noisy.received}, seconds=30)
     assert acknowledged <= {v for _, v in noisy.received}
     ids = [i for i, _ in noisy.received]
     assert ids == list(range(1, len(ids) + 1))  # gapless, no repeats

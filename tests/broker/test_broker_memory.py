@@ -17,11 +17,11 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
 import pytest
+from semps_test_support import LocalServer, QuietHandler
 
 from semps.api.app import create_app
 from semps.broker.broker import Broker
@@ -247,7 +247,7 @@ def test_the_http_api_runs_over_the_memory_store_without_a_server(tmp_path: Path
         app.state.broker.close()
 
 
-class Receiver:
+class Receiver(LocalServer):
     """A local webhook endpoint: answers ``status`` and records (delivery header, signature
     header, body) of each POST."""
 
@@ -256,9 +256,9 @@ class Receiver:
         self.arrived = threading.Condition()
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-                body = self.rfile.read(int(self.headers["Content-Length"]))
+                body = self.body()
                 self.send_response(status)
                 self.end_headers()
                 with outer.arrived:
@@ -268,17 +268,7 @@ class Receiver:
                     )
                     outer.arrived.notify_all()
 
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_port}/hook"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler, path="/hook")
 
     def wait_for(self, n: int) -> None:
         """Until ``n`` requests came (at most a minute: then the test fails)."""

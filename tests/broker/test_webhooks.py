@@ -8,17 +8,21 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from semps_test_support import LocalServer, QuietHandler, wait_for
 
 from semps.broker.callbacks import CallbackPolicy
 from semps.broker.store import Store
 from semps.broker.webhooks import WebhookDispatcher, signature
 
+#: Seconds a delivery may take on a loaded machine (no timing is asserted).
+WAIT = 60.0
 
-class Endpoint:
+
+class Endpoint(LocalServer):
     """A local HTTP server whose paths answer differently (``/ok``, ``/fail``, redirects,
     ``/hang``), recording what it got and how many requests overlapped per path."""
 
@@ -29,9 +33,9 @@ class Endpoint:
         self.release = threading.Event()
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-                body = self.rfile.read(int(self.headers["Content-Length"]))
+                body = self.body()
                 path = self.path
                 outer.busy[path] = outer.busy.get(path, 0) + 1
                 outer.overlap = max(outer.overlap, outer.busy[path])
@@ -40,13 +44,7 @@ class Endpoint:
                 finally:
                     outer.busy[path] -= 1
 
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_port}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        super().__init__(Handler)
 
     def answer(self, handler: BaseHTTPRequestHandler, path: str, body: bytes) -> None:
         redirects = {
@@ -70,8 +68,7 @@ class Endpoint:
 
     def close(self) -> None:
         self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().close()
 
 
 @pytest.fixture
@@ -79,15 +76,6 @@ def endpoint() -> Iterator[Endpoint]:
     ep = Endpoint()
     yield ep
     ep.close()
-
-
-def _wait_for(predicate, seconds: float = 60.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def _subscribe(store: Store, sub: str, url: str, notes: int = 1) -> str:
@@ -127,8 +115,8 @@ def test_every_failure_ends_in_the_dead_letters(tmp_path: Path, endpoint: Endpoi
     hooks = WebhookDispatcher(store, attempts=2, backoff=0.01, timeout=3, policy=policy)
     try:
         hooks.wake()
-        assert _wait_for(lambda: len(store.dead_letters()) == len(cases))
-        assert _wait_for(lambda: len(endpoint.got) == 2)
+        assert wait_for(lambda: len(store.dead_letters()) == len(cases), WAIT)
+        assert wait_for(lambda: len(endpoint.got) == 2, WAIT)
     finally:
         hooks.close()
     letters = {d.subscription: d for d in store.dead_letters()}
@@ -153,16 +141,16 @@ def test_one_request_in_flight_per_subscription_in_seq_order(
     hooks = WebhookDispatcher(store, policy=CallbackPolicy(["127.0.0.1"]))
     try:
         hooks.wake()
-        assert _wait_for(lambda: len(endpoint.got) == 18)
+        assert wait_for(lambda: len(endpoint.got) == 18, WAIT)
         for sub in ("a", "b", "c"):
             sent = [json.loads(b)["id"] for p, _, b in endpoint.got if p == f"/ok-{sub}"]
             assert sent == [1, 2, 3, 4, 5, 6]
         assert endpoint.overlap == 1
-        assert _wait_for(lambda: store.webhook_backlog() == 0)
+        assert wait_for(lambda: store.webhook_backlog() == 0, WAIT)
         # New notifications after a wake-up are delivered too.
         store.add_notifications("ev-late", [("a", {"subscription": "a"})])
         hooks.wake()
-        assert _wait_for(lambda: len(endpoint.got) == 19)
+        assert wait_for(lambda: len(endpoint.got) == 19, WAIT)
     finally:
         hooks.close()
 
@@ -179,8 +167,8 @@ def test_many_subscriptions_on_one_hanging_host_leave_room_for_others(
     hooks = WebhookDispatcher(store, policy=policy, timeout=30, max_in_flight=8, per_host=4)
     try:
         hooks.wake()
-        assert _wait_for(lambda: len(healthy.got) == 1)
-        assert _wait_for(lambda: endpoint.overlap == 4)
+        assert wait_for(lambda: len(healthy.got) == 1, WAIT)
+        assert wait_for(lambda: endpoint.overlap == 4, WAIT)
         time.sleep(0.2)
         assert endpoint.overlap == 4  # never more than per_host on the hanging host
     finally:

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import http.server
 import json
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -16,7 +14,7 @@ from typing import Any
 import owlrl
 import pytest
 import rdflib
-from semps_test_support import Server, _free_port
+from semps_test_support import LocalServer, QuietHandler, Server, _free_port
 
 from semps.client import DeadLetter, Notification, Published, Subscription
 from semps.client import _calls as calls
@@ -263,17 +261,13 @@ def test_health_and_metrics(admin: Any, connect: Any, server: Server) -> None:
     assert "semps_events_in_total" in metrics
 
 
-class _Hook(http.server.BaseHTTPRequestHandler):
+class _Hook(QuietHandler):
     received: list[tuple[bytes, str]] = []
 
     def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        self.received.append((body, self.headers["X-Semps-Signature"]))
+        self.received.append((self.body(), self.headers["X-Semps-Signature"]))
         self.send_response(204)
         self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
 
 
 def test_a_webhook_dead_letter_replayed_to_a_listener_signed_with_the_secret(
@@ -292,13 +286,11 @@ def test_a_webhook_dead_letter_replayed_to_a_listener_signed_with_the_secret(
         time.sleep(0.1)
     assert [(d.seq, d.attempts) for d in letters] == [(1, 1)]
     _Hook.received = []
-    receiver = http.server.HTTPServer(("127.0.0.1", port), _Hook)
-    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    receiver = LocalServer(_Hook, port)
     try:
         assert admin.replay(letters[0]) is None
     finally:
-        receiver.shutdown()
-        receiver.server_close()
+        receiver.close()
     [(body, signature)] = _Hook.received
     digest = hmac.new(sub.secret.encode(), body, hashlib.sha256).hexdigest()
     assert signature == f"sha256={digest}"
