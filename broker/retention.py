@@ -11,13 +11,13 @@ from a pruned seq simply gets the notifications that are left.
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from semps.broker._tables import Tables
 
 if TYPE_CHECKING:
     from semps.broker.contracts import Store
@@ -46,13 +46,9 @@ class RetentionPolicy:
             raise ValueError(msg)
 
 
-class RetentionTable:
+class RetentionTable(Tables):
     """The retention methods of :class:`~semps.broker.store.Store`."""
 
-    _w: sqlite3.Connection  # the writing connection, under _wlock
-    _db: sqlite3.Connection  # the reading connection, under _lock
-    _wlock: AbstractContextManager[Any]
-    _lock: AbstractContextManager[Any]
     _last_seq: dict[str, int]  # each subscription's last notification seq
 
     def set_retention(self, sub_id: str, count: int | None, age: float | None) -> None:

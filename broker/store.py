@@ -202,8 +202,7 @@ class Store(TokenTable, RetentionTable, contracts.Store):
         if owner is not None:
             query += " WHERE owner = ?"
             args = (owner,)
-        with self._lock:
-            rows = self._db.execute(query + " ORDER BY rowid", args).fetchall()
+        rows = self._rows(query + " ORDER BY rowid", args)
         return [(Subscription(*row[:5]), row[5]) for row in rows]
 
     # -- counts and saved counters ---------------------------------------------------------
@@ -241,10 +240,7 @@ class Store(TokenTable, RetentionTable, contracts.Store):
 
     def saved_counters(self) -> dict[str, int]:
         """The counters :meth:`save_counters` kept."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT substr(name, 8), value FROM counters WHERE name LIKE 'metric:%'"
-            ).fetchall()
+        rows = self._rows("SELECT substr(name, 8), value FROM counters WHERE name LIKE 'metric:%'")
         return {str(name): int(value) for name, value in rows}
 
     # -- notifications ---------------------------------------------------------------------
@@ -306,12 +302,11 @@ class Store(TokenTable, RetentionTable, contracts.Store):
         return out
 
     def notifications_after(self, sub_id: str, after: int, limit: int = 500) -> list[Notification]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT subscription, seq, event, payload FROM notifications "
-                "WHERE subscription = ? AND seq > ? ORDER BY seq LIMIT ?",
-                (sub_id, after, limit),
-            ).fetchall()
+        rows = self._rows(
+            "SELECT subscription, seq, event, payload FROM notifications "
+            "WHERE subscription = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (sub_id, after, limit),
+        )
         return [Notification(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
 
     # -- webhooks --------------------------------------------------------------------------
@@ -328,10 +323,7 @@ class Store(TokenTable, RetentionTable, contracts.Store):
         return secret
 
     def webhooks(self) -> list[Webhook]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT subscription, url, secret, delivered FROM webhooks"
-            ).fetchall()
+        rows = self._rows("SELECT subscription, url, secret, delivered FROM webhooks")
         return [self._webhook(row) for row in rows]
 
     def _webhook(self, row: tuple[str, str, str, int]) -> Webhook:
@@ -363,10 +355,9 @@ class Store(TokenTable, RetentionTable, contracts.Store):
             )
 
     def dead_letters(self) -> list[DeadLetter]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT id, subscription, seq, url, error, attempts FROM dead_letters ORDER BY id"
-            ).fetchall()
+        rows = self._rows(
+            "SELECT id, subscription, seq, url, error, attempts FROM dead_letters ORDER BY id"
+        )
         return [DeadLetter(*row) for row in rows]
 
     def drop_dead_letter(self, letter_id: int) -> None:

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import sqlite3
 import time
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
 
+from semps.broker._tables import Tables
 from semps.errors import NotFound, StoreError
 
 __all__ = ["ROLES", "Principal", "TokenInfo", "TokenTable", "digest", "new_token"]
@@ -82,13 +80,8 @@ def new_token(
     return secret, TokenInfo(_token_id(digest(secret)), role, subject, now, expires_at, None)
 
 
-class TokenTable:
+class TokenTable(Tables):
     """The token methods of :class:`~semps.broker.store.Store` (its ``tokens`` table)."""
-
-    _w: sqlite3.Connection  # the writing connection, under _wlock
-    _db: sqlite3.Connection  # the reading connection, under _lock
-    _wlock: AbstractContextManager[Any]
-    _lock: AbstractContextManager[Any]
 
     def _migrate_tokens(self) -> None:
         """Give tokens from before ids, expiry and revocation their new columns."""
@@ -126,10 +119,9 @@ class TokenTable:
 
     def list_tokens(self) -> list[TokenInfo]:
         """Every token (revoked and expired ones too), oldest first."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT id, role, subject, created, expires, revoked FROM tokens ORDER BY rowid"
-            ).fetchall()
+        rows = self._rows(
+            "SELECT id, role, subject, created, expires, revoked FROM tokens ORDER BY rowid"
+        )
         return [TokenInfo(*row) for row in rows]
 
     def revoke_token(self, token_id: str) -> TokenInfo:
