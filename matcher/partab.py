@@ -25,11 +25,14 @@ from semps.terms import RDF_TYPE, n3
 
 @dataclass(frozen=True, slots=True)
 class EventParts:
-    """An event as PartA (property -> node pairs) and PartB (node -> types)."""
+    """An event as PartA (property -> node pairs) and PartB (node -> types), and
+    ``pairs``: every property's node pairs, ``rdf:type`` included (PartA with PartB's
+    ``(node, type)`` pairs), what the matcher probes; made in the same pass."""
 
     event_id: str
     part_a: dict[str, list[tuple[str, Term]]]
     part_b: dict[str, list[str]]
+    pairs: dict[str, list[tuple[str, Term]]]
 
 
 def to_partab(
@@ -50,12 +53,14 @@ def to_partab(
     triples = (expansion or Expansion()).close(event.triples, limits=limits)
     part_a: dict[str, list[tuple[str, Term]]] = {}
     part_b: dict[str, list[str]] = {}
+    pairs: dict[str, list[tuple[str, Term]]] = {}
     for s, p, o in triples:
         if p == RDF_TYPE and type(o) is str:
             part_b.setdefault(s, []).append(o)
         else:
             part_a.setdefault(p, []).append((s, o))
-    return EventParts(event.id, part_a, part_b)
+        pairs.setdefault(p, []).append((s, o))
+    return EventParts(event.id, part_a, part_b, pairs)
 
 
 def npn(subject: str, obj: Term) -> str:

@@ -79,16 +79,12 @@ _NO_SLOTS: IntArray = np.zeros(0, dtype=np.int64)
 
 
 class EventPairs:
-    """The event's node pairs per property (PartA plus PartB's type pairs), with the
-    lookups the index probes and the binding tables the verifier reads."""
+    """The event's node pairs per property (:attr:`EventParts.pairs`: PartA plus PartB's
+    type pairs), with the lookups the index probes and the binding tables the verifier
+    reads."""
 
     def __init__(self, parts: EventParts) -> None:
-        self.by_prop: dict[str, list[tuple[str, Term]]] = dict(parts.part_a)
-        types: list[tuple[str, Term]] = [
-            (node, cls) for node, classes in parts.part_b.items() for cls in classes
-        ]
-        if types:
-            self.by_prop[RDF_TYPE] = types
+        self.by_prop: dict[str, list[tuple[str, Term]]] = parts.pairs
         self._tables: dict[tuple[str, NPNKey], list[tuple[str, Term]]] = {}
         self._indexes: dict[IndexKey, dict[Term, list[tuple[str, Term]]]] = {}
         self._sets: dict[tuple[str, NPNKey], set[tuple[str, Term]]] = {}

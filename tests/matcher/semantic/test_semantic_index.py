@@ -23,6 +23,7 @@ from semps.matcher.semantic.index import EventPairs
 from semps.matcher.semantic.plan import plan_partitions
 from semps.matcher.semantic.verify import verify
 from semps.ontology import compile_axioms
+from semps.terms import RDF_TYPE, XSD, Literal
 
 EX = "http://ex/"
 QUERIES = [
@@ -154,6 +155,15 @@ def test_a_text_registered_again_answers_under_each_id_and_outlives_its_first_id
     fresh = SemanticMatcher()
     fresh.add(Subscription("s1", "semantic", QUERIES[2]))
     assert run(m, event) == {"s1": run(fresh, event)["s1"], "s2": run(fresh, event)["s1"]}
+
+
+def test_a_literal_type_counts_beside_a_node_typed_by_a_class() -> None:
+    m = SemanticMatcher()
+    m.add(Subscription("lit", "semantic", 'SELECT * { ?x a "lit" }'))
+    m.add(Subscription("any", "semantic", "SELECT * { ?x a ?c }"))
+    lit = Literal("lit", XSD + "string")
+    event = Event("e", triples=((EX + "a", RDF_TYPE, lit), (EX + "b", RDF_TYPE, EX + "C")))
+    assert run(m, event) == {"lit": 1, "any": 2}
 
 
 def test_a_text_accepted_before_is_read_again_under_new_limits() -> None:
