@@ -64,6 +64,7 @@ __all__ = [
     "UnsafeCallback",
     "UnsupportedMediaType",
     "UnsupportedQueryError",
+    "WIRE",
 ]
 
 
@@ -206,3 +207,26 @@ class SettingsError(SempsError):
 
 class SparkError(SempsError):
     """The Spark pipeline could not start or failed."""
+
+
+#: How each error crosses the wire: (class, HTTP status, error code), most specific first.
+#: The API answers an exception with the first row its class matches; the client maps a code
+#: (or, for an unknown code, a status) named by one row only back to that row's class.
+WIRE: tuple[tuple[type[SempsError], int, str], ...] = (
+    (PermissionDenied, 403, "forbidden"),
+    (AuthError, 401, "unauthorized"),
+    (NotFound, 404, "not_found"),
+    (DocumentTooLarge, 413, "too_large"),
+    (UnsupportedMediaType, 415, "unsupported_media_type"),
+    (EventLimitExceeded, 422, "limit_exceeded"),
+    (SubscriptionLimitExceeded, 422, "limit_exceeded"),
+    (HostileInputError, 400, "hostile_input"),
+    (IngestError, 400, "bad_event"),
+    (SubscriptionSyntaxError, 400, "syntax_error"),
+    (UnsupportedQueryError, 422, "unsupported_query"),
+    (PluginNotFound, 400, "unknown_kind"),
+    (OntologyError, 400, "bad_ontology"),
+    (UnsafeCallback, 400, "unsafe_callback"),
+    (TooManyRequests, 429, "too_many_requests"),
+    (SempsError, 400, "bad_request"),
+)

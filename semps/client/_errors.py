@@ -12,55 +12,28 @@ import json
 from collections.abc import Mapping
 
 from semps.errors import (
-    AuthError,
+    WIRE,
     ClientError,
-    DocumentTooLarge,
     EventLimitExceeded,
-    HostileInputError,
     IngestError,
-    NotFound,
-    OntologyError,
-    PermissionDenied,
-    PluginNotFound,
     SempsError,
     SubscriptionError,
     SubscriptionLimitExceeded,
-    SubscriptionSyntaxError,
-    TooManyRequests,
-    UnsafeCallback,
-    UnsupportedMediaType,
     UnsupportedQueryError,
 )
 
 __all__ = ["CODES", "STATUSES", "error_from", "error_from_body"]
 
-#: The API's error code -> the class the server raised (``limit_exceeded`` depends on the
-#: request: see :func:`error_from_body`).
+#: The API's error code -> the class the server raised, for each code one class owns
+#: (``limit_exceeded`` depends on the request: see :func:`error_from_body`).
 CODES: dict[str, type[SempsError]] = {
-    "forbidden": PermissionDenied,
-    "unauthorized": AuthError,
-    "not_found": NotFound,
-    "too_large": DocumentTooLarge,
-    "unsupported_media_type": UnsupportedMediaType,
-    "hostile_input": HostileInputError,
-    "bad_event": IngestError,
-    "syntax_error": SubscriptionSyntaxError,
-    "unsupported_query": UnsupportedQueryError,
-    "unknown_kind": PluginNotFound,
-    "bad_ontology": OntologyError,
-    "unsafe_callback": UnsafeCallback,
-    "too_many_requests": TooManyRequests,
-    "bad_request": SempsError,
+    code: cls for cls, _, code in WIRE if sum(c == code for _, _, c in WIRE) == 1
 }
 
-#: The class for a status when the code is unknown (or the body is not the API's).
+#: The class for a status when the code is unknown (or the body is not the API's): for each
+#: status one class owns.
 STATUSES: dict[int, type[SempsError]] = {
-    401: AuthError,
-    403: PermissionDenied,
-    404: NotFound,
-    413: DocumentTooLarge,
-    415: UnsupportedMediaType,
-    429: TooManyRequests,
+    status: cls for cls, status, _ in WIRE if sum(s == status for _, s, _ in WIRE) == 1
 }
 
 
