@@ -39,6 +39,7 @@ def _json_body(model: type[BaseModel]) -> dict[str, Any]:
 
 _AXIOM_MSG = 'expected JSON {"kind": ..., "subject": IRI, "object": IRI}'
 _ENTITY_MSG = 'expected JSON {"iri": IRI, "parents": [IRI, ...], "kind": "object"|"datatype"}'
+_EXPECTED: dict[type[BaseModel], str] = {Axiom: _AXIOM_MSG, Entity: _ENTITY_MSG}
 _EDIT_ERRORS = responses(400, 401, 403, 413, 415, 422)
 
 
@@ -82,59 +83,68 @@ def ontology_router(ctx: Context) -> APIRouter:
     async def replace_ontology(request: Request) -> Version:
         """Replace the whole ontology with a document."""
         data, declared = await document(request)
-        await run_in_threadpool(lambda: ontology.load(data, format=declared, replace=True))
-        return Version(version=ontology.version)
+        return await edit(lambda: ontology.load(data, format=declared, replace=True))
 
     @router.post("/ontology", dependencies=admin, openapi_extra=_RDF_BODY, responses=_EDIT_ERRORS)
     async def merge_ontology(request: Request) -> Version:
         """Merge a document into the ontology."""
         data, declared = await document(request)
-        await run_in_threadpool(lambda: ontology.load(data, format=declared))
-        return Version(version=ontology.version)
+        return await edit(lambda: ontology.load(data, format=declared))
 
-    @router.post(
+    def json_edit(
+        method: str, path: str, name: str, doc: str, model: type[M], apply: Callable[[M], object]
+    ) -> None:
+        """Route ``method path``: parse a JSON ``model`` and ``apply`` it to the ontology."""
+        message = _EXPECTED[model]
+
+        async def endpoint(request: Request) -> Version:
+            item = await parsed(request, model, message)
+            return await edit(apply, item)
+
+        router.add_api_route(
+            path,
+            endpoint,
+            methods=[method],
+            name=name,
+            description=doc,
+            response_model=Version,
+            dependencies=admin,
+            openapi_extra=_json_body(model),
+            responses=_EDIT_ERRORS,
+        )
+
+    json_edit(
+        "POST",
         "/ontology/axioms",
-        dependencies=admin,
-        openapi_extra=_json_body(Axiom),
-        responses=_EDIT_ERRORS,
+        "add_axiom",
+        "Add an axiom (subClassOf, subPropertyOf, equivalentClass, ...).",
+        Axiom,
+        lambda a: ontology.add_axiom(a.kind, a.subject, a.object),
     )
-    async def add_axiom(request: Request) -> Version:
-        """Add an axiom (subClassOf, subPropertyOf, equivalentClass, ...)."""
-        axiom = await parsed(request, Axiom, _AXIOM_MSG)
-        return await edit(ontology.add_axiom, axiom.kind, axiom.subject, axiom.object)
-
-    @router.delete(
+    json_edit(
+        "DELETE",
         "/ontology/axioms",
-        dependencies=admin,
-        openapi_extra=_json_body(Axiom),
-        responses=_EDIT_ERRORS,
+        "remove_axiom",
+        "Remove an axiom.",
+        Axiom,
+        lambda a: ontology.remove_axiom(a.kind, a.subject, a.object),
     )
-    async def remove_axiom(request: Request) -> Version:
-        """Remove an axiom."""
-        axiom = await parsed(request, Axiom, _AXIOM_MSG)
-        return await edit(ontology.remove_axiom, axiom.kind, axiom.subject, axiom.object)
-
-    @router.post(
+    json_edit(
+        "POST",
         "/ontology/classes",
-        dependencies=admin,
-        openapi_extra=_json_body(Entity),
-        responses=_EDIT_ERRORS,
+        "add_class",
+        "Declare a class under its parents.",
+        Entity,
+        lambda e: ontology.add_class(e.iri, e.parents),
     )
-    async def add_class(request: Request) -> Version:
-        """Declare a class under its parents."""
-        entity = await parsed(request, Entity, _ENTITY_MSG)
-        return await edit(ontology.add_class, entity.iri, entity.parents)
-
-    @router.post(
+    json_edit(
+        "POST",
         "/ontology/properties",
-        dependencies=admin,
-        openapi_extra=_json_body(Entity),
-        responses=_EDIT_ERRORS,
+        "add_property",
+        "Declare an object or datatype property under its parents.",
+        Entity,
+        lambda e: ontology.add_property(e.iri, e.kind, e.parents),
     )
-    async def add_property(request: Request) -> Version:
-        """Declare an object or datatype property under its parents."""
-        entity = await parsed(request, Entity, _ENTITY_MSG)
-        return await edit(ontology.add_property, entity.iri, entity.kind, entity.parents)
 
     @router.delete(
         "/ontology/entities", dependencies=admin, responses=responses(400, 401, 403, 422)
