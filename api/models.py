@@ -10,13 +10,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from semps.broker.contracts import DeadLetter
+
 __all__ = [
     "BODY_MODELS",
     "Axiom",
     "BatchIn",
     "BatchItem",
     "BatchOut",
-    "DeadLetterOut",
     "DeadLetterPage",
     "Entity",
     "ErrorBody",
@@ -161,21 +162,10 @@ class Entity(BaseModel):
     kind: Literal["object", "datatype"] = "object"
 
 
-class DeadLetterOut(BaseModel):
-    """A notification whose webhook delivery gave up."""
-
-    id: int
-    subscription: str
-    seq: int
-    url: str
-    error: str
-    attempts: int
-
-
 class DeadLetterPage(BaseModel):
     """One page of dead letters; ``next`` is the cursor of the next page (null: the last)."""
 
-    items: list[DeadLetterOut]
+    items: list[DeadLetter]  # the store's record (a dataclass) is the schema
     next: str | None
 
 

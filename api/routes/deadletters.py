@@ -8,7 +8,7 @@ from starlette.concurrency import run_in_threadpool
 
 from semps.api.context import Context
 from semps.api.errors import responses
-from semps.api.models import DeadLetterOut, DeadLetterPage, Replayed
+from semps.api.models import DeadLetterPage, Replayed
 from semps.api.pagination import DEFAULT_LIMIT, MAX_LIMIT, decode_cursor, encode_cursor, page
 from semps.broker.store import DeadLetter
 from semps.errors import NotFound, SempsError
@@ -30,7 +30,7 @@ def deadletters_router(ctx: Context) -> APIRouter:
         after = _letter_id(decode_cursor(cursor, "deadletters"))
         items, last = page(store.dead_letters(), _id, after, limit)
         return DeadLetterPage(
-            items=[_out(d) for d in items],
+            items=list(items),
             next=None if last is None else encode_cursor("deadletters", str(last.id)),
         )
 
@@ -58,14 +58,3 @@ def _letter_id(key: str | None) -> int | None:
         msg = "invalid cursor: pass the 'next' value of the previous page"
         raise SempsError(msg)
     return int(key)
-
-
-def _out(letter: DeadLetter) -> DeadLetterOut:
-    return DeadLetterOut(
-        id=letter.id,
-        subscription=letter.subscription,
-        seq=letter.seq,
-        url=letter.url,
-        error=letter.error,
-        attempts=letter.attempts,
-    )
