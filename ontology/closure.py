@@ -17,14 +17,10 @@ from collections.abc import Iterable
 from semps._types import Term, Triple
 from semps.errors import EventLimitExceeded
 from semps.limits import DEFAULT_LIMITS, Limits
+from semps.ontology.compile import EQ_CLASS, EQ_PROPERTY, SUB_CLASS, SUB_PROPERTY, THING
 from semps.ontology.expansion import Expansion
 from semps.terms import OWL, RDF, RDF_TYPE, RDFS, Literal
 
-SUB_CLASS = RDFS + "subClassOf"
-SUB_PROPERTY = RDFS + "subPropertyOf"
-EQ_CLASS = OWL + "equivalentClass"
-EQ_PROPERTY = OWL + "equivalentProperty"
-THING = OWL + "Thing"
 SAME_AS = OWL + "sameAs"
 #: subClassOf and subPropertyOf are closed like transitive properties (scm-sco, scm-spo).
 _SCHEMA_TRANSITIVE = frozenset({SUB_CLASS, SUB_PROPERTY})

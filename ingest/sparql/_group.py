@@ -291,17 +291,7 @@ class GroupParser:
     def bind(self, node: Node | None) -> Node:
         """``BIND ( expression AS ?var )``: the group so far, extended."""
         start = self.advance()
-        self.expect_op("(")
-        expr = self.with_exists(self.expression)
-        if not self.tok.is_keyword("AS"):
-            raise self.error(f"expected AS but found {self.tok.describe()}")
-        self.advance()
-        var = self.tok
-        if var.kind != "VAR":
-            raise self.error(f"expected a variable but found {var.describe()}")
-        self.advance()
-        self.expect_op(")")
-        name = var.text[1:]
+        name, expr = self.expression_as()
         if node is not None and name in in_scope(node):
             raise self.error(f"BIND assigns ?{name}, already in scope in the group", start)
         self.constructs.setdefault("BIND")
@@ -360,6 +350,13 @@ class GroupParser:
     def select_expression(self) -> tuple[str, Any]:
         """``( expression AS ?var )`` in a SELECT clause."""
         self.count_element()
+        name, expr = self.expression_as()
+        self.constructs.setdefault("SELECT expression")
+        return name, expr
+
+    def expression_as(self) -> tuple[str, Any]:
+        """``( expression AS ?var )`` (of BIND and SELECT): the variable's name and the
+        expression."""
         self.expect_op("(")
         expr = self.with_exists(self.expression)
         if not self.tok.is_keyword("AS"):
@@ -370,7 +367,6 @@ class GroupParser:
             raise self.error(f"expected a variable but found {var.describe()}")
         self.advance()
         self.expect_op(")")
-        self.constructs.setdefault("SELECT expression")
         return var.text[1:], expr
 
     def selected_expressions(self, where: Node, tok: Token) -> Node:

@@ -27,6 +27,12 @@ SUBSCRIPTIONS = {
 }
 
 
+def _match(subs: Path, events: Path) -> subprocess.CompletedProcess[str]:
+    """``semps match`` run as a process over a subscription folder and events."""
+    command = [sys.executable, "-m", "semps", "match", "--subscriptions", str(subs)]
+    return subprocess.run([*command, "--events", str(events)], capture_output=True, text=True)
+
+
 def test_ill_typed_literals_are_quiet_and_answered_as_the_w3c_results(tmp_path: Path) -> None:
     (tmp_path / "events").mkdir()
     (tmp_path / "events" / "e1.ttl").write_text(EVENT)
@@ -34,20 +40,7 @@ def test_ill_typed_literals_are_quiet_and_answered_as_the_w3c_results(tmp_path: 
     subs.mkdir()
     for name, text in SUBSCRIPTIONS.items():
         (subs / f"{name}.rq").write_text(text)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "semps",
-            "match",
-            "--subscriptions",
-            str(subs),
-            "--events",
-            str(tmp_path / "events"),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    done = _match(subs, tmp_path / "events")
     assert (done.returncode, done.stderr) == (0, "")
     (record,) = [json.loads(line) for line in done.stdout.splitlines()]
     assert record["solutions"] == {"ill-typed": 1, "midnight": 2, "unbound": 1}
@@ -68,19 +61,6 @@ def test_an_ill_typed_literal_read_by_rdflib_prints_no_traceback(tmp_path: Path)
     subs = tmp_path / "subs"
     subs.mkdir()
     (subs / "n.rq").write_text("SELECT ?x { ?x <http://example.org/n> ?n FILTER(?n > 1) }")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "semps",
-            "match",
-            "--subscriptions",
-            str(subs),
-            "--events",
-            str(tmp_path / "e1.rdf"),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    done = _match(subs, tmp_path / "e1.rdf")
     assert (done.returncode, done.stderr) == (0, "")
     assert json.loads(done.stdout)["matches"] == []
