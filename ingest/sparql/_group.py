@@ -468,18 +468,19 @@ class GroupParser:
 
     def path(self) -> Path:
         """``seq | seq | ...``."""
-        items = [self.path_sequence()]
-        while self.tok.is_op("|"):
-            self.advance()
-            items.append(self.path_sequence())
-        return items[0] if len(items) == 1 else ("alt", tuple(items))
+        return self.path_list("|", self.path_sequence, "alt")
 
     def path_sequence(self) -> Path:
-        items = [self.path_element()]
-        while self.tok.is_op("/"):
+        """``element / element / ...``."""
+        return self.path_list("/", self.path_element, "seq")
+
+    def path_list(self, op: str, item: Callable[[], Path], tag: str) -> Path:
+        """One ``item``, or several separated by ``op`` as a ``(tag, items)`` path."""
+        items = [item()]
+        while self.tok.is_op(op):
             self.advance()
-            items.append(self.path_element())
-        return items[0] if len(items) == 1 else ("seq", tuple(items))
+            items.append(item())
+        return items[0] if len(items) == 1 else (tag, tuple(items))
 
     def path_element(self) -> Path:
         inverse = self.tok.is_op("^")

@@ -160,39 +160,31 @@ def _compile(ast: Ast) -> Compiled:
 def _or(ast: Ast) -> Compiled:
     """``a || b || ...`` (n-ary: a long disjunction is one loop, not a deep call chain):
     true if one operand is true, else an error if one failed, else false."""
-    operands = [_compile(a) for a in ast[1]]
-
-    def fn(b: Mapping[str, Term]) -> Value:
-        failed = False
-        for operand in operands:
-            try:
-                if _truth(operand(b)):
-                    return True
-            except EvalError:
-                failed = True
-        if failed:
-            raise EvalError("|| with an error")
-        return False
-
-    return fn
+    return _connective(ast, True, "||")
 
 
 def _and(ast: Ast) -> Compiled:
     """``a && b && ...``: false if one operand is false, else an error if one failed, else
     true."""
+    return _connective(ast, False, "&&")
+
+
+def _connective(ast: Ast, decisive: bool, symbol: str) -> Compiled:
+    """An n-ary ``||`` (``decisive`` true) or ``&&`` (false): ``decisive`` as soon as one
+    operand's truth is, else an error if one failed, else ``not decisive``."""
     operands = [_compile(a) for a in ast[1]]
 
     def fn(b: Mapping[str, Term]) -> Value:
         failed = False
         for operand in operands:
             try:
-                if not _truth(operand(b)):
-                    return False
+                if bool(_truth(operand(b))) is decisive:
+                    return decisive
             except EvalError:
                 failed = True
         if failed:
-            raise EvalError("&& with an error")
-        return True
+            raise EvalError(f"{symbol} with an error")
+        return not decisive
 
     return fn
 

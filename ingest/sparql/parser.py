@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urljoin
 
@@ -440,19 +441,18 @@ class _Parser(GroupParser):
         return items
 
     def additive(self) -> Any:
-        left = self.multiplicative()
-        rest: list[list[Any]] = []
-        while self.tok.kind == "OP" and self.tok.text in ("+", "-"):
-            op = self.advance().text
-            rest.append([op, self.multiplicative()])
-        return ("arith", left, rest) if rest else left
+        return self.arithmetic(("+", "-"), self.multiplicative)
 
     def multiplicative(self) -> Any:
-        left = self.unary()
+        return self.arithmetic(("*", "/"), self.unary)
+
+    def arithmetic(self, ops: tuple[str, ...], operand: Callable[[], Any]) -> Any:
+        """``operand (op operand)*`` with ``ops`` of one precedence, left to right."""
+        left = operand()
         rest: list[list[Any]] = []
-        while self.tok.kind == "OP" and self.tok.text in ("*", "/"):
+        while self.tok.kind == "OP" and self.tok.text in ops:
             op = self.advance().text
-            rest.append([op, self.unary()])
+            rest.append([op, operand()])
         return ("arith", left, rest) if rest else left
 
     def unary(self) -> Any:

@@ -171,23 +171,15 @@ def test_paths_follow_edges_only_the_closure_has(sid: str) -> None:
     assert differs, "the closure adds no edge this path follows: the test shows nothing"
 
 
+def _semps(*command: str, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    """``semps <command>`` run as a process over the Brick ontology, queries and events."""
+    inputs = ["--ontology", str(FOLDER / "ontology.owl"), "--subscriptions", str(ALGEBRA)]
+    argv = [sys.executable, "-m", "semps", *command, *inputs, "--events", str(FOLDER / "events")]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+
+
 def test_semps_match_prints_the_oracle_counts(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "semps",
-            "match",
-            "--ontology",
-            str(FOLDER / "ontology.owl"),
-            "--subscriptions",
-            str(ALGEBRA),
-            "--events",
-            str(FOLDER / "events"),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    result = _semps("match")
     assert result.returncode == 0, result.stderr
     printed = {
         row["event"]: row["solutions"] for row in map(json.loads, result.stdout.splitlines())
@@ -202,26 +194,7 @@ def test_semps_match_prints_the_oracle_counts(tmp_path: Path) -> None:
 @pytest.mark.spark
 def test_semps_spark_match_prints_the_oracle_counts() -> None:
     """Spark's bulk job runs the same matcher: the same language, the same answers."""
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "semps",
-            "spark",
-            "match",
-            "--master",
-            "local[2]",
-            "--ontology",
-            str(FOLDER / "ontology.owl"),
-            "--subscriptions",
-            str(ALGEBRA),
-            "--events",
-            str(FOLDER / "events"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    result = _semps("spark", "match", "--master", "local[2]", timeout=600)
     assert result.returncode == 0, result.stderr
     printed = {
         row["event"]: row["solutions"] for row in map(json.loads, result.stdout.splitlines())
