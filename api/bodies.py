@@ -3,16 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
 from fastapi import Request
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from semps.api.fastpath import read_bounded
 from semps.errors import UnsupportedMediaType
 
-__all__ = ["JSON", "media_type", "read_body", "require_media_type", "validation_message"]
+__all__ = [
+    "JSON",
+    "json_body",
+    "media_type",
+    "read_body",
+    "require_media_type",
+    "validation_message",
+]
 
 JSON = "application/json"
+
+
+def json_body(model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI ``openapi_extra`` of an operation whose required body is a JSON ``model``
+    (routes read their bodies themselves, so FastAPI does not see one)."""
+    schema = {"$ref": f"#/components/schemas/{model.__name__}"}
+    return {"requestBody": {"required": True, "content": {JSON: {"schema": schema}}}}
 
 
 def media_type(request: Request) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from pydantic import ValidationError
 
-from semps.api.bodies import JSON, read_body, require_media_type
+from semps.api.bodies import JSON, json_body, read_body, require_media_type
 from semps.api.context import Context
 from semps.api.errors import error_body, responses
 from semps.api.models import BatchIn, BatchOut, ErrorBody, JsonEvent, Published
@@ -35,12 +35,7 @@ _EVENT_BODY = {
         },
     }
 }
-_BATCH_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {JSON: {"schema": {"$ref": f"#/components/schemas/{BatchIn.__name__}"}}},
-    }
-}
+_BATCH_BODY = json_body(BatchIn)
 
 
 def events_router(ctx: Context) -> APIRouter:

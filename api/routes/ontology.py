@@ -4,14 +4,14 @@ classes and properties (admin). Every edit answers the new ontology ``version``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from semps.api.bodies import JSON, read_body, require_media_type
+from semps.api.bodies import JSON, json_body, read_body, require_media_type
 from semps.api.context import Context
 from semps.api.errors import responses
 from semps.api.models import Axiom, Entity, Version
@@ -30,11 +30,6 @@ _RDF_BODY = {
         "content": {m: {"schema": {"type": "string"}} for m in SUPPORTED_MEDIA_TYPES},
     }
 }
-
-
-def _json_body(model: type[BaseModel]) -> dict[str, Any]:
-    schema = {"$ref": f"#/components/schemas/{model.__name__}"}
-    return {"requestBody": {"required": True, "content": {JSON: {"schema": schema}}}}
 
 
 _AXIOM_MSG = 'expected JSON {"kind": ..., "subject": IRI, "object": IRI}'
@@ -109,7 +104,7 @@ def ontology_router(ctx: Context) -> APIRouter:
             description=doc,
             response_model=Version,
             dependencies=admin,
-            openapi_extra=_json_body(model),
+            openapi_extra=json_body(model),
             responses=_EDIT_ERRORS,
         )
 

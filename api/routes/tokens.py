@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 from pydantic import ValidationError
 
-from semps.api.bodies import JSON, read_body, require_media_type, validation_message
+from semps.api.bodies import JSON, json_body, read_body, require_media_type, validation_message
 from semps.api.context import Context
 from semps.api.errors import responses
 from semps.api.models import TokenCreated, TokenIn, TokenOut
@@ -23,12 +23,7 @@ __all__ = ["tokens_router"]
 MAX_LIFETIME = 100 * 365 * 86400
 #: The most bytes of a ``POST /tokens`` body.
 MAX_TOKEN_BODY = 4096
-_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {JSON: {"schema": {"$ref": f"#/components/schemas/{TokenIn.__name__}"}}},
-    }
-}
+_BODY = json_body(TokenIn)
 
 
 def tokens_router(ctx: Context) -> APIRouter:
