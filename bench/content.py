@@ -1,4 +1,4 @@
-"""Content and symmetric matching benchmarks: seed 002's experiments, and seed 000's regions.
+"""Content and symmetric matching benchmarks: the HCEM paper's experiments, and region matching.
 
 The paper's workload: n subscriptions of k constraints on distinct attributes out of m;
 each constraint ``[low, low + w]`` with ``low`` uniform in ``[0, 1 - w]``; events give every
@@ -239,7 +239,7 @@ def plot(result: dict[str, object], path: Path) -> None:
 
 
 def symmetric(args: argparse.Namespace) -> dict[str, object]:
-    """150k update regions x 150k subscription regions, d = 3 (seed 000 / DDM workload):
+    """150k update regions x 150k subscription regions, d = 3 (a DDM workload):
     sides uniform in [0, 2 * side] inside the unit cube."""
     rng = np.random.default_rng(5)
     n, d = args.regions, 3

@@ -18,7 +18,7 @@ Cases:
 
 - ``semantic DIR``: a folder written by ``bench/semantic_workload.py write`` (ontology,
   ``events/*.nt``, ``subscriptions/*.rq``), matched by broadcast, or with ``--placement``
-  by the placement mined per subscription version (seed 004);
+  by the placement mined per subscription version;
 - ``content``: a generated workload where placement should win: ``--subs`` content
   subscriptions over ``--topics`` x ``--per-topic`` attributes, each constraining one or
   two attributes of one topic; each event carries the attributes of one topic (or

@@ -1,6 +1,6 @@
 """Read JSON events (content values and symmetric regions) into the one event model.
 
-A JSON event is an object with attribute ``values`` (seeds 000/002 content events) and/or a
+A JSON event is an object with attribute ``values`` (content events) and/or a
 ``region`` (closed intervals per attribute, symmetric publications)::
 
     {"id": "e1", "values": {"a0": 0.31, "a1": 5, "colour": "red"}}

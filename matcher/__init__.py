@@ -4,8 +4,9 @@
 - :func:`get_matcher_class` / :func:`available` (``semps.matcher.registry``) find a matcher
   by its ``kind``, importing it lazily; third parties register through the ``semps.matchers``
   entry-point group.
-- Built-in kinds: ``semantic`` (seed 001), ``content`` and ``symmetric`` (seeds 000/002),
-  ``composite`` (seed 003), each in its own subpackage.
+- Built-in kinds, each in its own subpackage: ``semantic`` (the merged index over RDF
+  events), ``content`` (predicate table, REIN, HCEM), ``symmetric`` (regions) and
+  ``composite`` (the event tree).
 """
 
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription

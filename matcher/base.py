@@ -113,7 +113,7 @@ class MatchContext:
 
     @cached_property
     def parts(self) -> EventParts:
-        """The event's PartA/PartB under the ontology (seed 001)."""
+        """The event's PartA/PartB under the ontology."""
         from semps.matcher.partab import to_partab
 
         return to_partab(self.event, self.expansion, limits=self.limits)
@@ -203,7 +203,7 @@ class Matcher(ABC):
     def subscription_items(self, subscription: Subscription) -> frozenset[str]:
         """The attribute items every event matching ``subscription`` carries.
 
-        Placement (seed 004) keys a subscription by these items and sends an event only to
+        Placement keys a subscription by these items and sends an event only to
         the partitions whose items it carries, so implementations must be sound: if
         ``subscription`` matches an event, ``subscription_items(subscription) <=
         event_items(context)``. The default (no items) is always sound: such subscriptions

@@ -17,7 +17,7 @@ def _frozen(mapping: Mapping[str, object] | None) -> Mapping[str, object]:
 class Event:
     """A published event.
 
-    An RDF event carries ``triples``; a content event (seeds 000/002) carries attribute
+    An RDF event carries ``triples``; a content event carries attribute
     ``values``; a symmetric publication carries ``regions`` (closed intervals per attribute).
     One event may carry several of these; every matcher reads the view it needs.
 

@@ -1,4 +1,4 @@
-"""Composite event detection (seed 003): the language, the shared event tree, the matcher."""
+"""Composite event detection: the language, the shared event tree, the matcher."""
 
 from semps.matcher.composite.language import Definition, parse_definitions
 from semps.matcher.composite.matcher import CompositeMatcher

@@ -1,4 +1,4 @@
-"""The Advanced Event Tree (seed 003): one shared tree of composite-event detectors.
+"""The Advanced Event Tree: one shared tree of composite-event detectors.
 
 Nodes are indexed by event name; a node used by several composites is stored once and keeps
 its parents (``activeComEvents`` / ``passiveComEvents`` in the seed) with the role it plays

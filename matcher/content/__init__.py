@@ -1,9 +1,9 @@
-"""Content-based matching (seeds 000 and 002): constraints on attribute values.
+"""Content-based matching: constraints on attribute values.
 
 - :mod:`.constraints`, :mod:`.parse`: subscriptions (JSON and text forms) and their semantics.
 - :mod:`.view`: the attribute view of an event (JSON values, ontology-expanded RDF literals).
 - Algorithms, all exact with insert, update and delete: :class:`PredicateTableIndex`
-  (seed 000, with the interface list), :class:`ReinIndex` and :class:`HcemIndex` (seed 002),
+  (with the interface list), :class:`ReinIndex` and :class:`HcemIndex`,
   and :class:`BruteForceIndex` (the tests' oracle).
 - :class:`ContentMatcher`: the broker plugin (kind ``content``).
 """

@@ -1,4 +1,4 @@
-"""Compiled kernels (numba) of the seed-000 predicate table; conventions as in
+"""Compiled kernels (numba) of the predicate table; conventions as in
 :mod:`semps.matcher.content._kernels`."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 
 from semps.matcher.kernels import jit
 
-# -- seed 000: the predicate table -------------------------------------------------------------
+# -- the predicate table ----------------------------------------------------------------------
 
 #: How a row is tested for one event (``mode`` array of :func:`table_match`).
 ROW_NONE, ROW_ALL, ROW_PREFIX, ROW_RANGE, ROW_GIVEN, ROW_VALUES = 0, 1, 2, 3, 4, 5
@@ -66,7 +66,7 @@ def table_match(
     bcount: np.ndarray,
     out: np.ndarray,
 ) -> int:
-    """Match the predicate table row by row (seed 000) and return the matched slot count.
+    """Match the predicate table row by row and return the matched slot count.
 
     Each row is sorted so that the predicates an event satisfies are one run
     ``[lo, hi)`` found by binary search (``mode``/``qa``/``qb`` say how). The match bucket

@@ -1,4 +1,4 @@
-"""Content subscriptions (seeds 000 and 002): conjunctions of constraints on attributes.
+"""Content subscriptions: conjunctions of constraints on attributes.
 
 A :class:`Constraint` says ``attr >= v``, ``attr <= v``, ``attr = v`` or
 ``attr between low and high`` (closed intervals). Numbers compare as IEEE doubles (``5``
@@ -158,7 +158,7 @@ class ContentSubscription:
         id: the subscription id.
         constraints: at least one constraint; several on one attribute must be satisfiable
             together (see the module doc).
-        interface: the delivery direction it belongs to (seed 000's interface list; the
+        interface: the delivery direction it belongs to (the predicate table's interface list; the
             broker uses the subscriber), or ``None`` for its own.
 
     Example:

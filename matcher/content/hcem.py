@@ -1,4 +1,4 @@
-"""HCEM: REIN plus batch matching (seed 002).
+"""HCEM: REIN plus batch matching.
 
 Events that arrive together are matched in one pass over the subscriptions. The batch is
 planned per attribute (:mod:`semps.matcher.content._hcem_kernels`): its values sorted, and

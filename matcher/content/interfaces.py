@@ -1,4 +1,4 @@
-"""The seed-000 subscription list and interface list, with aggregation.
+"""The subscription list and interface list, with aggregation.
 
 An *interface* is a delivery direction (a subscriber, in the broker) and holds *entries*:
 what the predicate table actually indexes. An entry is one subscription, or an *aggregate*

@@ -52,7 +52,7 @@ class ContentMatcher(Matcher):
 
     The attribute view is the event's JSON ``values`` plus its literal-valued RDF
     properties after ontology expansion (:mod:`semps.matcher.content.view`). A subscription's
-    owner is its interface (seed 000).
+    owner is its interface.
 
     Args:
         algorithm: one of :data:`ALGORITHMS` (HCEM by default: REIN per event, the dynamic

@@ -1,4 +1,4 @@
-"""The seed-000 predicate table, match bucket, subscription list and interface list.
+"""The predicate table, match bucket, subscription list and interface list.
 
 **Predicate table.** A subscription's condition on a column is one or two *predicates*; all
 predicates of one attribute and one operator form a *predicate family*, one row of the
@@ -14,7 +14,7 @@ moves on (its successor enters the bucket of a lower row) or, at the chain's end
 subscription matches. Chains skip rows freely, which is what the bucket is for.
 
 **Symmetric use.** With an event *region* ``[l, h]`` per attribute, lower bounds are tested
-against ``h`` and upper bounds against ``l`` (seed 000's cross comparison), equalities
+against ``h`` and upper bounds against ``l`` (the predicate table's cross comparison), equalities
 against the run ``[l, h]``; a missing attribute is unbounded. A point is ``[v, v]``, so
 forward, reverse and symmetric matching are one scan (:mod:`semps.matcher.symmetric`).
 
@@ -148,7 +148,7 @@ class PredicateTable:
 
 
 class PredicateTableIndex(CompiledIndex):
-    """Seed 000 for content subscriptions: the predicate table plus the interface list.
+    """For content subscriptions: the predicate table plus the interface list.
 
     Args:
         interface_limit: when an interface (a subscription's ``interface``, the subscriber

@@ -1,4 +1,4 @@
-"""REIN: per attribute two bucket lists, L_low and L_high, and negative search (seed 002).
+"""REIN: per attribute two bucket lists, L_low and L_high, and negative search.
 
 Every constraint is a closed interval ``[low, high]`` on its attribute (``>=`` leaves the
 high end open, ``<=`` the low end, ``=`` is ``[v, v]``). Per attribute, L_low files each

@@ -2,7 +2,7 @@
 
 - A JSON event's ``values`` are attributes with one value each.
 - An RDF event's literal-valued properties are attributes named by the property IRI, after
-  the event is closed under the ontology (PartA, seed 001): a subscription on a
+  the event is closed under the ontology (PartA): a subscription on a
   super-property sees a sub-property's literal, as everywhere else in semps. A property may
   have several literals (several triples); the view keeps them all, and a constraint holds
   when some value satisfies it (see :mod:`semps.matcher.content.constraints`).

@@ -1,4 +1,4 @@
-"""Symmetric (region) matching (seed 000): subscription regions against publication regions.
+"""Symmetric (region) matching: subscription regions against publication regions.
 
 - :mod:`.region`: regions, the overlap rule and the JSON form.
 - :class:`RegionIndex`: the predicate table with cross comparison for single publications,

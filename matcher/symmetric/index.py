@@ -1,7 +1,7 @@
-"""RegionIndex: symmetric matching of single publications (the seed-000 predicate table) and
+"""RegionIndex: symmetric matching of single publications (the predicate table) and
 of batches (a sort-based sweep).
 
-Single publications scan the predicate table with seed 000's cross comparison: a lower-bound
+Single publications scan the predicate table with its cross comparison: a lower-bound
 row (the subscriptions' lows) is split by the publication's high, an upper-bound row (their
 highs) by the publication's low, an equality row (points) by the run ``[low, high]``; an
 attribute the publication does not name leaves its rows whole.

@@ -1,4 +1,4 @@
-"""Regions (seed 000's symmetric matching): closed intervals per attribute.
+"""Regions (symmetric matching): closed intervals per attribute.
 
 A subscription region and a publication region *match* when their intervals overlap on
 every attribute both name: ``[a, b]`` and ``[c, d]`` overlap unless ``c > b`` or ``d < a``.

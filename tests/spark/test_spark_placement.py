@@ -1,4 +1,4 @@
-"""Placement mined from the subscription history (seed 004).
+"""Placement mined from the subscription history.
 
 The placement rules are plain Python and are specified here without Spark; the mining is
 checked against a brute-force count of frequent itemsets, and the placement's promise (no
