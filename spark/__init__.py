@@ -7,6 +7,8 @@ here re-implements matching semantics.
 - :mod:`.package`: the zip and driver script a cluster's executors need.
 - :mod:`.sources`: events from RDF files or triples tables, spread over every core.
 - :mod:`.bulk`: :func:`match_events`, the bulk job (the broker's matcher in each worker).
+- :mod:`.graph_join`: the opt-in GraphFrames engine (a bulk graph join picks candidate
+  events for the same matcher); :mod:`.jars` provisions its jar.
 - :mod:`.waiting`: a warning when a job waits for resources.
 - :mod:`.placement`: seed 004, frequent-itemset placement of subscriptions and events.
 - :mod:`.report`: the placement report against Ferry and broadcast.

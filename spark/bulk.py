@@ -9,9 +9,10 @@ items reach.
 Results are ``(event id, {subscription id: solution count})`` pairs, one per event, also
 for events that match nothing.
 
-(A GraphFrames engine, subscriptions as motif queries joined in the JVM, was retired: it
-re-implemented the join and the counting, and ran 158x slower than this one on 200 events x
-200 subscriptions, 300.5 s against 1.9 s; see the README.)
+(The opt-in GraphFrames engine, :mod:`semps.spark.graph_join`, only picks candidate events
+with a bulk graph join and hands them to this matcher. An earlier one, subscriptions as
+motif queries joined and counted in the JVM, was retired: it ran 158x slower than this one
+on 200 events x 200 subscriptions, 300.5 s against 1.9 s; see the README.)
 """
 
 from __future__ import annotations
