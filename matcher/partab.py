@@ -1,4 +1,4 @@
-"""PartA / PartB: the seed-001 structure of an event, after ontology expansion.
+"""PartA / PartB: the structure of an event, after ontology expansion.
 
 - **PartA** (``HMProp``): property IRI -> ``VCNPN``, the node pairs ``(subject, object)`` of
   every triple with that property (``rdf:type`` excluded). The seed writes a node pair as the

@@ -1,4 +1,4 @@
-"""The semantic matcher (seed 001): RDF events against SPARQL-like graph patterns.
+"""The semantic matcher: RDF events against SPARQL-like graph patterns.
 
 - :mod:`.compiled`: a parsed query as index patterns (node-pair keys).
 - :mod:`.index`: the merged subscription graph HMProp -> HMNPN -> SC and counter filtering.

@@ -1,4 +1,4 @@
-"""The merged subscription graph (seed 001) and phase 1, counter filtering.
+"""The merged subscription graph and phase 1, counter filtering.
 
 ``HMProp``: property -> ``HMNPN``: node-pair key -> :class:`SC`, the subscription list of
 every subscription with that triple pattern. A pattern shared by many subscriptions is

@@ -1,4 +1,4 @@
-"""SemanticMatcher: the seed-001 matcher (index, counter filter, partitioned verification)."""
+"""SemanticMatcher: the merged-index matcher (index, counter filter, partitioned verification)."""
 
 from __future__ import annotations
 
