@@ -10,7 +10,7 @@ here re-implements matching semantics.
 - :mod:`.graph_join`: the opt-in GraphFrames engine (a bulk graph join picks candidate
   events for the same matcher); :mod:`.jars` provisions its jar.
 - :mod:`.waiting`: a warning when a job waits for resources.
-- :mod:`.placement`: seed 004, frequent-itemset placement of subscriptions and events.
+- :mod:`.placement`: frequent-itemset placement of subscriptions and events.
 - :mod:`.report`: the placement report against Ferry and broadcast.
 
 pyspark is an optional dependency (``pip install 'semps[spark]'``); importing this package

@@ -1,8 +1,8 @@
 """Bulk matching on Spark: every event of a table or folder against every subscription.
 
 The subscriptions are broadcast, and each Python worker builds the very matcher the broker
-uses (seed-001 index, counter filtering, verification) once per job and matches its
-partitions' events in process. With a :class:`Placement` (seed 004), each partition holds
+uses (merged index, counter filtering, verification) once per job and matches its
+partitions' events in process. With a :class:`Placement`, each partition holds
 only the subscriptions placed on it, and each event is replicated to the partitions its
 items reach.
 

@@ -1,4 +1,4 @@
-"""Subscription placement mined from the subscription history (seed 004).
+"""Subscription placement mined from the subscription history.
 
 1. Mine frequent itemsets over the subscriptions' attribute sets (:func:`mine_placement`,
    with Spark's FPGrowth). ``N`` is the itemset size with the most frequent itemsets; the
@@ -153,7 +153,7 @@ def balance(
     overload: float = 2.0,
     seed: int = 0,
 ) -> Placement:
-    """Spread the itemsets of overloaded partitions (seed 004, step 5).
+    """Spread the itemsets of overloaded partitions (step 5 of the mined placement).
 
     A partition is overloaded when it holds more than ``overload`` times the mean number of
     subscriptions; each itemset placed on it is then spread over as many keys as the
@@ -194,7 +194,7 @@ def forwarding_degree(upload_bytes_per_s: float, event_bytes: int) -> int:
 
 
 def delivery_plan(subscribers: Sequence[str], degree: int) -> list[tuple[str, list[str]]]:
-    """How a node forwards one event (seed 004, step 4): ``(recipient, relays)`` pairs.
+    """How a node forwards one event (step 4 of the placement): ``(recipient, relays)`` pairs.
 
     With at most ``degree`` subscribers each gets the event directly (no relays). Otherwise
     they form ``K = degree`` groups; the node sends to each group's leader (its first

@@ -4,7 +4,7 @@ plain broadcast, as text, JSON and a PNG plot.
 For each strategy: subscriptions per partition; partitions each event is sent to
 (replication); matching work per partition, counted as the subscription-event pairs a
 partition examines (the events it receives times the subscriptions it holds). With events,
-the mined placement also gets its delivery plan (seed 004, step 4): per event and partition,
+the mined placement also gets its delivery plan (its step 4): per event and partition,
 the matched subscribers are served directly when at most ``D`` of them, else through
 ``K = D`` group leaders; the report counts the messages partitions send.
 

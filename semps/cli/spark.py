@@ -98,8 +98,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--placement",
         choices=("none", "mined"),
         default="none",
-        help="partition subscriptions by the mined placement (seed 004) instead of "
-        "broadcasting them all",
+        help="partition subscriptions by the mined placement instead of broadcasting them all",
     )
     _placement_options(match)
     match.add_argument(
