@@ -1,7 +1,8 @@
 """Read RDF documents into the event model: one document, one :class:`~semps.event.Event`.
 
-The parsing itself (media types, hostile-input screening, limits) is
-:mod:`semps.documents`, which the ontology reads its files through too.
+The parsing itself (media types, hostile-input screening, limits: ``read_triples``,
+``media_type_for``, ``SUPPORTED_MEDIA_TYPES``) is :mod:`semps.documents`, which the ontology
+reads its files through too.
 """
 
 from __future__ import annotations
@@ -9,33 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from semps.documents import (
-    DEFAULT_MAX_BYTES,
-    JSON_LD,
-    N_TRIPLES,
-    RDF_XML,
-    SUPPORTED_MEDIA_TYPES,
-    TURTLE,
-    media_type_for,
-    read_triples,
-)
+from semps.documents import DEFAULT_MAX_BYTES, read_triples
 from semps.errors import IngestError
 from semps.event import Event
 from semps.limits import DEFAULT_LIMITS, Limits
 
-__all__ = [
-    "DEFAULT_MAX_BYTES",
-    "JSON_LD",
-    "N_TRIPLES",
-    "RDF_XML",
-    "SUPPORTED_MEDIA_TYPES",
-    "TURTLE",
-    "default_base",
-    "media_type_for",
-    "read_event",
-    "read_events",
-    "read_triples",
-]
+__all__ = ["default_base", "read_event", "read_events"]
 
 
 def default_base(event_id: str) -> str:
@@ -56,7 +36,7 @@ def read_event(
     """Parse ``data`` into an :class:`Event` with id ``event_id``.
 
     Relative IRIs resolve against ``base``, by default :func:`default_base` of the id (LUBM
-    documents say ``rdf:about=""``). Errors as in :func:`read_triples`.
+    documents say ``rdf:about=""``). Errors as in :func:`semps.documents.read_triples`.
     """
     triples = read_triples(
         data,

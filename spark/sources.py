@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, cast
 
+from semps.documents import N_TRIPLES
 from semps.errors import IngestError, SempsError
 from semps.event import Event
 from semps.ingest.json_event import read_json_event
-from semps.ingest.rdf import N_TRIPLES, read_event
+from semps.ingest.rdf import read_event
 from semps.terms import n3
 
 if TYPE_CHECKING:

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from semps.documents import N_TRIPLES, RDF_XML, media_type_for
 from semps.errors import IngestError, SempsError, SparkError
 from semps.event import Event
 from semps.ingest.json_event import read_json_event
-from semps.ingest.rdf import N_TRIPLES, RDF_XML, media_type_for, read_event
+from semps.ingest.rdf import read_event
 from semps.spark.sinks import Document
 from semps.spark.sources import RDF_SUFFIXES, TABLE_COLUMNS
 

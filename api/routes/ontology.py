@@ -15,8 +15,8 @@ from semps.api.bodies import JSON, json_body, read_body, require_media_type
 from semps.api.context import Context
 from semps.api.errors import responses
 from semps.api.models import Axiom, Entity, Version
+from semps.documents import SUPPORTED_MEDIA_TYPES
 from semps.errors import OntologyError
-from semps.ingest.rdf import SUPPORTED_MEDIA_TYPES
 
 __all__ = ["ontology_router"]
 

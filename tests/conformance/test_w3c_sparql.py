@@ -29,9 +29,9 @@ import pytest
 from semps_test_support import WORKLOADS
 from w3c_sparql_manifest import W3CTest, load_tests, read_result, same_solutions
 
+from semps.documents import read_triples
 from semps.errors import SubscriptionError, SubscriptionSyntaxError, UnsupportedQueryError
 from semps.event import Event
-from semps.ingest.rdf import read_triples
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher
 from semps.ontology import Expansion, compile_axioms, ontology_triples

@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from semps_test_support import WORKLOADS
 
+from semps.documents import read_triples
 from semps.documents._depth import _xml_depths, screen_depth
 from semps.errors import EventLimitExceeded, OntologyError, RDFSyntaxError
-from semps.ingest.rdf import read_event, read_triples
+from semps.ingest.rdf import read_event
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.ontology import load_expansion
 

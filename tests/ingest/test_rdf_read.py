@@ -9,13 +9,14 @@ import rdflib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from semps.documents import read_triples
 from semps.errors import (
     DocumentTooLarge,
     HostileInputError,
     RDFSyntaxError,
     UnsupportedMediaType,
 )
-from semps.ingest.rdf import read_event, read_triples
+from semps.ingest.rdf import read_event
 from semps.terms import RDF_TYPE, XSD, Literal
 
 EX = "http://example.org/"

@@ -10,8 +10,8 @@ import rdflib
 from rdflib.compare import isomorphic
 from semps_test_support import WORKLOADS
 
+from semps.documents import read_triples
 from semps.errors import IngestError
-from semps.ingest.rdf import read_triples
 from semps.terms import XSD_STRING, Literal
 
 SUITE = WORKLOADS / "w3c-rdf-xml"
