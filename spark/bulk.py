@@ -41,8 +41,10 @@ Shipped = tuple[tuple[str, str, str], ...]
 
 
 @dataclass(frozen=True)
-class _Index:
-    """What a worker needs to build its matchers: the subscriptions of each partition."""
+class ShippedIndex:
+    """What a worker needs to build its matchers: the subscriptions of each partition, as
+    (id, kind, text), and the ontology to match under; ``token`` names one job (or one
+    version of a stream's subscriptions)."""
 
     token: str
     parts: dict[int, Shipped]
@@ -54,7 +56,9 @@ class _Index:
 _BUILT: dict[tuple[str, int], list[Matcher]] = {}
 
 
-def _matchers(index: _Index, part: int) -> list[Matcher]:
+def worker_matchers(index: ShippedIndex, part: int) -> list[Matcher]:
+    """This Python worker's matchers for ``part`` of ``index``, built once per token (older
+    tokens' matchers are dropped)."""
     key = (index.token, part)
     found = _BUILT.get(key)
     if found is None:
@@ -115,9 +119,9 @@ BATCH_TRIPLES = 65_536
 
 
 def _match_partition(
-    index: _Index, part: int, events: Iterable[Event]
+    index: ShippedIndex, part: int, events: Iterable[Event]
 ) -> Iterator[tuple[str, Counts]]:
-    matchers = _matchers(index, part)
+    matchers = worker_matchers(index, part)
     batch: list[Event] = []
     triples = 0
     for event in events:
@@ -187,7 +191,7 @@ def match_events(
     token = uuid.uuid4().hex
     if placement is None:
         shipped = {0: tuple((s.id, s.kind, s.text) for s in subscriptions)}
-        index = context.broadcast(_Index(token, shipped, expansion))
+        index = context.broadcast(ShippedIndex(token, shipped, expansion))
         return events.mapPartitions(lambda it: _match_partition(index.value, 0, it))
     if items is None:
         items = subscription_items(subscriptions)
@@ -213,7 +217,7 @@ def _placed(
     context = events.context
     # Events are closed under the ontology once, before they are replicated; the replicas
     # are matched under the empty ontology (closing a closed event changes nothing).
-    index = context.broadcast(_Index(token, shipped, Expansion()))
+    index = context.broadcast(ShippedIndex(token, shipped, Expansion()))
     kinds = sorted({s.kind for s in subscriptions})
     plan = context.broadcast((placement, kinds, expansion))
 
@@ -273,9 +277,11 @@ def _item_matcher(kind: str) -> Matcher:
 
 
 __all__ = [
+    "ShippedIndex",
     "build_matchers",
     "event_items",
     "match_events",
     "one_per_event",
     "subscription_items",
+    "worker_matchers",
 ]

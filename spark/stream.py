@@ -20,7 +20,6 @@ An unreadable document does not stop the stream: it is reported on stderr and sk
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 import threading
@@ -33,7 +32,13 @@ from semps.errors import SempsError, SparkError
 from semps.event import Event
 from semps.matcher.base import MatchContext, Matcher
 from semps.ontology.expansion import Expansion
-from semps.spark.bulk import build_matchers, close_event, event_items, subscription_items
+from semps.spark.bulk import (
+    ShippedIndex,
+    close_event,
+    event_items,
+    subscription_items,
+    worker_matchers,
+)
 from semps.spark.placement import Placement, place_all
 from semps.spark.sinks import BatchSink, Document, MatchedBatch
 from semps.spark.stream_sources import (
@@ -52,45 +57,6 @@ if TYPE_CHECKING:
 
 Counts = dict[str, int]
 # -- executors: one index per Python worker and subscription version ---------------------
-
-
-@dataclass(frozen=True)
-class _Shipped:
-    """What the executors need for one version: the subscriptions of each partition, as
-    (id, kind, text), and the ontology to match under."""
-
-    token: str
-    parts: dict[int, tuple[tuple[str, str, str], ...]]
-    expansion: Expansion
-
-
-#: Matchers built in this Python worker, by (version token, partition); only the newest
-#: version is kept.
-_BUILT: dict[tuple[str, int], list[Matcher]] = {}
-
-
-def _matchers(shipped: _Shipped, part: int) -> list[Matcher]:
-    from semps.matcher.base import Subscription
-
-    key = (shipped.token, part)
-    found = _BUILT.get(key)
-    if found is None:
-        for stale in [k for k in _BUILT if k[0] != shipped.token]:
-            del _BUILT[stale]
-        collecting = gc.isenabled()
-        gc.disable()  # a build allocates millions of long-lived objects, hardly any cycles
-        try:
-            found = build_matchers(Subscription(*s) for s in shipped.parts.get(part, ()))
-        finally:
-            if collecting:
-                gc.enable()
-        _BUILT[key] = found
-        # The index lives as long as the version: keep the cyclic GC from rescanning its
-        # millions of objects every few thousand allocations while matching (at 100k
-        # subscriptions a full collection takes seconds).
-        gc.collect()
-        gc.freeze()
-    return found
 
 
 #: Events handed to the matchers together.
@@ -114,9 +80,9 @@ def _count(
 
 
 def _match_events(
-    shipped: _Shipped, part: int, events: Iterable[Event]
+    shipped: ShippedIndex, part: int, events: Iterable[Event]
 ) -> Iterator[tuple[str, Counts]]:
-    matchers = _matchers(shipped, part)
+    matchers = worker_matchers(shipped, part)
     batch: list[Event] = []
     for event in events:
         batch.append(event)
@@ -127,7 +93,7 @@ def _match_events(
 
 
 def _read_and_match(
-    shipped: _Shipped, documents: Iterable[Document], base: str | None
+    shipped: ShippedIndex, documents: Iterable[Document], base: str | None
 ) -> Iterator[Outcome]:
     events: list[Event] = []
     for document in documents:
@@ -163,7 +129,7 @@ class VersionedMatching:
     placement_options: PlacementOptions | None = None
     version: Version | None = None
     placement: Placement | None = None
-    _shipped: Broadcast[_Shipped] | None = None
+    _shipped: Broadcast[ShippedIndex] | None = None
     _plan: Broadcast[tuple[Placement, list[str], Expansion]] | None = None
     _batch_cache: list[RDD[Event | tuple[str, str]]] = field(default_factory=list)
 
@@ -176,7 +142,7 @@ class VersionedMatching:
                 old.unpersist()
         if self.placement_options is None:
             parts = {0: tuple((s.id, s.kind, s.text) for s in subs)}
-            self._shipped = context.broadcast(_Shipped(version.token, parts, self.expansion))
+            self._shipped = context.broadcast(ShippedIndex(version.token, parts, self.expansion))
         else:
             items = subscription_items(subs)
             self.placement = _mine(self.spark, items, self.placement_options)
@@ -186,7 +152,7 @@ class VersionedMatching:
                 placed.setdefault(part, []).append((sub.id, sub.kind, sub.text))
             shipped = {k: tuple(v) for k, v in placed.items()}
             # Events are closed once before they are replicated; replicas match unclosed.
-            self._shipped = context.broadcast(_Shipped(version.token, shipped, Expansion()))
+            self._shipped = context.broadcast(ShippedIndex(version.token, shipped, Expansion()))
             kinds = sorted({s.kind for s in subs})
             self._plan = context.broadcast((self.placement, kinds, self.expansion))
         self.version = version
@@ -207,7 +173,7 @@ class VersionedMatching:
             return documents.mapPartitions(lambda it: _read_and_match(shipped.value, it, base))
         return self._placed(documents, shipped)
 
-    def _placed(self, documents: RDD[Document], shipped: Broadcast[_Shipped]) -> RDD[Outcome]:
+    def _placed(self, documents: RDD[Document], shipped: Broadcast[ShippedIndex]) -> RDD[Outcome]:
         plan, base = self._plan, self.base
         assert plan is not None and self.placement is not None
         partitions = self.placement.partitions
