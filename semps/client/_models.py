@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from semps._types import Term
 from semps.errors import ClientError, SempsError
+from semps.terms import parse_n3
 
 __all__ = ["DeadLetter", "NewToken", "Notification", "Published", "Subscription", "Token"]
 
@@ -101,6 +103,25 @@ class Notification:
         if self.seq < 1:
             msg = f"a notification's seq starts at 1, not {self.seq}"
             raise ClientError(msg)
+
+    def bindings(self) -> list[dict[str, Term]]:
+        """The solutions as terms of the Python API (:mod:`semps.terms`): IRIs and blank
+        nodes as ``str``, literals as :class:`~semps.terms.Literal`, as ``Match.solutions``
+        gives them in process.
+
+        Raises:
+            ClientError: a term the server wrote is not one N-Triples term.
+
+        Example:
+            >>> n = Notification("s1", "e1", 1, ({"x": "<http://ex/a>", "n": '"2"@en'},))
+            >>> n.bindings()
+            [{'x': 'http://ex/a', 'n': Literal('2', lang='en')}]
+        """
+        try:
+            return [{k: parse_n3(v) for k, v in s.items()} for s in self.solutions]
+        except ValueError as exc:
+            msg = f"notification {self.subscription}/{self.seq}: {exc}"
+            raise ClientError(msg) from exc
 
     @classmethod
     def from_json(cls, doc: object, seq: int | None = None) -> Notification:

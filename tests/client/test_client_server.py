@@ -152,6 +152,9 @@ def test_publish_every_input_form_notifies_what_sparql_answers(
     assert notes[0].event == published.id
     assert notes[0].subscription == sub.id
     assert _solutions(notes) == expected_chairs
+    # the same solutions as Python API terms (the chairs' answers are IRIs: bare str)
+    as_terms = [{k: f"<{v}>" for k, v in b.items()} for n in notes for b in n.bindings()]
+    assert _canonical(as_terms) == expected_chairs
 
 
 def test_json_events_and_a_batch_with_one_bad_item(
