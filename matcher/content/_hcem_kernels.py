@@ -15,25 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from semps.matcher.content._kernels import bucket_of
+from semps.matcher.content._kernels import U1, _ctz, bucket_of
 from semps.matcher.kernels import jit
-
-U1 = np.uint64(1)
-_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
-_DEBRUIJN_TABLE = np.array(
-    [
-        0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4,
-        62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5,
-        63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
-        46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6,
-    ],
-    dtype=np.int64,
-)  # fmt: skip
-
-
-@jit
-def _ctz(word: np.uint64) -> int:
-    return int(_DEBRUIJN_TABLE[((word & (~word + U1)) * _DEBRUIJN) >> np.uint64(58)])
 
 
 @jit
