@@ -17,11 +17,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
+import pyoxigraph as ox
 from oracle_corrections import corrected_lines
 
 from semps.cli.match import load_subscriptions
 from semps.matcher.base import Subscription
 from semps.ontology import Expansion, load_expansion
+from semps.terms import Literal
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOADS = ROOT.parent / "shared" / "workloads"
@@ -194,3 +196,28 @@ def store_backlog(srv: Server, sub_id: str, count: int, pad: int = 100) -> None:
         db.executemany("INSERT INTO notifications VALUES (?, ?, ?, ?, 0)", rows)
     db.close()
     srv.start()
+
+
+# -- pyoxigraph, the reference SPARQL engine of the oracle tests -----------------------------
+
+
+def to_oxigraph(term: object) -> ox.NamedNode | ox.Literal | ox.BlankNode:
+    """A semps term as pyoxigraph's (the reference engine the oracle tests run)."""
+    if isinstance(term, Literal):
+        if term.lang:
+            return ox.Literal(term.lexical, language=term.lang)
+        return ox.Literal(term.lexical, datatype=ox.NamedNode(term.datatype))
+    if str(term).startswith("_:"):
+        return ox.BlankNode(str(term)[2:])
+    return ox.NamedNode(str(term))
+
+
+def from_oxigraph(term: object) -> object:
+    """A pyoxigraph term as semps' (``str`` IRIs and blank nodes, :class:`Literal`)."""
+    if isinstance(term, ox.Literal):
+        if term.language:
+            return Literal(term.value, lang=term.language)
+        return Literal(term.value, term.datatype.value)
+    if isinstance(term, ox.BlankNode):
+        return "_:" + term.value
+    return term.value  # type: ignore[attr-defined]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
-from semps_test_support import WORKLOADS
+from semps_test_support import WORKLOADS, from_oxigraph, to_oxigraph
 
 from semps.cli.match import build_matcher, event_files, load_subscriptions
 from semps.event import Event
@@ -70,26 +70,6 @@ def test_the_workload_subscriptions_give_the_expected_answers() -> None:
         assert json.loads(result_line(event.id, matched)) == expected[event.id], event.id
 
 
-def _ox(term: object) -> ox.NamedNode | ox.Literal | ox.BlankNode:
-    if isinstance(term, Literal):
-        if term.lang:
-            return ox.Literal(term.lexical, language=term.lang)
-        return ox.Literal(term.lexical, datatype=ox.NamedNode(term.datatype))
-    if str(term).startswith("_:"):
-        return ox.BlankNode(str(term)[2:])
-    return ox.NamedNode(str(term))
-
-
-def _ours(term: object) -> object:
-    if isinstance(term, ox.Literal):
-        if term.language:
-            return Literal(term.value, lang=term.language)
-        return Literal(term.value, term.datatype.value)
-    if isinstance(term, ox.BlankNode):
-        return "_:" + term.value
-    return term.value  # type: ignore[attr-defined]
-
-
 def _canonical(solution: Mapping[str, object]) -> frozenset[tuple[str, object]]:
     """A solution with its numbers compared by value (pyoxigraph stores
     ``"6.2e+01"^^xsd:double`` as ``"62"``)."""
@@ -106,7 +86,9 @@ def _value(term: object) -> object:
 
 def _store(triples: list[tuple[object, object, object]]) -> ox.Store:
     store = ox.Store()
-    store.bulk_extend(ox.Quad(_ox(s), ox.NamedNode(str(p)), _ox(o)) for s, p, o in triples)
+    store.bulk_extend(
+        ox.Quad(to_oxigraph(s), ox.NamedNode(str(p)), to_oxigraph(o)) for s, p, o in triples
+    )
     return store
 
 
@@ -116,7 +98,8 @@ def _answers(store: ox.Store, text: str) -> Counter:
         return Counter([frozenset()]) if bool(result) else Counter()
     names = [v.value for v in result.variables]
     return Counter(
-        _canonical({n: _ours(sol[n]) for n in names if sol[n] is not None}) for sol in result
+        _canonical({n: from_oxigraph(sol[n]) for n in names if sol[n] is not None})
+        for sol in result
     )
 
 

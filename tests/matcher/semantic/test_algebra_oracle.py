@@ -13,6 +13,7 @@ from collections import Counter
 import pyoxigraph as ox
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from semps_test_support import from_oxigraph, to_oxigraph
 
 from semps.event import Event
 from semps.matcher.base import MatchContext, Subscription
@@ -162,32 +163,14 @@ def queries(draw: st.DrawFn) -> str:
     return f"{PREFIX}{form} WHERE {{ {body} }}"
 
 
-def _ox(term: object) -> ox.NamedNode | ox.Literal | ox.BlankNode:
-    if isinstance(term, Literal):
-        if term.lang:
-            return ox.Literal(term.lexical, language=term.lang)
-        return ox.Literal(term.lexical, datatype=ox.NamedNode(term.datatype))
-    if str(term).startswith("_:"):
-        return ox.BlankNode(str(term)[2:])
-    return ox.NamedNode(str(term))
-
-
-def _ours(term: object) -> object:
-    if isinstance(term, ox.Literal):
-        if term.language:
-            return Literal(term.value, lang=term.language)
-        return Literal(term.value, term.datatype.value)
-    if isinstance(term, ox.BlankNode):
-        return "_:" + term.value
-    return term.value  # type: ignore[attr-defined]
-
-
 def oracle(context: MatchContext, texts: dict[str, str]) -> dict[str, Counter]:
     """Each query's solutions over the closed event, as pyoxigraph answers them."""
     store = ox.Store()
     for prop, rows in EventPairs(context.parts).by_prop.items():
         for s, o in rows:
-            store.add(ox.Quad(_ox(s), ox.NamedNode(prop), _ox(o), ox.DefaultGraph()))
+            store.add(
+                ox.Quad(to_oxigraph(s), ox.NamedNode(prop), to_oxigraph(o), ox.DefaultGraph())
+            )
     found = {}
     for sub_id, text in texts.items():
         result = store.query(text)
@@ -196,7 +179,8 @@ def oracle(context: MatchContext, texts: dict[str, str]) -> dict[str, Counter]:
         else:
             names = [v.value for v in result.variables]
             rows = Counter(
-                frozenset((n, _ours(sol[n])) for n in names if sol[n] is not None) for sol in result
+                frozenset((n, from_oxigraph(sol[n])) for n in names if sol[n] is not None)
+                for sol in result
             )
         if rows:
             found[sub_id] = rows
