@@ -174,6 +174,39 @@ class Refusal:
     detail: str = ""
 
 
+def bad_position(
+    detail: str, headers: dict[str, Any] | None = None, params: dict[str, str] | None = None
+) -> Refusal:
+    """A read of the probe's stream from a position (in ``headers`` or ``params``) that is
+    no number below 2**63: 400 ``bad_request``."""
+    path = "/subscriptions/{probe}/notifications"
+    return Refusal(
+        "good",
+        "GET",
+        path,
+        headers=headers or {},
+        params=params or {},
+        status=400,
+        error="bad_request",
+        detail=detail,
+    )
+
+
+def unsafe_callback(url: str, detail: str) -> Refusal:
+    """A subscription whose webhook ``url`` the callback policy refuses: 400
+    ``unsafe_callback``."""
+    return Refusal(
+        "attacker",
+        "POST",
+        "/subscriptions",
+        PROBE,
+        params={"callback": url},
+        status=400,
+        error="unsafe_callback",
+        detail=detail,
+    )
+
+
 HEAD = f'<rdf:RDF xmlns:rdf="{RDF}" xmlns:ex="{EX}">\n<rdf:Description>'
 TAIL = "</rdf:Description>\n</rdf:RDF>"
 NESTED_XML = (
@@ -250,62 +283,24 @@ REFUSALS = {
         PARENS_30K,
         detail="1:104: the subscription nests deeper than the limit of 64 levels (max_query_depth)",
     ),
-    "last-event-id-superscript-two": Refusal(
-        "good",
-        "GET",
-        "/subscriptions/{probe}/notifications",
+    "last-event-id-superscript-two": bad_position(
+        f"Last-Event-ID {POSITION} {'²'.encode().decode('latin-1')!r}",
         headers={"Last-Event-ID": "²".encode()},
-        status=400,
-        error="bad_request",
-        detail=f"Last-Event-ID {POSITION} {'²'.encode().decode('latin-1')!r}",
     ),
-    "last-event-id-2**63": Refusal(
-        "good",
-        "GET",
-        "/subscriptions/{probe}/notifications",
-        headers={"Last-Event-ID": str(2**63)},
-        status=400,
-        error="bad_request",
-        detail=f"Last-Event-ID {POSITION} '{2**63}'",
+    "last-event-id-2**63": bad_position(
+        f"Last-Event-ID {POSITION} '{2**63}'", headers={"Last-Event-ID": str(2**63)}
     ),
-    "after-2**63": Refusal(
-        "good",
-        "GET",
-        "/subscriptions/{probe}/notifications",
-        params={"after": str(2**63)},
-        status=400,
-        error="bad_request",
-        detail=f"after {POSITION} '{2**63}'",
+    "after-2**63": bad_position(f"after {POSITION} '{2**63}'", params={"after": str(2**63)}),
+    "callback-to-loopback": unsafe_callback(
+        "http://127.0.0.1:9/hook",
+        "refused callback to 127.0.0.1: a loopback address (see --webhook-allow)",
     ),
-    "callback-to-loopback": Refusal(
-        "attacker",
-        "POST",
-        "/subscriptions",
-        PROBE,
-        params={"callback": "http://127.0.0.1:9/hook"},
-        status=400,
-        error="unsafe_callback",
-        detail="refused callback to 127.0.0.1: a loopback address (see --webhook-allow)",
+    "callback-with-nul": unsafe_callback(
+        "http://example.com/%00hook",
+        "callback URL contains a control character or space: 'http://example.com/%00hook'",
     ),
-    "callback-with-nul": Refusal(
-        "attacker",
-        "POST",
-        "/subscriptions",
-        PROBE,
-        params={"callback": "http://example.com/%00hook"},
-        status=400,
-        error="unsafe_callback",
-        detail="callback URL contains a control character or space: 'http://example.com/%00hook'",
-    ),
-    "callback-with-credentials": Refusal(
-        "attacker",
-        "POST",
-        "/subscriptions",
-        PROBE,
-        params={"callback": "http://user:pw@example.com/"},
-        status=400,
-        error="unsafe_callback",
-        detail="callback URL must not carry credentials (user:password@)",
+    "callback-with-credentials": unsafe_callback(
+        "http://user:pw@example.com/", "callback URL must not carry credentials (user:password@)"
     ),
 }
 
