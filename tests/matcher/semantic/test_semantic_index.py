@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import given, settings
@@ -200,17 +202,29 @@ def test_plan_covers_every_candidate_exactly_once(n: int, prc_num: int) -> None:
         assert len({s.part for s in scans}) == prc_num
 
 
-def test_two_workers_answer_exactly_like_one() -> None:
-    rng = random.Random(7)
-    subs = [Subscription(f"s{i:03}", "semantic", rng.choice(QUERIES)) for i in range(300)]
-    events = [Event(f"e{i}", tuple(rng.sample(TRIPLES, 8))) for i in range(20)]
+@contextmanager
+def one_and_two_workers(
+    seed: int, subscriptions: int, events: int
+) -> Iterator[tuple[SemanticMatcher, SemanticMatcher, list[Event], list[MatchContext]]]:
+    """A one-worker and a two-worker matcher holding the same random subscriptions, and random
+    events with their contexts under one ontology snapshot (so batches go to the workers)."""
+    rng = random.Random(seed)
+    subs = [Subscription(f"s{i:03}", "semantic", rng.choice(QUERIES)) for i in range(subscriptions)]
+    batch = [Event(f"e{i}", tuple(rng.sample(TRIPLES, 8))) for i in range(events)]
+    expansion = compile_axioms([])
+    contexts = [MatchContext(e, expansion) for e in batch]
     one, two = SemanticMatcher(workers=1), SemanticMatcher(workers=2)
     try:
         for sub in subs:
             one.add(sub)
             two.add(sub)
-        expansion = compile_axioms([])  # one ontology snapshot: batches go to the workers
-        contexts = [MatchContext(e, expansion) for e in events]
+        yield one, two, batch, contexts
+    finally:
+        two.close()
+
+
+def test_two_workers_answer_exactly_like_one() -> None:
+    with one_and_two_workers(7, 300, 20) as (one, two, events, contexts):
         single = [one.match(e, c) for e, c in zip(events, contexts, strict=False)]
         assert [two.match(e, c) for e, c in zip(events, contexts, strict=False)] == single
         assert two.match_batch(events, contexts) == single
@@ -219,21 +233,10 @@ def test_two_workers_answer_exactly_like_one() -> None:
         assert two.match_batch(events, contexts) == [
             one.match(e, c) for e, c in zip(events, contexts, strict=False)
         ]
-    finally:
-        two.close()
 
 
 def test_forked_workers_count_exactly_like_one() -> None:
-    rng = random.Random(11)
-    subs = [Subscription(f"s{i:03}", "semantic", rng.choice(QUERIES)) for i in range(200)]
-    events = [Event(f"e{i}", tuple(rng.sample(TRIPLES, 8))) for i in range(9)]
-    one, two = SemanticMatcher(workers=1), SemanticMatcher(workers=2)
-    try:
-        for sub in subs:
-            one.add(sub)
-            two.add(sub)
-        expansion = compile_axioms([])
-        contexts = [MatchContext(e, expansion) for e in events]
+    with one_and_two_workers(11, 200, 9) as (one, two, events, contexts):
         expected = one.count_batch(events, contexts)
         assert two.count_batch(events, contexts) == expected
         assert two._pool is not None
@@ -242,28 +245,15 @@ def test_forked_workers_count_exactly_like_one() -> None:
         two.add(Subscription("late", "semantic", QUERIES[0]))  # forwarded to the workers
         one.add(Subscription("late", "semantic", QUERIES[0]))
         assert two.count_batch(events, contexts) == one.count_batch(events, contexts)
-    finally:
-        two.close()
 
 
 def test_result_lines_are_the_counts_lines_with_one_or_two_workers() -> None:
     from semps.matcher.results import result_line
 
-    rng = random.Random(5)
-    subs = [Subscription(f"s{i:03}", "semantic", rng.choice(QUERIES)) for i in range(120)]
-    events = [Event(f"e{i}", tuple(rng.sample(TRIPLES, 8))) for i in range(7)]
-    expansion = compile_axioms([])
-    contexts = [MatchContext(e, expansion) for e in events]
-    one, two = SemanticMatcher(workers=1), SemanticMatcher(workers=2)
-    try:
-        for sub in subs:
-            one.add(sub)
-            two.add(sub)
+    with one_and_two_workers(5, 120, 7) as (one, two, events, contexts):
         want = [
             result_line(e.id, c)
             for e, c in zip(events, one.count_batch(events, contexts), strict=True)
         ]
         assert one.result_lines(events, contexts) == want
         assert two.result_lines(events, contexts) == want
-    finally:
-        two.close()
