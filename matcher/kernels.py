@@ -1,7 +1,9 @@
-"""The compiler every matcher's kernels share: numba, cached on disk, releasing the GIL.
+"""The compiler every matcher's kernels share (numba, cached on disk, releasing the GIL),
+and the compiled helpers more than one matcher uses.
 
 Each matcher keeps its kernels in a private ``_kernels`` module of its own and compiles them
-with :func:`jit` or :func:`pjit` from here, so no matcher imports another's private module.
+with :func:`jit` or :func:`pjit` from here, so no matcher imports another's private module;
+a kernel two matchers need (:func:`search_sorted`, :func:`check_slots`) lives here.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import numba as nb
+import numpy as np
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,3 +30,64 @@ def jit(fn: F) -> F:
 def pjit(fn: F) -> F:
     """Compile ``fn`` with numba's parallel loops (``prange``)."""
     return cast(F, nb.njit(cache=CACHE, nogil=True, parallel=True)(fn))
+
+
+@jit
+def search_sorted(a: np.ndarray, lo: int, hi: int, x: float, right: bool) -> int:
+    """The first index in ``a[lo:hi]`` (ascending) whose value is > ``x`` (``right``) or
+    >= ``x``: :func:`numpy.searchsorted` over a slice, without the slice."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < x or (right and a[mid] == x):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@jit
+def check_slots(
+    s0: int,
+    s1: int,
+    starts: np.ndarray,
+    cols: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    alive: np.ndarray,
+    ev_start: np.ndarray,
+    ev_lows: np.ndarray,
+    ev_highs: np.ndarray,
+    out: np.ndarray,
+) -> int:
+    """Write to ``out`` the live slots of ``s0..s1`` whose every interval overlaps one the
+    event gives its column; return their count.
+
+    Slot ``s`` holds the closed intervals ``[lows[p], highs[p]]`` on column ``cols[p]`` for
+    ``p`` in ``starts[s]:starts[s+1]``; the event gives column ``c`` the intervals
+    ``[ev_lows[q], ev_highs[q]]`` for ``q`` in ``ev_start[c]:ev_start[c+1]`` (a point value
+    is ``ev_lows[q] == ev_highs[q]``; none, or a column past ``ev_start``'s end: missing,
+    which fails). The direct check of the slots no index covers yet (recent inserts).
+    """
+    ncols_ev = ev_start.shape[0] - 1
+    n = 0
+    for s in range(s0, s1):
+        if not alive[s]:
+            continue
+        ok = True
+        for p in range(starts[s], starts[s + 1]):
+            c = cols[p]
+            hit = False
+            if c < ncols_ev:
+                lo = lows[p]
+                hi = highs[p]
+                for q in range(ev_start[c], ev_start[c + 1]):
+                    if lo <= ev_highs[q] and ev_lows[q] <= hi:
+                        hit = True
+                        break
+            if not hit:
+                ok = False
+                break
+        if ok:
+            out[n] = s
+            n += 1
+    return n

@@ -187,22 +187,3 @@ def block_pairs(
                 n += 1
                 z &= z - U1
     return n
-
-
-@jit
-def group_by_event(
-    slots: np.ndarray, events: np.ndarray, nev: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """A stable counting sort of (slot, event) pairs by event: CSR (``offsets``, slots)."""
-    offsets = np.zeros(nev + 1, np.int64)
-    for i in range(events.shape[0]):
-        offsets[events[i] + 1] += 1
-    for e in range(nev):
-        offsets[e + 1] += offsets[e]
-    fill = offsets[:-1].copy()
-    out = np.empty(slots.shape[0], np.int32)
-    for i in range(slots.shape[0]):
-        e = events[i]
-        out[fill[e]] = slots[i]
-        fill[e] += 1
-    return offsets, out

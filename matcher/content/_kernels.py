@@ -13,10 +13,9 @@ Conventions shared by every kernel:
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
-from semps.matcher.kernels import jit, pjit
+from semps.matcher.kernels import jit
 
 U1 = np.uint64(1)
 _DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
@@ -51,51 +50,6 @@ def _ctz(word: np.uint64) -> int:
     return int(_DEBRUIJN_TABLE[((word & (~word + U1)) * _DEBRUIJN) >> np.uint64(58)])
 
 
-# -- direct checks (the delta of recent inserts, aggregates' members) --------------------------
-
-
-@jit
-def check_slots(
-    s0: int,
-    s1: int,
-    starts: np.ndarray,
-    cols: np.ndarray,
-    lows: np.ndarray,
-    highs: np.ndarray,
-    alive: np.ndarray,
-    ev_start: np.ndarray,
-    ev_vals: np.ndarray,
-    out: np.ndarray,
-) -> int:
-    """Write the live slots of ``s0..s1`` whose every predicate holds to ``out``; count."""
-    ncols_ev = ev_start.shape[0] - 1
-    n = 0
-    for s in range(s0, s1):
-        if not alive[s]:
-            continue
-        ok = True
-        for p in range(starts[s], starts[s + 1]):
-            c = cols[p]
-            if c >= ncols_ev:
-                ok = False
-                break
-            lo = lows[p]
-            hi = highs[p]
-            hit = False
-            for q in range(ev_start[c], ev_start[c + 1]):
-                v = ev_vals[q]
-                if lo <= v and v <= hi:
-                    hit = True
-                    break
-            if not hit:
-                ok = False
-                break
-        if ok:
-            out[n] = s
-            n += 1
-    return n
-
-
 @jit
 def column_domains(
     cols: np.ndarray, lows: np.ndarray, highs: np.ndarray, ncols: int, b: int
@@ -117,6 +71,23 @@ def column_domains(
         if dhi[c] > dlo[c]:
             scale[c] = b / (dhi[c] - dlo[c])
     return dlo, scale
+
+
+@jit
+def counting_order(row: np.ndarray, nrows: int) -> tuple[np.ndarray, np.ndarray]:
+    """A stable permutation grouping ``row`` values (``0..nrows-1``), and the row offsets."""
+    off = np.zeros(nrows + 1, np.int64)
+    for t in range(row.shape[0]):
+        off[row[t] + 1] += 1
+    for r in range(nrows):
+        off[r + 1] += off[r]
+    fill = off[:-1].copy()
+    perm = np.empty(row.shape[0], np.int64)
+    for t in range(row.shape[0]):
+        r = row[t]
+        perm[fill[r]] = t
+        fill[r] += 1
+    return perm, off
 
 
 # -- REIN bucket lists -------------------------------------------------------------------------
@@ -183,28 +154,16 @@ def _rein_value(
     set (or count, ``add``) every slot it fails."""
     # L_low: every low in a higher bucket exceeds v; the value's own bucket is compared.
     for i in range(low_off[base + j + 1], low_off[base + b]):
-        if add:
-            arr[low_sid[i]] += 1
-        else:
-            arr[low_sid[i]] = 1
+        arr[low_sid[i]] = arr[low_sid[i]] + 1 if add else 1
     for i in range(low_off[base + j], low_off[base + j + 1]):
         if low_val[i] > v:
-            if add:
-                arr[low_sid[i]] += 1
-            else:
-                arr[low_sid[i]] = 1
+            arr[low_sid[i]] = arr[low_sid[i]] + 1 if add else 1
     # L_high, mirrored: every high in a lower bucket is below v.
     for i in range(high_off[base], high_off[base + j]):
-        if add:
-            arr[high_sid[i]] += 1
-        else:
-            arr[high_sid[i]] = 1
+        arr[high_sid[i]] = arr[high_sid[i]] + 1 if add else 1
     for i in range(high_off[base + j], high_off[base + j + 1]):
         if high_val[i] < v:
-            if add:
-                arr[high_sid[i]] += 1
-            else:
-                arr[high_sid[i]] = 1
+            arr[high_sid[i]] = arr[high_sid[i]] + 1 if add else 1
 
 
 @jit
@@ -286,171 +245,3 @@ def rein_match(
             out[n] = out[s0 + i]
             n += 1
     return n
-
-
-# -- HCEM: batch dynamic adjustment ------------------------------------------------------------
-
-
-@jit
-def hcem_plan(
-    ev_val: np.ndarray, b: int, dlo: np.ndarray, scale: np.ndarray, nwords: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The batch's dynamic adjustment, per column: events sorted by bucket (``order``,
-    ``bstart``) and the failed-event sets each bucket's entries impose.
-
-    ``mlow[c, j]``: events an entry of L_low bucket ``j`` fails without comparison (lower
-    buckets, and events missing the attribute); ``mhigh[c, j]``: events above bucket ``j``.
-    Walking L_low upwards the set only grows (the paper's e1 -> e3 -> e2 order read from the
-    other end), so each is the previous one plus one bucket's events.
-    """
-    ncols, nev = ev_val.shape
-    order = np.empty((ncols, nev), np.int64)
-    bstart = np.zeros((ncols, b + 1), np.int64)
-    mlow = np.zeros((ncols, b, nwords), np.uint64)
-    mhigh = np.zeros((ncols, b, nwords), np.uint64)
-    low_nz = np.zeros((ncols, b), np.bool_)
-    high_nz = np.zeros((ncols, b), np.bool_)
-    bucket = np.empty(nev, np.int64)
-    fill = np.empty(b, np.int64)
-    acc = np.zeros(nwords, np.uint64)
-    for c in range(ncols):
-        acc[:] = 0
-        some = False
-        for e in range(nev):
-            v = ev_val[c, e]
-            if v != v:
-                bucket[e] = -1
-                acc[e >> 6] |= U1 << np.uint64(e & 63)
-                some = True
-            else:
-                j = bucket_of(v, dlo[c], scale[c], b)
-                bucket[e] = j
-                bstart[c, j + 1] += 1
-        for j in range(b):
-            bstart[c, j + 1] += bstart[c, j]
-            fill[j] = bstart[c, j]
-        for e in range(nev):
-            j = bucket[e]
-            if j >= 0:
-                order[c, fill[j]] = e
-                fill[j] += 1
-        for j in range(b):  # L_low, upwards
-            mlow[c, j] = acc
-            low_nz[c, j] = some
-            for k in range(bstart[c, j], bstart[c, j + 1]):
-                e = order[c, k]
-                acc[e >> 6] |= U1 << np.uint64(e & 63)
-                some = True
-        acc[:] = 0
-        some = False
-        for j in range(b - 1, -1, -1):  # L_high, downwards
-            mhigh[c, j] = acc
-            high_nz[c, j] = some
-            for k in range(bstart[c, j], bstart[c, j + 1]):
-                e = order[c, k]
-                acc[e >> 6] |= U1 << np.uint64(e & 63)
-                some = True
-    return order, bstart, mlow, mhigh, low_nz, high_nz
-
-
-@jit
-def _hcem_list(
-    base: int,
-    c: int,
-    b: int,
-    off: np.ndarray,
-    sid: np.ndarray,
-    val: np.ndarray,
-    lower: bool,
-    masks: np.ndarray,
-    nonzero: np.ndarray,
-    ev_val: np.ndarray,
-    order: np.ndarray,
-    bstart: np.ndarray,
-    marks: np.ndarray,
-) -> None:
-    """One block's part of one bucket list, for the whole batch."""
-    nwords = marks.shape[1]
-    for j in range(b):
-        s0 = off[base + j]
-        s1 = off[base + j + 1]
-        if s0 == s1:
-            continue
-        if nonzero[c, j]:
-            mask = masks[c, j]
-            for i in range(s0, s1):
-                row = marks[sid[i]]
-                for w in range(nwords):
-                    row[w] |= mask[w]
-        for k in range(bstart[c, j], bstart[c, j + 1]):
-            e = order[c, k]
-            v = ev_val[c, e]
-            w = e >> 6
-            bit = U1 << np.uint64(e & 63)
-            for i in range(s0, s1):
-                if (val[i] > v) if lower else (val[i] < v):
-                    marks[sid[i], w] |= bit
-
-
-@pjit
-def hcem_mark(
-    ev_val: np.ndarray,
-    ncols: int,
-    b: int,
-    plan: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    low_off: np.ndarray,
-    low_sid: np.ndarray,
-    low_val: np.ndarray,
-    high_off: np.ndarray,
-    high_sid: np.ndarray,
-    high_val: np.ndarray,
-    marks: np.ndarray,
-) -> None:
-    """Mark ``marks[slot, word]`` bits of the events (columns of ``ev_val``, NaN = missing)
-    each slot fails, one slot block at a time; threads take different blocks."""
-    order, bstart, mlow, mhigh, low_nz, high_nz = plan
-    nblocks = (low_off.shape[0] - 1) // (ncols * b) if ncols > 0 else 0
-    for blk in nb.prange(nblocks):
-        for c in range(ncols):
-            base = (blk * ncols + c) * b
-            if low_off[base] == low_off[base + b]:
-                continue
-            _hcem_list(
-                base, c, b, low_off, low_sid, low_val, True, mlow, low_nz, ev_val, order,
-                bstart, marks,
-            )  # fmt: skip
-            _hcem_list(
-                base, c, b, high_off, high_sid, high_val, False, mhigh, high_nz, ev_val,
-                order, bstart, marks,
-            )  # fmt: skip
-
-
-@jit
-def unmarked_pairs(marks: np.ndarray, nev: int, alive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per event, the live slots whose bit stayed 0: CSR (``offsets``, ``slots``)."""
-    nslots, nwords = marks.shape
-    valid = np.zeros(nwords, np.uint64)
-    for e in range(nev):
-        valid[e >> 6] |= U1 << np.uint64(e & 63)
-    counts = np.zeros(nev + 1, np.int64)
-    for s in range(nslots):
-        if alive[s]:
-            for w in range(nwords):
-                z = ~marks[s, w] & valid[w]
-                while z:
-                    counts[(w << 6) + _ctz(z) + 1] += 1
-                    z &= z - U1
-    for e in range(nev):
-        counts[e + 1] += counts[e]
-    fill = counts[:-1].copy()
-    slots = np.empty(counts[nev], np.int32)
-    for s in range(nslots):
-        if alive[s]:
-            for w in range(nwords):
-                z = ~marks[s, w] & valid[w]
-                while z:
-                    e = (w << 6) + _ctz(z)
-                    slots[fill[e]] = s
-                    fill[e] += 1
-                    z &= z - U1
-    return counts, slots

@@ -5,24 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from semps.matcher.kernels import jit
+from semps.matcher.kernels import jit, search_sorted
 
 # -- the predicate table ----------------------------------------------------------------------
 
 #: How a row is tested for one event (``mode`` array of :func:`table_match`).
 ROW_NONE, ROW_ALL, ROW_PREFIX, ROW_RANGE, ROW_GIVEN, ROW_VALUES = 0, 1, 2, 3, 4, 5
-
-
-@jit
-def _search(keys: np.ndarray, lo: int, hi: int, x: float, right: bool) -> int:
-    """First index in ``keys[lo:hi]`` whose key is > x (``right``) or >= x."""
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if keys[mid] < x or (right and keys[mid] == x):
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 @jit
@@ -90,10 +78,10 @@ def table_match(
         if m == ROW_ALL:
             hi = re
         elif m == ROW_PREFIX:
-            hi = _search(keys, rs, re, qa[r], True)
+            hi = search_sorted(keys, rs, re, qa[r], True)
         elif m == ROW_RANGE:
-            lo = _search(keys, rs, re, qa[r], False)
-            hi = _search(keys, rs, re, qb[r], True)
+            lo = search_sorted(keys, rs, re, qa[r], False)
+            hi = search_sorted(keys, rs, re, qb[r], True)
         elif m == ROW_GIVEN:
             lo = rs + int(qa[r])
             hi = rs + int(qb[r])
@@ -106,19 +94,12 @@ def table_match(
             for k in range(h0, h1 + nb_):
                 g = heads[k] if k < h1 else bucket[rs + k - h1]
                 if _holds_any(owner[g], col, starts, cols, lows, highs, ev_start, ev_vals):
-                    nx = nxt[g]
-                    if nx < 0:
-                        out[n] = owner[g]
-                        n += 1
-                    else:
-                        rr = _row_of(row_start, r, nx)
-                        bucket[row_start[rr] + bcount[rr]] = nx
-                        bcount[rr] += 1
+                    n = _reached(g, r, row_start, nxt, owner, bucket, bcount, out, n)
             continue
         if lo >= hi:
             continue
-        k0 = _search_int(heads, h0, h1, lo)
-        k1 = _search_int(heads, k0, h1, hi)
+        k0 = search_sorted(heads, h0, h1, lo, False)
+        k1 = search_sorted(heads, k0, h1, hi, False)
         for k in range(k0, k1 + nb_):
             if k < k1:
                 g = heads[k]
@@ -126,14 +107,32 @@ def table_match(
                 g = bucket[rs + k - k1]
                 if g < lo or g >= hi:
                     continue
-            nx = nxt[g]
-            if nx < 0:
-                out[n] = owner[g]
-                n += 1
-            else:
-                rr = _row_of(row_start, r, nx)
-                bucket[row_start[rr] + bcount[rr]] = nx
-                bcount[rr] += 1
+            n = _reached(g, r, row_start, nxt, owner, bucket, bcount, out, n)
+    return n
+
+
+@jit
+def _reached(
+    g: int,
+    r: int,
+    row_start: np.ndarray,
+    nxt: np.ndarray,
+    owner: np.ndarray,
+    bucket: np.ndarray,
+    bcount: np.ndarray,
+    out: np.ndarray,
+    n: int,
+) -> int:
+    """Predicate ``g`` of row ``r`` holds and every earlier one of its chain did: a last
+    predicate is a match (its slot goes to ``out[n]``), any other passes its successor into
+    its row's bucket. Returns the new match count."""
+    nx = nxt[g]
+    if nx < 0:
+        out[n] = owner[g]
+        return n + 1
+    rr = _row_of(row_start, r, nx)
+    bucket[row_start[rr] + bcount[rr]] = nx
+    bcount[rr] += 1
     return n
 
 
@@ -147,18 +146,6 @@ def _row_of(row_start: np.ndarray, after: int, g: int) -> int:
         mid = (lo + hi) >> 1
         if row_start[mid] <= g:
             lo = mid
-        else:
-            hi = mid
-    return lo
-
-
-@jit
-def _search_int(a: np.ndarray, lo: int, hi: int, x: int) -> int:
-    """First index in ``a[lo:hi]`` (ascending) with ``a[i] >= x``."""
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] < x:
-            lo = mid + 1
         else:
             hi = mid
     return lo
@@ -211,23 +198,6 @@ def table_nodes(
         if t > t_first:
             first[t_first] = True
     return row, key, own, first
-
-
-@jit
-def counting_order(row: np.ndarray, nrows: int) -> tuple[np.ndarray, np.ndarray]:
-    """A stable permutation grouping ``row`` values, and the row offsets."""
-    off = np.zeros(nrows + 1, np.int64)
-    for t in range(row.shape[0]):
-        off[row[t] + 1] += 1
-    for r in range(nrows):
-        off[r + 1] += off[r]
-    fill = off[:-1].copy()
-    perm = np.empty(row.shape[0], np.int64)
-    for t in range(row.shape[0]):
-        r = row[t]
-        perm[fill[r]] = t
-        fill[r] += 1
-    return perm, off
 
 
 @jit

@@ -20,11 +20,11 @@ import numpy as np
 from semps._types import Value
 from semps.errors import NotFound, SubscriptionError
 from semps.matcher.content._bulk_kernels import sort_rows
-from semps.matcher.content._kernels import check_slots
 from semps.matcher.content.bulk import ParsedSubscriptions
 from semps.matcher.content.constraints import ContentSubscription
 from semps.matcher.content.space import AttributeSpace, EncodedEvent
 from semps.matcher.content.table import SlotTable
+from semps.matcher.kernels import check_slots
 from semps.matcher.results import MatchColumns
 
 __all__ = ["CompiledIndex", "ContentIndex", "View"]
@@ -155,7 +155,7 @@ class CompiledIndex(ContentIndex):
         lows = np.take_along_axis(bounds[..., 0], order, axis=1)
         highs = np.take_along_axis(bounds[..., 1], order, axis=1)
         starts = np.arange(n + 1, dtype=np.int64) * k
-        self._extend_units(list(ids), starts, real.ravel(), lows.ravel(), highs.ravel())
+        self.table.extend(list(ids), starts, real.ravel(), lows.ravel(), highs.ravel())
 
     #: Can :meth:`add_many` take subscriptions in bulk (no interface aggregation)?
     bulk_loadable = True
@@ -187,19 +187,7 @@ class CompiledIndex(ContentIndex):
             col, code = self.space.string_code(parsed.names[parsed.attr[p]], value)
             cols[p], lows[p], highs[p] = col, code, code
         sort_rows(parsed.starts, cols, lows, highs)
-        self._extend_units(parsed.ids, parsed.starts, cols, lows, highs, checked=True)
-
-    def _extend_units(
-        self,
-        uids: list[str],
-        starts: np.ndarray,
-        cols: np.ndarray,
-        lows: np.ndarray,
-        highs: np.ndarray,
-        *,
-        checked: bool = False,
-    ) -> None:
-        self.table.extend(uids, starts, cols, lows, highs, checked=checked)
+        self.table.extend(parsed.ids, parsed.starts, cols, lows, highs, checked=True)
 
     # -- structure -----------------------------------------------------------------------------
 
@@ -277,7 +265,7 @@ class CompiledIndex(ContentIndex):
         t = self.table
         k = check_slots(
             self.built, n, t.starts, t.cols, t.lows, t.highs, t.alive, event.start,
-            event.values, out,
+            event.values, event.values, out,
         )  # fmt: skip
         return np.concatenate([built, out[:k]]) if k else built
 

@@ -29,7 +29,7 @@ from semps.errors import SubscriptionError, SubscriptionSyntaxError
 from semps.ingest.json_event import refuse_json_constant
 from semps.matcher.content.constraints import OPS, Constraint, ContentSubscription
 
-__all__ = ["parse_constraints", "parse_subscription", "subscription_from_json"]
+__all__ = ["decode_json", "parse_constraints", "parse_subscription", "subscription_from_json"]
 
 _TOKEN = re.compile(
     r"""(?P<ws>\s+)
@@ -74,18 +74,34 @@ def parse_subscription(
         semps.errors.SubscriptionSyntaxError: 1:14: expected and but found 'or'
     """
     if text.lstrip().startswith("{"):
-        try:
-            doc = json.loads(text, parse_constant=refuse_json_constant)
-        except json.JSONDecodeError as exc:
-            msg = f"invalid JSON: {exc.msg}"
-            raise SubscriptionSyntaxError(msg, line=exc.lineno, column=exc.colno) from exc
-        except (ValueError, RecursionError) as exc:
-            raise SubscriptionSyntaxError(f"invalid JSON: {exc}") from exc
-        return subscription_from_json(doc, sub_id=sub_id, interface=interface)
+        return subscription_from_json(decode_json(text), sub_id=sub_id, interface=interface)
     if sub_id is None:
         msg = "a subscription in the text form needs an id from its caller"
         raise SubscriptionError(msg)
     return ContentSubscription(sub_id, parse_constraints(text), interface)
+
+
+def decode_json(text: str) -> object:
+    """Decode a subscription's JSON text (no ``NaN``/``Infinity``).
+
+    Raises:
+        SubscriptionSyntaxError: the text is not JSON (with the line and column).
+
+    Example:
+        >>> decode_json('{"id": "s1"}')
+        {'id': 's1'}
+        >>> decode_json('{"id": NaN}')
+        Traceback (most recent call last):
+        ...
+        semps.errors.SubscriptionSyntaxError: invalid JSON: NaN is not a JSON number
+    """
+    try:
+        return json.loads(text, parse_constant=refuse_json_constant)
+    except json.JSONDecodeError as exc:
+        msg = f"invalid JSON: {exc.msg}"
+        raise SubscriptionSyntaxError(msg, line=exc.lineno, column=exc.colno) from exc
+    except (ValueError, RecursionError) as exc:
+        raise SubscriptionSyntaxError(f"invalid JSON: {exc}") from exc
 
 
 def subscription_from_json(

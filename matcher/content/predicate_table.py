@@ -32,6 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from semps.matcher.content import _table_kernels as k
+from semps.matcher.content._kernels import counting_order
 from semps.matcher.content.bulk import ParsedSubscriptions
 from semps.matcher.content.constraints import ContentSubscription
 from semps.matcher.content.index import CompiledIndex
@@ -62,7 +63,7 @@ class PredicateTable:
         row, key, own, first = k.table_nodes(table.starts, table.cols, table.lows, table.highs)
         nrows = 3 * ncols
         by_key = np.argsort(key)  # then a stable grouping by row keeps each row sorted
-        grouped, row_start = k.counting_order(row[by_key], nrows)
+        grouped, row_start = counting_order(row[by_key], nrows)
         perm = by_key[grouped]
         self.ncols = ncols
         self.row_start = row_start
@@ -85,15 +86,8 @@ class PredicateTable:
         }
 
     def nbytes(self) -> int:
-        arrays: list[np.ndarray] = [
-            self.row_start,
-            self.keys,
-            self.nxt,
-            self.owner,
-            self.heads,
-        ]
-        arrays += [self.heads_off, self._bucket, self._bcount]
-        return sum(a.nbytes for a in arrays)
+        arrays = (self.row_start, self.keys, self.nxt, self.owner, self.heads, self.heads_off)
+        return sum(a.nbytes for a in (*arrays, self._bucket, self._bcount))
 
     def point_rows(self, event: EncodedEvent) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """How each row is tested for a content event (missing attributes fail)."""

@@ -88,12 +88,5 @@ class ReinIndex(CompiledIndex):
         return out[:n]
 
     def _structure_bytes(self) -> int:
-        arrays: list[np.ndarray] = [
-            *self.low,
-            *self.high,
-            self._marks,
-            self._fails,
-            self.dlo,
-            self.scale,
-        ]
+        arrays = (*self.low, *self.high, self._marks, self._fails, self.dlo, self.scale)
         return sum(a.nbytes for a in arrays)

@@ -58,6 +58,20 @@ class Grow:
         self._n = len(values)
 
 
+class _Used:
+    """A read-only attribute ``x`` of :class:`SlotTable`: the used part of its :class:`Grow`
+    array ``_x`` (a view: valid until the next append)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = f"_{name}"
+
+    def __get__(self, table: object, owner: type | None = None) -> np.ndarray:
+        if table is None:
+            raise AttributeError(self._name)
+        grow: Grow = getattr(table, self._name)
+        return grow.view()
+
+
 class SlotTable:
     """Units by slot: ids, live flags and their predicates (CSR over slots).
 
@@ -72,6 +86,9 @@ class SlotTable:
         >>> t.compact().tolist(), t.ids, t.cols.tolist()
         ([-1, 0], ['s2'], [1])
     """
+
+    #: Live flag per slot; CSR over slots (``starts``) of the predicates' columns and bounds.
+    alive, starts, cols, lows, highs = _Used(), _Used(), _Used(), _Used(), _Used()
 
     def __init__(self) -> None:
         self.ids: list[str] = []
@@ -91,26 +108,6 @@ class SlotTable:
     @property
     def live(self) -> int:
         return len(self.ids) - self.dead
-
-    @property
-    def alive(self) -> np.ndarray:
-        return self._alive.view()
-
-    @property
-    def starts(self) -> np.ndarray:
-        return self._starts.view()
-
-    @property
-    def cols(self) -> np.ndarray:
-        return self._cols.view()
-
-    @property
-    def lows(self) -> np.ndarray:
-        return self._lows.view()
-
-    @property
-    def highs(self) -> np.ndarray:
-        return self._highs.view()
 
     def append(self, uid: str, cols: np.ndarray, lows: np.ndarray, highs: np.ndarray) -> int:
         """Store a new unit (its id must not be live) and return its slot."""

@@ -5,52 +5,15 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from semps.matcher.kernels import jit, pjit
+from semps.matcher.kernels import jit, pjit, search_sorted
 
-__all__ = ["check_regions", "slab_of", "slabs_of", "sweep_pairs"]
+__all__ = ["Layout", "slab_of", "slabs_of", "sweep_pairs"]
 
 _EPS = 4 * np.finfo(np.float64).eps
 
-
-@jit
-def check_regions(
-    s0: int,
-    s1: int,
-    starts: np.ndarray,
-    cols: np.ndarray,
-    lows: np.ndarray,
-    highs: np.ndarray,
-    alive: np.ndarray,
-    plo: np.ndarray,
-    phi: np.ndarray,
-    out: np.ndarray,
-) -> int:
-    """Live slots of ``s0..s1`` overlapping the region ``plo``/``phi`` (±inf: unbounded)."""
-    n = 0
-    for s in range(s0, s1):
-        if not alive[s]:
-            continue
-        ok = True
-        for p in range(starts[s], starts[s + 1]):
-            c = cols[p]
-            if lows[p] > phi[c] or highs[p] < plo[c]:
-                ok = False
-                break
-        if ok:
-            out[n] = s
-            n += 1
-    return n
-
-
-@jit
-def _first_at_least(a: np.ndarray, lo: int, hi: int, x: float) -> int:
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+#: The sweep's layout of the subscriptions (see :func:`_sweep_one`): key attributes, lows,
+#: highs, second-key lows, cells, max lengths per class, slab base and scale.
+Layout = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 @jit
@@ -83,13 +46,7 @@ def _window(low: float, maxlen: float) -> float:
 @jit
 def _sweep_one(
     p: int,
-    keys: np.ndarray,
-    slo: np.ndarray,
-    shi: np.ndarray,
-    low2: np.ndarray,
-    cells: np.ndarray,
-    maxlen: np.ndarray,
-    slabs: np.ndarray,
+    layout: Layout,
     plo: np.ndarray,
     phi: np.ndarray,
     out: np.ndarray,
@@ -105,6 +62,7 @@ def _sweep_one(
     ``[p.low2 - maxlen2, p.high2]`` (a binary-searched run inside each slab); each such
     candidate is checked on every attribute.
     """
+    keys, slo, shi, low2, cells, maxlen, slabs = layout
     k1 = keys[0]
     k2 = keys[1]
     base = slabs[0]
@@ -118,7 +76,7 @@ def _sweep_one(
         w2 = _window(plo[p, k2], maxlen[cl, 1])
         hi2 = phi[p, k2]
         for sl in range(first, last + 1):
-            start = _first_at_least(low2, cells[cl, sl], cells[cl, sl + 1], w2)
+            start = search_sorted(low2, cells[cl, sl], cells[cl, sl + 1], w2, False)
             for s in range(start, cells[cl, sl + 1]):
                 if low2[s] > hi2:
                     break
@@ -137,13 +95,7 @@ def _sweep_one(
 
 @pjit
 def sweep_pairs(
-    keys: np.ndarray,
-    slo: np.ndarray,
-    shi: np.ndarray,
-    low2: np.ndarray,
-    cells: np.ndarray,
-    maxlen: np.ndarray,
-    slabs: np.ndarray,
+    layout: Layout,
     plo: np.ndarray,
     phi: np.ndarray,
     parts: int,
@@ -166,7 +118,7 @@ def sweep_pairs(
         at = t * capacity
         end = at + capacity
         for p in range(t * per, min(npub, (t + 1) * per)):
-            n = _sweep_one(p, keys, slo, shi, low2, cells, maxlen, slabs, plo, phi, out, at, end)
+            n = _sweep_one(p, layout, plo, phi, out, at, end)
             if n < 0:
                 over[t] = True
                 break

@@ -26,8 +26,9 @@ from semps.errors import NotFound
 from semps.matcher.content.predicate_table import PredicateTable
 from semps.matcher.content.space import AttributeSpace
 from semps.matcher.content.table import SlotTable, id_order
+from semps.matcher.kernels import check_slots
 from semps.matcher.results import MatchColumns
-from semps.matcher.symmetric._kernels import check_regions, slabs_of, sweep_pairs
+from semps.matcher.symmetric._kernels import Layout, slabs_of, sweep_pairs
 from semps.matcher.symmetric.region import Region, RegionSubscription
 
 __all__ = ["RegionIndex"]
@@ -60,7 +61,7 @@ class RegionIndex:
         self.table = SlotTable()
         self.structure = PredicateTable()
         self.built = 0
-        self._dense: tuple[np.ndarray, ...] = ()
+        self._dense: tuple[Layout, np.ndarray] | None = None
         self._dense_version = -1
         self._version = 0
         self._pairs_per_publication = 1
@@ -136,9 +137,10 @@ class RegionIndex:
         if n > self.built:
             out = np.empty(n - self.built, np.int32)
             t = self.table
-            k = check_regions(
-                self.built, n, t.starts, t.cols, t.lows, t.highs, t.alive, lo, hi, out
-            )
+            k = check_slots(
+                self.built, n, t.starts, t.cols, t.lows, t.highs, t.alive,
+                np.arange(len(lo) + 1), lo, hi, out,
+            )  # fmt: skip
             slots = np.concatenate([slots, out[:k]])
         return slots
 
@@ -150,10 +152,11 @@ class RegionIndex:
 
     # -- batches: the sweep ----------------------------------------------------------------
 
-    def _sweep_arrays(self) -> tuple[np.ndarray, ...]:
-        """The sweep's layout: (keys, lows, highs, second-key lows, cells, max lengths,
-        slab base and scale, slots), subscriptions sorted by (class, slab, second-key low)."""
-        if self._dense_version == self._version:
+    def _sweep_arrays(self) -> tuple[Layout, np.ndarray]:
+        """The sweep's layout ((keys, lows, highs, second-key lows, cells, max lengths,
+        slab base and scale), with subscriptions sorted by (class, slab, second-key low)) and
+        the slot of each."""
+        if self._dense is not None and self._dense_version == self._version:
             return self._dense
         t, ncols = self.table, len(self.space)
         live = np.flatnonzero(t.alive).astype(np.int32)
@@ -187,7 +190,7 @@ class RegionIndex:
         maxlen = np.zeros((nclasses, 2))
         np.maximum.at(maxlen[:, 0], cls, len1)
         np.maximum.at(maxlen[:, 1], cls, len2)
-        self._dense = (
+        layout = (
             np.array([k1, k2], np.int64),
             np.ascontiguousarray(slo[order]),
             np.ascontiguousarray(shi[order]),
@@ -195,15 +198,15 @@ class RegionIndex:
             np.ascontiguousarray(cells),
             maxlen,
             np.array([base, inv]),
-            live[order],
         )
+        self._dense = (layout, live[order])
         self._dense_version = self._version
         return self._dense
 
     def match_batch_slots(self, regions: Sequence[Region]) -> tuple[np.ndarray, np.ndarray]:
         """Every overlap of a batch: CSR (offsets per publication, slots)."""
-        keys, slo, shi, low2, cells, maxlen, slabs, slots = self._sweep_arrays()
-        ncols = slo.shape[1]
+        layout, slots = self._sweep_arrays()
+        ncols = layout[1].shape[1]
         plo = np.full((len(regions), ncols), -np.inf)
         phi = np.full((len(regions), ncols), np.inf)
         column = {a: c for c, (a, is_string) in enumerate(self.space.columns()) if not is_string}
@@ -223,9 +226,7 @@ class RegionIndex:
         parts = max(1, min(numba.get_num_threads(), len(regions)))
         capacity = max(self.min_capacity, self._pairs_per_publication * len(regions) // parts * 2)
         while True:
-            counts, out, used, over = sweep_pairs(
-                keys, slo, shi, low2, cells, maxlen, slabs, plo, phi, parts, capacity
-            )
+            counts, out, used, over = sweep_pairs(layout, plo, phi, parts, capacity)
             if not over:
                 break
             capacity *= 4

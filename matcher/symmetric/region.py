@@ -12,13 +12,13 @@ broker assigns the id, so there ``id`` may be left out.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from semps.errors import JSONEventError, SubscriptionError, SubscriptionSyntaxError
-from semps.ingest.json_event import parse_region, refuse_json_constant
+from semps.errors import JSONEventError, SubscriptionError
+from semps.ingest.json_event import parse_region
+from semps.matcher.content.parse import decode_json
 
 __all__ = ["Region", "RegionSubscription", "overlaps", "parse_region_subscription"]
 
@@ -84,13 +84,7 @@ def parse_region_subscription(text: str, *, sub_id: str | None = None) -> Region
         ...
         semps.errors.SubscriptionError: region attribute 'x' has low 0.3 > high 0.1
     """
-    try:
-        doc = json.loads(text, parse_constant=refuse_json_constant)
-    except json.JSONDecodeError as exc:
-        msg = f"invalid JSON: {exc.msg}"
-        raise SubscriptionSyntaxError(msg, line=exc.lineno, column=exc.colno) from exc
-    except (ValueError, RecursionError) as exc:
-        raise SubscriptionSyntaxError(f"invalid JSON: {exc}") from exc
+    doc = decode_json(text)
     if not isinstance(doc, dict) or "region" not in doc:
         raise SubscriptionError('a region subscription is a JSON object with "region"')
     unknown = [k for k in doc if k not in ("id", "region")]
