@@ -2,7 +2,7 @@
 nothing here is asserted).
 
 For N subscriptions (100k by default) drawn like bench/semantic.py's (1-3 patterns mixing
-variables, node constants and type constraints over a synthetic ontology), each *variant*
+variables, node constants and type constraints over its synthetic ontology), each *variant*
 registers N subscriptions that share the same required parts:
 
 - ``required``: the basic graph pattern alone (today's fast path);
@@ -23,30 +23,22 @@ from __future__ import annotations
 import argparse
 import gc
 import random
+import sys
 import time
+from pathlib import Path
 
-from semps.event import Event
-from semps.matcher.base import MatchContext, Subscription
-from semps.matcher.semantic import SemanticMatcher
-from semps.matcher.semantic._kernels import warm
-from semps.matcher.semantic.index import EventPairs
-from semps.ontology import compile_axioms
-from semps.terms import OWL, RDF_TYPE, RDFS
+sys.path.insert(0, str(Path(__file__).parent))
 
-EX = "http://bench.example/"
-N_CLASSES, N_PROPS, N_NODES = 60, 40, 2000
+# bench/semantic.py's synthetic ontology and vocabulary
+from semantic import EX, N_CLASSES, N_NODES, N_PROPS, ontology  # noqa: E402
 
-
-def ontology(rng: random.Random) -> list[tuple[str, str, str]]:
-    axioms = []
-    for i in range(1, N_CLASSES):
-        axioms.append((f"{EX}C{i}", RDFS + "subClassOf", f"{EX}C{rng.randrange(i)}"))
-    for i in range(1, N_PROPS):
-        if rng.random() < 0.6:
-            axioms.append((f"{EX}p{i}", RDFS + "subPropertyOf", f"{EX}p{rng.randrange(i)}"))
-    for i in range(0, N_PROPS, 10):
-        axioms.append((f"{EX}p{i}", OWL + "inverseOf", f"{EX}inv{i}"))
-    return axioms
+from semps.event import Event  # noqa: E402
+from semps.matcher.base import MatchContext, Subscription  # noqa: E402
+from semps.matcher.semantic import SemanticMatcher  # noqa: E402
+from semps.matcher.semantic._kernels import warm  # noqa: E402
+from semps.matcher.semantic.index import EventPairs  # noqa: E402
+from semps.ontology import compile_axioms  # noqa: E402
+from semps.terms import RDF_TYPE  # noqa: E402
 
 
 def event(rng: random.Random, n: int, k: int) -> Event:

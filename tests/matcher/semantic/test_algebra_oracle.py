@@ -13,7 +13,7 @@ from collections import Counter
 import pyoxigraph as ox
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from semps_test_support import from_oxigraph, to_oxigraph
+from semps_test_support import events_over, from_oxigraph, to_oxigraph
 
 from semps.event import Event
 from semps.matcher.base import MatchContext, Subscription
@@ -40,15 +40,7 @@ def ontologies(draw: st.DrawFn) -> list:
     return axioms
 
 
-events = st.lists(
-    st.one_of(
-        st.tuples(st.sampled_from(NODES), st.just(RDF_TYPE), st.sampled_from(CLASSES)),
-        st.tuples(st.sampled_from(NODES), st.sampled_from(PROPS), st.sampled_from(NODES)),
-        st.tuples(st.sampled_from(NODES), st.just(EX + "d"), st.sampled_from(NUMBERS)),
-    ),
-    min_size=1,
-    max_size=10,
-)
+events = events_over(NODES, CLASSES, PROPS, EX + "d", NUMBERS)
 
 
 def _local(iri: str) -> str:
@@ -70,10 +62,9 @@ def paths(draw: st.DrawFn, depth: int = 0) -> str:
     inner = draw(paths(depth + 1))
     if kind == "inv":
         return f"^{inner}" if inner.startswith(":") else f"^({inner})"
-    if kind == "seq":
-        return f"({inner}/{draw(paths(depth + 1))})"
-    if kind == "alt":
-        return f"({inner}|{draw(paths(depth + 1))})"
+    if kind in ("seq", "alt"):
+        joint = "/" if kind == "seq" else "|"
+        return f"({inner}{joint}{draw(paths(depth + 1))})"
     if kind in ("star", "plus", "opt"):
         mod = {"star": "*", "plus": "+", "opt": "?"}[kind]
         return f"({inner}){mod}"
@@ -92,10 +83,12 @@ def triples(draw: st.DrawFn) -> str:
     if kind == "data":
         return f"{s} :d ?v"
     if kind == "varpred":
-        return f"{s} ?w {o}"
-    if kind == "path":
-        return f"{s} {draw(paths())} {o}"
-    return f"{s} {_local(draw(st.sampled_from(PROPS)))} {o}"
+        predicate = "?w"
+    elif kind == "path":
+        predicate = draw(paths())
+    else:
+        predicate = _local(draw(st.sampled_from(PROPS)))
+    return f"{s} {predicate} {o}"
 
 
 @st.composite
