@@ -18,12 +18,13 @@ from pathlib import Path
 
 import httpx
 import pyoxigraph as ox
+from hypothesis import strategies as st
 from oracle_corrections import corrected_lines
 
 from semps.cli.match import load_subscriptions
 from semps.matcher.base import Subscription
 from semps.ontology import Expansion, load_expansion
-from semps.terms import Literal
+from semps.terms import RDF_TYPE, Literal
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOADS = ROOT.parent / "shared" / "workloads"
@@ -182,6 +183,19 @@ class Case:
         }
 
 
+def workload_options(folder: Path, events: Path | str | None = None) -> list[str]:
+    """The command-line options naming a shared workload folder's ontology, subscriptions and
+    events (``events``: others than the folder's own, e.g. a converted table)."""
+    return [
+        "--ontology",
+        str(folder / "ontology.owl"),
+        "--subscriptions",
+        str(folder / "subscriptions"),
+        "--events",
+        str(folder / "events" if events is None else events),
+    ]
+
+
 def store_backlog(srv: Server, sub_id: str, count: int, pad: int = 100) -> None:
     """Store ``count`` notifications of ``sub_id`` (``pad`` bytes of filler each) straight
     into the server's SQLite file (the server is restarted)."""
@@ -221,3 +235,22 @@ def from_oxigraph(term: object) -> object:
     if isinstance(term, ox.BlankNode):
         return "_:" + term.value
     return term.value  # type: ignore[attr-defined]
+
+
+# -- random events, drawn by hypothesis ------------------------------------------------------
+
+
+def events_over(
+    nodes: list[str], classes: list[str], props: list[str], data: str, numbers: list[Literal]
+) -> st.SearchStrategy[list[tuple[str, str, object]]]:
+    """Events of 1 to 10 triples about ``nodes``: typed with ``classes``, linked by ``props``
+    to other nodes, and given ``numbers`` through the ``data`` property."""
+    return st.lists(
+        st.one_of(
+            st.tuples(st.sampled_from(nodes), st.just(RDF_TYPE), st.sampled_from(classes)),
+            st.tuples(st.sampled_from(nodes), st.sampled_from(props), st.sampled_from(nodes)),
+            st.tuples(st.sampled_from(nodes), st.just(data), st.sampled_from(numbers)),
+        ),
+        min_size=1,
+        max_size=10,
+    )

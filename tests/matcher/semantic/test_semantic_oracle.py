@@ -7,6 +7,7 @@ import owlrl
 import rdflib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from semps_test_support import events_over
 
 from semps.event import Event
 from semps.matcher.base import MatchContext, Subscription
@@ -37,15 +38,7 @@ def ontologies(draw: st.DrawFn) -> list:
     return axioms
 
 
-events = st.lists(
-    st.one_of(
-        st.tuples(st.sampled_from(NODES), st.just(RDF_TYPE), st.sampled_from(CLASSES)),
-        st.tuples(st.sampled_from(NODES), st.sampled_from(PROPS), st.sampled_from(NODES)),
-        st.tuples(st.sampled_from(NODES), st.just(EX + "d"), st.sampled_from(NUMBERS)),
-    ),
-    min_size=1,
-    max_size=10,
-)
+events = events_over(NODES, CLASSES, PROPS, EX + "d", NUMBERS)
 
 
 def _term(draw: st.DrawFn, pool: list, var_names: str = "xyz") -> str:
