@@ -50,15 +50,23 @@ def run(args: list[str], prev: str | None = None) -> tuple[float, float, int]:
     return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
+def samples(
+    args: list[str], repeat: int, prev: str | None = None
+) -> tuple[list[float], list[float], int]:
+    """The wall and the CPU seconds of ``repeat`` fresh runs, and their largest peak RSS."""
+    walls, cpus, rss = [], [], 0
+    for _ in range(repeat):
+        seconds, cpu, peak = run(args, prev)
+        walls.append(seconds)
+        cpus.append(cpu)
+        rss = max(rss, peak)
+    return walls, cpus, rss
+
+
 def best(
     args: list[str], repeat: int, prev: str | None = None
 ) -> tuple[float, float, int, float, float]:
     """(fastest, slowest wall seconds, peak RSS, least, most CPU seconds) over ``repeat``
     runs (CPU time varies less than wall time on a shared machine)."""
-    times, cpus, rss = [], [], 0
-    for _ in range(repeat):
-        seconds, cpu, peak = run(args, prev)
-        times.append(seconds)
-        cpus.append(cpu)
-        rss = max(rss, peak)
-    return min(times), max(times), rss, min(cpus), max(cpus)
+    walls, cpus, rss = samples(args, repeat, prev)
+    return min(walls), max(walls), rss, min(cpus), max(cpus)

@@ -320,14 +320,9 @@ def _runs(args: list[str], repeat: int, prev: str | None) -> dict[str, float]:
     the largest peak RSS (the machine is shared: the min is the least disturbed run)."""
     from statistics import median
 
-    from cli_timing import run
+    from cli_timing import samples
 
-    walls, cpus, rss = [], [], 0
-    for _ in range(repeat):
-        wall, cpu, peak = run(args, prev)
-        walls.append(wall)
-        cpus.append(cpu)
-        rss = max(rss, peak)
+    walls, cpus, rss = samples(args, repeat, prev)
     return {
         "wall_min": min(walls), "wall_median": median(walls),
         "cpu_min": min(cpus), "cpu_median": median(cpus), "peak_rss_mb": rss / 1e6,
