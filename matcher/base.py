@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
@@ -193,12 +193,25 @@ class Matcher(ABC):
     ) -> MatchColumns:
         """A batch's answers as columns (:class:`~semps.matcher.results.MatchColumns`):
         the same matches, counts and order as :meth:`match_batch`, with ``solutions`` filled
-        only when asked for (``Match.detail`` is not carried). Matchers that can answer
-        without a Python object per match override this; the default converts
-        :meth:`match_batch`."""
+        only when asked for (``Match.detail`` is not carried). Those of
+        :meth:`unbound_columns` when it gives any (each match then has one empty solution),
+        else :meth:`match_batch`'s converted."""
         from semps.matcher.results import MatchColumns
 
-        return MatchColumns.from_matches(self.match_batch(events, contexts), solutions=solutions)
+        columns = self.unbound_columns(events, contexts)
+        if columns is None:
+            return MatchColumns.from_matches(
+                self.match_batch(events, contexts), solutions=solutions
+            )
+        return replace(columns, solutions=((),) * len(columns)) if solutions else columns
+
+    def unbound_columns(
+        self, events: Sequence[Event], contexts: Sequence[MatchContext]
+    ) -> MatchColumns | None:
+        """The batch's matches as columns without a Python object per match, for a matcher
+        whose matches bind no variables (one solution each, its count 1); ``None`` (the
+        default): :meth:`match_columns` converts :meth:`match_batch`."""
+        return None
 
     def subscription_items(self, subscription: Subscription) -> frozenset[str]:
         """The attribute items every event matching ``subscription`` carries.

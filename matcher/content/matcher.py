@@ -120,21 +120,14 @@ class ContentMatcher(Matcher):
         RDF triples are closed under an empty ontology (JSON events have none)."""
         return _plain_columns(self.index, events)
 
-    def match_columns(
-        self,
-        events: Sequence[Event],
-        contexts: Sequence[MatchContext],
-        *,
-        solutions: bool = False,
+    def unbound_columns(
+        self, events: Sequence[Event], contexts: Sequence[MatchContext]
     ) -> MatchColumns:
         """One index batch as columns: slots into the index's id list, no Match objects."""
         if not len(self.index):
             return MatchColumns.empty(len(events))
         views = [attribute_view(e, c) for e, c in zip(events, contexts, strict=True)]
-        columns = self.index.match_columns(views)
-        if solutions:  # content matches bind no variables: one empty solution tuple each
-            columns = _with_empty_solutions(columns)
-        return columns
+        return self.index.match_columns(views)
 
 
 def _plain_columns(index: ContentIndex, events: Sequence[Event]) -> MatchColumns:
@@ -143,10 +136,3 @@ def _plain_columns(index: ContentIndex, events: Sequence[Event]) -> MatchColumns
     if isinstance(index, CompiledIndex) and not any(e.triples for e in events):
         return index.match_columns_values([e.values for e in events])
     return index.match_columns([attribute_view(e) for e in events])
-
-
-def _with_empty_solutions(columns: MatchColumns) -> MatchColumns:
-    return MatchColumns(
-        columns.events, columns.event, columns.subscription, columns.ids, columns.count,
-        ((),) * len(columns),
-    )  # fmt: skip

@@ -64,12 +64,8 @@ class SymmetricMatcher(Matcher):
             out[i] = [Match(sub_id, events[i].id) for sub_id in ids]
         return out
 
-    def match_columns(
-        self,
-        events: Sequence[Event],
-        contexts: Sequence[MatchContext],
-        *,
-        solutions: bool = False,
+    def unbound_columns(
+        self, events: Sequence[Event], contexts: Sequence[MatchContext]
     ) -> MatchColumns:
         """The batch's publications in one sweep, as columns."""
         published = [i for i, e in enumerate(events) if e.regions]
@@ -77,5 +73,4 @@ class SymmetricMatcher(Matcher):
             return MatchColumns.empty(len(events))
         found = self.index.match_columns([events[i].regions for i in published])
         event = np.asarray(published, np.int64)[found.event]
-        sols = ((),) * len(found) if solutions else None
-        return MatchColumns(len(events), event, found.subscription, found.ids, found.count, sols)
+        return MatchColumns(len(events), event, found.subscription, found.ids, found.count)
