@@ -10,6 +10,7 @@ import random
 from itertools import combinations
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -121,21 +122,15 @@ def run(ops: list[tuple[str, Any]], under_test: list[ContentIndex], rebuild: boo
             assert len(index) == len(oracle)
 
 
+@pytest.mark.parametrize("rebuild", [False, True], ids=["with-delta", "rebuilt"])
 @SETTINGS
 @given(ops=operations, under_test=indexes())
 def test_every_algorithm_equals_brute_force_under_churn(
-    ops: list[tuple[str, Any]], under_test: list[ContentIndex]
+    ops: list[tuple[str, Any]], under_test: list[ContentIndex], rebuild: bool
 ) -> None:
-    run(ops, under_test, rebuild=False)
-
-
-@SETTINGS
-@given(ops=operations, under_test=indexes())
-def test_every_algorithm_equals_brute_force_with_no_delta(
-    ops: list[tuple[str, Any]], under_test: list[ContentIndex]
-) -> None:
-    """The same, with every structure rebuilt before each match: only the structure answers."""
-    run(ops, under_test, rebuild=True)
+    """Also with every structure rebuilt before each match (no delta: only the structure
+    answers)."""
+    run(ops, under_test, rebuild=rebuild)
 
 
 def test_every_algorithm_equals_brute_force_on_larger_random_workloads() -> None:
