@@ -37,6 +37,8 @@ from semps.terms import RDF_TYPE, Literal
 
 _REFUSED = {"GRAPH": "GRAPH", "SERVICE": "SERVICE"}
 _MODIFIERS = {"*": "star", "+": "plus", "?": "opt"}
+#: Operators that continue a property path after an IRI.
+_PATH_OPS = frozenset(("/", "|", *_MODIFIERS))
 #: Words that start a group element other than triples (a '.' before them is optional).
 _ELEMENTS = {"OPTIONAL", "MINUS", "FILTER", "BIND", "VALUES", "GRAPH", "SERVICE"}
 
@@ -76,6 +78,8 @@ class GroupParser:
 
     tokens: list[Token]
     i: int
+    #: The current token, ``tokens[i]`` (an attribute: it is read a hundred times a query).
+    tok: Token
     depth: int
     limits: Limits
     block: list[TriplePattern | PathPattern]
@@ -88,10 +92,6 @@ class GroupParser:
     bgp_serial: int
 
     # -- provided by the parser ------------------------------------------------------------
-
-    @property
-    def tok(self) -> Token:
-        raise NotImplementedError
 
     def peek(self, offset: int = 1) -> Token:
         raise NotImplementedError
@@ -143,8 +143,10 @@ class GroupParser:
         node: Node | None = None
         filters: list[Any] = []
         outer, self.block = self.block, []
-        while not self.tok.is_op("}"):
+        while True:
             tok = self.tok
+            if tok.text == "}" and tok.kind == "OP":
+                break
             if tok.kind == "EOF":
                 raise self.error("expected '}' but found end of input")
             word = tok.text.upper() if tok.kind == "NAME" else ""
@@ -157,9 +159,12 @@ class GroupParser:
             else:
                 self.triples_same_subject()
                 nxt = self.tok
-                if nxt.is_op("."):
+                if nxt.kind == "OP" and nxt.text == ".":
                     self.advance()
-                elif not (nxt.is_op("}") or nxt.is_op("{") or nxt.is_keyword(*_ELEMENTS)):
+                elif not (
+                    (nxt.kind == "OP" and nxt.text in ("{", "}"))
+                    or (nxt.kind == "NAME" and nxt.text.upper() in _ELEMENTS)
+                ):
                     raise self.error(f"expected '.' or '}}' but found {nxt.describe()}")
                 continue
             if self.tok.is_op("."):
@@ -392,6 +397,9 @@ class GroupParser:
 
     def triples_same_subject(self) -> None:
         # "[ :p :o ]" and a non-empty "( ... )" may stand alone; "[]" and "()" may not.
+        if self.tok.kind != "OP":  # a variable, an IRI or a literal (the common case)
+            self.property_list(self.term(position="subject"))
+            return
         if self.tok.is_op("[") and not self.peek().is_op("]"):
             subject = self.blank_node_property_list()
             if self.tok.is_op(".") or self.tok.is_op("}"):
@@ -408,14 +416,12 @@ class GroupParser:
             verb = self.verb()
             while True:
                 tok = self.tok
-                obj = (
-                    self.blank_node_property_list() if self.tok.is_op("[") else self.term("object")
-                )
+                obj = self.blank_node_property_list() if tok.is_op("[") else self.term("object")
                 self.add_triple(subject, verb, obj, tok)
                 if not self.tok.is_op(","):
                     break
                 self.advance()
-            if not self.tok.is_op(";"):
+            if self.tok.text != ";" or self.tok.kind != "OP":
                 return
             while self.tok.is_op(";"):
                 self.advance()
@@ -427,13 +433,16 @@ class GroupParser:
     def add_triple(self, s: PatternTerm, verb: Var | Path, o: PatternTerm, tok: Token) -> None:
         """A triple pattern; a path of links and inverse links in sequence becomes triple
         patterns joined by fresh blank variables (SPARQL 1.1 section 18.2.2.4)."""
-        if type(verb) is Var:
+        if isinstance(verb, Var):
             self.emit(TriplePattern(s, verb, o), tok)
             return
-        steps = _simple_steps(verb)  # type: ignore[arg-type]
+        if verb[0] == "link":  # one IRI (the common case)
+            self.emit(TriplePattern(s, verb[1], o), tok)
+            return
+        steps = _simple_steps(verb)
         if steps is None:
             self.constructs.setdefault("property path")
-            self.emit(PathPattern(s, verb, o), tok)  # type: ignore[arg-type]
+            self.emit(PathPattern(s, verb, o), tok)
             return
         if len(steps) > 1 or steps[0][1]:
             self.constructs.setdefault("property path")
@@ -449,6 +458,9 @@ class GroupParser:
             self.constructs.setdefault("variable predicate")
             return Var(tok.text[1:])
         if tok.kind in ("IRIREF", "PNAME", "OP") or (tok.kind == "NAME" and tok.text == "a"):
+            nxt = self.peek()
+            if tok.kind != "OP" and (nxt.kind != "OP" or nxt.text not in _PATH_OPS):
+                return ("link", self.path_iri())  # one IRI: what path() reads, sooner
             if tok.kind == "OP" and tok.text not in ("^", "!", "("):
                 raise self.error(f"expected a predicate but found {tok.describe()}")
             return self.path()

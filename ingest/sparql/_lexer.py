@@ -36,9 +36,14 @@ _TOKENS = [
     ("NAME", r"[A-Za-z_][A-Za-z0-9_]*"),
     ("OP", r"\^\^|&&|\|\||!=|<=|>=|[{}()\[\].;,*=<>!+\-/^|?@]"),
 ]
-# Any character no token starts with is a one-character STRAY token (an error).
+# Any character no token starts with is a one-character STRAY token (an error). Whitespace
+# and comments are skipped in front of each token by the same match (half the matches); a
+# match with no token is the whitespace at the end of the text.
 _SCAN = re.compile(
-    "|".join(f"(?P<{name}>{rx})" for name, rx in [*_TOKENS, ("STRAY", ".")]), re.DOTALL
+    r"(?:[ \t\r\n]+|\#[^\n]*)*(?:"
+    + "|".join(f"(?P<{name}>{rx})" for name, rx in [*_TOKENS[1:], ("STRAY", ".")])
+    + ")?",
+    re.DOTALL,
 ).finditer
 
 
@@ -52,7 +57,7 @@ class Token(NamedTuple):
 
     def is_op(self, text: str) -> bool:
         """True for the punctuation/operator token ``text``."""
-        return self.kind == "OP" and self.text == text
+        return self.text == text and self.kind == "OP"
 
     def is_keyword(self, *words: str) -> bool:
         """True for a bare word equal (case-insensitively) to one of ``words``."""
@@ -105,23 +110,53 @@ def unescape_codepoints(text: str) -> str:
     raise SubscriptionSyntaxError(msg, line=line, column=max(column, 1))
 
 
+#: ``Token``'s own ``__new__`` is Python code; the tuple's is not (half the lexer's time).
+_new = tuple.__new__
+
+
 def tokenize(text: str) -> list[Token]:
     """Split ``text`` into tokens; raises :class:`SubscriptionSyntaxError` on stray input."""
     text = unescape_codepoints(text)
+    if "\n" not in text.rstrip(" \t\r\n"):  # tokens on one line (most subscriptions)
+        tokens = [
+            _new(Token, (kind, m.group(kind), 1, m.start(kind) + 1))
+            for m in _SCAN(text)
+            if (kind := m.lastgroup) is not None
+        ]
+        for tok in tokens:
+            if tok.kind == "STRAY":
+                _stray(tok)
+        line = text.count("\n", len(text.rstrip(" \t\r\n"))) + 1
+        tokens.append(Token("EOF", "", line, len(text) - text.rfind("\n")))
+        return tokens
+    return _tokenize_lines(text)
+
+
+def _tokenize_lines(text: str) -> list[Token]:
+    """:func:`tokenize` for a text of several lines (positions counted per line)."""
     tokens: list[Token] = []
     append = tokens.append
-    line, line_start = 1, 0
+    line, line_start, pos = 1, 0, 0
     for m in _SCAN(text):
         kind = m.lastgroup
-        value = m.group()
+        skipped = text[pos : m.start(kind) if kind else m.end()]  # whitespace, comments
+        if "\n" in skipped:
+            line += skipped.count("\n")
+            line_start = pos + skipped.rfind("\n") + 1
+        if kind is None:
+            break
+        start, pos = m.start(kind), m.end()
+        tok = Token(kind, m.group(kind), line, start - line_start + 1)
         if kind == "STRAY":
-            pos = m.start()
-            msg = f"unexpected character {value!r}"
-            raise SubscriptionSyntaxError(msg, line=line, column=pos - line_start + 1)
-        if kind != "WS":
-            append(Token(kind, value, line, m.start() - line_start + 1))  # type: ignore[arg-type]
-        if "\n" in value:  # whitespace, or a long string spanning lines
-            line += value.count("\n")
-            line_start = m.start() + value.rfind("\n") + 1
+            _stray(tok)
+        append(tok)
+        if kind == "STRING_LONG" and "\n" in tok.text:  # a long string spanning lines
+            line += tok.text.count("\n")
+            line_start = start + tok.text.rfind("\n") + 1
     tokens.append(Token("EOF", "", line, len(text) - line_start + 1))
     return tokens
+
+
+def _stray(tok: Token) -> None:
+    msg = f"unexpected character {tok.text!r}"
+    raise SubscriptionSyntaxError(msg, line=tok.line, column=tok.column)

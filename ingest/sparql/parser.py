@@ -87,6 +87,7 @@ class _Parser(GroupParser):
         self.limits = limits
         self.depth = 0
         self.i = 0
+        self.tok = tokens[0]
         self.base = base
         self.prefixes: dict[str, str] = {}
         self.patterns: list[TriplePattern] = []
@@ -106,17 +107,14 @@ class _Parser(GroupParser):
 
     # -- token helpers ---------------------------------------------------------------------
 
-    @property
-    def tok(self) -> Token:
-        return self.tokens[self.i]
-
     def peek(self, offset: int = 1) -> Token:
         return self.tokens[min(self.i + offset, len(self.tokens) - 1)]
 
     def advance(self) -> Token:
-        tok = self.tokens[self.i]
+        tok = self.tok
         if tok.kind != "EOF":
             self.i += 1
+            self.tok = self.tokens[self.i]
         return tok
 
     def error(self, message: str, tok: Token | None = None) -> SubscriptionSyntaxError:
