@@ -15,9 +15,11 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 import pyoxigraph as ox
+import pytest
 from hypothesis import strategies as st
 from oracle_corrections import corrected_lines
 
@@ -28,6 +30,7 @@ from semps.terms import RDF_TYPE, Literal
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOADS = ROOT.parent / "shared" / "workloads"
+E = TypeVar("E", bound=BaseException)
 
 
 def _free_port() -> int:
@@ -181,6 +184,14 @@ class Case:
         self.expected: dict[str, dict[str, int]] = {
             row["event"]: row["solutions"] for row in corrected_lines(folder.name, text)
         }
+
+
+def raised(error: type[E], call: Callable[..., object], *args: object, **kwargs: object) -> E:
+    """The ``error`` that ``call(*args, **kwargs)`` raises (the test fails when it raises
+    nothing or another error)."""
+    with pytest.raises(error) as info:
+        call(*args, **kwargs)
+    return info.value
 
 
 def workload_options(folder: Path, events: Path | str | None = None) -> list[str]:

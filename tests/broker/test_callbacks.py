@@ -6,6 +6,7 @@ import asyncio
 import ipaddress
 
 import pytest
+from semps_test_support import raised
 
 from semps.broker.callbacks import CallbackPolicy, Target, address_kind, literal_address
 from semps.errors import DeliveryError, UnsafeCallback
@@ -79,10 +80,9 @@ def test_address_kinds(address: str, kind: str | None) -> None:
     ],
 )
 def test_non_public_literals_are_refused_at_registration(url: str, message: str) -> None:
-    with pytest.raises(UnsafeCallback) as refused:
-        CallbackPolicy().check_url(url)
-    assert str(refused.value) == message + " (see --webhook-allow)"
-    assert isinstance(refused.value, DeliveryError)
+    refused = raised(UnsafeCallback, CallbackPolicy().check_url, url)
+    assert str(refused) == message + " (see --webhook-allow)"
+    assert isinstance(refused, DeliveryError)
 
 
 @pytest.mark.parametrize(
@@ -113,9 +113,8 @@ def test_non_public_literals_are_refused_at_registration(url: str, message: str)
     ],
 )
 def test_malformed_urls_are_refused(url: str, message: str) -> None:
-    with pytest.raises(UnsafeCallback) as refused:
-        CallbackPolicy(["0.0.0.0/0", "::/0"]).check_url(url)  # even when everything is allowed
-    assert str(refused.value) == message
+    everything = CallbackPolicy(["0.0.0.0/0", "::/0"])  # even when everything is allowed
+    assert str(raised(UnsafeCallback, everything.check_url, url)) == message
 
 
 def test_the_allow_list_takes_networks_and_host_names() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from oracle_corrections import corrected_lines
-from semps_test_support import WORKLOADS
+from semps_test_support import WORKLOADS, workload_options
 
 from semps.cli.match import build_matcher, event_files, load_subscriptions
 from semps.ingest.rdf import read_events
@@ -66,12 +66,7 @@ def test_cli_prints_the_expected_jsonl(tmp_path: Path) -> None:
             "-m",
             "semps",
             "match",
-            "--ontology",
-            str(folder / "ontology.owl"),
-            "--subscriptions",
-            str(folder / "subscriptions"),
-            "--events",
-            str(folder / "events"),
+            *workload_options(folder),
         ],
         capture_output=True,
         text=True,

@@ -4,6 +4,7 @@ graph pattern, and what is refused (with the construct named, or where)."""
 from __future__ import annotations
 
 import pytest
+from semps_test_support import raised
 
 from semps.errors import SubscriptionLimitExceeded, SubscriptionSyntaxError, UnsupportedQueryError
 from semps.ingest.sparql import TriplePattern, Var, parse_query
@@ -117,37 +118,33 @@ def test_variable_predicates_are_patterns() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("SELECT * { ?x :p ?y BIND(1 AS ?y) }", "1:42: BIND assigns ?y, already in scope"),
+        (
+            "SELECT * { ?x :p ?y BIND(1 AS ?y) }",
+            "1:42: BIND assigns ?y, already in scope in the group",
+        ),
         ("SELECT (1 AS ?x) { ?x :p ?y }", "1:22: SELECT (... AS ?x): ?x is already in scope"),
-        ("SELECT * { VALUES (?x ?y) { (1) } }", "1:50: a VALUES row has 1 values for 2"),
+        ("SELECT * { VALUES (?x ?y) { (1) } }", "1:50: a VALUES row has 1 values for 2 variables"),
         ("SELECT * { ?x :p/ ?y }", "1:40: expected a property path but found '?y'"),
     ],
 )
 def test_misuses_are_syntax_errors_that_say_where(text: str, message: str) -> None:
-    with pytest.raises(SubscriptionSyntaxError) as info:
-        parse_query(P + text)
-    assert str(info.value).startswith(message)
+    assert str(raised(SubscriptionSyntaxError, parse_query, P + text)) == message
 
 
 @pytest.mark.parametrize(
     ("text", "construct"),
     [
-        ("SELECT * { GRAPH ?g { ?x :p ?y } }", "GRAPH"),
-        ("SELECT * { SERVICE <http://s/> { ?x :p ?y } }", "SERVICE"),
-        ("SELECT * { { SELECT ?x { ?x :p ?y } } }", "sub-query"),
         (
             "SELECT * { ?x :p ?y } ORDER BY (EXISTS { ?x :q 1 })",
             "EXISTS outside FILTER, BIND and SELECT",
         ),
         ("SELECT * FROM <http://g/> { ?x :p ?y }", "FROM"),
-        ("SELECT * { ?x :p ?y } LIMIT 1", "LIMIT"),
-        ("SELECT (COUNT(?x) AS ?n) { ?x :p ?y }", "aggregate"),
     ],
 )
 def test_constructs_still_outside_the_language_are_named(text: str, construct: str) -> None:
-    with pytest.raises(UnsupportedQueryError) as info:
-        parse_query(P + text)
-    assert info.value.construct == construct
+    """Besides those of the basic fragment (GRAPH, SERVICE, sub-queries, LIMIT, aggregates:
+    tests/ingest/test_sparql_parser.py)."""
+    assert raised(UnsupportedQueryError, parse_query, P + text).construct == construct
 
 
 def test_patterns_in_nested_groups_count_against_max_patterns() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from oracle_corrections import corrected_lines, corrected_text
+from semps_test_support import workload_options
 
 pytestmark = pytest.mark.spark
 
@@ -28,15 +29,7 @@ def semps(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
 
 def test_spark_match_prints_the_expected_answers(workloads: Path) -> None:
     case = workloads / "synthetic-s7"
-    done = semps(
-        "match",
-        "--ontology",
-        str(case / "ontology.owl"),
-        "--subscriptions",
-        str(case / "subscriptions"),
-        "--events",
-        str(case / "events"),
-    )
+    done = semps("match", *workload_options(case))
     assert done.returncode == 0, done.stderr
     assert done.stdout == corrected_text(case.name, (case / "expected.jsonl").read_text())
     assert "30 events against 100 subscriptions" in done.stderr
@@ -54,12 +47,7 @@ def test_a_converted_table_replays_with_mined_placement_into_parquet(
     out = tmp_path / "answers.parquet"
     done = semps(
         "match",
-        "--ontology",
-        str(case / "ontology.owl"),
-        "--subscriptions",
-        str(case / "subscriptions"),
-        "--events",
-        str(table),
+        *workload_options(case, events=table),
         "--placement",
         "mined",
         "--min-support",
@@ -81,12 +69,7 @@ def test_spark_place_writes_a_report_and_a_plot(workloads: Path, tmp_path: Path)
     plot = tmp_path / "placement.png"
     done = semps(
         "place",
-        "--subscriptions",
-        str(case / "subscriptions"),
-        "--events",
-        str(case / "events"),
-        "--ontology",
-        str(case / "ontology.owl"),
+        *workload_options(case),
         "--min-support",
         "0.03",
         "--partitions",
@@ -144,12 +127,7 @@ def test_spark_submit_runs_the_same_command_with_the_submitted_settings(
             str(importlib.util.find_spec("semps.__main__").origin),  # type: ignore[union-attr]
             "spark",
             "match",
-            "--ontology",
-            str(case / "ontology.owl"),
-            "--subscriptions",
-            str(case / "subscriptions"),
-            "--events",
-            str(case / "events"),
+            *workload_options(case),
         ],
         capture_output=True,
         text=True,

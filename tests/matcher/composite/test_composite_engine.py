@@ -8,6 +8,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from semps_test_support import raised
 
 from semps.errors import CompositeDefinitionError
 from semps.event import Event
@@ -85,9 +86,7 @@ def test_a_detection_reaches_its_parents_before_the_next_parent_of_its_cause() -
     ],
 )
 def test_definitions_are_refused_with_where(text: str, message: str) -> None:
-    with pytest.raises(CompositeDefinitionError) as info:
-        parse_definitions(text)
-    assert str(info.value) == message
+    assert str(raised(CompositeDefinitionError, parse_definitions, text)) == message
 
 
 def test_dropping_frees_unused_shared_nodes() -> None:

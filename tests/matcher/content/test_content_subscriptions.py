@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from semps_test_support import raised
 
 from semps.errors import MatcherError, SubscriptionError, SubscriptionSyntaxError
 from semps.matcher.content import ALGORITHMS, create_index, parse_subscription
@@ -56,9 +57,7 @@ def test_the_broker_id_overrides_the_json_id() -> None:
     ],
 )
 def test_syntax_errors_say_where(text: str, message: str) -> None:
-    with pytest.raises(SubscriptionSyntaxError) as err:
-        parse_subscription(text, sub_id="s")
-    assert str(err.value) == message
+    assert str(raised(SubscriptionSyntaxError, parse_subscription, text, sub_id="s")) == message
 
 
 def one(*constraints: dict[str, object]) -> str:
