@@ -454,20 +454,14 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=50.0, help="good events per second")
     parser.add_argument("--attack-pause", type=float, default=1.0, help="seconds between rounds")
     parser.add_argument("--workers", type=int, default=0, help="matching processes (0: default)")
-    parser.add_argument(
-        "--skip",
-        action="append",
-        default=[],
-        metavar="TEXT",
-        help="leave out the hostile inputs whose name contains TEXT (repeatable)",
-    )
-    parser.add_argument(
-        "--only",
-        action="append",
-        default=[],
-        metavar="TEXT",
-        help="send only the hostile inputs whose name contains TEXT (repeatable)",
-    )
+    for flag, verb in (("--skip", "leave out"), ("--only", "send only")):
+        parser.add_argument(
+            flag,
+            action="append",
+            default=[],
+            metavar="TEXT",
+            help=f"{verb} the hostile inputs whose name contains TEXT (repeatable)",
+        )
     args = parser.parse_args()
     print(f"command: {' '.join([Path(sys.executable).name, *sys.argv])}")
     data = Path(tempfile.mkdtemp(prefix="semps-noisy-"))
