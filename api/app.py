@@ -82,7 +82,7 @@ def create_app(
     broker.webhooks.policy = policy  # the SSRF guard is the dispatcher's before it starts
     broker.webhooks.start()
     fanout = Fanout()  # committed notifications -> live streams, from memory
-    broker.listeners.append(fanout.publish)
+    broker.channels.append(fanout)
 
     def sent(count: int) -> None:
         broker.metrics.notifications_out += count

@@ -6,8 +6,8 @@ processes that each hold every stateless matcher's index, then committed with it
 notifications in groups (one transaction and one fsync for many events) before its
 publisher gets the 202. Stateful matchers (composite detection) observe every event's
 matches in order, on the commit thread, and their state commits with the notifications.
-Committed notifications go to live streams from memory (:attr:`Broker.listeners`); the
-database is the log they replay from.
+Committed notifications go to the broker's :attr:`Broker.channels` (the webhook dispatcher,
+and the live streams' fan-out the app adds); the database is the log they replay from.
 
 Subscriptions live in the store and in an in-memory registry (token checks, visibility and
 the composite resolver read it, not SQLite); a restart rebuilds the workers' indexes from the
@@ -24,12 +24,12 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from semps.broker.contracts import EventRecord, Store
+from semps.broker.contracts import Channel, EventRecord, Store
 from semps.broker.pipeline import Batch, Item, Pipeline
 from semps.broker.retention import Pruner
 from semps.broker.store import Principal, TokenInfo
@@ -155,8 +155,6 @@ class Broker:
         self.ontology = OntologyStore(self.data_dir / "ontology.sqlite3")
         self.metrics = Metrics()
         self.metrics.restore(self.store.saved_counters())  # counters survive restarts
-        #: Called on the event loop with each committed group's notifications.
-        self.listeners: list[Callable[[list[Note]], None]] = []
         self._subs: dict[str, Subscription] = {}
         self._suspended: dict[str, str] = {}
         self._owned: Counter[str] = Counter()
@@ -185,6 +183,9 @@ class Broker:
             backoff=webhook_backoff,
             **(webhook_options or {}),
         )
+        #: Where each committed group's notifications go, in order, from the commit thread
+        #: (before the publishers hear back); the broker closes them.
+        self.channels: list[Channel] = [self.webhooks]
         self.pipeline = Pipeline(
             load=self._stateless_subscriptions,
             expansion=self.ontology.expansion,
@@ -433,7 +434,7 @@ class Broker:
         return results
 
     def _commit(self, batches: list[Batch]) -> None:
-        """On the commit thread: observers, one transaction, then answers and listeners."""
+        """On the commit thread: observers, one transaction, then channels and answers."""
         records: list[EventRecord] = []
         answered: list[tuple[Item, Any]] = []
         with self._observe:
@@ -453,19 +454,29 @@ class Broker:
                     answered.append((item, record))
             states = {k: s for k, m in self.observers.items() if (s := m.state()) is not None}
         try:
-            numbered = iter(self.store.commit_events(records, states) if records else [])
+            committed = self.store.commit_events(records, states) if records else []
         except Exception as exc:  # the store failed: every publisher of the group hears it
             log.error("commit failed: %s", exc)
             for item, _ in answered:
                 self._answer(item, exc, [])
             return
+        self._publish([note for notes in committed for note in notes])
+        numbered = iter(committed)
         for item, outcome in answered:
             if isinstance(outcome, BaseException):
                 self._answer(item, outcome, [])
             else:
                 self._answer(item, None, next(numbered))
-        if records:
-            self.webhooks.wake()
+
+    def _publish(self, notes: list[Note]) -> None:
+        """Hand committed notifications to every channel (a failing one is logged)."""
+        if not notes:
+            return
+        for channel in self.channels:
+            try:
+                channel.publish(notes)
+            except Exception:
+                log.exception("channel %s failed", type(channel).__name__)
 
     def _observed(
         self, event_id: str, when: float | None, notes: list[tuple[str, str]]
@@ -483,7 +494,7 @@ class Broker:
         waiter.loop.call_soon_threadsafe(self._settle, item, error, notes)
 
     def _settle(self, item: Item, error: BaseException | None, notes: list[Note]) -> None:
-        """On the event loop: answer the publisher, then feed the live streams."""
+        """On the event loop: answer the publisher."""
         waiter: _Waiter = item.done
         if error is not None:
             self.metrics.events_refused += 1
@@ -495,9 +506,6 @@ class Broker:
         self.metrics.observe(time.time() - item.received)
         if not waiter.future.done():
             waiter.future.set_result((item.event_id, len(notes)))
-        if notes:
-            for listener in self.listeners:
-                listener(notes)
 
     # -- tokens ----------------------------------------------------------------------------
 
@@ -545,7 +553,8 @@ class Broker:
     def close(self) -> None:
         self.pruner.close()
         self.pipeline.close()
-        self.webhooks.close()
+        for channel in self.channels:
+            channel.close()
         for matcher in self.observers.values():
             matcher.close()
         self.ontology.close()

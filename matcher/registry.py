@@ -1,8 +1,9 @@
 """The one explicit matcher registry: name -> class, imported lazily on first use.
 
-Built-in matchers are listed here by import path; third parties add theirs through the
-``semps.matchers`` entry-point group (``kind = "package.module:Class"``). Nothing registers
-itself on import, so there is no hidden global state to reset in tests.
+Built-in matchers are listed here by kind (``semps.matcher.<kind>:<Kind>Matcher``); third
+parties add theirs through the ``semps.matchers`` entry-point group
+(``kind = "package.module:Class"``). Nothing registers itself on import, so there is no
+hidden global state to reset in tests.
 """
 
 from __future__ import annotations
@@ -18,11 +19,10 @@ from semps.matcher.base import Matcher
 
 ENTRY_POINT_GROUP = "semps.matchers"
 
+#: The built-in kinds: kind ``k`` is the class ``KMatcher`` of the package ``semps.matcher.k``.
 _BUILTIN: dict[str, str] = {
-    "semantic": "semps.matcher.semantic:SemanticMatcher",
-    "content": "semps.matcher.content:ContentMatcher",
-    "symmetric": "semps.matcher.symmetric:SymmetricMatcher",
-    "composite": "semps.matcher.composite:CompositeMatcher",
+    kind: f"semps.matcher.{kind}:{kind.capitalize()}Matcher"
+    for kind in ("semantic", "content", "symmetric", "composite")
 }
 
 

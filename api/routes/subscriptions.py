@@ -5,6 +5,7 @@ The body's media type must fit the kind: SPARQL (``application/sparql-query`` or
 text for ``composite``. No ``Content-Type`` takes the kind's own form.
 """
 
+from dataclasses import asdict
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -203,12 +204,4 @@ def _order(sub: Subscription) -> tuple[int, str]:
 def subscription_out(sub: Subscription, broker: Broker) -> SubscriptionOut:
     """A subscription with its status, as the API shows it."""
     status, reason = broker.status(sub.id)
-    return SubscriptionOut(
-        id=sub.id,
-        kind=sub.kind,
-        text=sub.text,
-        owner=sub.owner,
-        name=sub.name,
-        status=status,  # type: ignore[arg-type]
-        reason=reason,
-    )
+    return SubscriptionOut.model_validate({**asdict(sub), "status": status, "reason": reason})

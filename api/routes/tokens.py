@@ -82,11 +82,4 @@ def _seconds(value: int | str) -> float:
 
 def token_out(info: TokenInfo) -> TokenOut:
     """A token as the API lists it."""
-    return TokenOut(
-        id=info.id,
-        role=info.role,
-        subject=info.subject,
-        created=info.created,
-        expires=info.expires,
-        revoked=info.revoked,
-    )
+    return TokenOut.model_validate(info, from_attributes=True)

@@ -16,7 +16,7 @@ import json
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import httpx
@@ -26,6 +26,7 @@ from semps_test_support import LocalServer, QuietHandler
 from semps.api.app import create_app
 from semps.broker.broker import Broker
 from semps.broker.callbacks import CallbackPolicy
+from semps.broker.contracts import Note
 from semps.broker.memory import MemoryStore, RecordingChannel
 from semps.broker.webhooks import signature
 from semps.errors import AuthError, NotFound, SempsError, SubscriptionLimitExceeded
@@ -46,7 +47,7 @@ class Setup:
         self.store = MemoryStore()
         self.channel = RecordingChannel()
         self.broker = Broker(data_dir, store=self.store, workers=1, limits=limits or Limits())
-        self.broker.listeners.append(self.channel.publish)
+        self.broker.channels.append(self.channel)
 
     def publish(self, *values: dict[str, object]) -> list[tuple[str, int] | BaseException]:
         """Publish JSON events, in order, in one call (they share batches)."""
@@ -106,6 +107,27 @@ def test_each_event_reaches_exactly_the_subscriptions_that_match_it(setup: Setup
     matched = sum(RULES[t](v) for t in RULES for v in values)
     assert [r[1] for r in setup.publish({"c": "x"})] == [1]  # type: ignore[index]
     assert setup.broker.metrics.matches == matched + 1
+
+
+class _BrokenChannel(RecordingChannel):
+    def publish(self, notes: Sequence[Note]) -> None:
+        raise RuntimeError("this channel is down")
+
+
+def test_every_channel_gets_the_committed_notifications_even_when_one_fails(
+    tmp_path: Path,
+) -> None:
+    made = Setup(tmp_path / "data")
+    broken = _BrokenChannel()
+    made.broker.channels.insert(0, broken)
+    try:
+        sub = made.broker.subscribe('c = "x"', kind="content", owner="ann")
+        assert len(_ids(made.publish({"c": "x"}, {"c": "y"}, {"c": "x"}))) == 3
+        assert made.channel.seqs(sub.id) == [1, 2]
+        assert made.channel.wakes == 0  # handed over, not left to be read from the store
+    finally:
+        made.broker.close()
+    assert broken.closed and made.channel.closed  # the broker closes its channels
 
 
 def test_a_suspended_subscription_misses_events_until_resumed(setup: Setup) -> None:
