@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from spark_cpu import Measured, load_average, measured
 
 SEMPS = str(Path(sys.executable).with_name("semps"))
 
@@ -53,13 +53,11 @@ def events_folder(source: Path, into: Path, copies: int, half: bool) -> Path:
     return into
 
 
-def timed(command: list[str]) -> tuple[float, str, str]:
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
+def timed(command: list[str]) -> Measured:
+    done = measured(command)
     if done.returncode != 0:
         sys.exit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stderr[-3000:]}")
-    return elapsed, done.stdout, done.stderr
+    return done
 
 
 def main() -> None:
@@ -99,24 +97,27 @@ def main() -> None:
         }
         if args.spark_only:
             del commands["in process (semps match --workers 1)"]
-        print(f"{'command':<40} {'events':>7} {'seconds':>8} {'events/s':>9}", flush=True)
+        print(f"{'command':<40} {'events':>7} {'seconds':>8} {'cpu s':>8} {'events/s':>9}  load",
+              flush=True)  # fmt: skip
         marginal: dict[str, float] = {}
         answers: dict[str, str] = {}
         for label, command in commands.items():
-            seconds: dict[str, float] = {}
+            runs: dict[str, Measured] = {}
             for point, folder in folders.items():
-                runs = [timed([*command, "--events", str(folder)]) for _ in range(args.repeat)]
-                best = min(runs)
-                seconds[point] = best[0]
-                answers.setdefault(point, best[1])
-                same = "" if best[1] == answers[point] else "  ANSWERS DIFFER"
-                rate = counts[point] / best[0]
-                print(f"{label:<40} {counts[point]:>7} {best[0]:>8.1f} {rate:>9.1f}{same}",
-                      flush=True)  # fmt: skip
+                tries = [timed([*command, "--events", str(folder)]) for _ in range(args.repeat)]
+                best = runs[point] = min(tries)
+                answers.setdefault(point, best.stdout)
+                same = "" if best.stdout == answers[point] else "  ANSWERS DIFFER"
+                rate = counts[point] / best.seconds
+                print(f"{label:<40} {counts[point]:>7} {best.seconds:>8.1f} {best.cpu:>8.1f} "
+                      f"{rate:>9.1f}  {load_average()}{same}", flush=True)  # fmt: skip
             extra = counts["N"] - counts["N/2"]
-            gap = seconds["N"] - seconds["N/2"]
+            gap = runs["N"].seconds - runs["N/2"].seconds
+            cpu_gap = runs["N"].cpu - runs["N/2"].cpu
             marginal[label] = extra / gap if gap > 0 else float("inf")
-            print(f"{label:<40} {'marginal':>7} {gap:>8.1f} {marginal[label]:>9.1f}", flush=True)
+            print(f"{label:<40} {'marginal':>7} {gap:>8.1f} {cpu_gap:>8.1f} "
+                  f"{marginal[label]:>9.1f}  ({1000 * cpu_gap / extra:.0f} ms CPU an event)",
+                  flush=True)  # fmt: skip
         if len(marginal) == 2:
             inproc, spark = marginal.values()
             print(f"marginal speed-up, spark / in process: {spark / inproc:.2f}x", flush=True)

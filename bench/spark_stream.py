@@ -132,9 +132,7 @@ def measure(
     watch = SubscriptionWatch(subs, load_stream_subscriptions, print)
     validated = time.time() - started
     sink = TimedSink(FileSink(str(work / "out")))
-    placement = None
-    if args.placement:
-        placement = PlacementOptions(args.partitions, args.min_support, args.virtual, seed=0)
+    placement = _placement_options(args) if args.placement else None
     run = start_stream(
         spark,
         StreamSource("events", str(inbox), max_per_batch=args.max_files),
@@ -228,25 +226,22 @@ def content_workload(args: argparse.Namespace, folder: Path) -> tuple[list[Path]
     return paths, subs
 
 
+def _placement_options(args: argparse.Namespace) -> PlacementOptions:
+    """The placement the stream mines (seed 0), from the benchmark's options."""
+    return PlacementOptions(args.partitions, args.min_support, args.virtual, seed=0)
+
+
 def replication(args: argparse.Namespace, subs: Path, events: list[Path]) -> dict[str, object]:
     """Mine the placement the stream will mine, and route a sample of events with it."""
     from semps.ingest.json_event import read_json_event
     from semps.matcher.base import MatchContext
     from semps.spark.bulk import subscription_items
-    from semps.spark.placement import mine_placement, place_all
+    from semps.spark.placement import place_all
     from semps.spark.session import spark_session
 
     spark = spark_session(args.master)
-    loaded = load_stream_subscriptions(subs)
-    items = subscription_items(loaded)
-    placement = mine_placement(
-        spark,
-        items,
-        partitions=args.partitions,
-        min_support=args.min_support,
-        virtual=args.virtual,
-        seed=0,
-    )
+    items = subscription_items(load_stream_subscriptions(subs))
+    placement = _placement_options(args).mine(spark, items)
     where = place_all(placement, items, seed=0)
     sizes = [where.count(p) for p in range(args.partitions)]
     reach = []

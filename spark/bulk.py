@@ -118,9 +118,12 @@ BATCH = 256
 BATCH_TRIPLES = 65_536
 
 
-def _match_partition(
+def match_partition(
     index: ShippedIndex, part: int, events: Iterable[Event]
 ) -> Iterator[tuple[str, Counts]]:
+    """Each of ``events`` with its counts against ``part`` of ``index`` (this Python
+    worker's matchers for it), matched in batches of :data:`BATCH` events or
+    :data:`BATCH_TRIPLES` triples."""
     matchers = worker_matchers(index, part)
     batch: list[Event] = []
     triples = 0
@@ -192,7 +195,7 @@ def match_events(
     if placement is None:
         shipped = {0: tuple((s.id, s.kind, s.text) for s in subscriptions)}
         index = context.broadcast(ShippedIndex(token, shipped, expansion))
-        return events.mapPartitions(lambda it: _match_partition(index.value, 0, it))
+        return events.mapPartitions(lambda it: match_partition(index.value, 0, it))
     if items is None:
         items = subscription_items(subscriptions)
     return _placed(events, subscriptions, items, expansion, placement, token, seed)
@@ -207,13 +210,7 @@ def _placed(
     token: str,
     seed: int,
 ) -> Results:
-    from semps.spark.placement import place_all
-
-    where = place_all(placement, items, seed=seed)
-    parts: dict[int, list[tuple[str, str, str]]] = {}
-    for sub, part in zip(subscriptions, where, strict=True):
-        parts.setdefault(part, []).append((sub.id, sub.kind, sub.text))
-    shipped = {k: tuple(v) for k, v in parts.items()}
+    shipped = placed_parts(subscriptions, placement, items, seed)
     context = events.context
     # Events are closed under the ontology once, before they are replicated; the replicas
     # are matched under the empty ontology (closing a closed event changes nothing).
@@ -229,9 +226,25 @@ def _placed(
 
     replicas = events.flatMap(route).partitionBy(placement.partitions, lambda k: k)
     matched = replicas.mapPartitionsWithIndex(
-        lambda part, it: _match_partition(index.value, part, (e for _, e in it))
+        lambda part, it: match_partition(index.value, part, (e for _, e in it))
     )
     return one_per_event(events, matched)
+
+
+def placed_parts(
+    subscriptions: Sequence[Subscription],
+    placement: Placement,
+    items: Sequence[frozenset[str]],
+    seed: int,
+) -> dict[int, Shipped]:
+    """The subscriptions of each partition of ``placement``, as shipped to the workers
+    (``items``: the subscriptions' :func:`subscription_items`)."""
+    from semps.spark.placement import place_all
+
+    parts: dict[int, list[tuple[str, str, str]]] = {}
+    for sub, part in zip(subscriptions, place_all(placement, items, seed=seed), strict=True):
+        parts.setdefault(part, []).append((sub.id, sub.kind, sub.text))
+    return {k: tuple(v) for k, v in parts.items()}
 
 
 def one_per_event(events: RDD[Event], found: Results) -> Results:
@@ -281,7 +294,9 @@ __all__ = [
     "build_matchers",
     "event_items",
     "match_events",
+    "match_partition",
     "one_per_event",
+    "placed_parts",
     "subscription_items",
     "worker_matchers",
 ]

@@ -22,6 +22,7 @@ driver, the workers and the tests share one implementation.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
@@ -296,9 +297,26 @@ def mine_placement(
     return balance(placement, history, overload=overload, seed=seed)
 
 
+@dataclass(frozen=True)
+class PlacementOptions:
+    """How to mine a placement (``--placement mined`` of ``semps spark match`` and
+    ``stream``; the arguments of :func:`mine_placement`)."""
+
+    partitions: int = 8
+    min_support: float = 0.05
+    virtual: int | None = None
+    overload: float = 2.0
+    seed: int = 0
+
+    def mine(self, spark: SparkSession, items: Sequence[Iterable[str]]) -> Placement:
+        """The placement mined from the subscriptions' ``items`` with these options."""
+        return mine_placement(spark, items, **dataclasses.asdict(self))  # same names
+
+
 __all__ = [
     "Itemset",
     "Placement",
+    "PlacementOptions",
     "balance",
     "choose_n",
     "delivery_plan",

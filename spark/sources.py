@@ -201,9 +201,10 @@ def _rdf_files(spark: SparkSession, path: str, base: str | None) -> RDD[Loaded]:
     local = _local_path(path)
     sc = spark.sparkContext
     if local is not None:
-        # The driver lists the files and balances them by size; each task reads its own
-        # (on a cluster, from storage every node mounts at the same path).
-        files = [local] if local.is_file() else sorted(local.iterdir())
+        # The driver lists the files in event-id order and splits them into runs of
+        # similar size (the answers then need no shuffle to be ordered); each task reads
+        # its own (on a cluster, from storage every node mounts at the same path).
+        files = [local] if local.is_file() else sorted(local.iterdir(), key=_by_id)
         sized = [(str(p.absolute()), p.stat().st_size) for p in files if _is_rdf(p.name)]
         bins = balance(sized, target_partitions(spark, sum(s for _, s in sized)))
         rdd = sc.parallelize(bins, max(1, len(bins))).flatMap(_read_local_files)
@@ -215,26 +216,46 @@ def _rdf_files(spark: SparkSession, path: str, base: str | None) -> RDD[Loaded]:
     return rdd.map(lambda item: _read_document(item, base))
 
 
+def _by_id(path: Path) -> tuple[str, str]:
+    return path.stem, path.name
+
+
 def _is_rdf(name: str) -> bool:
     return PurePosixPath(name).suffix.lower() in RDF_SUFFIXES
 
 
 def balance(sized: list[tuple[str, int]], bins: int) -> list[list[str]]:
-    """Spread ``(name, size)`` files over at most ``bins`` lists of nearly equal total size
-    (largest first, each to the lightest list), keeping names sorted within a list.
+    """Split ``(name, size)`` files, in their order, into at most ``bins`` runs of
+    consecutive files whose largest total size is as small as it can be (so partitions
+    read in order give the events in order, and each holds a fair share of the bytes).
 
     Example:
         >>> balance([("a", 5), ("b", 1), ("c", 4), ("d", 2)], 2)
         [['a', 'b'], ['c', 'd']]
     """
     count = max(1, min(bins, len(sized)))
-    loads = [0] * count
-    lists: list[list[str]] = [[] for _ in range(count)]
-    for name, size in sorted(sized, key=lambda kv: (-kv[1], kv[0])):
-        lightest = min(range(count), key=lambda i: (loads[i], i))
-        loads[lightest] += size + 1
-        lists[lightest].append(name)
-    return [sorted(names) for names in lists if names]
+    sizes = [size + 1 for _, size in sized]  # empty files still cost a little
+    low, high = max(sizes, default=1), max(1, sum(sizes))
+    while low < high:  # the smallest capacity that fits the files into ``count`` runs
+        middle = (low + high) // 2
+        if len(_runs(sizes, middle)) <= count:
+            high = middle
+        else:
+            low = middle + 1
+    return [[sized[i][0] for i in run] for run in _runs(sizes, low) if run]
+
+
+def _runs(sizes: list[int], capacity: int) -> list[list[int]]:
+    """Consecutive indexes of ``sizes`` packed greedily into runs of at most ``capacity``."""
+    runs: list[list[int]] = [[]]
+    load = 0
+    for i, size in enumerate(sizes):
+        if runs[-1] and load + size > capacity:
+            runs.append([])
+            load = 0
+        runs[-1].append(i)
+        load += size
+    return runs
 
 
 def _read_local_files(names: list[str]) -> Iterator[tuple[str, bytes]]:

@@ -30,16 +30,16 @@ from typing import TYPE_CHECKING, cast
 
 from semps.errors import SempsError, SparkError
 from semps.event import Event
-from semps.matcher.base import MatchContext, Matcher
 from semps.ontology.expansion import Expansion
 from semps.spark.bulk import (
     ShippedIndex,
     close_event,
     event_items,
+    match_partition,
+    placed_parts,
     subscription_items,
-    worker_matchers,
 )
-from semps.spark.placement import Placement, place_all
+from semps.spark.placement import Placement, PlacementOptions
 from semps.spark.sinks import BatchSink, Document, MatchedBatch
 from semps.spark.stream_sources import (
     SOURCE_KINDS,
@@ -59,37 +59,8 @@ Counts = dict[str, int]
 # -- executors: one index per Python worker and subscription version ---------------------
 
 
-#: Events handed to the matchers together.
-BATCH = 256
 #: What a partition yields: (event id, counts) for an event, (event id, error) otherwise.
 Outcome = tuple[str, Counts | str]
-
-
-def _count(
-    matchers: list[Matcher], events: list[Event], expansion: Expansion
-) -> Iterator[tuple[str, Counts]]:
-    if not events:
-        return
-    contexts = [MatchContext(e, expansion) for e in events]
-    counts: list[Counts] = [{} for _ in events]
-    for matcher in matchers:
-        for found, more in zip(counts, matcher.count_batch(events, contexts), strict=True):
-            found.update(more)
-    for event, found in zip(events, counts, strict=True):
-        yield event.id, found
-
-
-def _match_events(
-    shipped: ShippedIndex, part: int, events: Iterable[Event]
-) -> Iterator[tuple[str, Counts]]:
-    matchers = worker_matchers(shipped, part)
-    batch: list[Event] = []
-    for event in events:
-        batch.append(event)
-        if len(batch) == BATCH:
-            yield from _count(matchers, batch, shipped.expansion)
-            batch = []
-    yield from _count(matchers, batch, shipped.expansion)
 
 
 def _read_and_match(
@@ -102,21 +73,10 @@ def _read_and_match(
             events.append(loaded)
         else:
             yield loaded
-    yield from _match_events(shipped, 0, events)
+    yield from match_partition(shipped, 0, events)
 
 
 # -- the driver ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PlacementOptions:
-    """How to mine a placement for each subscription version (see ``semps spark match``)."""
-
-    partitions: int = 8
-    min_support: float = 0.05
-    virtual: int | None = None
-    overload: float = 2.0
-    seed: int = 0
 
 
 @dataclass
@@ -145,12 +105,8 @@ class VersionedMatching:
             self._shipped = context.broadcast(ShippedIndex(version.token, parts, self.expansion))
         else:
             items = subscription_items(subs)
-            self.placement = _mine(self.spark, items, self.placement_options)
-            where = place_all(self.placement, items, seed=self.placement_options.seed)
-            placed: dict[int, list[tuple[str, str, str]]] = {}
-            for sub, part in zip(subs, where, strict=True):
-                placed.setdefault(part, []).append((sub.id, sub.kind, sub.text))
-            shipped = {k: tuple(v) for k, v in placed.items()}
+            self.placement = self.placement_options.mine(self.spark, items)
+            shipped = placed_parts(subs, self.placement, items, self.placement_options.seed)
             # Events are closed once before they are replicated; replicas match unclosed.
             self._shipped = context.broadcast(ShippedIndex(version.token, shipped, Expansion()))
             kinds = sorted({s.kind for s in subs})
@@ -191,7 +147,7 @@ class VersionedMatching:
         events: RDD[Event] = loaded.flatMap(_events_of)
         replicas = events.flatMap(route).partitionBy(partitions, lambda k: k)
         found = replicas.mapPartitionsWithIndex(
-            lambda part, it: _match_events(shipped.value, part, (e for _, e in it))
+            lambda part, it: match_partition(shipped.value, part, (e for _, e in it))
         )
         every: RDD[tuple[str, Counts]] = events.map(lambda e: (e.id, {}))
         merged = every.union(found).reduceByKey(_merged)
@@ -208,20 +164,6 @@ def _errors_of(loaded: Event | tuple[str, str]) -> list[Outcome]:
 
 def _merged(a: Counts, b: Counts) -> Counts:
     return {**a, **b}
-
-
-def _mine(spark: SparkSession, items: list[frozenset[str]], options: PlacementOptions) -> Placement:
-    from semps.spark.placement import mine_placement
-
-    return mine_placement(
-        spark,
-        items,
-        partitions=options.partitions,
-        min_support=options.min_support,
-        virtual=options.virtual,
-        overload=options.overload,
-        seed=options.seed,
-    )
 
 
 def _say(line: str) -> None:

@@ -17,25 +17,22 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from semps.errors import SempsError, SparkError, SubscriptionError
 from semps.matcher.base import Matcher, Subscription
-from semps.matcher.results import result_line
 from semps.spark.sources import FORMATS
 
 if TYPE_CHECKING:
-    from pyspark import RDD, Accumulator
+    from pyspark import RDD
     from pyspark.sql import SparkSession
 
     from semps.event import Event
-    from semps.spark.placement import Placement
-    from semps.spark.sources import LoadError
+    from semps.spark.placement import Placement, PlacementOptions
 
 
 def spark_edge(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -94,13 +91,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     match.add_argument(
         "--output", help="a .jsonl file, or a Parquet folder (default: JSON lines on stdout)"
     )
-    match.add_argument(
-        "--placement",
-        choices=("none", "mined"),
-        default="none",
-        help="partition subscriptions by the mined placement instead of broadcasting them all",
+    placement_arguments(
+        match, "partition subscriptions by the mined placement instead of broadcasting them all"
     )
-    _placement_options(match)
     match.add_argument(
         "--engine",
         choices=("matcher", "graphframes"),
@@ -119,7 +112,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     place.add_argument("--events", help="events to route (as for spark match)")
     place.add_argument("--events-format", choices=FORMATS, help="how to read --events")
     place.add_argument("--ontology", type=Path, help="OWL/RDFS ontology file")
-    _placement_options(place)
+    placement_arguments(place)
     place.add_argument(
         "--forwarding-degree", type=int, default=8, help="D: copies a node sends itself"
     )
@@ -161,7 +154,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jars", help="comma-separated jars, added before the JVM starts")
 
 
-def _placement_options(parser: argparse.ArgumentParser) -> None:
+def placement_arguments(parser: argparse.ArgumentParser, choice: str | None = None) -> None:
+    """The options of a mined placement, and with a ``choice`` help text, ``--placement``
+    (``none`` or ``mined``) to ask for one."""
+    if choice is not None:
+        parser.add_argument("--placement", choices=("none", "mined"), default="none", help=choice)
     parser.add_argument("--partitions", type=int, default=8, help="placement partitions")
     parser.add_argument("--min-support", type=float, default=0.05, help="FPGrowth support")
     parser.add_argument("--virtual", type=int, help="M, virtual N-itemsets (default P/4)")
@@ -245,6 +242,7 @@ def _json_subscription(doc: object, validators: dict[str, Matcher]) -> Subscript
 
 def run_match(args: argparse.Namespace) -> int:
     from semps.ontology import Expansion, load_expansion
+    from semps.spark.answers import write_results
     from semps.spark.bulk import match_events
     from semps.spark.session import note
     from semps.spark.sources import load_events, without_load_errors
@@ -308,102 +306,24 @@ def check_output(output: str | None) -> None:
         raise SempsError(msg)
 
 
+def placement_options(args: argparse.Namespace) -> PlacementOptions:
+    """The mined placement's options given by :func:`placement_arguments`."""
+    from semps.spark.placement import PlacementOptions
+
+    return PlacementOptions(
+        args.partitions, args.min_support, args.virtual, args.overload, args.seed
+    )
+
+
 def _mine(
     spark: SparkSession, subscriptions: list[Subscription], args: argparse.Namespace
 ) -> tuple[Placement, list[frozenset[str]]]:
     """The placement mined from the subscriptions, and their items (mined once, used again
     to place them)."""
     from semps.spark.bulk import subscription_items
-    from semps.spark.placement import mine_placement
 
     items = subscription_items(subscriptions)
-    placement = mine_placement(
-        spark,
-        items,
-        partitions=args.partitions,
-        min_support=args.min_support,
-        virtual=args.virtual,
-        overload=args.overload,
-        seed=args.seed,
-    )
-    return placement, items
-
-
-def write_results(
-    spark: SparkSession,
-    results: RDD[tuple[str, dict[str, int]]],
-    output: str | None,
-    errors: Accumulator[list[LoadError]] | None = None,
-) -> int:
-    """Write ``(event, counts)`` pairs: JSON lines ordered by event id to stdout or a
-    ``.jsonl`` file, else a Parquet folder (each part file ordered by event id); returns
-    the number of events.
-
-    Reading and matching run once, in one job: for JSON lines the answers (tens of bytes
-    an event) are collected and ordered on the driver, which writes them anyway; for
-    Parquet they are persisted, counted and written from the executors. (A distributed
-    ``sortByKey`` costs a count, a sample and a shuffle: on lubm-bulk, 22-32 s of a 75-94 s
-    job on ``local[2]``.) ``errors`` collects the documents the match could not read
-    (:func:`~semps.spark.sources.without_load_errors`): the first one stops the command
-    before anything is written.
-    """
-    from semps.spark.sources import raise_first
-
-    if output is not None and not output.endswith(".jsonl"):
-        return _write_parquet(spark, results, output, errors)
-    # The executors format the lines: one string an event crosses to the driver, not a
-    # dict of (at 1% of 100k subscriptions) a thousand counts to unpickle.
-    lines = results.map(lambda kv: (kv[0], result_line(kv[0], kv[1])))
-    answers = sorted(lines.collect())
-    if errors is not None:
-        raise_first(errors.value)
-    if output is None:
-        _write_lines(answers, sys.stdout)
-    else:
-        partial = f"{output}.partial"
-        with open(partial, "w", encoding="utf-8") as f:
-            _write_lines(answers, f)
-        os.replace(partial, output)
-    return len(answers)
-
-
-def _write_parquet(
-    spark: SparkSession,
-    results: RDD[tuple[str, dict[str, int]]],
-    output: str,
-    errors: Accumulator[list[LoadError]] | None,
-) -> int:
-    from pyspark import StorageLevel
-
-    from semps.spark.sources import raise_first
-
-    results = results.persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        count = results.count()
-        if errors is not None:
-            raise_first(errors.value)
-        rows = results.map(lambda kv: (kv[0], sorted(kv[1]), kv[1]))
-        frame = spark.createDataFrame(
-            rows, "event string, matches array<string>, solutions map<string,int>"
-        )
-        frame.sortWithinPartitions("event").write.mode("overwrite").parquet(output)
-    finally:
-        results.unpersist()
-    local = None if "://" in output else Path(output)
-    if count and local is not None and not any(local.glob("part-*")):
-        msg = (
-            f"the executors wrote {output} where this driver cannot see it (only the commit "
-            "marker is here): on a cluster, write to storage every node shares (hdfs://, "
-            "s3a://, or a folder mounted at the same path everywhere), or use a .jsonl output"
-        )
-        raise SempsError(msg)
-    return int(count)
-
-
-def _write_lines(answers: list[tuple[str, str]], out: TextIO) -> None:
-    for _, line in answers:
-        out.write(line + "\n")
-    out.flush()
+    return placement_options(args).mine(spark, items), items
 
 
 def run_place(args: argparse.Namespace) -> int:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 def register_stream(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``semps spark stream`` to the ``semps spark`` subcommands."""
-    from semps.cli.spark import _common, _placement_options
+    from semps.cli.spark import _common, placement_arguments
 
     stream = sub.add_parser("stream", help="match events continuously (Structured Streaming)")
     _common(stream)
@@ -71,13 +71,9 @@ def register_stream(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--available-now", action="store_true", help="process what is there, then stop"
     )
     stream.add_argument("--max-files", type=int, help="files (Kafka records) per batch at most")
-    stream.add_argument(
-        "--placement",
-        choices=("none", "mined"),
-        default="none",
-        help="partition subscriptions by a placement mined per subscription version",
+    placement_arguments(
+        stream, "partition subscriptions by a placement mined per subscription version"
     )
-    _placement_options(stream)
     stream.add_argument("--base", help="base IRI for relative references (default per event)")
     stream.set_defaults(func=run_stream)
 
@@ -137,9 +133,9 @@ def _check_checkpoint(checkpoint: str) -> None:
 
 
 def run_stream(args: argparse.Namespace) -> int:
-    from semps.cli.spark import session
+    from semps.cli.spark import placement_options, session
     from semps.ontology import Expansion, load_expansion
-    from semps.spark.stream import PlacementOptions, StreamSource, start_stream
+    from semps.spark.stream import StreamSource, start_stream
     from semps.spark.watch import SubscriptionWatch
 
     if args.trigger <= 0:
@@ -160,11 +156,7 @@ def run_stream(args: argparse.Namespace) -> int:
 
     watch = SubscriptionWatch(args.subscriptions, load_stream_subscriptions, warn)
     sink = _sink(args)
-    placement = None
-    if args.placement == "mined":
-        placement = PlacementOptions(
-            args.partitions, args.min_support, args.virtual, args.overload, args.seed
-        )
+    placement = placement_options(args) if args.placement == "mined" else None
     spark = session(args)
     run = start_stream(
         spark,
