@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from semps.matcher.content._kernels import U1, _ctz, bucket_of
+from semps.matcher.content._kernels import U1, BucketList, _ctz, bucket_of
 from semps.matcher.kernels import jit
 
 
@@ -73,9 +73,7 @@ def _mark_list(
     c: int,
     b: int,
     s0: int,
-    off: np.ndarray,
-    sid: np.ndarray,
-    val: np.ndarray,
+    bucket_list: BucketList,
     lower: bool,
     plan: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     acc: np.ndarray,
@@ -87,6 +85,7 @@ def _mark_list(
     and every other value is on one side of any bound filed in ``j``, so only they are
     compared."""
     row, start, sv, sb, prefix, valid = plan
+    off, sid, val = bucket_list
     nwords = acc.shape[1]
     k = row[c]
     if k < 0:  # no event has the attribute: every bound fails every event
@@ -138,24 +137,21 @@ def block_mark(
     b: int,
     block: int,
     plan: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    low_off: np.ndarray,
-    low_sid: np.ndarray,
-    low_val: np.ndarray,
-    high_off: np.ndarray,
-    high_sid: np.ndarray,
-    high_val: np.ndarray,
+    low: BucketList,
+    high: BucketList,
     acc: np.ndarray,
 ) -> None:
     """Set in ``acc[slot - blk * block]`` the bits of the batch's events each slot of
     block ``blk`` fails (``acc`` is zeroed first)."""
     s0 = blk * block
     acc[:] = 0
+    low_off = low[0]
     for c in range(ncols):
         base = (blk * ncols + c) * b
         if low_off[base] == low_off[base + b]:
             continue
-        _mark_list(base, c, b, s0, low_off, low_sid, low_val, True, plan, acc)
-        _mark_list(base, c, b, s0, high_off, high_sid, high_val, False, plan, acc)
+        _mark_list(base, c, b, s0, low, True, plan, acc)
+        _mark_list(base, c, b, s0, high, False, plan, acc)
 
 
 @jit

@@ -17,6 +17,9 @@ import numpy as np
 
 from semps.matcher.kernels import jit
 
+#: One REIN bucket list (``off``, ``sid``, ``val``; see above).
+BucketList = tuple[np.ndarray, np.ndarray, np.ndarray]
+
 U1 = np.uint64(1)
 _DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
 _DEBRUIJN_TABLE = np.array(
@@ -141,17 +144,15 @@ def _rein_value(
     j: int,
     v: float,
     b: int,
-    low_off: np.ndarray,
-    low_sid: np.ndarray,
-    low_val: np.ndarray,
-    high_off: np.ndarray,
-    high_sid: np.ndarray,
-    high_val: np.ndarray,
+    low: BucketList,
+    high: BucketList,
     arr: np.ndarray,
     add: bool,
 ) -> None:
     """Negative search for one value in bucket ``j`` of one block's lists (at ``base``):
     set (or count, ``add``) every slot it fails."""
+    low_off, low_sid, low_val = low
+    high_off, high_sid, high_val = high
     # L_low: every low in a higher bucket exceeds v; the value's own bucket is compared.
     for i in range(low_off[base + j + 1], low_off[base + b]):
         arr[low_sid[i]] = arr[low_sid[i]] + 1 if add else 1
@@ -175,12 +176,8 @@ def rein_match(
     block: int,
     dlo: np.ndarray,
     scale: np.ndarray,
-    low_off: np.ndarray,
-    low_sid: np.ndarray,
-    low_val: np.ndarray,
-    high_off: np.ndarray,
-    high_sid: np.ndarray,
-    high_val: np.ndarray,
+    low: BucketList,
+    high: BucketList,
     alive: np.ndarray,
     marks: np.ndarray,
     fails: np.ndarray,
@@ -193,6 +190,7 @@ def rein_match(
     A missing attribute fails every slot that constrains it. For an attribute with several
     values, ``fails`` counts per slot the values it rejects; rejected by all means unmatched.
     """
+    low_off, low_sid, _ = low
     nslots = marks.shape[0]
     ncols_ev = ev_start.shape[0] - 1
     nblocks = (low_off.shape[0] - 1) // (ncols * b) if ncols > 0 else 0
@@ -216,17 +214,12 @@ def rein_match(
                 for i in range(a0, a1):
                     marks[low_sid[i]] = 1
             elif nv == 1:
-                _rein_value(
-                    base, buckets[c], ev_vals[ev_start[c]], b, low_off, low_sid, low_val,
-                    high_off, high_sid, high_val, marks, False,
-                )  # fmt: skip
+                _rein_value(base, buckets[c], ev_vals[ev_start[c]], b, low, high, marks, False)
             else:
                 for q in range(ev_start[c], ev_start[c + 1]):
                     v = ev_vals[q]
-                    _rein_value(
-                        base, bucket_of(v, dlo[c], scale[c], b), v, b, low_off, low_sid,
-                        low_val, high_off, high_sid, high_val, fails, True,
-                    )  # fmt: skip
+                    j = bucket_of(v, dlo[c], scale[c], b)
+                    _rein_value(base, j, v, b, low, high, fails, True)
                 for i in range(a0, a1):  # every slot constraining c has one low entry
                     s = low_sid[i]
                     if fails[s] == nv:

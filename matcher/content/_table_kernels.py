@@ -12,18 +12,16 @@ from semps.matcher.kernels import jit, search_sorted
 #: How a row is tested for one event (``mode`` array of :func:`table_match`).
 ROW_NONE, ROW_ALL, ROW_PREFIX, ROW_RANGE, ROW_GIVEN, ROW_VALUES = 0, 1, 2, 3, 4, 5
 
+#: A slot table's units (CSR ``starts``, ``cols``, ``lows``, ``highs``).
+Units = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
 
 @jit
 def _holds_any(
-    slot: int,
-    col: int,
-    starts: np.ndarray,
-    cols: np.ndarray,
-    lows: np.ndarray,
-    highs: np.ndarray,
-    ev_start: np.ndarray,
-    ev_vals: np.ndarray,
+    slot: int, col: int, units: Units, ev_start: np.ndarray, ev_vals: np.ndarray
 ) -> bool:
+    """Does one of the event's values on ``col`` lie in ``slot``'s interval on ``col``?"""
+    starts, cols, lows, highs = units
     for p in range(starts[slot], starts[slot + 1]):
         if cols[p] == col:
             for q in range(ev_start[col], ev_start[col + 1]):
@@ -44,10 +42,7 @@ def table_match(
     mode: np.ndarray,
     qa: np.ndarray,
     qb: np.ndarray,
-    starts: np.ndarray,
-    cols: np.ndarray,
-    lows: np.ndarray,
-    highs: np.ndarray,
+    units: Units,
     ev_start: np.ndarray,
     ev_vals: np.ndarray,
     bucket: np.ndarray,
@@ -93,7 +88,7 @@ def table_match(
             col = r // 3
             for k in range(h0, h1 + nb_):
                 g = heads[k] if k < h1 else bucket[rs + k - h1]
-                if _holds_any(owner[g], col, starts, cols, lows, highs, ev_start, ev_vals):
+                if _holds_any(owner[g], col, units, ev_start, ev_vals):
                     n = _reached(g, r, row_start, nxt, owner, bucket, bcount, out, n)
             continue
         if lo >= hi:

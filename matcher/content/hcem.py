@@ -174,7 +174,7 @@ class HcemIndex(ReinIndex):
         slot_buf, event_buf = np.empty(cap, np.int32), np.empty(cap, np.int32)
         n = 0
         for blk in range(b0, b1):
-            block_mark(blk, ncols, self.buckets, block, plan, *self.low, *self.high, acc)
+            block_mark(blk, ncols, self.buckets, block, plan, self.low, self.high, acc)
             s0, s1 = blk * block, min(self.built, (blk + 1) * block)
             while (
                 m := block_pairs(acc, s0, s1, self.table.alive, plan[5], slot_buf, event_buf, n)

@@ -134,9 +134,9 @@ class PredicateTable:
         values = event.values if event is not None else np.zeros(0)
         out = np.empty(len(self.heads), np.int32)
         n = k.table_match(
-            self.row_start, self.keys, self.nxt, self.owner, self.heads,
-            self.heads_off, mode, qa, qb, table.starts, table.cols, table.lows, table.highs,
-            start, values, self._bucket, self._bcount, out,
+            self.row_start, self.keys, self.nxt, self.owner, self.heads, self.heads_off, mode,
+            qa, qb, (table.starts, table.cols, table.lows, table.highs), start, values,
+            self._bucket, self._bcount, out,
         )  # fmt: skip
         return np.sort(out[:n])
 

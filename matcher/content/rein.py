@@ -82,8 +82,7 @@ class ReinIndex(CompiledIndex):
         out = np.empty(self.built, np.int32)
         n = rein_match(
             event.start, event.values, self.ncols_built, self.buckets, self.block, self.dlo,
-            self.scale,
-            *self.low, *self.high, self.table.alive, self._marks, self._fails, out,
+            self.scale, self.low, self.high, self.table.alive, self._marks, self._fails, out,
         )  # fmt: skip
         return out[:n]
 
