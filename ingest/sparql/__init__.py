@@ -3,13 +3,14 @@
 VALUES, property paths and the rest as an algebra tree, :mod:`.algebra`).
 
 - :func:`parse_query`: text -> :class:`Query` (raises SubscriptionSyntaxError with
-  line/column, or UnsupportedQueryError naming the construct).
+  line/column, or UnsupportedQueryError naming the construct); :func:`parse_memo`: a block
+  in which each text is parsed once (or read from parses saved before: a snapshot's).
 - :class:`Query`, :class:`TriplePattern`, :class:`Var`: the query model.
 - :func:`typed`: a literal's typed value (the matchers' compiled FILTERs share it).
 """
 
 from semps.ingest.sparql._values import typed
 from semps.ingest.sparql.model import Query, TriplePattern, Var
-from semps.ingest.sparql.parser import parse_query
+from semps.ingest.sparql.parser import parse_memo, parse_query
 
-__all__ = ["Query", "TriplePattern", "Var", "parse_query", "typed"]
+__all__ = ["Query", "TriplePattern", "Var", "parse_memo", "parse_query", "typed"]

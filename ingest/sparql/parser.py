@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urljoin
 
@@ -49,6 +51,35 @@ _NUMERIC_TYPES = {
 }
 
 
+#: The memo :func:`parse_memo` opened in this context, with the limits it holds parses under.
+_MEMO: ContextVar[tuple[dict[str, Query], Limits] | None] = ContextVar("_MEMO", default=None)
+
+
+@contextmanager
+def parse_memo(queries: dict[str, Query], limits: Limits = DEFAULT_LIMITS) -> Iterator[None]:
+    """Within the block (this thread or task), :func:`parse_query` of a text (no ``base``,
+    the same ``limits``) answers ``queries[text]`` without lexing or parsing, and adds each
+    text it parses to ``queries``: texts parsed once, before (a snapshot's) or now.
+
+    The caller vouches that each ``queries[text]`` is what ``parse_query(text,
+    limits=limits)`` returns (a snapshot checks its digest first); queries are immutable,
+    so sharing one is safe.
+
+    Example:
+        >>> memo: dict[str, Query] = {}
+        >>> with parse_memo(memo):
+        ...     q = parse_query("SELECT * { ?x <http://ex/p> ?y }")
+        ...     again = parse_query("SELECT * { ?x <http://ex/p> ?y }")
+        >>> q is again, len(memo)
+        (True, 1)
+    """
+    token = _MEMO.set((queries, limits))
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
 def parse_query(text: str, *, base: str | None = None, limits: Limits = DEFAULT_LIMITS) -> Query:
     """Parse a subscription, in time linear in its size.
 
@@ -68,6 +99,16 @@ def parse_query(text: str, *, base: str | None = None, limits: Limits = DEFAULT_
         >>> q.patterns[0]
         TriplePattern(s=Var(name='x'), p='http://www.w3.org/1999/02/22-rdf-syntax-ns#type', o='http://ex/C')
     """
+    memo = _MEMO.get()
+    if memo is not None and base is None and type(text) is str and memo[1] == limits:
+        found = memo[0].get(text)
+        if found is None:
+            found = memo[0][text] = _parse(text, None, limits)
+        return found
+    return _parse(text, base, limits)
+
+
+def _parse(text: str, base: str | None, limits: Limits) -> Query:
     if not isinstance(text, str):
         msg = f"a subscription must be text, not {type(text).__name__}"
         raise SubscriptionSyntaxError(msg, line=1, column=1)
@@ -585,4 +626,4 @@ def _unescape(text: str) -> str:
     return _ESCAPE_RE.sub(sub, text)
 
 
-__all__ = ["RDF", "parse_query"]
+__all__ = ["RDF", "parse_memo", "parse_query"]

@@ -21,6 +21,7 @@ from semps.errors import SempsError
 COMMANDS: dict[str, tuple[str, str]] = {
     "parse": ("parse", "show how semps reads one RDF document (N-Triples or PartA/PartB)"),
     "match": ("match", "match a folder of events against a folder of subscriptions"),
+    "index": ("index", "parse a folder of subscriptions once and save it as a snapshot"),
     "demo": ("demo", "match the bundled demo case and explain each notification"),
     "serve": ("serve", "run the broker service (HTTP API, Server-Sent Events)"),
     "token": ("token", "create, list and revoke the service's bearer tokens"),

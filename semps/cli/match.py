@@ -6,7 +6,8 @@ import argparse
 import gc
 import sys
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from semps.errors import SempsError, SubscriptionError
@@ -14,6 +15,7 @@ from semps.event import Event
 from semps.ingest.rdf import read_events
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.semantic.snapshot import load_matcher, subscriptions_digest
 from semps.ontology import Expansion, load_expansion
 
 RDF_SUFFIXES = (".rdf", ".owl", ".xml", ".ttl", ".nt", ".jsonld")
@@ -24,7 +26,13 @@ IN_FLIGHT = 3  # batches queued ahead with several workers
 def register(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``semps match``."""
     parser.add_argument("--ontology", type=Path, help="OWL/RDFS ontology file")
-    parser.add_argument("--subscriptions", type=Path, required=True, help="folder of .rq files")
+    parser.add_argument("--subscriptions", type=Path, help="folder of .rq files")
+    parser.add_argument(
+        "--index",
+        type=Path,
+        help="a snapshot written by semps index, loaded instead of parsing the subscriptions "
+        "(with --subscriptions too, it is refused unless built from exactly those)",
+    )
     parser.add_argument(
         "--events", type=Path, required=True, help="an RDF file or a folder of RDF files"
     )
@@ -55,30 +63,52 @@ def event_files(path: Path) -> list[Path]:
     return sorted(files, key=lambda p: p.stem)
 
 
-def build_matcher(subscriptions: list[Subscription], workers: int) -> SemanticMatcher:
-    """Register every subscription, with the cyclic GC off meanwhile (the index is made of
-    many small long-lived objects: collections during the build would rescan all of them,
-    halving the registration rate) and its objects frozen out of later collections."""
-    matcher = SemanticMatcher(workers=workers)
+@contextmanager
+def _building() -> Iterator[None]:
+    """The cyclic GC off while an index is built (it is made of many small long-lived
+    objects: collections during the build would rescan all of them, halving the
+    registration rate), and what was built frozen out of later collections."""
     enabled = gc.isenabled()
     gc.disable()
     try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+    gc.freeze()
+
+
+def build_matcher(subscriptions: list[Subscription], workers: int) -> SemanticMatcher:
+    """Register every subscription (an error names its file)."""
+    matcher = SemanticMatcher(workers=workers)
+    with _building():
         for sub in subscriptions:
             try:
                 matcher.add(sub)
             except SubscriptionError as exc:
                 msg = f"{sub.id}.rq:{exc}"
                 raise SubscriptionError(msg) from exc
-    finally:
-        if enabled:
-            gc.enable()
-    gc.freeze()
     return matcher
+
+
+def matcher_from(args: argparse.Namespace) -> SemanticMatcher:
+    """The matcher of ``--index`` (checked against ``--subscriptions`` when both are
+    given) or of ``--subscriptions``."""
+    if args.index is None:
+        if args.subscriptions is None:
+            msg = "give the subscriptions: --subscriptions FOLDER or --index SNAPSHOT"
+            raise SempsError(msg)
+        return build_matcher(load_subscriptions(args.subscriptions), args.workers)
+    expect = None
+    if args.subscriptions is not None:
+        expect = subscriptions_digest(load_subscriptions(args.subscriptions))
+    with _building():
+        return load_matcher(args.index, workers=args.workers, expect_sha256=expect)
 
 
 def run(args: argparse.Namespace) -> int:
     expansion = load_expansion(args.ontology) if args.ontology else Expansion()
-    matcher = build_matcher(load_subscriptions(args.subscriptions), args.workers)
+    matcher = matcher_from(args)
     files = event_files(args.events)
     matcher.start()  # fork the workers before the progress bar starts its thread
     progress = _progress(len(files))

@@ -1,0 +1,357 @@
+"""Snapshots of semantic subscriptions parsed: saved once, loaded without lexing or parsing.
+
+A semantic index holds compiled FILTERs (Python closures), so a snapshot holds *data*: the
+subscriptions' ids and texts and their parsed queries (:class:`~semps.ingest.sparql.Query`,
+with its patterns, FILTER ASTs and algebra trees) in a tagged JSON form, each distinct text
+once. Loading decodes the queries and registers every subscription through the matcher's
+own ``add`` inside :func:`~semps.ingest.sparql.parse_memo`, so compiling and indexing are
+the matcher's, unchanged; only lexing and parsing are skipped.
+
+The file (no pickle anywhere) is three parts::
+
+    semps-semantic-index\\n        the magic line
+    {header JSON}\\n               format, version, count, the limits the texts were parsed
+                                  under, the SHA-256 of the subscriptions (ids and texts,
+                                  :func:`subscriptions_digest`) and of the payload, its size
+    payload                       orjson: {"ids", "texts", "query_of", "terms", "queries"}
+
+Each distinct term (IRI, variable, literal, and every other string of a query: AST tags,
+operators) is written once in ``terms`` and named by its number in ``queries``.
+
+Loading treats the file as hostile and its work as bounded by its size: the header line is
+at most 64 KiB, the payload must be exactly the rest of the file and match its digest
+before it is decoded; decoding accepts only the tags below and the query model's own
+classes, nested at most :data:`MAX_NESTING` deep. Any failure is one
+:class:`~semps.errors.SubscriptionError` naming the file. A snapshot parsed under other
+limits than the loading matcher's is refused (its parses might not be the matcher's), as is
+one whose subscriptions' digest differs from the caller's (a stale snapshot).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from semps.errors import SubscriptionError
+from semps.ingest.sparql import Query, TriplePattern, Var, algebra, parse_memo
+from semps.ingest.sparql.filters import Expression
+from semps.limits import DEFAULT_LIMITS, Limits
+from semps.matcher.base import Subscription
+from semps.matcher.semantic.matcher import SemanticMatcher
+from semps.terms import Literal
+
+__all__ = [
+    "FORMAT",
+    "MAX_NESTING",
+    "VERSION",
+    "Snapshot",
+    "load_matcher",
+    "read_snapshot",
+    "save_snapshot",
+    "subscriptions_digest",
+]
+
+#: The magic first line and the header's ``format``.
+FORMAT = "semps-semantic-index"
+#: The header's ``version``: snapshots of another version are refused.
+VERSION = 1
+#: Deepest nesting of tagged values a snapshot may hold (orjson writes at most 254 levels;
+#: the parser's depth limit, ``max_query_depth``, keeps real queries well below).
+MAX_NESTING = 250
+_MAX_HEADER = 64 * 1024
+
+# Tags of the encoded values (the first item of each JSON array).
+_TUPLE, _LIST, _LITERAL, _VAR, _EXPRESSION, _NODE = range(6)
+#: The classes a snapshot may name, by number (append only: the numbers are the format).
+_CLASSES: tuple[type, ...] = (
+    (Query, TriplePattern)
+    + tuple(
+        getattr(algebra, name)
+        for name in "BGP Join LeftJoin Union Minus Filter Extend Values Exists WithExists".split()
+    )
+    + (algebra.PathPattern,)
+)
+_NUMBER = {cls: k for k, cls in enumerate(_CLASSES)}
+_FIELDS = [tuple(f.name for f in dataclasses.fields(cls) if f.init) for cls in _CLASSES]
+
+
+@dataclasses.dataclass(frozen=True)
+class Snapshot:
+    """A snapshot read and decoded: the subscriptions in order and each text's query."""
+
+    subscriptions: tuple[Subscription, ...]
+    queries: dict[str, Query]
+    limits: Limits
+    subscriptions_sha256: str
+
+
+def subscriptions_digest(subscriptions: Iterable[Subscription]) -> str:
+    """SHA-256 (hex) of the subscriptions' ids and texts, in order: what a snapshot was
+    built from, to compare with what would be registered now.
+
+    Example:
+        >>> a = [Subscription("s1", "semantic", "ASK { ?x ?p ?o }")]
+        >>> subscriptions_digest(a) == subscriptions_digest(list(a))
+        True
+    """
+    h = hashlib.sha256()
+    for sub in subscriptions:
+        h.update(orjson.dumps([sub.id, sub.text]))
+    return h.hexdigest()
+
+
+def save_snapshot(
+    path: Path,
+    subscriptions: Sequence[Subscription],
+    queries: dict[str, Query],
+    limits: Limits = DEFAULT_LIMITS,
+) -> None:
+    """Write the subscriptions with their parsed queries (``queries[text]``, as
+    ``parse_query(text, limits=limits)`` gave them) to ``path`` atomically.
+
+    Raises:
+        SubscriptionError: a text without its query, or a query holding something the
+            format cannot say.
+    """
+    number: dict[str, int] = {}
+    texts: list[str] = []
+    terms = _Terms()
+    encoded: list[Any] = []
+    query_of: list[int] = []
+    for sub in subscriptions:
+        k = number.get(sub.text)
+        if k is None:
+            query = queries.get(sub.text)
+            if query is None:
+                msg = f"subscription {sub.id!r} has no parsed query to save"
+                raise SubscriptionError(msg)
+            k = number[sub.text] = len(texts)
+            texts.append(sub.text)
+            encoded.append(terms.encode(query))
+        query_of.append(k)
+    data = {"texts": texts, "query_of": query_of, "terms": terms.table, "queries": encoded}
+    try:
+        payload = orjson.dumps({"ids": [s.id for s in subscriptions], **data})
+    except orjson.JSONEncodeError as exc:  # nested past what orjson writes
+        msg = f"a subscription nests too deep for a snapshot ({exc})"
+        raise SubscriptionError(msg) from exc
+    header = {
+        "format": FORMAT,
+        "version": VERSION,
+        "count": len(subscriptions),
+        "limits": dataclasses.asdict(limits),
+        "subscriptions_sha256": subscriptions_digest(subscriptions),
+        "payload_bytes": len(payload),
+        "payload_sha256": hashlib.sha256(payload).hexdigest(),
+    }
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("wb") as out:
+        out.write(FORMAT.encode() + b"\n" + orjson.dumps(header) + b"\n")
+        out.write(payload)
+    os.replace(tmp, path)
+
+
+def load_matcher(
+    path: Path, *, workers: int = 1, expect_sha256: str | None = None
+) -> SemanticMatcher:
+    """A :class:`SemanticMatcher` with every subscription of the snapshot at ``path``
+    registered (compiled and indexed by the matcher, nothing parsed).
+
+    Args:
+        path: the snapshot.
+        workers: the matcher's ``workers``.
+        expect_sha256: when given, the :func:`subscriptions_digest` the snapshot must have
+            been built from (else it is stale and refused).
+
+    Raises:
+        SubscriptionError: the file is missing, damaged, of another version, stale, or
+            parsed under other limits than the matcher's.
+    """
+    snapshot = read_snapshot(path)
+    if expect_sha256 is not None and snapshot.subscriptions_sha256 != expect_sha256:
+        raise _refuse(path, "stale: the subscriptions changed since it was built")
+    matcher = SemanticMatcher(workers=workers)
+    if snapshot.limits != matcher.limits:
+        raise _refuse(path, "parsed under other limits than this matcher's")
+    try:
+        with parse_memo(snapshot.queries, matcher.limits):
+            for sub in snapshot.subscriptions:
+                matcher.add(sub)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+        raise _refuse(path, f"a query the matcher cannot index ({exc})") from exc
+    return matcher
+
+
+def _refuse(path: Path, why: str) -> SubscriptionError:
+    return SubscriptionError(f"{path}: not a usable semantic index snapshot: {why}")
+
+
+def read_snapshot(path: Path) -> Snapshot:
+    """The snapshot at ``path``, checked and decoded (see the module doc).
+
+    Raises:
+        SubscriptionError: the file is missing, not a snapshot, of another version,
+            altered or inconsistent.
+    """
+    header, payload = _read(path)
+    try:
+        data = orjson.loads(payload)
+        limits = Limits(**header["limits"])
+        ids, texts, query_of = data["ids"], data["texts"], data["query_of"]
+        encoded = data["queries"]
+        if not (
+            len(ids) == len(query_of) == header["count"]
+            and len(texts) == len(encoded)
+            and all(type(x) is str for x in ids)
+            and all(type(x) is str for x in texts)
+            and all(type(k) is int and 0 <= k < len(texts) for k in query_of)
+        ):
+            raise _refuse(path, "its ids, texts and queries do not line up")
+        if len(set(ids)) != len(ids):
+            raise _refuse(path, "an id appears twice")
+        terms = [_term(t) for t in data["terms"]]
+        queries = {}
+        for text, item in zip(texts, encoded, strict=True):
+            query = _decode(item, terms, 0) if type(item) is list else None
+            if type(query) is not Query:
+                raise _refuse(path, "an entry of its queries is not a query")
+            queries[text] = query
+        subscriptions = tuple(
+            Subscription(sub_id, "semantic", texts[k])
+            for sub_id, k in zip(ids, query_of, strict=True)
+        )
+    except SubscriptionError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+        raise _refuse(path, f"inconsistent content ({exc})") from exc
+    return Snapshot(subscriptions, queries, limits, str(header["subscriptions_sha256"]))
+
+
+def _read(path: Path) -> tuple[dict[str, Any], bytes]:
+    if not path.is_file():
+        msg = f"file not found: {path}"
+        raise SubscriptionError(msg)
+    size = path.stat().st_size
+    with path.open("rb") as stream:
+        magic = stream.readline(len(FORMAT) + 1)
+        if magic != FORMAT.encode() + b"\n":
+            raise _refuse(path, f"it does not start with {FORMAT!r}")
+        line = stream.readline(_MAX_HEADER)
+        if not line.endswith(b"\n"):
+            raise _refuse(path, "no header line (or one over 64 KiB)")
+        header = _header(path, line)
+        rest = size - stream.tell()
+        if header.get("payload_bytes") != rest:
+            raise _refuse(path, f"{rest} bytes after the header, not {header.get('payload_bytes')}")
+        payload = stream.read(rest)
+    if len(payload) != rest or hashlib.sha256(payload).hexdigest() != header.get("payload_sha256"):
+        raise _refuse(path, "its digest does not match its content (altered or damaged)")
+    return header, payload
+
+
+def _header(path: Path, line: bytes) -> dict[str, Any]:
+    """The header line, of this format and version."""
+    try:
+        header: dict[str, Any] = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise _refuse(path, "the header is not JSON") from exc
+    found = (header.get("format"), header.get("version")) if type(header) is dict else None
+    if found is None or found[0] != FORMAT:
+        raise _refuse(path, f"the header's format is not {FORMAT!r}")
+    if found[1] != VERSION:
+        raise _refuse(path, f"version {found[1]!r}, this semps reads version {VERSION}")
+    return header
+
+
+class _Terms:
+    """The terms table being written, and the encoder that fills it."""
+
+    def __init__(self) -> None:
+        self.table: list[Any] = []
+        self.number: dict[tuple[type, Any], int] = {}
+
+    def term(self, value: str | Var | Literal) -> int:
+        """The number of a string, variable or literal in the table."""
+        key = (type(value), value)
+        found = self.number.get(key)
+        if found is None:
+            found = self.number[key] = len(self.table)
+            if type(value) is Var:
+                self.table.append([_VAR, value.name])
+            elif type(value) is Literal:
+                self.table.append([_LITERAL, *value])
+            else:
+                self.table.append(value)
+        return found
+
+    def encode(self, value: Any) -> Any:
+        """``value`` as JSON data: terms as their numbers, ``True``/``False``/``None`` as
+        themselves, anything else as ``[tag, ...]``."""
+        kind = type(value)
+        if kind is str or kind is Var or kind is Literal:
+            return self.term(value)
+        if kind is bool or value is None:
+            return value
+        if kind is tuple:
+            return [_TUPLE, *map(self.encode, value)]
+        if kind is list:
+            return [_LIST, *map(self.encode, value)]
+        if kind is Expression:
+            return [_EXPRESSION, self.encode(value.ast)]
+        number = _NUMBER.get(kind)
+        if number is None:
+            msg = f"a parsed query holds a {kind.__name__}, which a snapshot cannot hold"
+            raise SubscriptionError(msg)
+        fields = (self.encode(getattr(value, name)) for name in _FIELDS[number])
+        return [_NODE, number, *fields]
+
+
+def _term(value: Any) -> str | Var | Literal:
+    """A term of the table (ValueError on anything :class:`_Terms` would not write)."""
+    if type(value) is str:
+        return sys.intern(value)  # as the parser interns IRIs and names
+    if type(value) is list and value and value[0] == _VAR and len(value) == 2:
+        if type(value[1]) is str:
+            return Var(sys.intern(value[1]))
+    elif type(value) is list and value and value[0] == _LITERAL and len(value) == 4:
+        lexical, datatype, lang = value[1:]
+        if type(lexical) is str and type(datatype) is str and (lang is None or type(lang) is str):
+            return Literal(lexical, sys.intern(datatype), lang)
+    msg = f"{value!r} is not a term"
+    raise ValueError(msg)
+
+
+def _decode(value: list[Any], terms: list[Any], depth: int) -> Any:
+    """The inverse of :meth:`_Terms.encode` for an array (ValueError on anything it would
+    not write); its items are decoded in line (terms, booleans) or recursively."""
+    if type(value) is not list or not value or type(value[0]) is not int or depth > MAX_NESTING:
+        msg = "nested too deep, or a value without its tag"
+        raise ValueError(msg)
+    tag, depth = value[0], depth + 1
+    number = value[1] if tag == _NODE and len(value) > 1 else None  # a class, not a term
+    items: list[Any] = [
+        terms[x]
+        if type(x) is int
+        else x
+        if x is None or type(x) is bool
+        else _decode(x, terms, depth)
+        for x in value[1 if number is None else 2 :]
+    ]
+    if tag == _TUPLE:
+        return tuple(items)
+    if tag == _LIST:
+        return items
+    if tag == _EXPRESSION and len(items) == 1:
+        return Expression(items[0])
+    if type(number) is int and 0 <= number < len(_CLASSES):
+        if len(items) == len(_FIELDS[number]):
+            return _CLASSES[number](*items)
+    msg = f"a value tagged {tag!r} that no query holds"
+    raise ValueError(msg)
