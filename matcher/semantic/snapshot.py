@@ -33,7 +33,8 @@ import dataclasses
 import hashlib
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ __all__ = [
     "load_matcher",
     "read_snapshot",
     "save_snapshot",
+    "snapshot_memo",
     "subscriptions_digest",
 ]
 
@@ -151,11 +153,42 @@ def save_snapshot(
         "payload_bytes": len(payload),
         "payload_sha256": hashlib.sha256(payload).hexdigest(),
     }
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # several writers: each its own
     with tmp.open("wb") as out:
         out.write(FORMAT.encode() + b"\n" + orjson.dumps(header) + b"\n")
         out.write(payload)
     os.replace(tmp, path)
+
+
+@contextmanager
+def snapshot_memo(
+    path: Path, subscriptions: Sequence[Subscription], limits: Limits = DEFAULT_LIMITS
+) -> Iterator[None]:
+    """A block registering ``subscriptions`` (those of kind ``semantic`` count) under
+    ``limits`` with the parses of the snapshot at ``path`` (:func:`parse_memo`), and that
+    rewrites the snapshot on leaving unless it held exactly the subscriptions parsed.
+
+    The snapshot is a cache: a missing, damaged or stale one is read as empty (a text it
+    does not hold is parsed, as without it), and one that cannot be written is left as it
+    is. What the block registers does not depend on it.
+    """
+    semantic = [s for s in subscriptions if s.kind == "semantic"]
+    queries: dict[str, Query] = {}
+    held = None
+    try:
+        snapshot = read_snapshot(path)
+        if snapshot.limits == limits:
+            queries, held = snapshot.queries, snapshot.subscriptions_sha256
+    except SubscriptionError:
+        pass
+    with parse_memo(queries, limits):
+        yield
+    parsed = [s for s in semantic if s.text in queries]
+    if subscriptions_digest(parsed) != held:
+        try:
+            save_snapshot(path, parsed, queries, limits)
+        except (OSError, SubscriptionError):
+            pass
 
 
 def load_matcher(

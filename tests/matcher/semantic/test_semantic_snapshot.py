@@ -29,12 +29,14 @@ from semps.event import Event
 from semps.ingest.sparql import Query, parse_memo, parse_query
 from semps.limits import DEFAULT_LIMITS
 from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.snapshot import (
     FORMAT,
     MAX_NESTING,
     load_matcher,
     read_snapshot,
     save_snapshot,
+    snapshot_memo,
     subscriptions_digest,
 )
 from semps.ontology import compile_axioms
@@ -133,13 +135,13 @@ def test_identical_texts_are_stored_once_and_loaded_under_each_id(tmp_path: Path
     assert len(load_matcher(tmp_path / "i.snap")) == 3
 
 
+def _refuse_to_parse(*args: object, **kwargs: object) -> None:
+    raise AssertionError("parsed")
+
+
 def test_loading_parses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _save(tmp_path / "i.snap", SUBS)
-
-    def refuse(*args: object, **kwargs: object) -> None:
-        raise AssertionError("parsed")
-
-    monkeypatch.setattr("semps.ingest.sparql.parser._parse", refuse)
+    monkeypatch.setattr("semps.ingest.sparql.parser._parse", _refuse_to_parse)
     assert len(load_matcher(path)) == 3
 
 
@@ -286,3 +288,33 @@ def test_semps_match_needs_subscriptions_or_an_index() -> None:
         2,
         "semps: error: give the subscriptions: --subscriptions FOLDER or --index SNAPSHOT\n",
     )
+
+
+def test_the_snapshot_memo_reads_a_current_snapshot_without_parsing_or_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _save(tmp_path / "i.snap", SUBS)
+    written = path.read_bytes()
+    monkeypatch.setattr("semps.ingest.sparql.parser._parse", _refuse_to_parse)
+    matcher = SemanticMatcher()
+    with snapshot_memo(path, SUBS):
+        for sub in SUBS:
+            matcher.add(sub)
+    assert len(matcher) == 3
+    assert path.read_bytes() == written
+
+
+def test_the_snapshot_memo_rewrites_a_stale_missing_or_damaged_snapshot(tmp_path: Path) -> None:
+    path = tmp_path / "i.snap"
+    other = Subscription("c1", "content", '{"constraints": []}')  # not semantic: not saved
+    for before in (None, b"damaged", SUBS[:1]):
+        if before is None:
+            path.unlink(missing_ok=True)
+        elif isinstance(before, bytes):
+            path.write_bytes(before)
+        else:
+            _save(path, before)
+        with snapshot_memo(path, [*SUBS, other]):
+            for sub in SUBS:
+                parse_query(sub.text)
+        assert read_snapshot(path).subscriptions == tuple(SUBS)
