@@ -154,7 +154,8 @@ def save_snapshot(
         "payload_sha256": hashlib.sha256(payload).hexdigest(),
     }
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # several writers: each its own
-    with tmp.open("wb") as out:
+    # Owner-only, as every file of the service's data directory (the texts are in it).
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
         out.write(FORMAT.encode() + b"\n" + orjson.dumps(header) + b"\n")
         out.write(payload)
     os.replace(tmp, path)
