@@ -9,6 +9,7 @@ from semps.matcher.kernels import jit
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+ByteArray = npt.NDArray[np.uint8]
 
 
 @jit
@@ -61,9 +62,174 @@ def unique_shapes(
     return uniq[:k], first[:k], inverse
 
 
+@jit
+def family_runs(
+    runs: IntArray,
+    member_cols: IntArray,
+    programs: IntArray,
+    program_at: IntArray,
+    params: IntArray,
+    cols: IntArray,
+    masks: BoolArray,
+    groups: IntArray,
+    size: int,
+) -> IntArray:
+    """The solution counts of family members, ``size`` of them, run by run.
+
+    A run ``(lo, hi, family, col_at, n, mask_at, group_at, mode)`` counts members
+    ``lo:hi`` (their parameters are columns ``member_cols[lo:hi]`` of ``params``) over the
+    ``n`` rows of their family's join, whose columns start at ``cols[col_at]`` (one column
+    of ``n`` values after another): how many rows pass the family's program
+    (``programs[program_at[family]:program_at[family + 1]]``, see
+    :func:`~semps.matcher.semantic.family.program_of`: postfix templates, each closed by
+    code 10, where a false template stops the row) for ``mode`` 0, whether any does
+    for 1, how many distinct ``groups[group_at + row]`` pass for 2. String templates
+    read ``masks[mask_at + (template * members + member) * n + row]``. Counts of members
+    in no run stay 0."""
+    out = np.zeros(size, dtype=np.int64)
+    mark = np.full(max(1, len(groups)), -1, dtype=np.int64)
+    stack = np.empty(len(programs) + 1, dtype=np.bool_)
+    for q in range(len(runs)):
+        lo, hi, fam, col_at, n = runs[q, 0], runs[q, 1], runs[q, 2], runs[q, 3], runs[q, 4]
+        mask_at, group_at, mode = runs[q, 5], runs[q, 6], runs[q, 7]
+        p0, p1 = program_at[fam], program_at[fam + 1]
+        for t in range(lo, hi):
+            member = member_cols[t]
+            c = 0
+            for r in range(n):
+                sp = 0
+                ok = True
+                for i in range(p0, p1):
+                    code, a, b = programs[i, 0], programs[i, 1], programs[i, 2]
+                    if code == 10:  # a template ends: the row fails unless it holds
+                        if not stack[0]:
+                            ok = False
+                            break
+                        sp = 0
+                        continue
+                    if code <= 6:
+                        x, y = cols[col_at + a * n + r], params[b, member]
+                        if code <= 1:
+                            v = x == y
+                        elif code == 2:
+                            v = x != y
+                        elif code == 3:
+                            v = x < y
+                        elif code == 4:
+                            v = x > y
+                        elif code == 5:
+                            v = x <= y
+                        else:
+                            v = x >= y
+                    elif code == 7:
+                        v = masks[mask_at + (a * (hi - lo) + t - lo) * n + r]
+                    else:
+                        v = code == 8
+                        for k in range(sp - a, sp):
+                            v = (v and stack[k]) if code == 8 else (v or stack[k])
+                        sp -= a
+                    stack[sp] = v
+                    sp += 1
+                if ok:
+                    if mode == 0:
+                        c += 1
+                    elif mode == 1:
+                        c = 1
+                        break
+                    elif mark[group_at + groups[group_at + r]] != t:
+                        mark[group_at + groups[group_at + r]] = t
+                        c += 1
+            out[t] = c
+    return out
+
+
+@jit
+def split_families(fams: IntArray, min_family: int) -> tuple[IntArray, IntArray, IntArray]:
+    """Positions grouped by family (``fams[i]``, -1 for none): the positions of the families
+    with at least ``min_family`` of them, ordered by family, with the bounds of each
+    family's run, and the other positions (to verify one by one)."""
+    order = np.argsort(fams, kind="mergesort")
+    grouped = np.empty(len(fams), dtype=np.int64)
+    bounds = np.empty(len(fams) + 1, dtype=np.int64)
+    alone = np.empty(len(fams), dtype=np.int64)
+    n_grouped, n_bounds, n_alone = 0, 0, 0
+    i = 0
+    while i < len(order):
+        fid = fams[order[i]]
+        j = i
+        while j < len(order) and fams[order[j]] == fid:
+            j += 1
+        if fid < 0 or j - i < min_family:
+            for k in range(i, j):
+                alone[n_alone] = order[k]
+                n_alone += 1
+        else:
+            bounds[n_bounds] = n_grouped
+            n_bounds += 1
+            for k in range(i, j):
+                grouped[n_grouped] = order[k]
+                n_grouped += 1
+        i = j
+    bounds[n_bounds] = n_grouped
+    return grouped[:n_grouped], bounds[: n_bounds + 1], alone[:n_alone]
+
+
+@jit
+def write_counts(slots: IntArray, counts: IntArray, blob: ByteArray, starts: IntArray) -> ByteArray:
+    """The tail of an output line (``results.result_line``) from its matches in order:
+    ``id, id, ...], "solutions": {id: count, ...}}``, each slot's id read as JSON text from
+    ``blob[starts[slot]:starts[slot + 1]]``."""
+    size = 0
+    for i in range(len(slots)):
+        size += 2 * (starts[slots[i] + 1] - starts[slots[i]]) + 26
+    out = np.empty(size + 32, dtype=np.uint8)
+    n = 0
+    for i in range(len(slots)):
+        if i:
+            n = _put(out, n, _SEP)
+        n = _put(out, n, blob[starts[slots[i]] : starts[slots[i] + 1]])
+    n = _put(out, n, _MIDDLE)
+    digits = np.empty(20, dtype=np.uint8)
+    for i in range(len(slots)):
+        if i:
+            n = _put(out, n, _SEP)
+        n = _put(out, n, blob[starts[slots[i]] : starts[slots[i] + 1]])
+        n = _put(out, n, _COLON)
+        c = counts[i]
+        k = 0
+        while True:
+            digits[k] = 48 + c % 10
+            c //= 10
+            k += 1
+            if c == 0:
+                break
+        for j in range(k - 1, -1, -1):
+            out[n] = digits[j]
+            n += 1
+    n = _put(out, n, _END)
+    return out[:n]
+
+
+@jit
+def _put(out: ByteArray, n: int, text: ByteArray) -> int:
+    for j in range(len(text)):
+        out[n + j] = text[j]
+    return n + len(text)
+
+
+_SEP = np.frombuffer(b", ", dtype=np.uint8)
+_MIDDLE = np.frombuffer(b'], "solutions": {', dtype=np.uint8)
+_COLON = np.frombuffer(b": ", dtype=np.uint8)
+_END = np.frombuffer(b"}}", dtype=np.uint8)
+
+
 def warm() -> None:
     """Compile (or load from the cache) every kernel now: a process forked afterwards
     inherits them instead of loading each on its first event."""
     none = np.zeros(0, dtype=np.int64)
     complete_slots(none, np.zeros((1, 1), dtype=np.int64), np.ones(1, dtype=np.bool_))
     unique_shapes(none, none, none)
+    runs, table = np.zeros((0, 8), dtype=np.int64), np.zeros((1, 3), dtype=np.int64)
+    family_runs(runs, none, table, none, table, none, np.zeros(0, dtype=np.bool_), none, 0)
+    split_families(none, 3)
+    write_counts(none, none, np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))

@@ -3,23 +3,24 @@
 Subscriptions such as ``?x ex:age ?v FILTER(?v = 31)`` for many values share everything
 but the constant. Their *family* is the query with each filter constant replaced by a
 parameter. Per event, a family's candidates are counted with one join of the patterns
-without the filters (the filters only select among its solutions) and one vectorised pass
-of every member's filters over those solutions, instead of one verification per member.
+without the filters (the filters only select among its solutions) and one compiled pass
+of every member's filters (:func:`program_of`) over those solutions' columns (term
+numbers, integers), instead of one verification per member (:mod:`.count`).
 
 Only simple forms enter a family (one connected component, no late filters, every filter
 built from ``&&``/``||`` of a variable compared with an integer constant and
 ``CONTAINS``/``STRSTARTS``/``STRENDS`` of a variable and a plain string constant). The
-vectorised pass covers solutions whose filtered values are integers (numeric literals of
-integral value) or plain strings; on anything else, or when the join runs out of budget,
-:func:`family_counts` returns ``None`` and the members are verified one by one, so the
-answers are those of :func:`~semps.matcher.semantic.verify.verify`.
+compiled pass covers solutions whose filtered values are integers (numeric literals of
+integral value) or plain strings; on anything else (:func:`input_columns` or
+:func:`string_masks` give ``None``), or when the join runs out of budget, the members are
+verified one by one, so the answers are those of
+:func:`~semps.matcher.semantic.verify.verify`.
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from operator import itemgetter
 from typing import Any
@@ -37,25 +38,11 @@ from semps.matcher.semantic.compiled import (
     join_order,
     semi_join,
 )
+from semps.matcher.semantic.fastfilter import FLIP, STRING_FNS
 from semps.terms import XSD_STRING, Literal
 
-BoolMatrix = npt.NDArray[np.bool_]
 Template = tuple[Any, ...]
 
-_OPS: dict[str, Callable[[Any, Any], Any]] = {
-    "=": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    ">": operator.gt,
-    "<=": operator.le,
-    ">=": operator.ge,
-}
-_FLIP = {"=": "=", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
-_STRING_FNS: dict[str, Callable[[str, str], bool]] = {
-    "CONTAINS": lambda a, b: b in a,
-    "STRSTARTS": str.startswith,
-    "STRENDS": str.endswith,
-}
 _INT_LIMIT = 2**62
 
 
@@ -70,34 +57,68 @@ class Family:
     projected: tuple[int, ...]  # positions in ``columns`` of the projected variables
     distinct: bool
     ask: bool
+    #: The templates as a postfix program for the compiled pass (:func:`program_of`).
+    program: Any = field(default=None, compare=False)
+    #: The row columns the program reads: (variable, ``"ids"`` or ``"int"``).
+    inputs: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    #: The string templates, evaluated in Python into masks the program reads.
+    strings: tuple[Template, ...] = field(default=(), compare=False)
+
+
+class ParamTable:
+    """The integer parameters of every member of an index's families: one column per
+    member, one row per parameter (term numbers for pattern constants, integers for
+    comparisons, 0 for strings), what the compiled pass reads."""
+
+    def __init__(self) -> None:
+        self.ints = np.zeros((1, 16), dtype=np.int64)
+        self.size = 0
+        self.free: list[int] = []
+
+    def column(self, values: Sequence[int]) -> int:
+        """Store one member's parameters; its column."""
+        col = self.free.pop() if self.free else self.size
+        if col == self.size:
+            self.size += 1
+        rows, cols = self.ints.shape
+        if col >= cols or len(values) > rows:
+            grown = np.zeros((max(rows, len(values)), max(cols, 2 * col)), dtype=np.int64)
+            grown[:rows, :cols] = self.ints
+            self.ints = grown
+        self.ints[: len(values), col] = values
+        return col
+
+    def release(self, col: int) -> None:
+        """Forget a member's column (it is reused)."""
+        self.ints[:, col] = 0
+        self.free.append(col)
 
 
 class Members:
-    """A family's members' parameters, one array per parameter (members by row): term
-    numbers for pattern constants (``eq``), integers (``int``), strings (``str``)."""
+    """A family's members: their parameters' kinds, and the string parameters by the
+    member's column in the :class:`ParamTable`."""
 
-    def __init__(self, family: Family) -> None:
+    def __init__(self, family: Family, table: ParamTable) -> None:
         self.kinds = _param_kinds(family.templates)
-        self.size = 0
-        self.arrays: list[Any] = [
-            np.zeros(4, dtype=object if kind == "str" else np.int64) for kind in self.kinds
-        ]
-        self.free: list[int] = []
+        self.table = table
+        self.texts: dict[int, tuple[object, ...]] = {}
 
     def add(self, params: tuple[object, ...], term_id: Callable[[Term], int]) -> int:
-        """Store a member's parameters; its row."""
-        row = self.free.pop() if self.free else self.size
-        if row == self.size:
-            self.size += 1
-            if row == len(self.arrays[0]):
-                self.arrays = [np.resize(a, 2 * len(a)) for a in self.arrays]
-        for j, (kind, value) in enumerate(zip(self.kinds, params, strict=True)):
-            self.arrays[j][row] = term_id(value) if kind == "eq" else value  # type: ignore[arg-type]
-        return row
+        """Store a member's parameters; its column."""
+        kinds = self.kinds
+        values = [
+            term_id(v) if k == "eq" else 0 if k == "str" else v  # type: ignore[arg-type]
+            for k, v in zip(kinds, params, strict=True)
+        ]
+        col = self.table.column(values)  # type: ignore[arg-type]
+        if "str" in kinds:
+            self.texts[col] = params
+        return col
 
-    def remove(self, row: int) -> None:
-        """Forget a member (its row is reused)."""
-        self.free.append(row)
+    def remove(self, col: int) -> None:
+        """Forget a member."""
+        self.texts.pop(col, None)
+        self.table.release(col)
 
 
 def _param_kinds(templates: Sequence[Template]) -> tuple[str, ...]:
@@ -161,6 +182,7 @@ def family_of(sub: CompiledSubscription) -> tuple[Family, tuple[object, ...]] | 
 #: Families by pattern structure, templates, projection and form (registration reuses
 #: the join plan of a family it has seen). Bounded: cleared when full.
 _FAMILIES: dict[tuple[Any, ...], Family] = {}
+_BARES: dict[Component, Component] = {}  # bounded likewise
 
 
 def _new_family(key: tuple[Any, ...]) -> Family:
@@ -168,8 +190,56 @@ def _new_family(key: tuple[Any, ...]) -> Family:
     plan, _ = join_order(patterns, ())
     columns = tuple(dict.fromkeys(v for step in plan for v in (step[3], step[4]) if v))
     bare = Component(plan, (), columns, semi_join(plan), tuple(() for _ in plan), ())
+    if len(_BARES) >= 65536:
+        _BARES.clear()
+    bare = _BARES.setdefault(bare, bare)  # one object per join: families share it per event
     projected = tuple(columns.index(v) for v in projection)
-    return Family(bare, columns, templates, projected, distinct, ask)
+    program, inputs, strings = program_of(templates)
+    return Family(bare, columns, templates, projected, distinct, ask, program, inputs, strings)
+
+
+#: Instruction codes of a family's program (see ``_kernels.family_runs``): a term-number
+#: test, the six integer comparisons, a string template's mask, n-ary ``&&`` / ``||``, and
+#: the end of a template (the row fails unless the template's value is true).
+EQ, MASK, AND, OR, END = 0, 7, 8, 9, 10
+_CODES = {"=": 1, "!=": 2, "<": 3, ">": 4, "<=": 5, ">=": 6}
+
+
+def program_of(
+    templates: Sequence[Template],
+) -> tuple[npt.NDArray[np.int64], tuple[tuple[str, str], ...], tuple[Template, ...]]:
+    """The templates (all of which must hold) as a program of ``(code, a, b)`` rows: each
+    template in postfix, then ``END`` (a row fails at the first template that is false:
+    the pattern constants' templates come first, and most rows fail there); the row
+    columns it reads (``a`` of ``EQ`` and the comparisons), and the string templates
+    (``a`` of ``MASK``); ``b`` is the parameter compared with.
+
+    Example:
+        >>> prog, inputs, _ = program_of([("eq", "x", 1), ("cmp", "<", "v", 0)])
+        >>> prog.tolist(), inputs
+        ([[0, 0, 1], [10, 0, 0], [3, 1, 0], [10, 0, 0]], (('x', 'ids'), ('v', 'int')))
+    """
+    code: list[tuple[int, int, int]] = []
+    inputs: dict[tuple[str, str], int] = {}
+    strings: list[Template] = []
+
+    def emit(t: Template) -> None:
+        if t[0] in ("and", "or"):
+            for part in t[1]:
+                emit(part)
+            code.append((AND if t[0] == "and" else OR, len(t[1]), 0))
+        elif t[0] == "eq":
+            code.append((EQ, inputs.setdefault((t[1], "ids"), len(inputs)), t[2]))
+        elif t[0] == "cmp":
+            code.append((_CODES[t[1]], inputs.setdefault((t[2], "int"), len(inputs)), t[3]))
+        else:
+            strings.append(t)
+            code.append((MASK, len(strings) - 1, t[3]))
+
+    for t in templates:
+        emit(t)
+        code.append((END, 0, 0))
+    return np.array(code, dtype=np.int64).reshape(-1, 3), tuple(inputs), tuple(strings)
 
 
 def _fresh(n: int) -> str:
@@ -184,14 +254,14 @@ def _template(ast: tuple[Any, ...], params: list[object]) -> Template | None:
         if not parts or any(p is None for p in parts):
             return None
         return (kind, tuple(parts))
-    if kind == "cmp" and len(ast) == 4 and ast[1] in _OPS:
+    if kind == "cmp" and len(ast) == 4 and ast[1] in _CODES:
         op, left, right = ast[1], ast[2], ast[3]
         if _is(left, "var") and _is(right, "term"):
             return _cmp(op, left[1], right[1], params)
         if _is(left, "term") and _is(right, "var"):
-            return _cmp(_FLIP[op], right[1], left[1], params)
+            return _cmp(FLIP[op], right[1], left[1], params)
         return None
-    if kind == "call" and len(ast) == 3 and ast[1] in _STRING_FNS and len(ast[2]) == 2:
+    if kind == "call" and len(ast) == 3 and ast[1] in STRING_FNS and len(ast[2]) == 2:
         a, b = ast[2]
         if _is(a, "var") and _is(b, "term") and type(b[1]) is Literal and b[1][1] == XSD_STRING:
             params.append(b[1][0])
@@ -236,96 +306,68 @@ def _read_integer(term: Term) -> int | None:
     return number if -_INT_LIMIT < number < _INT_LIMIT else None
 
 
-def family_counts(
-    family: Family,
-    members: Members,
-    member_rows: npt.NDArray[np.int64],
-    rows: Sequence[tuple[Term | None, ...]],
-    columns: dict[tuple[str, str], Any],
-) -> npt.NDArray[np.int64] | None:
-    """The solution counts of the members at ``member_rows`` over ``rows`` (the bare
-    component's solutions), or ``None`` when some filtered value is outside what the
-    vectorised pass covers. ``columns`` caches the rows' columns (families with one bare
-    component share it); it starts as :func:`new_columns`."""
-    n = len(rows)
-    if not n:
-        return np.zeros(len(member_rows), dtype=np.int64)
-    params = _Params(members, member_rows)
-    masks = []
-    for template in family.templates:
-        mask = _evaluate(template, family, params, rows, columns)
-        if mask is None:
-            return None
-        masks.append(mask)
-    passing = masks[0]
-    for mask in masks[1:]:
-        passing = passing & mask
-    if family.ask or (family.distinct and not family.projected):
-        return passing.any(axis=1).astype(np.int64)  # type: ignore[return-value]
-    if family.distinct:
-        groups: dict[object, int] = {}
-        key = itemgetter(*family.projected)
-        ids = [groups.setdefault(key(r), len(groups)) for r in rows]
-        if len(groups) < n:
-            onehot = np.zeros((n, len(groups)), dtype=np.int64)
-            onehot[np.arange(n), ids] = 1
-            return ((passing.astype(np.int64) @ onehot) > 0).sum(axis=1)  # type: ignore[no-any-return]
-    return passing.sum(axis=1)  # type: ignore[no-any-return]
-
-
 def new_columns(term_ids: dict[Term, int]) -> dict[tuple[str, str], Any]:
     """An empty column cache for :func:`family_counts`; ``term_ids`` numbers the pattern
     constants."""
     return {("", "terms"): term_ids}
 
 
-class _Params:
-    """The parameters of some members, gathered per parameter on first use."""
+def input_columns(
+    family: Family, rows: Sequence[tuple[Term | None, ...]], columns: dict[Any, Any]
+) -> npt.NDArray[np.int64] | None:
+    """The row columns the family's program reads, one array row each (term numbers or
+    integer values), or ``None`` when a value is not of the kind the program compares
+    (cached in ``columns``, the bare component's cache: :func:`new_columns`)."""
+    key = ("", family.inputs)
+    found = columns.get(key)
+    if found is None and key not in columns:
+        parts = []
+        for name, kind in family.inputs:
+            col = _term_ids(name, family, rows, columns) if kind == "ids" else None
+            if kind == "int":
+                col = _column(name, "int", family, rows, columns)
+            if col is None:
+                break
+            parts.append(col)
+        else:
+            found = np.stack(parts) if parts else np.zeros((0, len(rows)), dtype=np.int64)
+        columns[key] = found
+    return found
 
-    def __init__(self, members: Members, rows: npt.NDArray[np.int64]) -> None:
-        self.members = members
-        self.rows = rows
-        self.cache: dict[int, Any] = {}
 
-    def __getitem__(self, j: int) -> Any:
-        found = self.cache.get(j)
-        if found is None:
-            found = self.cache[j] = self.members.arrays[j][self.rows]
-        return found
+def row_groups(
+    family: Family, rows: Sequence[tuple[Term | None, ...]], columns: dict[Any, Any]
+) -> tuple[npt.NDArray[np.int64], int]:
+    """Each row's number among the distinct projected rows, and how many there are."""
+    key = ("groups", family.projected)
+    found = columns.get(key)
+    if found is None:
+        numbers: dict[object, int] = {}
+        pick = itemgetter(*family.projected)
+        ids = [numbers.setdefault(pick(r), len(numbers)) for r in rows]
+        found = columns[key] = (np.array(ids, dtype=np.int64), len(numbers))
+    return found
 
 
-def _evaluate(
-    template: Template,
+def string_masks(
     family: Family,
-    params: _Params,
+    members: Members,
+    member_cols: list[int],
     rows: Sequence[tuple[Term | None, ...]],
     columns: dict[tuple[str, str], Any],
-) -> BoolMatrix | None:
-    kind = template[0]
-    if kind in ("and", "or"):
-        out = None
-        for part in template[1]:
-            mask = _evaluate(part, family, params, rows, columns)
-            if mask is None:
-                return None
-            out = mask if out is None else (out & mask if kind == "and" else out | mask)
-        return out
-    if kind == "eq":
-        _, name, at = template
-        ids = _term_ids(name, family, rows, columns)
-        return ids[None, :] == params[at][:, None]  # type: ignore[no-any-return]
-    if kind == "cmp":
-        _, op, name, at = template
-        values = _column(name, "int", family, rows, columns)
-        if values is None:
+) -> npt.NDArray[np.bool_] | None:
+    """The family's string templates over the rows: ``[template, member, row]``, or
+    ``None`` when a value is not a plain string."""
+    out = np.zeros((len(family.strings), len(member_cols), len(rows)), dtype=np.bool_)
+    for k, (_, fn_name, name, at) in enumerate(family.strings):
+        texts = _column(name, "str", family, rows, columns)
+        if texts is None:
             return None
-        return _OPS[op](values[None, :], params[at][:, None])  # type: ignore[no-any-return]
-    _, fn_name, name, at = template
-    texts = _column(name, "str", family, rows, columns)
-    if texts is None:
-        return None
-    fn = _STRING_FNS[fn_name]
-    return np.array([[fn(t, p) for t in texts] for p in params[at]], dtype=np.bool_)
+        fn = STRING_FNS[fn_name]
+        for m, col in enumerate(member_cols):
+            needle = members.texts[col][at]
+            out[k, m] = [fn(t, needle) for t in texts]  # type: ignore[arg-type]
+    return out
 
 
 def _term_ids(

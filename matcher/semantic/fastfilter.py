@@ -32,8 +32,10 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "<=": operator.le,
     ">=": operator.ge,
 }
-_FLIP = {"=": "=", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
-_STRING_FNS: dict[str, Callable[[str, str], bool]] = {
+#: The comparison with its operands swapped.
+FLIP = {"=": "=", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+#: The string functions the fast paths cover, on plain strings.
+STRING_FNS: dict[str, Callable[[str, str], bool]] = {
     "CONTAINS": lambda a, b: b in a,
     "STRSTARTS": str.startswith,
     "STRENDS": str.endswith,
@@ -100,12 +102,12 @@ def _fast(ast: tuple[Any, ...]) -> _Fast | None:
         if _is_var(left) and _is_term(right):
             return _compare(op, left[1], right[1])
         if _is_term(left) and _is_var(right):
-            return _compare(_FLIP[op], right[1], left[1])
+            return _compare(FLIP[op], right[1], left[1])
         return None
-    if kind == "call" and len(ast) == 3 and ast[1] in _STRING_FNS and len(ast[2]) == 2:
+    if kind == "call" and len(ast) == 3 and ast[1] in STRING_FNS and len(ast[2]) == 2:
         a, b = ast[2]
         if _is_var(a) and _is_term(b):
-            return _string(_STRING_FNS[ast[1]], a[1], b[1])
+            return _string(STRING_FNS[ast[1]], a[1], b[1])
     return None
 
 

@@ -12,6 +12,7 @@ are hit by PartB's (node, type) pairs, so type constraints filter too.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +24,7 @@ from semps._types import Term
 from semps.matcher.partab import EventParts
 from semps.matcher.semantic._kernels import complete_slots, unique_shapes
 from semps.matcher.semantic.compiled import STAR, CompiledSubscription, IndexKey, NPNKey
-from semps.matcher.semantic.family import Family, Members, family_of
+from semps.matcher.semantic.family import Family, Members, ParamTable, family_of
 from semps.matcher.semantic.required import ANY_PROPERTY
 from semps.terms import RDF_TYPE
 
@@ -164,6 +165,8 @@ class SubscriptionIndex:
         # Subscriptions that differ only in their id share a shape, and so a verdict.
         self.shape_at = np.zeros(0, dtype=np.int64)  # by slot
         self.id_at = np.zeros(0, dtype=object)  # subscription ids by slot, for bulk answers
+        # Id ranks and JSON texts by slot (:meth:`id_ranks`), until the next change.
+        self._order: tuple[IntArray, npt.NDArray[np.uint8], IntArray] | None = None
         self._shapes: dict[tuple[object, ...], int] = {}
         self._shape_users: dict[int, int] = {}
         self._next_shape = 0
@@ -175,6 +178,10 @@ class SubscriptionIndex:
         self.shape_row = np.zeros(16, dtype=np.int64)
         self.family_at: dict[int, Family] = {}
         self.members_at: dict[int, Members] = {}
+        #: The members' integer parameters (a column per member: ``shape_row``).
+        self.params = ParamTable()
+        self._programs: dict[int, IntArray] = {}  # by family number
+        self._program_table: tuple[IntArray, IntArray] | None = None
         #: Numbers of the pattern constants families select by (never reused).
         self.term_ids: dict[Term, int] = {}
         self._families: dict[Family, int] = {}
@@ -220,6 +227,7 @@ class SubscriptionIndex:
                 self._others = grown
         self.sub_at[slot] = sub
         self.id_at[slot] = sub.id
+        self._order = None
         self._need[slot] = len(sub.patterns)
         self.slot_of[sub.id] = slot
         self.subscriptions[sub.id] = sub
@@ -322,6 +330,7 @@ class SubscriptionIndex:
                     del self.hm_prop[pattern.prop]
         self.sub_at[slot] = None
         self.id_at[slot] = None
+        self._order = None
         self._need[slot] = 0
         self._free.append(slot)
         return sub
@@ -344,7 +353,9 @@ class SubscriptionIndex:
             fid = self._families[family] = self._next_family
             self._next_family += 1
             self.family_at[fid] = family
-            self.members_at[fid] = Members(family)
+            self.members_at[fid] = Members(family, self.params)
+            self._programs[fid] = family.program
+            self._program_table = None
         self._family_by_object[id(family)] = fid
         self._family_users[fid] = self._family_users.get(fid, 0) + 1
         self.shape_fam[shape] = fid
@@ -367,8 +378,52 @@ class SubscriptionIndex:
             del self._family_users[fid]
             del self.members_at[fid]
             family = self.family_at.pop(fid)
+            del self._programs[fid]
+            self._program_table = None
             del self._families[family]
             self._family_by_object.pop(id(family), None)
+
+    def program_table(self) -> tuple[IntArray, IntArray]:
+        """The families' programs one after another, and where each family's starts (by
+        family number; the next entry is where it ends), for the compiled pass."""
+        if self._program_table is None:
+            at = np.zeros(self._next_family + 1, dtype=np.int64)
+            parts = []
+            size = 0
+            for fid in range(self._next_family):
+                at[fid] = size
+                program = self._programs.get(fid)
+                if program is not None:
+                    parts.append(program)
+                    size += len(program)
+            at[self._next_family] = size
+            table = np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.int64)
+            self._program_table = (table, at)
+        return self._program_table
+
+    def id_ranks(self) -> IntArray:
+        """By slot: the rank of its subscription id among all ids (Python string order;
+        free slots rank first), recomputed after a change."""
+        return self._ordered()[0]
+
+    def id_text(self) -> tuple[npt.NDArray[np.uint8], IntArray]:
+        """The ids as JSON (``json.dumps(id)``, ASCII) one after another, and where each
+        slot's starts (``starts[slot + 1]`` is where it ends), for output lines."""
+        _, blob, starts = self._ordered()
+        return blob, starts
+
+    def _ordered(self) -> tuple[IntArray, npt.NDArray[np.uint8], IntArray]:
+        if self._order is None:
+            ids = self.id_at[: len(self.sub_at)].tolist()
+            order = sorted(range(len(ids)), key=lambda i: ids[i] or "")
+            ranks = np.empty(len(ids), dtype=np.int64)
+            ranks[order] = np.arange(len(ids), dtype=np.int64)
+            texts = [json.dumps(i).encode() if i is not None else b"" for i in ids]
+            starts = np.zeros(len(ids) + 1, dtype=np.int64)
+            np.cumsum([len(t) for t in texts], out=starts[1:])
+            blob = np.frombuffer(b"".join(texts), dtype=np.uint8)
+            self._order = (ranks, blob, starts)
+        return self._order
 
     def unique_shapes(self, slots: IntArray) -> tuple[IntArray, IntArray, IntArray]:
         """The distinct shapes among ``slots`` (first appearance order), the first slot of

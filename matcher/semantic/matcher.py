@@ -4,32 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from semps._types import Term
 from semps.errors import NotFound
 from semps.event import Event
 from semps.ingest.sparql import parse_query
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
-from semps.matcher.results import result_line
 from semps.matcher.semantic.compiled import (
     STAR,
     CompiledSubscription,
-    Component,
     compile_query,
 )
-from semps.matcher.semantic.family import family_counts, new_columns
+from semps.matcher.semantic.count import count_lines, count_parts
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
 from semps.matcher.semantic.required import ANY_PROPERTY
 from semps.matcher.semantic.verify import (
     DEFAULT_SOLUTION_LIMIT,
     DEFAULT_STEP_BUDGET,
     Verdict,
-    component_rows,
-    count_solutions,
     verify,
 )
 from semps.ontology.expansion import Expansion
@@ -80,87 +73,8 @@ _TRUNCATED = {"truncated": True}
 _NO_DETAIL: dict[str, object] = {}
 
 
-def count_parts(
-    index: SubscriptionIndex, pairs: EventPairs, budget: int = DEFAULT_STEP_BUDGET
-) -> dict[str, int]:
-    """Phases 1 and 3 for counts only: ``{subscription id: solution count}`` of the matching
-    subscriptions, in slot order; one count per shape among the candidates, and the shapes
-    of one family (:mod:`.family`) counted together."""
-    slots = index.counter_slots(pairs, ordered=False)
-    if index.algebra:
-        found = _count_algebra(index, pairs, budget)
-        if len(slots):
-            found.update(_count_slots(index, pairs, slots, budget))
-        return found
-    if not len(slots):
-        return {}
-    return _count_slots(index, pairs, slots, budget)
-
-
-def _count_algebra(index: SubscriptionIndex, pairs: EventPairs, budget: int) -> dict[str, int]:
-    """The counts of the matching subscriptions with an algebra (one evaluation per
-    shape among the candidates)."""
-    found: dict[str, int] = {}
-    counts: dict[int, int] = {}
-    shapes = index.algebra_shape
-    for sub in index.algebra_candidates(pairs):
-        shape = shapes[sub.id]
-        count = counts.get(shape)
-        if count is None:
-            count = counts[shape] = count_solutions(sub, pairs, budget)
-        if count:
-            found[sub.id] = count
-    return found
-
-
-def _count_slots(
-    index: SubscriptionIndex, pairs: EventPairs, slots: npt.NDArray[np.int64], budget: int
-) -> dict[str, int]:
-    """:func:`count_parts` for the basic graph patterns among the candidates."""
-    shapes, first_slots, inverse = index.unique_shapes(slots)
-    at = index.sub_at
-    firsts = first_slots.tolist()
-    counts = np.zeros(len(shapes), dtype=np.int64)
-    fams = index.shape_fam[shapes]
-    generic: list[int] = np.flatnonzero(fams < 0).tolist()
-    grouped = np.flatnonzero(fams >= 0)
-    joins: dict[Component, tuple[list[tuple[Term, ...]] | None, dict[Any, Any]]] = {}
-    if len(grouped):
-        grouped = grouped[np.argsort(fams[grouped], kind="stable")]
-        bounds = [0, *(np.flatnonzero(np.diff(fams[grouped])) + 1).tolist(), len(grouped)]
-        for lo, hi in zip(bounds, bounds[1:], strict=False):
-            positions = grouped[lo:hi]
-            if len(positions) < _MIN_FAMILY:
-                generic.extend(positions.tolist())
-                continue
-            fid = int(fams[positions[0]])
-            family = index.family_at[fid]
-            joined = joins.get(family.bare)
-            if joined is None:  # families differing in projection or form share the join
-                rows = component_rows(family.bare, pairs, budget)
-                joined = joins[family.bare] = (rows, new_columns(index.term_ids))
-            rows, columns = joined
-            found = None
-            if rows is not None:
-                member_rows = index.shape_row[shapes[positions]]
-                members = index.members_at[fid]
-                found = family_counts(family, members, member_rows, rows, columns)
-            if found is None:
-                generic.extend(positions.tolist())
-            else:
-                counts[positions] = found
-    for position in generic:
-        counts[position] = count_solutions(at[firsts[position]], pairs, budget)
-    per_slot = counts[inverse]
-    hits = np.flatnonzero(per_slot)
-    return dict(zip(index.id_at[slots[hits]].tolist(), per_slot[hits].tolist(), strict=True))
-
-
 #: Texts whose compiled form registration keeps for reuse (cleared when full).
 _COMPILED_CACHE = 65536
-
-#: Fewer candidates of one family than this are verified one by one.
-_MIN_FAMILY = 3
 
 
 def _pattern_item(prop: str, obj: Term) -> str:
@@ -328,8 +242,7 @@ class SemanticMatcher(Matcher):
             expansions = {id(c.expansion): c.expansion for c in contexts}
             if len(expansions) == 1:
                 return self._workers().lines_many(events, contexts[0].expansion)
-        counts = self.count_batch(events, contexts)
-        return [result_line(e.id, c) for e, c in zip(events, counts, strict=True)]
+        return count_lines(self.index, events, contexts, self.step_budget)
 
     def start(self) -> None:
         """Start the worker processes now (with several workers), rather than on first

@@ -27,9 +27,9 @@ from semps.event import Event
 from semps.ingest.sparql import parse_query
 from semps.matcher.base import Match, MatchContext
 from semps.matcher.partab import EventParts
-from semps.matcher.results import result_line
 from semps.matcher.semantic._kernels import warm
 from semps.matcher.semantic.compiled import compile_query
+from semps.matcher.semantic.count import count_lines, count_parts
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
 from semps.matcher.semantic.plan import Scan, plan_partitions
 from semps.matcher.semantic.verify import verify
@@ -84,7 +84,7 @@ def _worker(
     limit: int,
     budget: int,
 ) -> None:
-    from semps.matcher.semantic.matcher import count_parts, match_parts
+    from semps.matcher.semantic.matcher import match_parts
 
     if isinstance(source, SubscriptionIndex):
         index = source  # forked: the parent's index, shared copy-on-write
@@ -122,14 +122,11 @@ def _worker(
         elif op in ("count", "lines"):
             events, new_expansion = payload
             expansion = new_expansion if new_expansion is not None else expansion
-            counts = [
-                count_parts(index, EventPairs(MatchContext(e, expansion).parts), budget)
-                for e in events
-            ]
+            contexts = [MatchContext(e, expansion) for e in events]
             if op == "lines":
-                conn.send([result_line(e.id, c) for e, c in zip(events, counts, strict=True)])
+                conn.send(count_lines(index, events, contexts, budget))
             else:
-                conn.send(counts)
+                conn.send([count_parts(index, EventPairs(c.parts), budget) for c in contexts])
 
 
 def _file_lines(
@@ -144,17 +141,13 @@ def _file_lines(
     from pathlib import Path
 
     from semps.ingest.rdf import read_events
-    from semps.matcher.semantic.matcher import count_parts
 
     try:
         events = list(read_events([Path(p) for p in paths], base))
     except IngestError as exc:
         return ("error", str(exc))
-    lines = []
-    for event in events:
-        counts = count_parts(index, EventPairs(MatchContext(event, expansion).parts), budget)
-        lines.append(result_line(event.id, counts))
-    return ("lines", lines)
+    contexts = [MatchContext(e, expansion) for e in events]
+    return ("lines", count_lines(index, events, contexts, budget))
 
 
 class WorkerPool:
@@ -179,6 +172,8 @@ class WorkerPool:
         ctx: Any = mp.get_context("fork" if forking else "spawn")
         if forking:
             warm()  # the children inherit the compiled kernels
+            if index is not None:
+                index.id_ranks()  # and the id order output lines are written in
         source: dict[str, str] | SubscriptionIndex = texts
         if forking and index is not None:
             source = index
