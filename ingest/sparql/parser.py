@@ -45,6 +45,8 @@ _UNSUPPORTED_KEYWORDS = {
 _AGGREGATES = {"COUNT", "SUM", "MIN", "MAX", "AVG", "SAMPLE", "GROUP_CONCAT"}
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 _ESCAPE_RE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.S)
+#: Operators that make an arithmetic expression of an operand.
+_ARITHMETIC = frozenset("+-*/")
 _NUMERIC_TYPES = {
     k: sys.intern(XSD + t)
     for k, t in [("INTEGER", "integer"), ("DECIMAL", "decimal"), ("DOUBLE", "double")]
@@ -480,6 +482,11 @@ class _Parser(GroupParser):
         return items
 
     def additive(self) -> Any:
+        tok = self.tok
+        if tok.kind == "VAR" or tok.kind in _NUMERIC_TYPES:  # a lone operand (the common case)
+            nxt = self.peek()
+            if nxt.kind != "OP" or nxt.text not in _ARITHMETIC:
+                return self.primary()  # what the chain below would reach
         return self.arithmetic(("+", "-"), self.multiplicative)
 
     def multiplicative(self) -> Any:
