@@ -84,50 +84,31 @@ def table_match(
         h1 = heads_off[r + 1]
         nb_ = bcount[r]
         bcount[r] = 0
-        if m == ROW_VALUES:
-            col = r // 3
-            for k in range(h0, h1 + nb_):
-                g = heads[k] if k < h1 else bucket[rs + k - h1]
-                if _holds_any(owner[g], col, units, ev_start, ev_vals):
-                    n = _reached(g, r, row_start, nxt, owner, bucket, bcount, out, n)
+        values = m == ROW_VALUES
+        if values:  # every reached predicate, checked against the values
+            k0, k1 = h0, h1
+        elif lo < hi:  # the reached predicates in [lo, hi)
+            k0 = search_sorted(heads, h0, h1, lo, False)
+            k1 = search_sorted(heads, k0, h1, hi, False)
+        else:
             continue
-        if lo >= hi:
-            continue
-        k0 = search_sorted(heads, h0, h1, lo, False)
-        k1 = search_sorted(heads, k0, h1, hi, False)
         for k in range(k0, k1 + nb_):
             if k < k1:
                 g = heads[k]
             else:
                 g = bucket[rs + k - k1]
-                if g < lo or g >= hi:
+                if not values and (g < lo or g >= hi):
                     continue
-            n = _reached(g, r, row_start, nxt, owner, bucket, bcount, out, n)
-    return n
-
-
-@jit
-def _reached(
-    g: int,
-    r: int,
-    row_start: np.ndarray,
-    nxt: np.ndarray,
-    owner: np.ndarray,
-    bucket: np.ndarray,
-    bcount: np.ndarray,
-    out: np.ndarray,
-    n: int,
-) -> int:
-    """Predicate ``g`` of row ``r`` holds and every earlier one of its chain did: a last
-    predicate is a match (its slot goes to ``out[n]``), any other passes its successor into
-    its row's bucket. Returns the new match count."""
-    nx = nxt[g]
-    if nx < 0:
-        out[n] = owner[g]
-        return n + 1
-    rr = _row_of(row_start, r, nx)
-    bucket[row_start[rr] + bcount[rr]] = nx
-    bcount[rr] += 1
+            if values and not _holds_any(owner[g], r // 3, units, ev_start, ev_vals):
+                continue
+            nx = nxt[g]
+            if nx < 0:
+                out[n] = owner[g]
+                n += 1
+            else:
+                rr = _row_of(row_start, r, nx)
+                bucket[row_start[rr] + bcount[rr]] = nx
+                bcount[rr] += 1
     return n
 
 
