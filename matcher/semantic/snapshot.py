@@ -21,7 +21,8 @@ operators) is written once in ``terms`` and named by its number in ``queries``.
 Loading treats the file as hostile and its work as bounded by its size: the header line is
 at most 64 KiB, the payload must be exactly the rest of the file and match its digest
 before it is decoded; decoding accepts only the tags below and the query model's own
-classes, nested at most :data:`MAX_NESTING` deep. Any failure is one
+classes, nested at most :data:`MAX_NESTING` deep; one distinct text in :data:`SPOT_CHECK`
+is parsed again and must give its stored query. Any failure is one
 :class:`~semps.errors.SubscriptionError` naming the file. A snapshot parsed under other
 limits than the loading matcher's is refused (its parses might not be the matcher's), as is
 one whose subscriptions' digest differs from the caller's (a stale snapshot).
@@ -32,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import random
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -40,8 +42,8 @@ from typing import Any
 
 import orjson
 
-from semps.errors import SubscriptionError
-from semps.ingest.sparql import Query, TriplePattern, Var, algebra, parse_memo
+from semps.errors import SempsError, SubscriptionError
+from semps.ingest.sparql import Query, TriplePattern, Var, algebra, parse_memo, parse_query
 from semps.ingest.sparql.filters import Expression
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.base import Subscription
@@ -51,6 +53,7 @@ from semps.terms import Literal
 __all__ = [
     "FORMAT",
     "MAX_NESTING",
+    "SPOT_CHECK",
     "VERSION",
     "Snapshot",
     "load_matcher",
@@ -68,6 +71,10 @@ VERSION = 1
 #: the parser's depth limit, ``max_query_depth``, keeps real queries well below).
 MAX_NESTING = 250
 _MAX_HEADER = 64 * 1024
+#: Loading parses one distinct text in this many again (at least one, drawn at random) and
+#: refuses a snapshot whose stored query differs: one written by a semps that parses
+#: differently, or altered with its digest recomputed.
+SPOT_CHECK = 64
 
 # Tags of the encoded values (the first item of each JSON array).
 _TUPLE, _LIST, _LITERAL, _VAR, _EXPRESSION, _NODE = range(6)
@@ -257,6 +264,7 @@ def read_snapshot(path: Path) -> Snapshot:
             if type(query) is not Query:
                 raise _refuse(path, "an entry of its queries is not a query")
             queries[text] = query
+        _spot_check(path, queries, limits)
         subscriptions = tuple(
             Subscription(sub_id, "semantic", texts[k])
             for sub_id, k in zip(ids, query_of, strict=True)
@@ -266,6 +274,20 @@ def read_snapshot(path: Path) -> Snapshot:
     except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError) as exc:
         raise _refuse(path, f"inconsistent content ({exc})") from exc
     return Snapshot(subscriptions, queries, limits, str(header["subscriptions_sha256"]))
+
+
+def _spot_check(path: Path, queries: dict[str, Query], limits: Limits) -> None:
+    """Parse one distinct text in :data:`SPOT_CHECK` (at least one, drawn at random) and
+    refuse the snapshot unless each gives its stored query."""
+    texts = list(queries)
+    for text in random.sample(texts, min(len(texts), max(1, len(texts) // SPOT_CHECK))):
+        try:
+            same = parse_query(text, limits=limits) == queries[text]
+        except SempsError:
+            same = False
+        if not same:
+            msg = "a stored query is not what this semps parses of its text (another version?)"
+            raise _refuse(path, msg)
 
 
 def _read(path: Path) -> tuple[dict[str, Any], bytes]:

@@ -26,13 +26,14 @@ from test_semantic_oracle import events, ontologies, oracle, subscriptions
 
 from semps.errors import SempsError, SubscriptionError
 from semps.event import Event
-from semps.ingest.sparql import Query, parse_memo, parse_query
+from semps.ingest.sparql import Query, parse_memo, parse_query, parser
 from semps.limits import DEFAULT_LIMITS
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.snapshot import (
     FORMAT,
     MAX_NESTING,
+    SPOT_CHECK,
     load_matcher,
     read_snapshot,
     save_snapshot,
@@ -135,14 +136,38 @@ def test_identical_texts_are_stored_once_and_loaded_under_each_id(tmp_path: Path
     assert len(load_matcher(tmp_path / "i.snap")) == 3
 
 
-def _refuse_to_parse(*args: object, **kwargs: object) -> None:
-    raise AssertionError("parsed")
+def _counting_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts the parser reads from now on (lexed and parsed, not answered by a memo)."""
+    seen: list[str] = []
+    parse = parser._parse
+
+    def counted(text: str, *args: object) -> Query:
+        seen.append(text)
+        return parse(text, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parser, "_parse", counted)
+    return seen
 
 
-def test_loading_parses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_loading_parses_only_the_spot_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    subs = [
+        Subscription(f"s{i}", "semantic", f"ASK {{ ?x <http://ex/p{i}> ?y }}") for i in range(200)
+    ]
+    path = _save(tmp_path / "i.snap", subs)
+    parsed = _counting_parses(monkeypatch)
+    assert len(load_matcher(path)) == 200
+    assert len(parsed) == 200 // SPOT_CHECK
+
+
+def test_a_snapshot_whose_queries_are_not_their_texts_parses_is_refused(tmp_path: Path) -> None:
     path = _save(tmp_path / "i.snap", SUBS)
-    monkeypatch.setattr("semps.ingest.sparql.parser._parse", _refuse_to_parse)
-    assert len(load_matcher(path)) == 3
+    _rewrite(path, lambda d: {**d, "queries": d["queries"][::-1]})  # s1's query is s2's
+    error = raised(SubscriptionError, read_snapshot, path)
+    assert str(error).endswith(
+        "a stored query is not what this semps parses of its text (another version?)"
+    )
 
 
 def test_the_parse_memo_answers_a_text_parsed_before_and_keeps_what_it_parses() -> None:
@@ -290,17 +315,18 @@ def test_semps_match_needs_subscriptions_or_an_index() -> None:
     )
 
 
-def test_the_snapshot_memo_reads_a_current_snapshot_without_parsing_or_writing(
+def test_the_snapshot_memo_reads_a_current_snapshot_and_leaves_it_as_it_is(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _save(tmp_path / "i.snap", SUBS)
     written = path.read_bytes()
-    monkeypatch.setattr("semps.ingest.sparql.parser._parse", _refuse_to_parse)
+    parsed = _counting_parses(monkeypatch)
     matcher = SemanticMatcher()
     with snapshot_memo(path, SUBS):
         for sub in SUBS:
             matcher.add(sub)
     assert len(matcher) == 3
+    assert len(parsed) == 1  # the spot check
     assert path.read_bytes() == written
 
 
