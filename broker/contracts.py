@@ -5,7 +5,8 @@ two implementations keep them: :class:`semps.broker.store.Store` (one SQLite fil
 and :class:`semps.broker.memory.MemoryStore` (plain Python, for tests, not durable). One
 contract suite (``tests/broker/test_store_contract.py``) runs over both.
 
-Notifications leave the broker through channels: live streams (SSE and WebSocket, fed by
+Notifications leave the broker through the channels it publishes each committed group to
+(:attr:`semps.broker.broker.Broker.channels`): live streams (SSE and WebSocket, fed by
 :class:`semps.broker.fanout.Fanout`) and webhooks
 (:class:`semps.broker.webhooks.WebhookDispatcher`); :class:`semps.broker.memory.RecordingChannel`
 records what a channel is handed, for tests.
