@@ -16,7 +16,10 @@ Publishers speak HTTP/1.1 over keep-alive asyncio sockets (no client library), s
 client's own CPU stays small next to the server's on a 2-core machine.
 
     .venv/bin/python bench/service.py [--subs 10000] [--publishers 16] [--seconds 10]
-        [--batch 100] [--workers 2]
+        [--batch 100] [--workers 2] [--modes single,batch,in-process]
+
+Against another checkout (the previous release, for side-by-side figures), put it first on
+the path: ``PYTHONPATH=/tmp/semps-prev bench/service.py ...`` (the server inherits it).
 """
 
 from __future__ import annotations
@@ -220,7 +223,8 @@ async def run(args: argparse.Namespace) -> None:
             f"{'mode':<12} {'events/s':>9} {'POST p50':>9} {'p99':>8} {'max':>8} "
             f"{'notify p50':>10} {'p99':>8} {'errors':>6}"
         )
-        for mode, batch in (("single", 1), ("batch", args.batch)):
+        modes = (("single", 1), ("batch", args.batch))
+        for mode, batch in (m for m in modes if m[0] in args.modes.split(",")):
             cpu_before = _cpu_seconds(server.pid)
             lat: list[float] = []
             sent_box: dict[int, float] = {}
@@ -250,6 +254,8 @@ async def run(args: argparse.Namespace) -> None:
                 f" workers {1e6 * worker_cpu / max(n, 1):.0f} us",
                 flush=True,
             )
+        if "in-process" not in args.modes.split(","):
+            return
         rate = in_process(subs, onto, events, args.seconds)
         print(f"{'in-process':<12} {rate:>9.0f}   (the same matcher, one core, batches of 100)")
     finally:
@@ -288,6 +294,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--workers", type=int, default=0, help="matching processes (0: default)")
+    parser.add_argument(
+        "--modes",
+        default="single,batch,in-process",
+        help="which runs, comma-separated (default: all three)",
+    )
     args = parser.parse_args()
     print(f"command: {' '.join(sys.argv)}")
     asyncio.run(run(args))

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Unpack
 
-from semps.documents import DEFAULT_MAX_BYTES, read_triples
+from semps.documents import ReadOptions, read_triples
 from semps.errors import IngestError
 from semps.event import Event
-from semps.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["default_base", "read_event", "read_events"]
 
@@ -24,28 +24,15 @@ def default_base(event_id: str) -> str:
 
 
 def read_event(
-    data: bytes,
-    *,
-    event_id: str,
-    media_type: str | None = None,
-    filename: str | None = None,
-    base: str | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    limits: Limits = DEFAULT_LIMITS,
+    data: bytes, *, event_id: str, base: str | None = None, **options: Unpack[ReadOptions]
 ) -> Event:
     """Parse ``data`` into an :class:`Event` with id ``event_id``.
 
     Relative IRIs resolve against ``base``, by default :func:`default_base` of the id (LUBM
-    documents say ``rdf:about=""``). Errors as in :func:`semps.documents.read_triples`.
+    documents say ``rdf:about=""``). ``options`` (media type, file name, size and nesting
+    limits) and errors as in :func:`semps.documents.read_triples`.
     """
-    triples = read_triples(
-        data,
-        media_type=media_type,
-        filename=filename,
-        base=base or default_base(event_id),
-        max_bytes=max_bytes,
-        limits=limits,
-    )
+    triples = read_triples(data, base=base or default_base(event_id), **options)
     return Event(event_id, triples)
 
 

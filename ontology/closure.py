@@ -7,12 +7,24 @@ those that already reach ``o``): the work is near-linear in the triples it produ
 chaining ``prp-trp`` pair by pair is cubic in a chain's length. The closure counts what it
 holds and what it has queued, and stops with :class:`~semps.errors.EventLimitExceeded` as
 soon as that passes ``max_closure_triples``, before doing the rest of the work.
+
+Most events need none of that machinery: when no rule that looks at *other* triples of the
+event (intersections, someValuesFrom, allValuesFrom, transitivity, sameAs, schema triples,
+hasValue on an event's node) applies to any triple or to anything it implies, the closure is
+the union of each triple's own closure. That closure depends only on the triple's predicate
+(and class, for a type triple), so it is computed once per ontology snapshot, by the same
+forward chaining on a triple of placeholder nodes, kept as a :class:`_Template`, and stamped
+out with the event's nodes (about ten times cheaper per inferred triple). One triple that
+needs the event falls the whole event back to the worklist.
 """
 
 from __future__ import annotations
 
+import sys
+import weakref
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from semps._types import Term, Triple
 from semps.errors import EventLimitExceeded
@@ -68,16 +80,11 @@ class _Closure:
         if triple not in self.out:
             self.todo.append(triple)
 
-    def run(self) -> list[Triple]:
+    def process(self, triple: Triple) -> None:
+        """Apply the rules to ``triple`` (already in ``out``), then to all that follows."""
         todo = self.todo
         out = self.out
-        while todo:
-            triple = todo.pop()
-            if triple in out:
-                continue
-            out[triple] = None
-            if len(out) + self.queued_pairs > self.limit:
-                raise too_many(self.limit)
+        while True:
             if self.same is not None and triple[1] != SAME_AS:  # (pairs: added by the merge)
                 self._replace_equals(triple)
             s, p, o = triple
@@ -85,7 +92,15 @@ class _Closure:
                 self._on_type(s, o)
             else:
                 self._on_property(s, p, o)
-        return list(out)
+            while todo:
+                triple = todo.pop()
+                if triple not in out:
+                    break
+            else:
+                return
+            out[triple] = None
+            if len(out) + self.queued_pairs > self.limit:
+                raise too_many(self.limit)
 
     def _on_type(self, s: str, cls: str) -> None:
         rules = self.rules
@@ -289,16 +304,176 @@ def too_many(limit: int) -> EventLimitExceeded:
 def close(
     rules: Expansion, triples: Iterable[Triple], *, limits: Limits = DEFAULT_LIMITS
 ) -> list[Triple]:
-    """``triples`` closed under ``rules``: the originals first (in order), then what follows.
+    """``triples`` closed under ``rules``: the originals first (in order, once each), then
+    what follows.
 
     Raises:
         EventLimitExceeded: the closure passes ``limits.closure_limit(len(triples))``
             (found as soon as it does: the rest is not computed).
     """
-    originals = list(dict.fromkeys(triples))
-    limit = limits.closure_limit(len(originals))
+    out = dict.fromkeys(triples)  # the closure's own set: the originals, first, once each
+    originals = triples if isinstance(triples, tuple | list) else list(out)
+    limit = limits.closure_limit(len(out))
+    if len(out) > limit:
+        raise too_many(limit)
+    local = _templates(rules)
+    types, props = local.types, local.props
+    for triple in originals:
+        s, p, o = triple
+        if p == RDF_TYPE and type(o) is str:
+            template = types.get(o) or local.of(triple)
+        else:
+            template = props.get((p, type(o) is Literal)) or local.of(triple)
+        if template.size:
+            if template is _NEEDS_EVENT:  # a rule needs the rest of the event: the worklist
+                return _close_with_event(rules, dict.fromkeys(originals), limit)
+            template.stamp(out, s, o)
+            if len(out) > limit:
+                raise too_many(limit)
+    return list(out)
+
+
+def _close_with_event(rules: Expansion, out: dict[Triple, None], limit: int) -> list[Triple]:
+    """The worklist closure of the triples in ``out`` (which it grows)."""
     state = _Closure(rules, limit)
-    state.todo.extend(reversed(originals))
-    closed = state.run()
-    seen = set(originals)
-    return originals + [t for t in closed if t not in seen]
+    state.out = out
+    for original in list(out):
+        state.process(original)
+    return list(out)
+
+
+#: Placeholder nodes of the one-triple closures (no parser makes an IRI with a NUL in it).
+_S, _O = "\x00s", "\x00o"
+_O_LITERAL = Literal("\x00o")
+
+
+@dataclass(frozen=True, slots=True)
+class _Template:
+    """What one triple implies on its own, by where its subject (S) and object (O) go."""
+
+    s_const: tuple[tuple[str, Term], ...] = ()  # (S, p, constant)
+    o_const: tuple[tuple[str, Term], ...] = ()  # (O, p, constant); O a node
+    s_o: tuple[str, ...] = ()  # (S, p, O)
+    o_s: tuple[str, ...] = ()  # (O, p, S); O a node
+    rest: tuple[Triple, ...] = ()  # anything else, placeholders substituted
+    size: int = 0  # triples implied (0: nothing to stamp)
+
+    def stamp(self, out: dict[Triple, None], s: str, o: Term) -> None:
+        """Add this template's triples for subject ``s`` and object ``o`` to ``out``."""
+        for p, c in self.s_const:
+            out[(s, p, c)] = None
+        for p in self.s_o:
+            out[(s, p, o)] = None
+        if self.o_const or self.o_s:
+            assert type(o) is str
+            for p, c in self.o_const:
+                out[(o, p, c)] = None
+            for p in self.o_s:
+                out[(o, p, s)] = None
+        for a, p, b in self.rest:
+            subject = s if a == _S else o if a == _O else a
+            assert type(subject) is str
+            out[(subject, p, s if b == _S else o if b in (_O, _O_LITERAL) else b)] = None
+
+
+_NOTHING = _Template()
+#: The template of a triple whose closure needs the rest of the event (never stamped).
+_NEEDS_EVENT = _Template(size=-1)
+#: Keys of the template caches at most (past it, what the ontology does not name is not kept).
+_MAX_CACHED = 50_000
+
+
+class _Templates:
+    """The one-triple closures of an ontology snapshot, made on first use.
+
+    Only the classes and predicates the ontology's tables name are kept (any other implies
+    nothing), so the cache is bounded by the ontology's size whatever events arrive.
+    """
+
+    def __init__(self, rules: Expansion) -> None:
+        self.rules = rules
+        self.types: dict[str, _Template] = {}
+        self.props: dict[tuple[str, bool], _Template] = {}
+        self.classes = (
+            set(rules.classes)
+            | set(rules.svf_by_filler)
+            | set(rules.intersections)
+            | set(rules.class_values)
+            | set(rules.avf_by_class)
+            | _DECLARATIONS
+        )
+        self.has_value = {p for p, _ in rules.has_value}
+        self.watched = set(rules.transitive) | set(rules.svf) | set(rules.avf)
+        self.watched |= _SCHEMA_TRANSITIVE | _SPECIAL
+        self.predicates = (
+            set(rules.properties)
+            | set(rules.domains)
+            | set(rules.ranges)
+            | self.watched
+            | self.has_value
+        )
+        self.busy = {c for c, v in rules.svf_by_filler.items() if v}
+        self.busy |= {c for c, v in rules.intersections.items() if v}
+        self.busy |= {c for c, v in rules.avf_by_class.items() if v}
+        self.busy |= _DECLARATIONS
+
+    def of(self, triple: Triple) -> _Template:
+        """The template of ``triple`` (``_NEEDS_EVENT`` when its closure needs the rest of
+        the event), made and kept on first use."""
+        s, p, o = triple
+        if p == RDF_TYPE and type(o) is str:
+            made = self._make((_S, p, o)) if o in self.classes else _NOTHING
+            if made is not _NOTHING or len(self.types) < _MAX_CACHED:
+                self.types[o] = made
+            return made
+        literal = type(o) is Literal
+        if p in self.predicates:
+            made = self._make((_S, p, _O_LITERAL if literal else _O))
+        else:
+            made = _NOTHING
+        if made is not _NOTHING or len(self.props) < _MAX_CACHED:
+            self.props[(p, literal)] = made
+        return made
+
+    def _make(self, triple: Triple) -> _Template:
+        state = _Closure(self.rules, sys.maxsize)
+        state.out[triple] = None
+        state.process(triple)
+        implied = list(state.out)[1:]
+        if not all(self._local(t) for t in (triple, *implied)):
+            return _NEEDS_EVENT
+        s_const, o_const, s_o, o_s, rest = [], [], [], [], []
+        for a, p, b in implied:
+            b_node = b in (_O, _O_LITERAL)
+            if a == _S and b_node:
+                s_o.append(p)
+            elif a == _O and b == _S:
+                o_s.append(p)
+            elif a == _S and b != _S:
+                s_const.append((p, b))
+            elif a == _O and not b_node and b != _S:
+                o_const.append((p, b))
+            else:
+                rest.append((a, p, b))
+        return _Template(
+            tuple(s_const), tuple(o_const), tuple(s_o), tuple(o_s), tuple(rest), len(implied)
+        )
+
+    def _local(self, triple: Triple) -> bool:
+        """Whether the rules ``triple`` triggers look at nothing but ``triple`` itself."""
+        _, p, o = triple
+        if p == RDF_TYPE and type(o) is str:
+            return o not in self.busy
+        if p in self.watched:
+            return False
+        return p not in self.has_value or o not in (_S, _O, _O_LITERAL)
+
+
+_CACHE: weakref.WeakKeyDictionary[Expansion, _Templates] = weakref.WeakKeyDictionary()
+
+
+def _templates(rules: Expansion) -> _Templates:
+    found = _CACHE.get(rules)
+    if found is None:
+        found = _CACHE[rules] = _Templates(rules)
+    return found

@@ -11,6 +11,7 @@ from semps.documents.triples import (
     RDF_XML,
     SUPPORTED_MEDIA_TYPES,
     TURTLE,
+    ReadOptions,
     media_type_for,
     read_triples,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "RDF_XML",
     "SUPPORTED_MEDIA_TYPES",
     "TURTLE",
+    "ReadOptions",
     "media_type_for",
     "read_triples",
 ]

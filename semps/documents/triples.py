@@ -16,12 +16,13 @@ import xml.parsers.expat
 import xml.sax
 from collections.abc import Iterator
 from pathlib import PurePath
-from typing import Any
+from typing import Any, TypedDict
 
 import pyoxigraph as ox
 
 from semps._types import Term, Triple
 from semps.documents._depth import screen_depth
+from semps.documents._ntriples import read_plain
 from semps.documents._screen import screen_xml
 from semps.errors import DocumentTooLarge, IngestError, RDFSyntaxError, UnsupportedMediaType
 from semps.limits import DEFAULT_LIMITS, Limits
@@ -30,6 +31,7 @@ from semps.terms import Literal
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "SUPPORTED_MEDIA_TYPES",
+    "ReadOptions",
     "media_type_for",
     "read_triples",
 ]
@@ -102,6 +104,16 @@ def _format_for(media_type: str | None, filename: str | None) -> tuple[str, ox.R
     return canonical, fmt
 
 
+class ReadOptions(TypedDict, total=False):
+    """How :func:`read_triples` reads a document (its keyword arguments but ``base``), for
+    readers built on it to pass along."""
+
+    media_type: str | None
+    filename: str | None
+    max_bytes: int
+    limits: Limits
+
+
 def read_triples(
     data: bytes,
     *,
@@ -134,7 +146,11 @@ def read_triples(
         msg = f"document of {len(data)} bytes exceeds the limit of {max_bytes} bytes"
         raise DocumentTooLarge(msg)
     canonical, fmt = _format_for(media_type, filename)
-    if fmt == ox.RdfFormat.RDF_XML:
+    if fmt == ox.RdfFormat.N_TRIPLES:  # no nesting to screen; plain lines read without ox
+        plain = read_plain(data)
+        if plain is not None:
+            return plain
+    elif fmt == ox.RdfFormat.RDF_XML:
         screen_xml(data)
     screen_depth(data, _NESTING.get(fmt, ""), limits.max_document_depth)
     if fmt == ox.RdfFormat.RDF_XML and _XML_LITERAL.search(data):
