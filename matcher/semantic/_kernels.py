@@ -77,7 +77,7 @@ def family_runs(
     """The solution counts of family members, ``size`` of them, run by run.
 
     A run ``(lo, hi, family, col_at, n, mask_at, group_at, mode)`` counts members
-    ``lo:hi`` (their parameters are columns ``member_cols[lo:hi]`` of ``params``) over the
+    ``lo:hi`` (their parameters are rows ``member_cols[lo:hi]`` of ``params``) over the
     ``n`` rows of their family's join, whose columns start at ``cols[col_at]`` (one column
     of ``n`` values after another): how many rows pass the family's program
     (``programs[program_at[family]:program_at[family + 1]]``, see
@@ -108,7 +108,7 @@ def family_runs(
                         sp = 0
                         continue
                     if code <= 6:
-                        x, y = cols[col_at + a * n + r], params[b, member]
+                        x, y = cols[col_at + a * n + r], params[member, b]
                         if code <= 1:
                             v = x == y
                         elif code == 2:

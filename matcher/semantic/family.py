@@ -66,32 +66,34 @@ class Family:
 
 
 class ParamTable:
-    """The integer parameters of every member of an index's families: one column per
-    member, one row per parameter (term numbers for pattern constants, integers for
-    comparisons, 0 for strings), what the compiled pass reads."""
+    """The integer parameters of every member of an index's families, one row per member
+    (its parameters side by side: one cache line read per member in the compiled pass):
+    term numbers for pattern constants, integers for comparisons, 0 for strings."""
 
     def __init__(self) -> None:
-        self.ints = np.zeros((1, 16), dtype=np.int64)
+        self.ints = np.zeros((16, 1), dtype=np.int64)
         self.size = 0
         self.free: list[int] = []
 
     def column(self, values: Sequence[int]) -> int:
-        """Store one member's parameters; its column."""
-        col = self.free.pop() if self.free else self.size
-        if col == self.size:
+        """Store one member's parameters; its number (its row)."""
+        row = self.free.pop() if self.free else self.size
+        if row == self.size:
             self.size += 1
-        rows, cols = self.ints.shape
-        if col >= cols or len(values) > rows:
-            grown = np.zeros((max(rows, len(values)), max(cols, 2 * col)), dtype=np.int64)
-            grown[:rows, :cols] = self.ints
+        rows, width = self.ints.shape
+        if row >= rows or len(values) > width:
+            grown = np.zeros((max(rows, 2 * row), max(width, len(values))), dtype=np.int64)
+            grown[:rows, :width] = self.ints
             self.ints = grown
-        self.ints[: len(values), col] = values
-        return col
+        ints = self.ints
+        for j, value in enumerate(values):
+            ints[row, j] = value
+        return row
 
-    def release(self, col: int) -> None:
-        """Forget a member's column (it is reused)."""
-        self.ints[:, col] = 0
-        self.free.append(col)
+    def release(self, row: int) -> None:
+        """Forget a member (its row is reused)."""
+        self.ints[row] = 0
+        self.free.append(row)
 
 
 class Members:
@@ -160,7 +162,7 @@ def family_of(sub: CompiledSubscription) -> tuple[Family, tuple[object, ...]] | 
             o_var = _fresh(len(params))
             params.append(p.key[1])
             templates.append(("eq", o_var, len(params) - 1))
-        patterns.append(Pattern(p.prop, (STAR, STAR), s_var, o_var))
+        patterns.append((p.prop, s_var, o_var))  # plain tuples: hashed in C, unlike Pattern
     for f in sub.filters:
         ast = getattr(f, "ast", None)
         template = _template(ast, params) if type(ast) is tuple else None
@@ -186,7 +188,8 @@ _BARES: dict[Component, Component] = {}  # bounded likewise
 
 
 def _new_family(key: tuple[Any, ...]) -> Family:
-    patterns, templates, projection, distinct, ask = key
+    shapes, templates, projection, distinct, ask = key
+    patterns = tuple(Pattern(prop, (STAR, STAR), s, o) for prop, s, o in shapes)
     plan, _ = join_order(patterns, ())
     columns = tuple(dict.fromkeys(v for step in plan for v in (step[3], step[4]) if v))
     bare = Component(plan, (), columns, semi_join(plan), tuple(() for _ in plan), ())

@@ -150,6 +150,9 @@ class SubscriptionIndex:
 
     def __init__(self) -> None:
         self.hm_prop: dict[str, dict[NPNKey, SC]] = {}
+        # By property: how many of its keys are (*, *), (s, *), (*, o), (s, o) (_kind), so
+        # probing asks only for the kinds of keys that are there.
+        self._key_kinds: dict[str, list[int]] = {}
         self.subscriptions: dict[str, CompiledSubscription] = {}
         self.slot_of: dict[str, int] = {}
         self.sub_at: list[CompiledSubscription | None] = []
@@ -244,6 +247,7 @@ class SubscriptionIndex:
             container = hm_npn.get(pattern.key)
             if container is None:
                 container = hm_npn[pattern.key] = SC(self._new_cid())
+                self._key_kinds.setdefault(pattern.prop, [0, 0, 0, 0])[_kind(pattern.key)] += 1
             container.add(slot)
             containers.append(container)
         self.containers_at[slot] = tuple(containers)
@@ -325,9 +329,11 @@ class SubscriptionIndex:
             container.discard(slot)
             if not container.slots:
                 del hm_npn[pattern.key]
+                self._key_kinds[pattern.prop][_kind(pattern.key)] -= 1
                 self._free_cids.append(container.cid)
                 if not hm_npn:
                     del self.hm_prop[pattern.prop]
+                    del self._key_kinds[pattern.prop]
         self.sub_at[slot] = None
         self.id_at[slot] = None
         self._order = None
@@ -450,7 +456,7 @@ class SubscriptionIndex:
         kept for the subscriptions anchored in a hit SC only, not for every subscription a
         broad SC (``?x a ub:Person``) lists. The survivors are the same.
         """
-        hit = set(self._hit_containers(pairs))
+        hit = self._hit_containers(pairs)
         anchored = [c.anchored_array() for c in hit if c.anchored]
         if not anchored:
             return _NO_SLOTS
@@ -495,16 +501,20 @@ class SubscriptionIndex:
         at = self.sub_at
         return [at[i] for i in survivors.tolist()]  # type: ignore[misc]
 
-    def _hit_containers(self, pairs: EventPairs) -> Iterable[SC]:
+    def _hit_containers(self, pairs: EventPairs) -> set[SC]:
+        """The containers the event's pairs hit, each once."""
+        hit: set[SC | None] = set()
         hm_prop = self.hm_prop
         for prop, event_pairs in pairs.by_prop.items():
             hm_npn = hm_prop.get(prop)
             if not hm_npn:
                 continue
             if len(hm_npn) <= 4 * len(event_pairs) + 1:
-                yield from _scan_keys(hm_npn, event_pairs)
+                hit.update(_scan_keys(hm_npn, event_pairs))
             else:
-                yield from _probe_keys(hm_npn, event_pairs)
+                hit.update(_probe_keys(hm_npn, self._key_kinds[prop], event_pairs))
+        hit.discard(None)
+        return hit  # type: ignore[return-value]
 
 
 def _shape_key(sub: CompiledSubscription) -> tuple[object, ...]:
@@ -543,13 +553,25 @@ def _scan_keys(hm_npn: dict[NPNKey, SC], pairs: list[tuple[str, Term]]) -> Itera
                 yield container
 
 
-def _probe_keys(hm_npn: dict[NPNKey, SC], pairs: list[tuple[str, Term]]) -> Iterable[SC]:
-    keys: set[NPNKey] = {(STAR, STAR)}
-    for s, o in pairs:
-        keys.add((s, STAR))
-        keys.add((STAR, o))
-        keys.add((s, o))
-    for key in keys:
-        container = hm_npn.get(key)
-        if container is not None:
-            yield container
+def _kind(key: NPNKey) -> int:
+    """0 for ``(*, *)``, 1 for ``(s, *)``, 2 for ``(*, o)``, 3 for ``(s, o)``."""
+    return (key[0] != STAR) + 2 * (key[1] != STAR)
+
+
+def _probe_keys(
+    hm_npn: dict[NPNKey, SC], kinds: list[int], pairs: list[tuple[str, Term]]
+) -> Iterable[SC | None]:
+    """The containers whose key an event pair fits (``None`` among them, and some more
+    than once): looked up by the kinds of keys the property has only."""
+    get = hm_npn.get
+    if kinds[0]:
+        yield get(_ANY)
+    if kinds[1]:
+        for s in {p[0] for p in pairs}:
+            yield get((s, STAR))
+    if kinds[2]:
+        for o in {p[1] for p in pairs}:
+            yield get((STAR, o))
+    if kinds[3]:
+        for pair in pairs:
+            yield get(pair)
