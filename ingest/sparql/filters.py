@@ -103,9 +103,10 @@ class Expression:
 
 
 def _frozen(node: object) -> object:
-    """The AST with its argument lists as tuples (hashable)."""
+    """The AST with its argument lists as tuples (hashable); leaves are taken in line (one
+    call per node, not per leaf: every FILTER of every subscription goes through here)."""
     if type(node) is list or type(node) is tuple:
-        return tuple(_frozen(x) for x in node)
+        return tuple([_frozen(x) if type(x) is list or type(x) is tuple else x for x in node])
     return node
 
 
