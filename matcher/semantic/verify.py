@@ -57,14 +57,32 @@ class Verdict:
 
 
 class _Found:
-    """What one component's join found: its count, first rows and whether it stopped."""
+    """What one component's join found: its count, first rows and whether it stopped;
+    :meth:`keep` takes each solution the join reaches."""
 
-    __slots__ = ("count", "rows", "truncated")
+    __slots__ = ("count", "first_only", "limit", "rows", "seen", "truncated")
 
-    def __init__(self, count: int, rows: list[tuple[Term | None, ...]], truncated: bool) -> None:
-        self.count = count
-        self.rows = rows
-        self.truncated = truncated
+    def __init__(self, limit: int, distinct: bool, first_only: bool) -> None:
+        self.count = 0
+        self.rows: list[tuple[Term | None, ...]] = []
+        self.truncated = False
+        self.limit = limit
+        self.seen: set[tuple[Term | None, ...]] | None = set() if distinct else None
+        self.first_only = first_only
+
+    def keep(self, solution: tuple[Term | None, ...]) -> bool:
+        """Count a solution (unless DISTINCT has seen it) and keep it while fewer than
+        ``limit`` are kept; True when the join may stop (``first_only``: ASK, or a
+        DISTINCT component that projects nothing)."""
+        seen = self.seen
+        if seen is not None:
+            if solution in seen:
+                return False
+            seen.add(solution)
+        self.count += 1
+        if len(self.rows) < self.limit:
+            self.rows.append(solution)
+        return self.first_only
 
 
 def _step_rows(
@@ -81,35 +99,23 @@ def _step_rows(
     return (pair,) if pair in pairs.pair_set(prop, key) else ()  # type: ignore[arg-type]
 
 
-def _join_one(
-    comp: Component,
-    pairs: EventPairs,
-    limit: int,
-    distinct: bool,
-    first_only: bool,
-    budget: int,
-) -> tuple[_Found, int]:
+def _join_one(comp: Component, pairs: EventPairs, found: _Found, budget: int) -> int:
     """:func:`_join` for a one-pattern component: one pass over its binding table."""
     prop, key, _, s_var, o_var, _ = comp.plan[0]
     table = pairs.table(prop, key)
     checks = comp.step_checks[0] + comp.late_checks
     projection = comp.projection
     loop = s_var is not None and s_var == o_var
-    if not (checks or distinct or first_only or loop):
+    if not (checks or found.seen is not None or found.first_only or loop):
         budget -= 1
-        rows = []
-        for s, o in table[:limit]:
+        for s, o in table[: found.limit]:
             full = {s_var: s, o_var: o}
-            rows.append(tuple(full.get(v) for v in projection))
-        return _Found(len(table), rows, False), budget
-    seen: set[tuple[Term | None, ...]] = set()
-    rows = []
-    count = 0
+            found.rows.append(tuple(full.get(v) for v in projection))
+        found.count = len(table)
+        return budget
     if budget < len(table):
         table = table[: max(0, budget)]
-        truncated = True
-    else:
-        truncated = False
+        found.truncated = True
     budget -= len(table)
     for s, o in table:
         if loop and s != o:
@@ -117,40 +123,21 @@ def _join_one(
         b: dict[str | None, Term] = {s_var: s, o_var: o}
         if checks and not all(f(b) for f in checks):  # type: ignore[arg-type]
             continue
-        solution = tuple(b.get(v) for v in projection)
-        if distinct:
-            if solution in seen:
-                continue
-            seen.add(solution)
-        count += 1
-        if len(rows) < limit:
-            rows.append(solution)
-        if first_only:
+        if found.keep(tuple(b.get(v) for v in projection)):
             break
-    return _Found(count, rows, truncated), budget
+    return budget
 
 
-def _join(  # noqa: C901 - the hot loop, kept in one frame on purpose
-    comp: Component,
-    pairs: EventPairs,
-    limit: int,
-    distinct: bool,
-    first_only: bool,
-    budget: int,
-) -> tuple[_Found, int]:
-    """One component's solutions: a depth-first join over an explicit stack.
-
-    Returns what was found and the budget left. ``first_only`` stops at the first solution
-    (ASK, or a DISTINCT component that projects nothing)."""
+def _join(comp: Component, pairs: EventPairs, found: _Found, budget: int) -> int:  # noqa: C901
+    """One component's solutions into ``found``: a depth-first join over an explicit
+    stack (the hot loop, kept in one frame on purpose); the budget left."""
     plan = comp.plan
     late = comp.late_checks
     checks = comp.step_checks
     projection = comp.projection
     last = len(plan) - 1
     b: Bindings = {}
-    seen: set[tuple[Term | None, ...]] = set()
-    rows: list[tuple[Term | None, ...]] = []
-    count = 0
+    limit, distinct, first_only = found.limit, found.seen is not None, found.first_only
     # The last step may be counted by its row count when every row is a solution.
     p0, k0, mode0, s_last, o_last, f_last = plan[last]
     free_last = not (f_last or late or distinct or first_only) and mode0 != 3
@@ -170,7 +157,8 @@ def _join(  # noqa: C901 - the hot loop, kept in one frame on purpose
             continue
         budget -= 1
         if budget < 0:
-            return _Found(count, rows, True), budget
+            found.truncated = True
+            return budget
         s, o = row
         s_var, o_var = plan[depth][3], plan[depth][4]
         new: tuple[str, ...] = ()
@@ -190,25 +178,17 @@ def _join(  # noqa: C901 - the hot loop, kept in one frame on purpose
         if filters and not all(f(b) for f in filters):
             continue
         if depth < last:
-            if depth + 1 == last and free_last and len(rows) >= limit:
-                count += len(_step_rows(pairs, plan[last], b))
+            if depth + 1 == last and free_last and len(found.rows) >= limit:
+                found.count += len(_step_rows(pairs, plan[last], b))
                 continue
             depth += 1
             iters[depth] = iter(_step_rows(pairs, plan[depth], b))
             continue
         if late and not all(f(b) for f in late):
             continue
-        solution = tuple(b.get(v) for v in projection)
-        if distinct:
-            if solution in seen:
-                continue
-            seen.add(solution)
-        count += 1
-        if len(rows) < limit:
-            rows.append(solution)
-        if first_only:
+        if found.keep(tuple(b.get(v) for v in projection)):
             break
-    return _Found(count, rows, False), budget
+    return budget
 
 
 def verify(
@@ -234,7 +214,8 @@ def verify(
     for comp in components:
         first_only = sub.ask or (sub.distinct and not comp.projection)
         join = _join_one if len(comp.plan) == 1 else _join
-        got, budget = join(comp, pairs, limit, sub.distinct, first_only, budget)
+        got = _Found(limit, sub.distinct, first_only)
+        budget = join(comp, pairs, got, budget)
         if not got.count:
             return None
         truncated = truncated or got.truncated
