@@ -7,11 +7,58 @@ them beyond the value objects.
 
 from __future__ import annotations
 
+from typing import ClassVar, Generic, Protocol, TypeVar
+
 from semps.errors import NotFound
 from semps.matcher.content.constraints import Constraint, ContentSubscription
 from semps.matcher.content.index import ContentIndex, View
 
-__all__ = ["BruteForceIndex", "matches"]
+__all__ = ["BruteForceIndex", "SubscriptionsById", "matches"]
+
+
+class _Identified(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+S = TypeVar("S", bound=_Identified)
+
+
+class SubscriptionsById(Generic[S]):
+    """The brute-force oracles' store: their subscriptions in a dict by id.
+
+    Example:
+        >>> store = SubscriptionsById[ContentSubscription]()
+        >>> store.add(ContentSubscription("s1", (Constraint("a", ">=", 1),)))
+        >>> len(store), "s1" in store
+        (1, True)
+        >>> store.remove("s2")
+        Traceback (most recent call last):
+        ...
+        semps.errors.NotFound: no content subscription 's2'
+    """
+
+    #: The matcher kind the error messages name.
+    kind: ClassVar[str] = "content"
+
+    def __init__(self) -> None:
+        self.subscriptions: dict[str, S] = {}
+
+    def __len__(self) -> int:
+        return len(self.subscriptions)
+
+    def __contains__(self, sub_id: object) -> bool:
+        return sub_id in self.subscriptions
+
+    def add(self, subscription: S) -> None:
+        """Insert or replace."""
+        self.subscriptions[subscription.id] = subscription
+
+    def remove(self, sub_id: str) -> None:
+        """Delete (NotFound when unknown)."""
+        if self.subscriptions.pop(sub_id, None) is None:
+            msg = f"no {self.kind} subscription {sub_id!r}"
+            raise NotFound(msg)
 
 
 def matches(subscription: ContentSubscription, view: View) -> bool:
@@ -32,7 +79,7 @@ def matches(subscription: ContentSubscription, view: View) -> bool:
     )
 
 
-class BruteForceIndex(ContentIndex):
+class BruteForceIndex(SubscriptionsById[ContentSubscription], ContentIndex):
     """Subscriptions in a dict; :meth:`match` tries every one.
 
     Example:
@@ -46,25 +93,6 @@ class BruteForceIndex(ContentIndex):
     name = "brute"
     #: No bulk path: the oracle keeps the subscriptions themselves.
     bulk_loadable = False
-
-    def __init__(self) -> None:
-        self.subscriptions: dict[str, ContentSubscription] = {}
-
-    def __len__(self) -> int:
-        return len(self.subscriptions)
-
-    def __contains__(self, sub_id: object) -> bool:
-        return sub_id in self.subscriptions
-
-    def add(self, subscription: ContentSubscription) -> None:
-        """Insert or replace."""
-        self.subscriptions[subscription.id] = subscription
-
-    def remove(self, sub_id: str) -> None:
-        """Delete (NotFound when unknown)."""
-        if self.subscriptions.pop(sub_id, None) is None:
-            msg = f"no content subscription {sub_id!r}"
-            raise NotFound(msg)
 
     def match(self, view: View) -> list[str]:
         """Ids of the matching subscriptions, sorted."""

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from semps.errors import NotFound
+from semps.matcher.content.brute import SubscriptionsById
 from semps.matcher.symmetric.region import Region, RegionSubscription, overlaps
 
 __all__ = ["BruteForceRegions"]
 
 
-class BruteForceRegions:
+class BruteForceRegions(SubscriptionsById[RegionSubscription]):
     """Subscription regions in a dict; :meth:`match` tries every one.
 
     Example:
@@ -18,19 +18,7 @@ class BruteForceRegions:
         (['s1'], [])
     """
 
-    def __init__(self) -> None:
-        self.subscriptions: dict[str, RegionSubscription] = {}
-
-    def __len__(self) -> int:
-        return len(self.subscriptions)
-
-    def add(self, subscription: RegionSubscription) -> None:
-        self.subscriptions[subscription.id] = subscription
-
-    def remove(self, sub_id: str) -> None:
-        if self.subscriptions.pop(sub_id, None) is None:
-            msg = f"no symmetric subscription {sub_id!r}"
-            raise NotFound(msg)
+    kind = "symmetric"
 
     def match(self, region: Region) -> list[str]:
         """Ids of the subscriptions whose region overlaps ``region``, sorted."""
