@@ -102,7 +102,9 @@ def parse_query(text: str, *, base: str | None = None, limits: Limits = DEFAULT_
         TriplePattern(s=Var(name='x'), p='http://www.w3.org/1999/02/22-rdf-syntax-ns#type', o='http://ex/C')
     """
     memo = _MEMO.get()
-    if memo is not None and base is None and type(text) is str and memo[1] == limits:
+    if memo is not None and base is None and type(text) is str:
+        if memo[1] is not limits and memo[1] != limits:  # (a matcher passes its own object)
+            return _parse(text, base, limits)
         found = memo[0].get(text)
         if found is None:
             found = memo[0][text] = _parse(text, None, limits)
