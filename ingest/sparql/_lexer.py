@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from typing import NamedTuple
 
 from semps.errors import SubscriptionSyntaxError
@@ -110,6 +111,8 @@ def unescape_codepoints(text: str) -> str:
     raise SubscriptionSyntaxError(msg, line=line, column=max(column, 1))
 
 
+_NEWLINE = re.compile("\n").finditer
+
 #: ``Token``'s own ``__new__`` is Python code; the tuple's is not (half the lexer's time).
 _new = tuple.__new__
 
@@ -123,37 +126,19 @@ def tokenize(text: str) -> list[Token]:
             for m in _SCAN(text)
             if (kind := m.lastgroup) is not None
         ]
-        for tok in tokens:
-            if tok.kind == "STRAY":
-                _stray(tok)
-        line = text.count("\n", len(text.rstrip(" \t\r\n"))) + 1
-        tokens.append(Token("EOF", "", line, len(text) - text.rfind("\n")))
-        return tokens
-    return _tokenize_lines(text)
-
-
-def _tokenize_lines(text: str) -> list[Token]:
-    """:func:`tokenize` for a text of several lines (positions counted per line)."""
-    tokens: list[Token] = []
-    append = tokens.append
-    line, line_start, pos = 1, 0, 0
-    for m in _SCAN(text):
-        kind = m.lastgroup
-        skipped = text[pos : m.start(kind) if kind else m.end()]  # whitespace, comments
-        if "\n" in skipped:
-            line += skipped.count("\n")
-            line_start = pos + skipped.rfind("\n") + 1
-        if kind is None:
-            break
-        start, pos = m.start(kind), m.end()
-        tok = Token(kind, m.group(kind), line, start - line_start + 1)
-        if kind == "STRAY":
+    else:  # a token's line: the newlines before it, found by bisection
+        ends = [m.start() for m in _NEWLINE(text)]
+        tokens = [
+            _new(Token, (kind, m.group(kind), (n := bisect_left(ends, at)) + 1, at - ends[n - 1]))
+            if (at := m.start(kind)) > ends[0]
+            else _new(Token, (kind, m.group(kind), 1, at + 1))
+            for m in _SCAN(text)
+            if (kind := m.lastgroup) is not None
+        ]
+    for tok in tokens:
+        if tok.kind == "STRAY":
             _stray(tok)
-        append(tok)
-        if kind == "STRING_LONG" and "\n" in tok.text:  # a long string spanning lines
-            line += tok.text.count("\n")
-            line_start = start + tok.text.rfind("\n") + 1
-    tokens.append(Token("EOF", "", line, len(text) - line_start + 1))
+    tokens.append(Token("EOF", "", text.count("\n") + 1, len(text) - text.rfind("\n")))
     return tokens
 
 
