@@ -53,11 +53,23 @@ def events_folder(source: Path, into: Path, copies: int, half: bool) -> Path:
     return into
 
 
-def timed(command: list[str]) -> Measured:
-    done = measured(command)
+def timed(command: list[str], cluster: int | None) -> Measured:
+    done = measured(command, cluster=cluster)
     if done.returncode != 0:
         sys.exit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stderr[-3000:]}")
     return done
+
+
+def differ(expected: str, got: Measured) -> str:
+    """A note on answers that differ from the first command's, both kept to compare."""
+    pairs = zip(expected.splitlines(), got.stdout.splitlines(), strict=False)
+    first = next((n for n, (a, b) in enumerate(pairs) if a != b), None)
+    kept = Path(tempfile.mkdtemp(prefix="semps-bench-spark-"))
+    (kept / "expected.jsonl").write_text(expected)
+    (kept / "got.jsonl").write_text(got.stdout)
+    (kept / "stderr.txt").write_text(got.stderr)
+    where = "in length" if first is None else f"from line {first + 1}"
+    return f"  ANSWERS DIFFER {where} (both in {kept})"
 
 
 def main() -> None:
@@ -69,6 +81,11 @@ def main() -> None:
     parser.add_argument("--spark-arg", action="append", default=[], help="extra spark match arg")
     parser.add_argument("--repeat", type=int, default=1, help="runs per point (best kept)")
     parser.add_argument("--spark-only", action="store_true", help="skip the in-process runs")
+    parser.add_argument(
+        "--cluster-session",
+        type=int,
+        help="session id of a standalone cluster's daemons here: its executors' CPU counts",
+    )
     args = parser.parse_args()
     source = args.events_from or args.case / "events"
     print(f"command: {' '.join(sys.argv)}", flush=True)
@@ -104,13 +121,17 @@ def main() -> None:
         for label, command in commands.items():
             runs: dict[str, Measured] = {}
             for point, folder in folders.items():
-                tries = [timed([*command, "--events", str(folder)]) for _ in range(args.repeat)]
+                tries = [
+                    timed([*command, "--events", str(folder)], args.cluster_session)
+                    for _ in range(args.repeat)
+                ]
                 best = runs[point] = min(tries)
                 answers.setdefault(point, best.stdout)
-                same = "" if best.stdout == answers[point] else "  ANSWERS DIFFER"
+                same = "" if best.stdout == answers[point] else differ(answers[point], best)
                 rate = counts[point] / best.seconds
                 print(f"{label:<40} {counts[point]:>7} {best.seconds:>8.1f} {best.cpu:>8.1f} "
-                      f"{rate:>9.1f}  {load_average()}{same}", flush=True)  # fmt: skip
+                      f"{rate:>9.1f}  {load_average()}{same}  (cpu: {best.split()})",
+                      flush=True)  # fmt: skip
             extra = counts["N"] - counts["N/2"]
             gap = runs["N"].seconds - runs["N/2"].seconds
             cpu_gap = runs["N"].cpu - runs["N/2"].cpu

@@ -58,13 +58,30 @@ def write_results(
         IngestError: the first document that could not be read.
         SempsError: a Parquet output the driver cannot see (cluster without shared storage).
     """
-    if output is not None and not output.endswith(".jsonl"):
+    if not is_lines(output):
+        assert output is not None
         return _write_parquet(spark, results, output, errors)
-    from pyspark import StorageLevel
-
     # The executors format the lines: one string an event crosses to the driver, not a
     # dict of (at 1% of 100k subscriptions) a thousand counts to unpickle.
-    lines = results.map(lambda kv: (kv[0], result_line(kv[0], kv[1])))
+    return write_lines(results.map(lambda kv: (kv[0], result_line(kv[0], kv[1]))), output, errors)
+
+
+def is_lines(output: str | None) -> bool:
+    """Whether ``output`` takes JSON lines (stdout, a ``.jsonl`` file), not Parquet."""
+    return output is None or output.endswith(".jsonl")
+
+
+def write_lines(
+    lines: RDD[Line], output: str | None, errors: Accumulator[list[LoadError]] | None = None
+) -> int:
+    """Write ``(event id, line)`` pairs in event-id order to stdout or the ``.jsonl`` file
+    ``output``; returns the number of events (see the module doc and :func:`write_results`).
+
+    Raises:
+        IngestError: the first document that could not be read.
+    """
+    from pyspark import StorageLevel
+
     ordered = lines.mapPartitions(_sorted).persist(StorageLevel.MEMORY_AND_DISK)
     kept = [ordered]
     try:
@@ -173,4 +190,4 @@ def _write_parquet(
     return int(count)
 
 
-__all__ = ["in_order", "write_results"]
+__all__ = ["in_order", "is_lines", "write_lines", "write_results"]

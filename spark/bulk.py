@@ -7,7 +7,9 @@ only the subscriptions placed on it, and each event is replicated to the partiti
 items reach.
 
 Results are ``(event id, {subscription id: solution count})`` pairs, one per event, also
-for events that match nothing.
+for events that match nothing; :func:`match_lines` gives each event's output line instead,
+written by the executors as ``semps match`` writes it (semantic subscriptions: from the
+count columns by compiled code, no dictionary per event).
 
 (The opt-in GraphFrames engine, :mod:`semps.spark.graph_join`, only picks candidate events
 with a bulk graph join and hands them to this matcher. An earlier one, subscriptions as
@@ -19,21 +21,28 @@ from __future__ import annotations
 
 import gc
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from semps.errors import SparkError
 from semps.event import Event
 from semps.matcher.base import MatchContext, Matcher, Subscription
 from semps.matcher.registry import create_matcher
+from semps.matcher.results import result_line
 from semps.ontology.expansion import Expansion
 from semps.spark.placement import Placement
 
 if TYPE_CHECKING:
-    from pyspark import RDD
+    from pyspark import RDD, Broadcast, SparkContext
 
 Counts = dict[str, int]
+#: What :func:`match_partition` gives each event: its counts, or its output line.
+Answer = TypeVar("Answer")
+#: Answers of a batch of events: (matchers, events, expansion) -> (event id, answer).
+BatchAnswers: TypeAlias = Callable[
+    [list[Matcher], list[Event], Expansion], Iterator[tuple[str, Answer]]
+]
 #: Bulk results: (event id, {subscription id: solution count}).
 Results: TypeAlias = "RDD[tuple[str, Counts]]"
 #: Subscriptions as shipped to the workers: (id, kind, text).
@@ -110,6 +119,37 @@ def build_matchers(subscriptions: Iterable[Subscription]) -> list[Matcher]:
     return [by_kind[k] for k in sorted(by_kind)]
 
 
+def counts_of_batch(
+    matchers: list[Matcher], batch: list[Event], expansion: Expansion
+) -> Iterator[tuple[str, Counts]]:
+    """Each event of ``batch`` with its counts from every one of ``matchers``."""
+    contexts = [MatchContext(e, expansion) for e in batch]
+    counts: list[Counts] = [{} for _ in batch]
+    for matcher in matchers:
+        for found, more in zip(counts, matcher.count_batch(batch, contexts), strict=True):
+            found.update(more)
+    for event, found in zip(batch, counts, strict=True):
+        yield event.id, found
+
+
+def lines_of_batch(
+    matchers: list[Matcher], batch: list[Event], expansion: Expansion
+) -> Iterator[tuple[str, str]]:
+    """Each event of ``batch`` with its output line (:func:`result_line`); semantic
+    subscriptions alone are written by the matcher's compiled writer, as ``semps match``
+    writes them (at 1% of 100k subscriptions, a dictionary of a thousand counts and its
+    JSON cost an event more than its matching)."""
+    from semps.matcher.semantic.matcher import SemanticMatcher
+
+    if len(matchers) == 1 and isinstance(matchers[0], SemanticMatcher):
+        contexts = [MatchContext(e, expansion) for e in batch]
+        lines = matchers[0].result_lines(batch, contexts)
+        yield from zip([e.id for e in batch], lines, strict=True)
+        return
+    for event_id, counts in counts_of_batch(matchers, batch, expansion):
+        yield event_id, result_line(event_id, counts)
+
+
 #: Events handed to the matchers together (HCEM's batch adjustment works per batch) ...
 BATCH = 256
 #: ... unless they hold this many triples already: big documents (lubm-bulk's hold ~6,000
@@ -119,11 +159,15 @@ BATCH_TRIPLES = 65_536
 
 
 def match_partition(
-    index: ShippedIndex, part: int, events: Iterable[Event]
-) -> Iterator[tuple[str, Counts]]:
-    """Each of ``events`` with its counts against ``part`` of ``index`` (this Python
-    worker's matchers for it), matched in batches of :data:`BATCH` events or
-    :data:`BATCH_TRIPLES` triples."""
+    index: ShippedIndex,
+    part: int,
+    events: Iterable[Event],
+    each: BatchAnswers[Answer],
+) -> Iterator[tuple[str, Answer]]:
+    """Each of ``events`` with its answer (``each``: :func:`counts_of_batch` or
+    :func:`lines_of_batch`) against ``part`` of
+    ``index`` (this Python worker's matchers for it), matched in batches of :data:`BATCH`
+    events or :data:`BATCH_TRIPLES` triples."""
     matchers = worker_matchers(index, part)
     batch: list[Event] = []
     triples = 0
@@ -131,23 +175,10 @@ def match_partition(
         batch.append(event)
         triples += len(event.triples)
         if len(batch) == BATCH or triples >= BATCH_TRIPLES:
-            yield from _match_batch(matchers, batch, index.expansion)
+            yield from each(matchers, batch, index.expansion)
             batch, triples = [], 0
-    yield from _match_batch(matchers, batch, index.expansion)
-
-
-def _match_batch(
-    matchers: list[Matcher], batch: list[Event], expansion: Expansion
-) -> Iterator[tuple[str, Counts]]:
-    if not batch:
-        return
-    contexts = [MatchContext(e, expansion) for e in batch]
-    counts: list[Counts] = [{} for _ in batch]
-    for matcher in matchers:
-        for found, more in zip(counts, matcher.count_batch(batch, contexts), strict=True):
-            found.update(more)
-    for event, found in zip(batch, counts, strict=True):
-        yield event.id, found
+    if batch:
+        yield from each(matchers, batch, index.expansion)
 
 
 def _merge(a: Counts, b: Counts) -> Counts:
@@ -185,20 +216,50 @@ def match_events(
         SparkError: stateful (composite) subscriptions.
         SubscriptionError: with ``validate``, a subscription that does not parse.
     """
+    _check(subscriptions, validate)
+    if placement is None:
+        index = _broadcast(events.context, subscriptions, expansion)
+        return events.mapPartitions(lambda it: match_partition(index.value, 0, it, counts_of_batch))
+    if items is None:
+        items = subscription_items(subscriptions)
+    token = uuid.uuid4().hex
+    return _placed(events, subscriptions, items, expansion, placement, token, seed)
+
+
+def match_lines(
+    events: RDD[Event],
+    subscriptions: Sequence[Subscription],
+    expansion: Expansion,
+    *,
+    validate: bool = True,
+) -> RDD[tuple[str, str]]:
+    """:func:`match_events` (every subscription broadcast) with each event's output line
+    (:func:`~semps.matcher.results.result_line`) instead of its counts, written by the
+    executors as ``semps match`` writes it.
+
+    Raises:
+        SparkError: stateful (composite) subscriptions.
+        SubscriptionError: with ``validate``, a subscription that does not parse.
+    """
+    _check(subscriptions, validate)
+    index = _broadcast(events.context, subscriptions, expansion)
+    return events.mapPartitions(lambda it: match_partition(index.value, 0, it, lines_of_batch))
+
+
+def _check(subscriptions: Sequence[Subscription], validate: bool) -> None:
     if validate:
         build_matchers(subscriptions)
     else:  # still refuse stateful kinds before anything runs
         for kind in sorted({s.kind for s in subscriptions}):
             _stateless(kind)
-    context = events.context
-    token = uuid.uuid4().hex
-    if placement is None:
-        shipped = {0: tuple((s.id, s.kind, s.text) for s in subscriptions)}
-        index = context.broadcast(ShippedIndex(token, shipped, expansion))
-        return events.mapPartitions(lambda it: match_partition(index.value, 0, it))
-    if items is None:
-        items = subscription_items(subscriptions)
-    return _placed(events, subscriptions, items, expansion, placement, token, seed)
+
+
+def _broadcast(
+    context: SparkContext, subscriptions: Sequence[Subscription], expansion: Expansion
+) -> Broadcast[ShippedIndex]:
+    """Every subscription, as the one partition of a new job's index, broadcast."""
+    shipped = {0: tuple((s.id, s.kind, s.text) for s in subscriptions)}
+    return context.broadcast(ShippedIndex(uuid.uuid4().hex, shipped, expansion))
 
 
 def _placed(
@@ -226,7 +287,7 @@ def _placed(
 
     replicas = events.flatMap(route).partitionBy(placement.partitions, lambda k: k)
     matched = replicas.mapPartitionsWithIndex(
-        lambda part, it: match_partition(index.value, part, (e for _, e in it))
+        lambda part, it: match_partition(index.value, part, (e for _, e in it), counts_of_batch)
     )
     return one_per_event(events, matched)
 
@@ -292,8 +353,11 @@ def _item_matcher(kind: str) -> Matcher:
 __all__ = [
     "ShippedIndex",
     "build_matchers",
+    "counts_of_batch",
     "event_items",
+    "lines_of_batch",
     "match_events",
+    "match_lines",
     "match_partition",
     "one_per_event",
     "placed_parts",

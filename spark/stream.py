@@ -34,6 +34,7 @@ from semps.ontology.expansion import Expansion
 from semps.spark.bulk import (
     ShippedIndex,
     close_event,
+    counts_of_batch,
     event_items,
     match_partition,
     placed_parts,
@@ -73,7 +74,7 @@ def _read_and_match(
             events.append(loaded)
         else:
             yield loaded
-    yield from match_partition(shipped, 0, events)
+    yield from match_partition(shipped, 0, events, counts_of_batch)
 
 
 # -- the driver ---------------------------------------------------------------------------
@@ -147,7 +148,9 @@ class VersionedMatching:
         events: RDD[Event] = loaded.flatMap(_events_of)
         replicas = events.flatMap(route).partitionBy(partitions, lambda k: k)
         found = replicas.mapPartitionsWithIndex(
-            lambda part, it: match_partition(shipped.value, part, (e for _, e in it))
+            lambda part, it: match_partition(
+                shipped.value, part, (e for _, e in it), counts_of_batch
+            )
         )
         every: RDD[tuple[str, Counts]] = events.map(lambda e: (e.id, {}))
         merged = every.union(found).reduceByKey(_merged)

@@ -242,8 +242,8 @@ def _json_subscription(doc: object, validators: dict[str, Matcher]) -> Subscript
 
 def run_match(args: argparse.Namespace) -> int:
     from semps.ontology import Expansion, load_expansion
-    from semps.spark.answers import write_results
-    from semps.spark.bulk import match_events
+    from semps.spark.answers import is_lines, write_lines, write_results
+    from semps.spark.bulk import match_events, match_lines
     from semps.spark.session import note
     from semps.spark.sources import load_events, without_load_errors
     from semps.spark.waiting import ResourceWatch
@@ -271,6 +271,10 @@ def run_match(args: argparse.Namespace) -> int:
             from semps.spark.graph_join import match_graph
 
             results = match_graph(spark, events, subscriptions, expansion)
+            count = write_results(spark, results, args.output, errors)
+        elif placement is None and is_lines(args.output):  # lines written by the executors
+            lines = match_lines(events, subscriptions, expansion, validate=False)
+            count = write_lines(lines, args.output, errors)
         else:
             results = match_events(
                 events,
@@ -281,7 +285,7 @@ def run_match(args: argparse.Namespace) -> int:
                 validate=False,  # load_any_subscriptions did, naming the file
                 items=items,
             )
-        count = write_results(spark, results, args.output, errors)
+            count = write_results(spark, results, args.output, errors)
     elapsed = time.perf_counter() - started
     note(
         f"semps: {count} events against {len(subscriptions)} subscriptions in {elapsed:.1f} s "

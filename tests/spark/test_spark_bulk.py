@@ -4,6 +4,7 @@ input spread over every core."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from semps_test_support import Case
 from semps.errors import IngestError, SempsError, SparkError
 from semps.matcher.base import Subscription
 from semps.ontology import Expansion
-from semps.spark.bulk import match_events, subscription_items
+from semps.spark.bulk import match_events, match_lines, subscription_items
 from semps.spark.placement import mine_placement
 from semps.spark.sources import (
     balance,
@@ -53,6 +54,17 @@ def test_the_matcher_engine_reproduces_lubm_with_transitivity_inverses_and_chair
     assert any("q11" in sid for counts in got.values() for sid in counts)  # transitive
     assert any("q12" in sid for counts in got.values() for sid in counts)  # Chair definition
     assert any("q13" in sid for counts in got.values() for sid in counts)  # inverseOf
+
+
+@pytest.mark.parametrize("case", ["synthetic", "lubm"])
+def test_lines_written_by_the_executors_give_the_oracle_answers(request, case: str) -> None:
+    workload, events = request.getfixturevalue(case), request.getfixturevalue(f"{case}_events")
+    lines = match_lines(events, workload.subscriptions, workload.expansion).collect()
+    records = {event_id: json.loads(line) for event_id, line in lines}
+    assert {e: r["solutions"] for e, r in records.items()} == workload.expected
+    assert all(
+        r["event"] == e and r["matches"] == sorted(r["solutions"]) for e, r in records.items()
+    )
 
 
 @pytest.mark.parametrize("partitions", [1, 3, 8])
