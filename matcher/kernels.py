@@ -32,6 +32,18 @@ def pjit(fn: F) -> F:
     return cast(F, nb.njit(cache=CACHE, nogil=True, parallel=True)(fn))
 
 
+def max_threads() -> int:
+    """The threads compiled kernels may use at most: numba's pool (``NUMBA_NUM_THREADS``,
+    by default one per core)."""
+    return int(getattr(nb.config, "NUMBA_NUM_THREADS"))  # noqa: B009 (numba.config has no stubs)
+
+
+def set_threads(count: int) -> None:
+    """Let the kernels started from this thread (``prange`` loops, HCEM's passes) use
+    ``count`` threads, ``1 <= count <= max_threads()``."""
+    nb.set_num_threads(count)
+
+
 @jit
 def search_sorted(a: np.ndarray, lo: int, hi: int, x: float, right: bool) -> int:
     """The first index in ``a[lo:hi]`` (ascending) whose value is > ``x`` (``right``) or

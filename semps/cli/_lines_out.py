@@ -14,8 +14,9 @@ from json.encoder import encode_basestring_ascii
 from typing import IO
 
 import numpy as np
+from numba import prange
 
-from semps.matcher.kernels import jit
+from semps.matcher.kernels import jit, pjit
 from semps.matcher.results import MatchColumns
 
 __all__ = ["LineWriter"]
@@ -82,7 +83,7 @@ def _put(out: np.ndarray, at: int, src: np.ndarray, a: int, b: int) -> int:
     return at
 
 
-@jit
+@pjit
 def _lines(
     blob: np.ndarray,
     offsets: np.ndarray,
@@ -95,20 +96,22 @@ def _lines(
     sep: np.ndarray,
     tail: np.ndarray,
 ) -> np.ndarray:
-    """The lines' bytes: event ``e``'s matches are ``slots[rows[e]:rows[e + 1]]``."""
+    """The lines' bytes: event ``e``'s matches are ``slots[rows[e]:rows[e + 1]]``. Events
+    are sized, then written, in parallel (numba's threads): each line at its own offset."""
     nev = rows.shape[0] - 1
-    size = 0
-    for e in range(nev):
-        size += head.shape[0] + ev_off[e + 1] - ev_off[e] + mid.shape[0] + tail.shape[0]
+    start = np.zeros(nev + 1, np.int64)
+    fixed = head.shape[0] + mid.shape[0] + tail.shape[0]
+    for e in prange(nev):
         k = rows[e + 1] - rows[e]
-        if k > 1:
-            size += (k - 1) * sep.shape[0]
-    for j in range(slots.shape[0]):
-        size += offsets[slots[j] + 1] - offsets[slots[j]]
-    out = np.empty(size, np.uint8)
-    at = 0
+        size = fixed + ev_off[e + 1] - ev_off[e] + max(k - 1, 0) * sep.shape[0]
+        for j in range(rows[e], rows[e + 1]):
+            size += offsets[slots[j] + 1] - offsets[slots[j]]
+        start[e + 1] = size
     for e in range(nev):
-        at = _put(out, at, head, 0, head.shape[0])
+        start[e + 1] += start[e]
+    out = np.empty(start[nev], np.uint8)
+    for e in prange(nev):
+        at = _put(out, start[e], head, 0, head.shape[0])
         at = _put(out, at, ev_blob, ev_off[e], ev_off[e + 1])
         at = _put(out, at, mid, 0, mid.shape[0])
         for j in range(rows[e], rows[e + 1]):
@@ -116,5 +119,5 @@ def _lines(
                 at = _put(out, at, sep, 0, sep.shape[0])
             s = slots[j]
             at = _put(out, at, blob, offsets[s], offsets[s + 1])
-        at = _put(out, at, tail, 0, tail.shape[0])
+        _put(out, at, tail, 0, tail.shape[0])
     return out

@@ -6,7 +6,6 @@ import argparse
 import gc
 import io
 import multiprocessing
-import os
 import sys
 from pathlib import Path
 from typing import NamedTuple
@@ -20,6 +19,7 @@ from semps.matcher.content.constraints import Constraint, ContentSubscription
 from semps.matcher.content.index import CompiledIndex, ContentIndex
 from semps.matcher.content.parse import parse_constraints
 from semps.matcher.content.snapshot import file_digest, load_index, save_index
+from semps.matcher.kernels import max_threads, set_threads
 
 from ._lines_out import LineWriter
 from .jsonl import decode_lines, duplicate_message, load_each, located, raw_chunks, read_jsonl
@@ -53,6 +53,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     m.add_argument("--batch", type=int, default=1000, help="events matched together (HCEM)")
     m.add_argument("--buckets", type=int, default=1000, help="REIN/HCEM buckets per list")
+    threads_option(m)
     m.add_argument(
         "--interface-limit",
         type=int,
@@ -69,7 +70,30 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--algorithm", choices=["rein", "hcem"], default="hcem", help="the index (default hcem)"
     )
     i.add_argument("--buckets", type=int, default=1000, help="REIN/HCEM buckets per list")
+    threads_option(i)
     i.set_defaults(func=run_index)
+
+
+def threads_option(parser: argparse.ArgumentParser) -> None:
+    """``--threads N``: the cores a run may use."""
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help=f"cores to use: processes parsing the subscriptions, threads matching an HCEM "
+        f"batch and writing its answers (default: all, here {max_threads()})",
+    )
+
+
+def use_threads(args: argparse.Namespace) -> int:
+    """Apply ``--threads`` (checked) to the compiled kernels; the count to use."""
+    if args.threads is None:
+        return max_threads()
+    if not 1 <= args.threads <= max_threads():
+        msg = f"--threads must be between 1 and {max_threads()}, not {args.threads}"
+        raise SubscriptionError(msg)
+    set_threads(args.threads)
+    return int(args.threads)
 
 
 def _subscription(doc: object) -> ContentSubscription:
@@ -121,8 +145,9 @@ def run_index(args: argparse.Namespace) -> int:
     """``semps content index``: load, build, save; one summary line on stdout."""
     if args.buckets < 1:
         raise SubscriptionError(f"--buckets must be at least 1, not {args.buckets}")
+    threads = use_threads(args)
     index = ContentMatcher(args.algorithm, buckets=args.buckets).index
-    load_bulk(args.subscriptions, index)
+    load_bulk(args.subscriptions, index, workers=min(4, threads))
     if not isinstance(index, CompiledIndex):  # pragma: no cover (rein and hcem are)
         raise TypeError(type(index))
     save_index(index, args.output, source_digest=file_digest(args.subscriptions))
@@ -133,12 +158,13 @@ def run_index(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.batch < 1:
         raise SubscriptionError(f"--batch must be at least 1, not {args.batch}")
+    threads = use_threads(args)
     matcher = ContentMatcher(args.algorithm, **options(args))
     if args.index is not None:
         matcher.index = load_index(args.index)
         matcher.algorithm = matcher.index.name
     elif matcher.index.bulk_loadable:
-        load_bulk(args.subscriptions, matcher.index)
+        load_bulk(args.subscriptions, matcher.index, workers=min(4, threads))
     else:
         load_each(args.subscriptions, _subscription, matcher.index.add)
     writer = LineWriter(sys.stdout)
@@ -158,14 +184,14 @@ def load_bulk(path: Path, index: ContentIndex, *, workers: int | None = None) ->
     line, or repeated id, stops the run as the one-by-one path would.
 
     Files over :data:`PARALLEL_BYTES` are decoded and validated by ``workers`` forked
-    processes (default: one per core, at most 4); this process indexes their chunks in
+    processes (default: one per core numba may use, at most 4); this process indexes their chunks in
     file order.
     """
     paused = gc.isenabled()
     gc.disable()  # millions of short-lived dicts, no cycles: collections would only rescan
     try:
         if workers is None:
-            workers = min(4, _cores())
+            workers = min(4, max_threads())
         if "fork" not in multiprocessing.get_all_start_methods():
             workers = 1
         if workers > 1 and path.is_file() and path.stat().st_size > PARALLEL_BYTES:
@@ -176,11 +202,6 @@ def load_bulk(path: Path, index: ContentIndex, *, workers: int | None = None) ->
     finally:
         if paused:
             gc.enable()
-
-
-def _cores() -> int:
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity else (os.cpu_count() or 1)
 
 
 #: Files larger than this are parsed by worker processes.
