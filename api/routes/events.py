@@ -1,20 +1,19 @@
 """``POST /events`` and ``POST /events/batch``: publish.
 
-``POST /events`` is normally answered by the plain-ASGI fast path
-(:mod:`semps.api.fastpath`) with exactly this route's contract; the route documents it and
-serves it when the fast path is off.
+Both are normally answered by the plain-ASGI fast path (:mod:`semps.api.fastpath`) with
+exactly these routes' contract; the routes document them and serve them when the fast path
+is off (reading and answering a batch with the fast path's own functions).
 """
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request
-from pydantic import ValidationError
 
-from semps.api.bodies import JSON, json_body, read_body, require_media_type
+from semps.api.bodies import JSON, json_body, read_body
 from semps.api.context import Context
-from semps.api.errors import error_body, responses
-from semps.api.models import BatchIn, BatchOut, ErrorBody, JsonEvent, Published
-from semps.errors import IngestError, SempsError
+from semps.api.errors import responses
+from semps.api.fastpath import batch_results, check_batch_media_type, parse_batch
+from semps.api.models import BatchIn, BatchOut, JsonEvent, Published
 
 __all__ = ["EVENT_MEDIA_TYPES", "events_router"]
 
@@ -66,25 +65,9 @@ def events_router(ctx: Context) -> APIRouter:
     async def publish_batch(request: Request) -> BatchOut:
         """Many events in one request, each ingested on its own: a bad one gets its error,
         the others are published."""
-        require_media_type(request, (JSON,))
-        items = _batch(await read_body(request, ctx.max_body))
-        results: list[Published | ErrorBody] = []
-        for outcome in await broker.publish_many(items):
-            if isinstance(outcome, SempsError):
-                results.append(ErrorBody.model_validate(error_body(outcome)))
-            elif isinstance(outcome, BaseException):
-                raise outcome
-            else:
-                results.append(Published(id=outcome[0], matched=outcome[1]))
-        return BatchOut(events=results)
+        check_batch_media_type(request.headers.get("content-type"))
+        items = parse_batch(await read_body(request, ctx.max_body))
+        results = batch_results(await broker.publish_many(items))
+        return BatchOut.model_validate({"events": results})
 
     return router
-
-
-def _batch(body: bytes) -> list[tuple[str, bytes]]:
-    try:
-        batch = BatchIn.model_validate_json(body)
-    except ValidationError as exc:
-        msg = 'expected JSON {"events": [{"media_type": ..., "body": "..."}, ...]}'
-        raise IngestError(msg) from exc
-    return [(e.media_type or "application/rdf+xml", e.body.encode()) for e in batch.events]
