@@ -269,11 +269,12 @@ def read_snapshot(path: Path) -> Snapshot:
             Subscription(sub_id, "semantic", texts[k])
             for sub_id, k in zip(ids, query_of, strict=True)
         )
+        digest = str(header["subscriptions_sha256"])
     except SubscriptionError:
         raise
     except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError) as exc:
         raise _refuse(path, f"inconsistent content ({exc})") from exc
-    return Snapshot(subscriptions, queries, limits, str(header["subscriptions_sha256"]))
+    return Snapshot(subscriptions, queries, limits, digest)
 
 
 def _spot_check(path: Path, queries: dict[str, Query], limits: Limits) -> None:

@@ -256,6 +256,16 @@ HOSTILE = {
         lambda p: _rewrite(p, lambda d: {**d, "queries": [[0], d["queries"][1]]}),
         "an entry of its queries is not a query",
     ),
+    "a header without the subscriptions' digest": (
+        lambda p: p.write_bytes(p.read_bytes().replace(b'"subscriptions_sha256"', b'"x"', 1)),
+        "inconsistent content ('subscriptions_sha256')",
+    ),
+    "limits that are not limits": (
+        lambda p: p.write_bytes(
+            p.read_bytes().replace(b'"max_patterns":64', b'"max_patterns":"x"', 1)
+        ),
+        "inconsistent content",
+    ),
     "a bad term": (
         lambda p: _rewrite(p, lambda d: {**d, "terms": [[2, 1, 2, 3], *d["terms"][1:]]}),
         "is not a term",
