@@ -203,7 +203,7 @@ def load_matcher(
     path: Path, *, workers: int = 1, expect_sha256: str | None = None
 ) -> SemanticMatcher:
     """A :class:`SemanticMatcher` with every subscription of the snapshot at ``path``
-    registered (compiled and indexed by the matcher, nothing parsed).
+    registered (compiled and indexed by the matcher; parsed only for the spot check).
 
     Args:
         path: the snapshot.
