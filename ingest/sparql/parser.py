@@ -44,6 +44,9 @@ _UNSUPPORTED_KEYWORDS = {
 }
 _AGGREGATES = {"COUNT", "SUM", "MIN", "MAX", "AVG", "SAMPLE", "GROUP_CONCAT"}
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+#: An absolute IRI starts with its scheme.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:").match
+_LOCAL_ESCAPE = re.compile(r"\\(.)").sub
 _ESCAPE_RE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.S)
 #: Operators that make an arithmetic expression of an operand.
 _ARITHMETIC = frozenset("+-*/")
@@ -419,13 +422,15 @@ class _Parser(GroupParser):
         prefix, _, local = tok.text.partition(":")
         if prefix not in self.prefixes:
             raise self.error(f"unknown prefix {prefix!r}", tok)
-        return sys.intern(self.prefixes[prefix] + re.sub(r"\\(.)", r"\1", local))
+        if "\\" in local:
+            local = _LOCAL_ESCAPE(r"\1", local)
+        return sys.intern(self.prefixes[prefix] + local)
 
     def iriref(self, tok: Token) -> str:
         iri = tok.text[1:-1]
-        if self.base and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", iri):
+        if self.base and not _SCHEME(iri):
             return sys.intern(_resolve(self.base, iri))
-        if not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", iri):
+        if not _SCHEME(iri):
             raise self.error(f"relative IRI <{iri}> without a BASE", tok)
         return sys.intern(iri)
 
