@@ -58,10 +58,10 @@ def _session_ticks(sessions: set[int], seen: dict[int, tuple[str, int]]) -> None
 
 
 def _kind(cmdline: bytes) -> str:
-    """What a process of a Spark command is: the JVM, a Python worker, or the driver."""
-    if b"pyspark.daemon" in cmdline or b"pyspark/daemon" in cmdline:
-        return "workers"
-    return "jvm" if cmdline.split(b"\0", 1)[0].endswith(b"java") else "driver"
+    """What a process of a Spark command is: a JVM, or one of the Python workers and the
+    daemon forking them (whose forks may show another command line); the command's own
+    process is the driver (see :func:`measured`)."""
+    return "jvm" if cmdline.split(b"\0", 1)[0].endswith(b"java") else "workers"
 
 
 def measured(
@@ -101,6 +101,7 @@ def measured(
     by_kind: dict[str, float] = {}
     for pid, (kind, ticks) in seen.items():
         used = ticks - before.get(pid, (kind, 0))[1]
+        kind = "driver" if pid == process.pid else kind
         by_kind[kind] = by_kind.get(kind, 0.0) + used / _TICKS
     cpu = sum(by_kind.values())
     return Measured(elapsed, cpu, process.returncode, stdout, stderr, by_kind)
