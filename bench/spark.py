@@ -13,16 +13,21 @@ Each run's answers are checked equal to the in-process ones. The **marginal rate
 command is (N - N/2) / (seconds at N - seconds at N/2): the fixed costs (JVM start, loading
 the ontology and subscriptions, each Python worker's index build and numba kernels) cancel
 out, leaving the events/s of matching itself, which is what a long replay approaches. The
-ratio Spark / in process of marginal rates is the speed-up from the extra core(s).
+ratio Spark / in process of marginal rates is the speed-up from the extra core(s). Each
+run also gives the CPU seconds of its whole process tree (``spark_cpu.py``: driver, JVMs,
+Python workers, and with ``--cluster-session SID`` a local standalone cluster's executors)
+and the load average, and the marginal CPU an event: on a shared machine the wall figures
+follow the load, the CPU ones much less.
 
     .venv/bin/python bench/spark.py CASE [--events-from DIR] [--copies K]
         [--master local[2]] [--spark-arg=--py-files=dist/semps-0.1.0.zip ...] [--repeat 1]
+        [--spark-only] [--cluster-session SID]
 
     # lubm-bulk with the lubm-u0 subscriptions (events 4x)
     .venv/bin/python bench/spark.py ../shared/workloads/lubm-u0 \\
         --events-from ../shared/workloads/lubm-bulk/events --copies 4
     # the 100k-subscription workload
-    .venv/bin/python bench/semantic_workload.py write /tmp/w100k --subs 100000 --events 20000
+    .venv/bin/python bench/semantic_workload.py write /tmp/w100k --subs 100000 --events 8000
     .venv/bin/python bench/spark.py /tmp/w100k
 """
 
