@@ -3,8 +3,11 @@
 :func:`semps.cli.jsonl.write_columns` builds a Python string per event from a list of id
 strings per match. Here every subscription id is JSON-quoted once, into one byte buffer
 with offsets, and a batch's lines are copied together from it by slot: no Python object
-per match. The bytes are exactly those of ``write_columns``
-(``{"event": "e1", "matches": ["s1", "s2"]}``, ASCII, ``json.dumps`` escapes).
+per match. The lines are sized from a compact array of lengths, and short ids (most) are
+copied from fixed-width rows (length, then bytes): one memory read per match instead of an
+offset and a buffer far apart; events are sized and written in parallel. The bytes are
+exactly those of ``write_columns`` (``{"event": "e1", "matches": ["s1", "s2"]}``, ASCII,
+``json.dumps`` escapes).
 """
 
 from __future__ import annotations
@@ -26,6 +29,11 @@ _MID = np.frombuffer(b', "matches": [', np.uint8)
 _SEP = np.frombuffer(b", ", np.uint8)
 _TAIL = np.frombuffer(b"]}\n", np.uint8)
 
+#: Quoted ids shorter than this many bytes get a fixed-width row; longer ones are marked
+#: ``_LONG`` there and copied from the buffer.
+_ROW = 32
+_LONG = 255
+
 
 class LineWriter:
     """Writes ``{"event", "matches"}`` lines of column batches to a text stream (through
@@ -37,6 +45,8 @@ class LineWriter:
         self._count = 0
         self._blob = np.zeros(0, np.uint8)
         self._offsets = np.zeros(1, np.int64)
+        self._lengths = np.zeros(0, np.int32)
+        self._rows = np.zeros((0, _ROW), np.uint8)
 
     def _quoted(self, ids: Sequence[str] | np.ndarray) -> None:
         if ids is not self._source or len(ids) < self._count:
@@ -50,6 +60,9 @@ class LineWriter:
         offsets = self._offsets[-1] + np.cumsum(lengths)
         self._blob = np.concatenate([self._blob, np.frombuffer(blob, np.uint8)])
         self._offsets = np.concatenate([self._offsets, offsets])
+        self._lengths = np.diff(self._offsets).astype(np.int32)
+        width = min(_ROW, 1 + int(self._lengths.max(initial=0)))
+        self._rows = _fixed_rows(self._blob, self._offsets, width)
         self._count = len(ids)
 
     def write(self, event_ids: Sequence[str], columns: MatchColumns) -> None:
@@ -62,7 +75,7 @@ class LineWriter:
         offsets = np.zeros(len(event_ids) + 1, np.int64)
         np.cumsum(np.bincount(columns.event, minlength=len(event_ids)), out=offsets[1:])
         data = _lines(
-            self._blob, self._offsets, ev_blob, ev_off, offsets,
+            self._blob, self._offsets, self._lengths, self._rows, ev_blob, ev_off, offsets,
             np.asarray(columns.subscription, np.int64), _HEAD, _MID, _SEP, _TAIL,
         )  # fmt: skip
         buffer = getattr(self.out, "buffer", None)
@@ -83,10 +96,28 @@ def _put(out: np.ndarray, at: int, src: np.ndarray, a: int, b: int) -> int:
     return at
 
 
+@jit
+def _fixed_rows(blob: np.ndarray, offsets: np.ndarray, width: int) -> np.ndarray:
+    """Per id, a row of ``width`` bytes: its length, then its bytes (``_LONG`` when it
+    does not fit)."""
+    n = offsets.shape[0] - 1
+    rows = np.zeros((n, width), np.uint8)
+    for s in range(n):
+        a, b = offsets[s], offsets[s + 1]
+        if b - a < width:
+            rows[s, 0] = b - a
+            rows[s, 1 : 1 + b - a] = blob[a:b]
+        else:
+            rows[s, 0] = _LONG
+    return rows
+
+
 @pjit
 def _lines(
     blob: np.ndarray,
     offsets: np.ndarray,
+    lengths: np.ndarray,
+    fixed: np.ndarray,
     ev_blob: np.ndarray,
     ev_off: np.ndarray,
     rows: np.ndarray,
@@ -96,16 +127,17 @@ def _lines(
     sep: np.ndarray,
     tail: np.ndarray,
 ) -> np.ndarray:
-    """The lines' bytes: event ``e``'s matches are ``slots[rows[e]:rows[e + 1]]``. Events
-    are sized, then written, in parallel (numba's threads): each line at its own offset."""
+    """The lines' bytes: event ``e``'s matches are ``slots[rows[e]:rows[e + 1]]``, the
+    ids quoted as a buffer with offsets, lengths and fixed-width rows. Events are sized,
+    then written, in parallel (numba's threads): each line at its own offset."""
     nev = rows.shape[0] - 1
     start = np.zeros(nev + 1, np.int64)
-    fixed = head.shape[0] + mid.shape[0] + tail.shape[0]
+    frame = head.shape[0] + mid.shape[0] + tail.shape[0]
     for e in prange(nev):
         k = rows[e + 1] - rows[e]
-        size = fixed + ev_off[e + 1] - ev_off[e] + max(k - 1, 0) * sep.shape[0]
+        size = frame + ev_off[e + 1] - ev_off[e] + max(k - 1, 0) * sep.shape[0]
         for j in range(rows[e], rows[e + 1]):
-            size += offsets[slots[j] + 1] - offsets[slots[j]]
+            size += lengths[slots[j]]
         start[e + 1] = size
     for e in range(nev):
         start[e + 1] += start[e]
@@ -118,6 +150,12 @@ def _lines(
             if j > rows[e]:
                 at = _put(out, at, sep, 0, sep.shape[0])
             s = slots[j]
-            at = _put(out, at, blob, offsets[s], offsets[s + 1])
+            size = np.int64(fixed[s, 0])
+            if size == _LONG:
+                at = _put(out, at, blob, offsets[s], offsets[s + 1])
+            else:
+                for i in range(size):
+                    out[at + i] = fixed[s, 1 + i]
+                at += size
         _put(out, at, tail, 0, tail.shape[0])
     return out

@@ -1,7 +1,7 @@
 """The answer lines ``semps content match`` writes, as HCEM's batch pass and the parallel
 line writer produce them on 1 and 2 threads: byte for byte ``json.dumps`` of the brute
 force's answers, for batches with empty events, events no subscription matches, events
-every subscription matches, and ids that JSON must escape."""
+every subscription matches, and ids that JSON must escape, short and long."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ class _Text(io.StringIO):
         min_size=1,
         max_size=40,
     ),
-    names=st.lists(st.text(min_size=1, max_size=6), min_size=40, max_size=40, unique=True),
+    names=st.lists(st.text(min_size=1, max_size=40), min_size=40, max_size=40, unique=True),
     batches=st.lists(st.lists(event_values, max_size=70), min_size=1, max_size=3),
     threads=st.sampled_from([1, 2]),
 )
