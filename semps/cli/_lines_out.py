@@ -150,12 +150,12 @@ def _lines(
             if j > rows[e]:
                 at = _put(out, at, sep, 0, sep.shape[0])
             s = slots[j]
-            size = np.int64(fixed[s, 0])
-            if size == _LONG:
+            length = int(fixed[s, 0])
+            if length == _LONG:
                 at = _put(out, at, blob, offsets[s], offsets[s + 1])
             else:
-                for i in range(size):
+                for i in range(length):
                     out[at + i] = fixed[s, 1 + i]
-                at += size
+                at += length
         _put(out, at, tail, 0, tail.shape[0])
     return out
