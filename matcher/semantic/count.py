@@ -175,7 +175,7 @@ class _Runs:
         mask_at = 0
         if family.strings:
             masks = string_masks(
-                family, index.members_at[fid], member_cols[lo:hi].tolist(), rows, columns
+                family, index.params.ints, member_cols[lo:hi], index.terms(), rows, columns
             )
             if masks is None:
                 return False

@@ -66,9 +66,9 @@ class Family:
 
 
 class ParamTable:
-    """The integer parameters of every member of an index's families, one row per member
-    (its parameters side by side: one cache line read per member in the compiled pass):
-    term numbers for pattern constants, integers for comparisons, 0 for strings."""
+    """The parameters of every member of an index's families as integers, one row per
+    member (its parameters side by side: one cache line read per member in the compiled
+    pass): term numbers for pattern constants and strings, integers for comparisons."""
 
     def __init__(self) -> None:
         self.ints = np.zeros((16, 1), dtype=np.int64)
@@ -97,30 +97,24 @@ class ParamTable:
 
 
 class Members:
-    """A family's members: their parameters' kinds, and the string parameters by the
-    member's column in the :class:`ParamTable`."""
+    """A family's members: their parameters' kinds; the parameters themselves are rows
+    of the :class:`ParamTable` (strings by their number, as pattern constants)."""
 
     def __init__(self, family: Family, table: ParamTable) -> None:
         self.kinds = _param_kinds(family.templates)
         self.table = table
-        self.texts: dict[int, tuple[object, ...]] = {}
 
     def add(self, params: tuple[object, ...], term_id: Callable[[Term], int]) -> int:
-        """Store a member's parameters; its column."""
-        kinds = self.kinds
+        """Store a member's parameters; its row."""
         values = [
-            term_id(v) if k == "eq" else 0 if k == "str" else v  # type: ignore[arg-type]
-            for k, v in zip(kinds, params, strict=True)
+            v if k == "int" else term_id(v)  # type: ignore[arg-type]
+            for k, v in zip(self.kinds, params, strict=True)
         ]
-        col = self.table.column(values)  # type: ignore[arg-type]
-        if "str" in kinds:
-            self.texts[col] = params
-        return col
+        return self.table.column(values)  # type: ignore[arg-type]
 
-    def remove(self, col: int) -> None:
+    def remove(self, row: int) -> None:
         """Forget a member."""
-        self.texts.pop(col, None)
-        self.table.release(col)
+        self.table.release(row)
 
 
 def _param_kinds(templates: Sequence[Template]) -> tuple[str, ...]:
@@ -354,22 +348,25 @@ def row_groups(
 
 def string_masks(
     family: Family,
-    members: Members,
-    member_cols: list[int],
+    params: npt.NDArray[np.int64],
+    member_rows: npt.NDArray[np.int64],
+    terms: Sequence[Term],
     rows: Sequence[tuple[Term | None, ...]],
     columns: dict[tuple[str, str], Any],
 ) -> npt.NDArray[np.bool_] | None:
-    """The family's string templates over the rows: ``[template, member, row]``, or
-    ``None`` when a value is not a plain string."""
-    out = np.zeros((len(family.strings), len(member_cols), len(rows)), dtype=np.bool_)
+    """The family's string templates over the rows, ``[template, member, row]``, for the
+    members at ``member_rows`` of ``params`` (strings by their number in ``terms``), or
+    ``None`` when a value is not a plain string. Each distinct string is tried once per
+    row: members sharing a needle share its answers."""
+    out = np.zeros((len(family.strings), len(member_rows), len(rows)), dtype=np.bool_)
     for k, (_, fn_name, name, at) in enumerate(family.strings):
         texts = _column(name, "str", family, rows, columns)
         if texts is None:
             return None
         fn = STRING_FNS[fn_name]
-        for m, col in enumerate(member_cols):
-            needle = members.texts[col][at]
-            out[k, m] = [fn(t, needle) for t in texts]  # type: ignore[arg-type]
+        needles, which = np.unique(params[member_rows, at], return_inverse=True)
+        answers = [[fn(t, terms[i]) for t in texts] for i in needles.tolist()]
+        out[k] = np.array(answers, dtype=np.bool_).reshape(len(needles), len(rows))[which]
     return out
 
 

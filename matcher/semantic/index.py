@@ -187,6 +187,7 @@ class SubscriptionIndex:
         self._program_table: tuple[IntArray, IntArray] | None = None
         #: Numbers of the pattern constants families select by (never reused).
         self.term_ids: dict[Term, int] = {}
+        self._terms: list[Term] = []
         self._families: dict[Family, int] = {}
         # The same by the family object's identity (family_of hands out one object per
         # family while its cache holds it): no hash of the nested plan per registration.
@@ -388,6 +389,12 @@ class SubscriptionIndex:
             self._program_table = None
             del self._families[family]
             self._family_by_object.pop(id(family), None)
+
+    def terms(self) -> list[Term]:
+        """The numbered constants by number (:attr:`term_ids` the other way)."""
+        if len(self._terms) != len(self.term_ids):
+            self._terms = list(self.term_ids)
+        return self._terms
 
     def program_table(self) -> tuple[IntArray, IntArray]:
         """The families' programs one after another, and where each family's starts (by
