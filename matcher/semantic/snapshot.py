@@ -31,6 +31,7 @@ one whose subscriptions' digest differs from the caller's (a stale snapshot).
 from __future__ import annotations
 
 import dataclasses
+import gc
 import hashlib
 import os
 import random
@@ -178,7 +179,8 @@ def snapshot_memo(
 
     The snapshot is a cache: a missing, damaged or stale one is read as empty (a text it
     does not hold is parsed, as without it), and one that cannot be written is left as it
-    is. What the block registers does not depend on it.
+    is. What the block registers does not depend on it. The cyclic garbage collector is
+    off within the block, as while ``semps match`` builds an index.
     """
     semantic = [s for s in subscriptions if s.kind == "semantic"]
     queries: dict[str, Query] = {}
@@ -189,7 +191,7 @@ def snapshot_memo(
             queries, held = snapshot.queries, snapshot.subscriptions_sha256
     except SubscriptionError:
         pass
-    with parse_memo(queries, limits):
+    with _paused_gc(), parse_memo(queries, limits):
         yield
     parsed = [s for s in semantic if s.text in queries]
     if subscriptions_digest(parsed) != held:
@@ -230,6 +232,18 @@ def load_matcher(
     return matcher
 
 
+@contextmanager
+def _paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector off meanwhile (as ``semps match`` builds an index)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _refuse(path: Path, why: str) -> SubscriptionError:
     return SubscriptionError(f"{path}: not a usable semantic index snapshot: {why}")
 
@@ -242,6 +256,11 @@ def read_snapshot(path: Path) -> Snapshot:
             altered or inconsistent.
     """
     header, payload = _read(path)
+    with _paused_gc():  # many small objects, all kept: collections would only rescan them
+        return _decoded(path, header, payload)
+
+
+def _decoded(path: Path, header: dict[str, Any], payload: bytes) -> Snapshot:
     try:
         data = orjson.loads(payload)
         limits = Limits(**header["limits"])
