@@ -16,9 +16,10 @@ regions x 150k subscription regions in d = 3 (the sweep), seconds and pairs foun
 ``--cli`` times ``semps content match`` end to end on generated JSONL files (the same
 workload): the load (a run with no events: start-up, reading, validating and indexing),
 the marginal cost per event with answers written (two runs with different event counts,
-so the load, the first build and compilation cancel out), each as the min and median of
-``--repeat`` runs, wall and CPU; the peak RSS per subscription; the load from a snapshot
-(``semps content index`` once, then ``match --index``); and, with ``--prev``, the same
+so the load, the first build and compilation cancel out; both start from a snapshot the
+checkout wrote with ``semps content index``, whose load varies far less between runs than
+the JSONL load's), each as the min and median of ``--repeat`` runs, wall and CPU; the
+peak RSS per subscription; the load from the snapshot; and, with ``--prev``, the same
 commands from another checkout (``--prev-n`` subscriptions). The memory point loads
 100k and ``--n`` subscriptions in process: bytes per subscription of the index arrays
 and of the resident set.
@@ -350,8 +351,10 @@ def cli_point(args: argparse.Namespace, n: int, prev: str | None) -> dict[str, o
         jsonl = ["--subscriptions", str(subs)]
         base = _runs(cmd(["--subscriptions", str(one)], 0), 1, prev)
         load = _runs(cmd(jsonl, 0), args.repeat, prev)
-        t_few = _runs(cmd(jsonl, few), args.repeat, prev)
-        t_many = _runs(cmd(jsonl, many), args.repeat, prev)
+        snapshot = snapshot_point(args, algorithm, subs, events[0], prev)
+        indexed = ["--index", str(snapshot.pop("path"))]
+        t_few = _runs(cmd(indexed, few), args.repeat, prev)
+        t_many = _runs(cmd(indexed, many), args.repeat, prev)
         row: dict[str, object] = {
             "startup_s": base["wall_min"],
             "load": load,
@@ -362,29 +365,30 @@ def cli_point(args: argparse.Namespace, n: int, prev: str | None) -> dict[str, o
                 for k in ("wall_min", "wall_median", "cpu_min", "cpu_median")
             },
             "peak_rss_B_per_subscription_load": load["peak_rss_mb"] * 1e6 / n,
+            "snapshot": snapshot,
         }
-        if prev is None and algorithm in ("rein", "hcem"):
-            row["snapshot"] = snapshot_point(args, algorithm, subs, events[0])
         print(f"  {algorithm}: {json.dumps(row)}")
         out[algorithm] = row
     return out
 
 
 def snapshot_point(
-    args: argparse.Namespace, algorithm: str, subs: Path, no_events: Path
+    args: argparse.Namespace, algorithm: str, subs: Path, no_events: Path, prev: str | None
 ) -> dict[str, object]:
-    """``semps content index`` once, then the load from the snapshot (a run with no
-    events), ``--repeat`` times."""
+    """``semps content index`` of the checkout once, then the load from the snapshot (a
+    run with no events), ``--repeat`` times; ``path``: the snapshot."""
     from cli_timing import run
 
-    snap = OUT / "cli-content" / f"index-{algorithm}-{subs.stem}.npz"
+    label = "prev" if prev else "this"
+    snap = OUT / "cli-content" / f"index-{algorithm}-{subs.stem}-{label}.npz"
     build = run(
         ["content", "index", "--algorithm", algorithm, "--buckets", str(args.b),
-         "--subscriptions", str(subs), "--output", str(snap)],
+         "--subscriptions", str(subs), "--output", str(snap)], prev,
     )  # fmt: skip
     load = _runs(["content", "match", "--index", str(snap), "--events", str(no_events)],
-                 args.repeat, None)  # fmt: skip
-    return {"index_s": build[0], "file_mb": snap.stat().st_size / 1e6, "load": load}
+                 args.repeat, prev)  # fmt: skip
+    return {"index_s": build[0], "file_mb": snap.stat().st_size / 1e6, "load": load,
+            "path": snap}  # fmt: skip
 
 
 def memory_point(args: argparse.Namespace, n: int) -> dict[str, float]:
