@@ -1,12 +1,16 @@
 """The answer lines ``semps content match`` writes, as HCEM's batch pass and the parallel
 line writer produce them on 1 and 2 threads: byte for byte ``json.dumps`` of the brute
 force's answers, for batches with empty events, events no subscription matches, events
-every subscription matches, and ids that JSON must escape, short and long."""
+every subscription matches, and ids that JSON must escape, short and long; and
+``--threads N`` pinning the cores, its bad values one error line."""
 
 from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -75,3 +79,32 @@ def test_lines_are_json_dumps_of_the_brute_force_answers(
     finally:
         set_threads(max_threads())
     assert out.buffer.getvalue().decode("ascii") == "".join(want)
+
+
+def _semps(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "semps", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_threads_pins_the_cores_and_bad_counts_are_one_error_line(tmp_path: Path) -> None:
+    subs = [
+        {"id": "s1", "constraints": [{"attr": "a", "op": ">=", "value": 0.5}]},
+        {"id": "s2", "constraints": "a between 0 and 2 and b <= 1"},
+    ]
+    events = [{"id": "e1", "values": {"a": 0.7, "b": 3}}, {"id": "e2", "values": {"a": 1, "b": 0}}]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(d) + "\n" for d in subs))
+    (tmp_path / "e.jsonl").write_text("".join(json.dumps(d) + "\n" for d in events))
+    files = ["--subscriptions", str(tmp_path / "s.jsonl"), "--events", str(tmp_path / "e.jsonl")]
+    done = _semps("content", "match", "--threads", "1", *files)
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line) for line in done.stdout.splitlines()] == [
+        {"event": "e1", "matches": ["s1"]},
+        {"event": "e2", "matches": ["s1", "s2"]},
+    ]
+    for bad in ("0", str(max_threads() + 1)):
+        done = _semps("content", "match", "--threads", bad, *files)
+        assert done.returncode == 2
+        assert done.stderr == (
+            f"semps: error: --threads must be between 1 and {max_threads()}, not {bad}\n"
+        )
