@@ -144,12 +144,9 @@ class Pipeline:
         if workers < 1:
             msg = f"the pipeline needs at least one worker, not {workers}"
             raise ValueError(msg)
-        self._load = load
-        self._expansion = expansion
-        self._commit = commit
-        self._on_overrun = on_overrun
-        self.limits = limits
-        self.max_batch = max_batch
+        self._load, self._expansion = load, expansion
+        self._commit, self._on_overrun = commit, on_overrun
+        self.limits, self.max_batch = limits, max_batch
         self._cond = threading.Condition()
         self._pending: deque[Item] = deque()
         self._next_batch = 0

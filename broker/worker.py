@@ -124,11 +124,31 @@ def payload_head(match: Match, limits: Limits = DEFAULT_LIMITS) -> str:
     }
     if match.count > limits.max_count:
         head["count_truncated"] = True
+    solutions = match.solutions[: limits.max_solutions]
+    rendered: list[dict[str, str]] = []
+    for solution in solutions:  # (loops: cheaper than comprehensions for one or two)
+        row = {}
+        for name, value in solution.items():
+            if type(value) is not str:
+                row[name] = n3(value)
+            elif value.startswith("_:"):
+                row[name] = value
+            else:
+                row[name] = f"<{value}>"
+        rendered.append(row)
+    head["solutions"] = rendered
+    if match.detail:
+        head["detail"] = dict(match.detail)
+    whole = _dumps(head)  # the usual case, in one call: everything fits
+    if len(whole) + 64 <= limits.max_notification_bytes:
+        return whole[:-1]
+    del head["solutions"]
+    head.pop("detail", None)
     tail = f',"detail":{_dumps(dict(match.detail))}' if match.detail else ""
     text = _dumps(head)[:-1]
     budget = limits.max_notification_bytes - len(text) - len(tail) - 64
     parts: list[str] = []
-    for solution in match.solutions[: limits.max_solutions]:
+    for solution in solutions:
         part = _dumps({k: n3(v) for k, v in solution.items()})
         budget -= len(part) + 1
         if budget < 0:

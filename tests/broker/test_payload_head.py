@@ -1,0 +1,56 @@
+"""A notification's JSON as the workers write it: every solution in N-Triples terms while it
+fits, then cut from the end with ``solutions_truncated``; counts capped with
+``count_truncated``; a composite's detail last."""
+
+from __future__ import annotations
+
+import json
+
+from semps.broker.worker import payload_head
+from semps.limits import Limits
+from semps.matcher.base import Match
+from semps.terms import XSD, Literal
+
+
+def notification(head: str) -> dict:
+    """The stored text (the head with the seq the store adds) as JSON."""
+    return json.loads(head + ',"id":7}')
+
+
+def test_every_solution_is_written_in_n_triples_terms() -> None:
+    solutions = (
+        {"x": "http://ex/a", "n": Literal("4", XSD + "integer")},
+        {"x": "_:b0", "n": Literal("chat", lang="fr")},
+    )
+    match = Match("s1", "e1", 2, solutions)
+    assert notification(payload_head(match)) == {
+        "subscription": "s1",
+        "event": "e1",
+        "count": 2,
+        "solutions": [
+            {"x": "<http://ex/a>", "n": f'"4"^^<{XSD}integer>'},
+            {"x": "_:b0", "n": '"chat"@fr'},
+        ],
+        "id": 7,
+    }
+
+
+def test_solutions_past_the_size_limit_are_left_out_from_the_end() -> None:
+    solutions = tuple({"x": f"http://ex/{i:04d}"} for i in range(50))
+    match = Match("s1", "e1", 50, solutions, {"of": ["s2"]})
+    head = payload_head(match, Limits(max_notification_bytes=400))
+    doc = notification(head)
+    assert len(head) <= 400
+    kept = doc["solutions"]
+    assert 0 < len(kept) < 50
+    assert kept == [{"x": f"<http://ex/{i:04d}>"} for i in range(len(kept))]
+    assert doc["solutions_truncated"] is True and doc["count"] == 50
+    assert list(doc)[-2:] == ["detail", "id"] and doc["detail"] == {"of": ["s2"]}
+
+
+def test_a_count_past_max_count_is_capped_and_said_so() -> None:
+    match = Match("s1", "e1", 12, ({"x": "http://ex/a"},))
+    doc = notification(payload_head(match, Limits(max_count=10, max_solutions=1)))
+    assert doc["count"] == 10 and doc["count_truncated"] is True
+    assert doc["solutions"] == [{"x": "<http://ex/a>"}]
+    assert "solutions_truncated" not in doc
