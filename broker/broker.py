@@ -57,6 +57,10 @@ LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
 #: Seconds a bearer token's lookup is cached.
 TOKEN_CACHE_SECONDS = 10.0
 
+#: The semantic snapshot beside the database: the workers start from its parses and rewrite
+#: it when the stored subscriptions changed (``semps.matcher.semantic.snapshot``).
+SEMANTIC_SNAPSHOT = "semantic.snap"
+
 #: A committed notification: (subscription id, seq, JSON text).
 Note = tuple[str, int, str]
 
@@ -194,6 +198,7 @@ class Broker:
             ordered=self._ordered,
             workers=workers,
             limits=limits,
+            snapshot=self.data_dir / SEMANTIC_SNAPSHOT,
         )
         self.webhooks.metrics = self.metrics
         self.pruner = Pruner(self.store, after_pass=self.save_metrics)

@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from semps.broker.worker import (
@@ -127,6 +128,8 @@ class Pipeline:
         workers: matching processes.
         limits: passed to the workers (event size) and read for ``match_timeout``.
         max_batch: events per batch at most.
+        snapshot: the semantic snapshot the workers load with and rewrite when stale
+            (:func:`~semps.matcher.semantic.snapshot.snapshot_memo`); ``None``: none.
     """
 
     def __init__(
@@ -140,6 +143,7 @@ class Pipeline:
         workers: int = 2,
         limits: Limits = DEFAULT_LIMITS,
         max_batch: int = 256,
+        snapshot: Path | None = None,
     ) -> None:
         if workers < 1:
             msg = f"the pipeline needs at least one worker, not {workers}"
@@ -155,6 +159,7 @@ class Pipeline:
         self._ahead: set[int] = set()  # batches committed out of order
         self._ordered = ordered
         self._done_cond = threading.Condition()
+        self.snapshot = snapshot
         self._running = True
         self.respawns = 0
         self._slots = [_Slot(i) for i in range(workers)]
@@ -251,7 +256,7 @@ class Pipeline:
         process, conn, progress = start_worker(self.limits)
         slot.process, slot.conn, slot.progress = process, conn, progress
         expansion = self._expansion()
-        self._call(slot, ("load", self._load(), expansion), timeout=None)
+        self._call(slot, ("load", self._load(), expansion, self.snapshot), timeout=None)
         slot.version = expansion.version
         slot.ready = True
 

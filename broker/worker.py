@@ -4,7 +4,8 @@ every stateless matcher's index.
 The broker starts one or more of these (:mod:`semps.broker.pipeline`) and talks to each over
 a pipe, one request at a time, with tuples:
 
-- ``("load", subscriptions, expansion)`` index these subscriptions (start-up, respawn);
+- ``("load", subscriptions, expansion, snapshot)`` index these subscriptions (start-up,
+  respawn), with the parses of the semantic snapshot at ``snapshot`` (a path or ``None``);
 - ``("add", subscription, old_kind)`` index (or replace) one; ``old_kind`` names the matcher
   that held the id before when it changes kind (removed only once the new one is indexed);
 - ``("add_many", subscriptions)`` index new ones, each accepted or refused on its own;
@@ -30,7 +31,9 @@ import json
 import multiprocessing
 import os
 from collections.abc import Sequence
+from contextlib import nullcontext
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from semps.errors import NotFound, SempsError
@@ -40,6 +43,7 @@ from semps.ingest.rdf import read_event
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.registry import create_matcher
+from semps.matcher.semantic.snapshot import snapshot_memo
 from semps.ontology.expansion import Expansion
 from semps.terms import RDF_TYPE, XSD, Literal, n3
 
@@ -175,13 +179,26 @@ class Worker:
             found.limits = self.limits
         return found
 
-    def load(self, subscriptions: Sequence[Subscription], expansion: Expansion) -> int:
+    def load(
+        self,
+        subscriptions: Sequence[Subscription],
+        expansion: Expansion,
+        snapshot: Path | None = None,
+    ) -> int:
+        """Index ``subscriptions`` (with the parses of the semantic ``snapshot``, which is
+        rewritten when it did not hold them all); returns the matchers' sizes."""
         self.expansion = expansion
-        for sub in subscriptions:
-            try:
-                self.matcher(sub.kind).add(sub)
-            except SempsError:  # registered under older limits or code: skip, keep serving
-                continue
+        memo = (
+            nullcontext()
+            if snapshot is None
+            else snapshot_memo(snapshot, subscriptions, self.limits)
+        )
+        with memo:
+            for sub in subscriptions:
+                try:
+                    self.matcher(sub.kind).add(sub)
+                except SempsError:  # registered under older limits or code: skip, keep serving
+                    continue
         _settle()
         return sum(_size(m) for m in self.matchers.values())
 
@@ -338,7 +355,7 @@ def serve(conn: Connection, limits: Limits, progress: Progress) -> None:
                 worker.expansion = request[1]
                 value = None
             elif op == "load":
-                value = worker.load(request[1], request[2])
+                value = worker.load(request[1], request[2], request[3])
             else:
                 msg = f"unknown worker request {op!r}"
                 raise ValueError(msg)

@@ -1,0 +1,126 @@
+"""The service restarts from the semantic snapshot beside its database.
+
+``semps serve`` keeps ``semantic.snap`` in its data directory: its matching workers start
+from the parses it holds when it holds exactly the stored subscriptions, and rewrite it
+otherwise (added or removed subscriptions, a damaged file). The answers never depend on
+it: after each restart they equal pyoxigraph's over the event.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pyoxigraph as ox
+import pytest
+from semps_test_support import Server, to_oxigraph
+
+from semps.broker.broker import SEMANTIC_SNAPSHOT
+from semps.ingest.rdf import read_event
+from semps.matcher.semantic.snapshot import read_snapshot
+
+EX = "http://ex.org/"
+EVENT = f"""<{EX}a> <{EX}p> <{EX}b> .
+<{EX}b> <{EX}p> <{EX}c> .
+<{EX}a> <{EX}v> "5"^^<http://www.w3.org/2001/XMLSchema#integer> .
+<{EX}b> <{EX}v> "12"^^<http://www.w3.org/2001/XMLSchema#integer> .
+<{EX}c> <{EX}label> "c" .
+"""
+QUERIES = [
+    f"SELECT * WHERE {{ ?x <{EX}p> ?y . ?y <{EX}v> ?n FILTER(?n > 10) }}",
+    f"SELECT * WHERE {{ ?x <{EX}p> ?y OPTIONAL {{ ?y <{EX}label> ?l }} }}",
+    f"SELECT * WHERE {{ ?x <{EX}p>+ ?y }}",
+    f"ASK {{ ?x <{EX}v> ?n FILTER(?n > 100) }}",
+    f"SELECT * WHERE {{ ?x <{EX}p> ?y . ?y <{EX}v> ?n FILTER(?n > 10) }}",  # a text twice
+]
+NT = {"Content-Type": "application/n-triples"}
+
+
+def oracle_counts(texts: dict[str, str]) -> dict[str, int]:
+    """Solutions per subscription by pyoxigraph over the event (no ontology: the closure
+    adds nothing), the matching ones only."""
+    store = ox.Store()
+    for s, p, o in read_event(
+        EVENT.encode(), event_id="e", media_type="application/n-triples"
+    ).triples:
+        store.add(ox.Quad(to_oxigraph(s), ox.NamedNode(p), to_oxigraph(o)))
+    counts = {}
+    for sub_id, text in texts.items():
+        result = store.query(text)
+        n = int(bool(result)) if isinstance(result, ox.QueryBoolean) else len(list(result))
+        if n:
+            counts[sub_id] = n
+    return counts
+
+
+def answers(server: Server, ids: list[str]) -> dict[str, int]:
+    """Publish the event; the count each subscription was notified with."""
+    with server.client("publisher") as pub, server.client("subscriber") as sub:
+        event_id = pub.post("/events", content=EVENT, headers=NT).json()["id"]
+        found = {}
+        for sub_id in ids:
+            text = sub.get(f"/subscriptions/{sub_id}/notifications?once=true").text
+            for line in text.splitlines():
+                note = json.loads(line[6:]) if line.startswith("data: ") else {}
+                if note.get("event") == event_id:
+                    found[sub_id] = note["count"]
+    return found
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    srv = Server(tmp_path / "data", extra=("--workers", "1"))
+    yield srv
+    srv.stop()
+
+
+def _subscribe(client: httpx.Client, text: str) -> str:
+    created = client.post("/subscriptions", content=text)
+    assert created.status_code == 201, created.text
+    return str(created.json()["id"])
+
+
+def test_restarts_load_the_snapshot_and_rewrite_it_when_the_subscriptions_change(
+    server: Server,
+) -> None:
+    snap = server.data_dir / SEMANTIC_SNAPSHOT
+    with server.client("subscriber") as sub:
+        texts = {_subscribe(sub, q): q for q in QUERIES}
+    want = oracle_counts(texts)
+    assert set(want) == set(texts) - {list(texts)[3]}  # the event makes the test show something
+    assert answers(server, list(texts)) == want
+
+    server.kill()
+    server.start()  # the snapshot held none of them: the workers parse and rewrite it
+    assert answers(server, list(texts)) == want
+    saved = read_snapshot(snap)
+    assert {s.id: s.text for s in saved.subscriptions} == texts
+    assert len(saved.queries) == len(set(QUERIES))
+    written = (snap.stat().st_mtime_ns, snap.read_bytes())
+
+    server.stop()
+    server.start()  # current: loaded as it is, not written again
+    assert answers(server, list(texts)) == want
+    assert (snap.stat().st_mtime_ns, snap.read_bytes()) == written
+
+    gone = list(texts)[0]
+    with server.client("subscriber") as sub:
+        assert sub.delete(f"/subscriptions/{gone}").status_code == 204
+    del texts[gone]
+    server.stop()
+    server.start()  # one fewer: rewritten without it
+    assert answers(server, list(texts)) == oracle_counts(texts)
+    assert {s.id for s in read_snapshot(snap).subscriptions} == set(texts)
+
+
+def test_a_damaged_snapshot_is_ignored_and_rewritten(server: Server) -> None:
+    snap = server.data_dir / SEMANTIC_SNAPSHOT
+    with server.client("subscriber") as sub:
+        texts = {_subscribe(sub, q): q for q in QUERIES[:3]}
+    server.stop()
+    snap.write_bytes(b"semps-semantic-index\n{not json")
+    server.start()
+    assert answers(server, list(texts)) == oracle_counts(texts)
+    assert {s.id for s in read_snapshot(snap).subscriptions} == set(texts)
