@@ -15,7 +15,7 @@ from semps.event import Event
 from semps.ingest.rdf import read_events
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher
-from semps.matcher.semantic.snapshot import load_matcher, subscriptions_digest
+from semps.matcher.semantic.snapshot import load_matcher, paused_gc, subscriptions_digest
 from semps.ontology import Expansion, load_expansion
 
 RDF_SUFFIXES = (".rdf", ".owl", ".xml", ".ttl", ".nt", ".jsonld")
@@ -65,16 +65,10 @@ def event_files(path: Path) -> list[Path]:
 
 @contextmanager
 def _building() -> Iterator[None]:
-    """The cyclic GC off while an index is built (it is made of many small long-lived
-    objects: collections during the build would rescan all of them, halving the
-    registration rate), and what was built frozen out of later collections."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    """The cyclic GC off while an index is built (:func:`paused_gc`), and what was built
+    frozen out of later collections."""
+    with paused_gc():
         yield
-    finally:
-        if enabled:
-            gc.enable()
     gc.freeze()
 
 
