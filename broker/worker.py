@@ -244,7 +244,7 @@ class Worker:
                 events = [_warm_up_event(i) for i in range(n)]
                 contexts = [MatchContext(e, self.expansion, limits=self.limits) for e in events]
                 try:
-                    matcher.match_batch(events, contexts)
+                    matcher.match_batch(contexts)
                 except Exception:  # noqa: S112  (a made-up event: nothing to report)
                     continue
 
@@ -289,7 +289,7 @@ class Worker:
                 continue
             if progress is not None:
                 progress.at(MATCHING, 0)
-            for i, matches in enumerate(matcher.match_batch(events, contexts)):
+            for i, matches in enumerate(matcher.match_batch(contexts)):
                 found[i] += matches
         if progress is not None:
             progress.at(IDLE, 0)

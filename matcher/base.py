@@ -131,7 +131,9 @@ class Matcher(ABC):
           :class:`~semps.errors.NotFound`.
         - ``match`` must not block on I/O and must not mutate the event; it returns the
           matches sorted by subscription id.
-        - ``match_batch``, ``count_batch`` and ``match_columns`` give, per event, what
+        - Every per-event method takes the contexts alone: the event of ``context`` is
+          ``context.event``.
+        - ``match_batch``, ``count_batch`` and ``match_columns`` give, per context, what
           ``match`` gives.
         - Matchers are not thread-safe; the broker serialises calls.
         - A matcher whose answers depend on earlier events (``stateful = True``: composite
@@ -164,32 +166,24 @@ class Matcher(ABC):
         """Remove a subscription from the index."""
 
     @abstractmethod
-    def match(self, event: Event, context: MatchContext) -> list[Match]:
-        """The subscriptions ``event`` matches, sorted by subscription id."""
+    def match(self, context: MatchContext) -> list[Match]:
+        """The subscriptions ``context.event`` matches, sorted by subscription id."""
 
-    def match_batch(
-        self, events: Sequence[Event], contexts: Sequence[MatchContext]
-    ) -> list[list[Match]]:
-        """Match several events at once; matchers with a batch algorithm override this."""
-        return [self.match(e, c) for e, c in zip(events, contexts, strict=True)]
+    def match_batch(self, contexts: Sequence[MatchContext]) -> list[list[Match]]:
+        """Match the events of several contexts at once; matchers with a batch algorithm
+        override this."""
+        return [self.match(c) for c in contexts]
 
-    def count_batch(
-        self, events: Sequence[Event], contexts: Sequence[MatchContext]
-    ) -> list[dict[str, int]]:
-        """Per event, ``{subscription id: solution count}`` of the matches: what bulk jobs
-        report. Matchers that can skip building solutions override this; the counts must
-        equal :meth:`match_batch`'s."""
+    def count_batch(self, contexts: Sequence[MatchContext]) -> list[dict[str, int]]:
+        """Per context, ``{subscription id: solution count}`` of its event's matches: what
+        bulk jobs report. Matchers that can skip building solutions override this; the
+        counts must equal :meth:`match_batch`'s."""
         return [
-            {m.subscription: m.count for m in matches}
-            for matches in self.match_batch(events, contexts)
+            {m.subscription: m.count for m in matches} for matches in self.match_batch(contexts)
         ]
 
     def match_columns(
-        self,
-        events: Sequence[Event],
-        contexts: Sequence[MatchContext],
-        *,
-        solutions: bool = False,
+        self, contexts: Sequence[MatchContext], *, solutions: bool = False
     ) -> MatchColumns:
         """A batch's answers as columns (:class:`~semps.matcher.results.MatchColumns`):
         the same matches, counts and order as :meth:`match_batch`, with ``solutions`` filled
@@ -198,16 +192,12 @@ class Matcher(ABC):
         else :meth:`match_batch`'s converted."""
         from semps.matcher.results import MatchColumns
 
-        columns = self.unbound_columns(events, contexts)
+        columns = self.unbound_columns(contexts)
         if columns is None:
-            return MatchColumns.from_matches(
-                self.match_batch(events, contexts), solutions=solutions
-            )
+            return MatchColumns.from_matches(self.match_batch(contexts), solutions=solutions)
         return replace(columns, solutions=((),) * len(columns)) if solutions else columns
 
-    def unbound_columns(
-        self, events: Sequence[Event], contexts: Sequence[MatchContext]
-    ) -> MatchColumns | None:
+    def unbound_columns(self, contexts: Sequence[MatchContext]) -> MatchColumns | None:
         """The batch's matches as columns without a Python object per match, for a matcher
         whose matches bind no variables (one solution each, its count 1); ``None`` (the
         default): :meth:`match_columns` converts :meth:`match_batch`."""

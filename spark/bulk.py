@@ -126,7 +126,7 @@ def counts_of_batch(
     contexts = [MatchContext(e, expansion) for e in batch]
     counts: list[Counts] = [{} for _ in batch]
     for matcher in matchers:
-        for found, more in zip(counts, matcher.count_batch(batch, contexts), strict=True):
+        for found, more in zip(counts, matcher.count_batch(contexts), strict=True):
             found.update(more)
     for event, found in zip(batch, counts, strict=True):
         yield event.id, found

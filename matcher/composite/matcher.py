@@ -83,7 +83,7 @@ class CompositeMatcher(Matcher):
             self.tree.drop(name)
             del self.owner_of[name]
 
-    def match(self, event: Event, context: MatchContext) -> list[Match]:
+    def match(self, context: MatchContext) -> list[Match]:
         """Composites are not matched against raw events (see :meth:`observe`)."""
         return []
 

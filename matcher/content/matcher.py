@@ -63,7 +63,7 @@ class ContentMatcher(Matcher):
         >>> m = ContentMatcher()
         >>> m.add(Subscription("s1", "content", 'a3 between 0.1 and 0.6 and a1 = "red"'))
         >>> e = Event("e1", values={"a3": 0.31, "a1": "red"})
-        >>> [x.subscription for x in m.match(e, MatchContext(e))]
+        >>> [x.subscription for x in m.match(MatchContext(e))]
         ['s1']
     """
 
@@ -95,24 +95,23 @@ class ContentMatcher(Matcher):
         """The attributes of the event's attribute view."""
         return frozenset(attribute_view(context.event, context))
 
-    def match(self, event: Event, context: MatchContext) -> list[Match]:
+    def match(self, context: MatchContext) -> list[Match]:
         if not len(self.index):
             return []
-        view = attribute_view(event, context)
+        view = attribute_view(context.event, context)
         if not view:
             return []
-        return [Match(sub_id, event.id) for sub_id in self.index.match(view)]
+        return [Match(sub_id, context.event.id) for sub_id in self.index.match(view)]
 
-    def match_batch(
-        self, events: Sequence[Event], contexts: Sequence[MatchContext]
-    ) -> list[list[Match]]:
+    def match_batch(self, contexts: Sequence[MatchContext]) -> list[list[Match]]:
         """One index batch for all events (HCEM's dynamic adjustment)."""
         if not len(self.index):
-            return [[] for _ in events]
-        views = [attribute_view(e, c) for e, c in zip(events, contexts, strict=True)]
+            return [[] for _ in contexts]
+        views = [attribute_view(c.event, c) for c in contexts]
         found = self.index.match_batch(views)
         return [
-            [Match(sub_id, e.id) for sub_id in ids] for e, ids in zip(events, found, strict=True)
+            [Match(sub_id, c.event.id) for sub_id in ids]
+            for c, ids in zip(contexts, found, strict=True)
         ]
 
     def match_events(self, events: Sequence[Event]) -> MatchColumns:
@@ -120,13 +119,11 @@ class ContentMatcher(Matcher):
         RDF triples are closed under an empty ontology (JSON events have none)."""
         return _plain_columns(self.index, events)
 
-    def unbound_columns(
-        self, events: Sequence[Event], contexts: Sequence[MatchContext]
-    ) -> MatchColumns:
+    def unbound_columns(self, contexts: Sequence[MatchContext]) -> MatchColumns:
         """One index batch as columns: slots into the index's id list, no Match objects."""
         if not len(self.index):
-            return MatchColumns.empty(len(events))
-        views = [attribute_view(e, c) for e, c in zip(events, contexts, strict=True)]
+            return MatchColumns.empty(len(contexts))
+        views = [attribute_view(c.event, c) for c in contexts]
         return self.index.match_columns(views)
 
 

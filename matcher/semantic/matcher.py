@@ -103,7 +103,7 @@ class SemanticMatcher(Matcher):
         >>> m.add(Subscription("s1", "semantic", "SELECT ?x { ?x <http://ex/p> 1 }"))
         >>> one = Literal("1", XSD + "integer")
         >>> e = Event("e1", triples=(("http://ex/a", "http://ex/p", one),))
-        >>> [(x.subscription, x.count, dict(x.solutions[0])) for x in m.match(e, MatchContext(e))]
+        >>> [(x.subscription, x.count, dict(x.solutions[0])) for x in m.match(MatchContext(e))]
         [('s1', 1, {'x': 'http://ex/a'})]
     """
 
@@ -197,7 +197,7 @@ class SemanticMatcher(Matcher):
             items.update(f"a <{cls}>" for classes in parts.part_b.values() for cls in classes)
         return frozenset(items)
 
-    def match(self, event: Event, context: MatchContext) -> list[Match]:
+    def match(self, context: MatchContext) -> list[Match]:
         """The matching subscriptions with their solution counts, sorted by id."""
         pairs = EventPairs(context.parts)
         candidates = self.index.counter_filter(pairs)
@@ -205,7 +205,7 @@ class SemanticMatcher(Matcher):
             return match_parts(
                 self.index,
                 pairs,
-                event.id,
+                context.event.id,
                 candidates,
                 self.solution_limit,
                 self.step_budget,
@@ -213,25 +213,22 @@ class SemanticMatcher(Matcher):
             )
         return self._workers().verify(context.parts, [c.id for c in candidates])
 
-    def match_batch(
-        self, events: Sequence[Event], contexts: Sequence[MatchContext]
-    ) -> list[list[Match]]:
+    def match_batch(self, contexts: Sequence[MatchContext]) -> list[list[Match]]:
         """Match many events; with several workers, the events are split between them."""
-        if self.workers == 1 or len(events) < 2:
-            return super().match_batch(events, contexts)
+        if self.workers == 1 or len(contexts) < 2:
+            return super().match_batch(contexts)
         expansions = {id(c.expansion): c.expansion for c in contexts}
         if len(expansions) > 1:  # mixed ontology versions: keep it simple, go one by one
-            return super().match_batch(events, contexts)
-        return self._workers().match_many(events, contexts[0].expansion)
+            return super().match_batch(contexts)
+        return self._workers().match_many([c.event for c in contexts], contexts[0].expansion)
 
-    def count_batch(
-        self, events: Sequence[Event], contexts: Sequence[MatchContext]
-    ) -> list[dict[str, int]]:
+    def count_batch(self, contexts: Sequence[MatchContext]) -> list[dict[str, int]]:
         """Solution counts only (what bulk jobs report): verified without building any
         solution or match; with several workers, as :meth:`match_batch`."""
-        if self.workers > 1 and len(events) > 1:
+        if self.workers > 1 and len(contexts) > 1:
             expansions = {id(c.expansion): c.expansion for c in contexts}
             if len(expansions) == 1:
+                events = [c.event for c in contexts]
                 return self._workers().count_many(events, contexts[0].expansion)
         return [count_parts(self.index, EventPairs(c.parts), self.step_budget) for c in contexts]
 

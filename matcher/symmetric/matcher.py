@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from semps.event import Event
+from semps.event import Event  # noqa: F401  (doctest name)
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.results import MatchColumns
 from semps.matcher.symmetric.index import RegionIndex
@@ -28,7 +28,7 @@ class SymmetricMatcher(Matcher):
         >>> m = SymmetricMatcher()
         >>> m.add(Subscription("s1", "symmetric", '{"region": {"x": [0.1, 0.3], "y": [0.5, 0.5]}}'))
         >>> e = Event("e1", regions={"x": (0.2, 0.4)})
-        >>> [x.subscription for x in m.match(e, MatchContext(e))]
+        >>> [x.subscription for x in m.match(MatchContext(e))]
         ['s1']
     """
 
@@ -46,15 +46,15 @@ class SymmetricMatcher(Matcher):
     def remove(self, subscription_id: str) -> None:
         self.index.remove(subscription_id)
 
-    def match(self, event: Event, context: MatchContext) -> list[Match]:
+    def match(self, context: MatchContext) -> list[Match]:
+        event = context.event
         if not event.regions or not len(self.index):
             return []
         return [Match(sub_id, event.id) for sub_id in self.index.match(event.regions)]
 
-    def match_batch(
-        self, events: Sequence[Event], contexts: Sequence[MatchContext]
-    ) -> list[list[Match]]:
+    def match_batch(self, contexts: Sequence[MatchContext]) -> list[list[Match]]:
         """The publications of a batch in one sweep."""
+        events = [c.event for c in contexts]
         out: list[list[Match]] = [[] for _ in events]
         published = [i for i, e in enumerate(events) if e.regions]
         if not published or not len(self.index):
@@ -64,10 +64,9 @@ class SymmetricMatcher(Matcher):
             out[i] = [Match(sub_id, events[i].id) for sub_id in ids]
         return out
 
-    def unbound_columns(
-        self, events: Sequence[Event], contexts: Sequence[MatchContext]
-    ) -> MatchColumns:
+    def unbound_columns(self, contexts: Sequence[MatchContext]) -> MatchColumns:
         """The batch's publications in one sweep, as columns."""
+        events = [c.event for c in contexts]
         published = [i for i, e in enumerate(events) if e.regions]
         if not published or not len(self.index):
             return MatchColumns.empty(len(events))

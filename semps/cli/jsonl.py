@@ -189,7 +189,7 @@ class _Columnar(Protocol):
     """A matcher that answers a batch as columns."""
 
     def match_columns(
-        self, events: Sequence[Event], contexts: Sequence[MatchContext], *, solutions: bool = ...
+        self, contexts: Sequence[MatchContext], *, solutions: bool = ...
     ) -> MatchColumns: ...
 
 
@@ -220,7 +220,7 @@ def match_jsonl(
 
 def _flush(matcher: _Columnar, batch: list[Event], quoted: QuotedIds, out: IO[str]) -> None:
     if batch:
-        columns = matcher.match_columns(batch, [MatchContext(e) for e in batch])
+        columns = matcher.match_columns([MatchContext(e) for e in batch])
         write_columns(out, [e.id for e in batch], columns, quoted)
         out.flush()
     batch.clear()

@@ -41,7 +41,8 @@ class SpinMatcher(Matcher):
     def remove(self, subscription_id):
         self.subs.pop(subscription_id, None)
 
-    def match(self, event, context):
+    def match(self, context):
+        event = context.event
         found = []
         for sub_id, text in sorted(self.subs.items()):
             if text == "spin" and event.values.get("x") == "hang":

@@ -39,10 +39,10 @@ def answers(request: pytest.FixtureRequest) -> tuple[str, dict[str, dict]]:
     out = {}
     for event in read_events(event_files(folder / "events"), None):
         context = MatchContext(event, expansion)
-        matched = {m.subscription: m.count for m in matcher.match(event, context)}
+        matched = {m.subscription: m.count for m in matcher.match(context)}
         out[event.id] = json.loads(result_line(event.id, matched))
         # The counts-only path (`semps match` output, Spark) must agree record for record.
-        (counts,) = matcher.count_batch([event], [context])
+        (counts,) = matcher.count_batch([context])
         assert result_record(event.id, counts) == out[event.id], event.id
     return case, out
 

@@ -188,7 +188,7 @@ def _run(test: W3CTest) -> str:
     assert test.result is not None
     event = _event(test)
     expansion = _ontology(test) if test.kind == "entailment" else Expansion()
-    matches = matcher.match(event, MatchContext(event, expansion))
+    matches = matcher.match(MatchContext(event, expansion))
     expected = read_result(test.result, test.address(test.result, SUITE))
     if isinstance(expected, bool):
         assert bool(matches) == expected

@@ -46,8 +46,7 @@ def _fresh(kind: str, subs: list[Subscription]) -> Matcher:
 def _answers(matcher: Matcher, events: list[Event]) -> list[list[tuple[str, str, int]]]:
     contexts = [MatchContext(e) for e in events]
     return [
-        [(m.subscription, m.event, m.count) for m in ms]
-        for ms in matcher.match_batch(events, contexts)
+        [(m.subscription, m.event, m.count) for m in ms] for ms in matcher.match_batch(contexts)
     ]
 
 
@@ -108,14 +107,14 @@ def test_match_is_sorted_leaves_the_event_alone_and_agrees_with_every_batch_form
     subs, events = _sample(kind, seed)
     matcher = _fresh(kind, subs)
     snapshot = [(e.id, e.triples, dict(e.values), dict(e.regions)) for e in events]
-    singles = [matcher.match(e, MatchContext(e)) for e in events]
+    singles = [matcher.match(MatchContext(e)) for e in events]
     for ms in singles:
         assert [m.subscription for m in ms] == sorted(m.subscription for m in ms)
     assert [(e.id, e.triples, dict(e.values), dict(e.regions)) for e in events] == snapshot
     contexts = [MatchContext(e) for e in events]
-    batch = matcher.match_batch(events, contexts)
+    batch = matcher.match_batch(contexts)
     assert _keys(batch) == _keys(singles)
-    counts = matcher.count_batch(events, [MatchContext(e) for e in events])
+    counts = matcher.count_batch([MatchContext(e) for e in events])
     assert counts == [{m.subscription: m.count for m in ms} for ms in singles]
 
 

@@ -29,15 +29,15 @@ CASES = [(kind, {}) for kind in available()] + [
 
 def _check(matcher: Matcher, events: list[Event]) -> None:
     contexts = [MatchContext(e) for e in events]
-    want = matcher.match_batch(events, contexts)
-    cols = matcher.match_columns(events, contexts)
+    want = matcher.match_batch(contexts)
+    cols = matcher.match_columns(contexts)
     assert isinstance(cols, MatchColumns)
     assert cols.events == len(events)
     assert cols.solutions is None
     assert np.all(np.diff(cols.event) >= 0)
     got = cols.to_matches([e.id for e in events])
     assert _key(got) == _key(want)
-    with_solutions = matcher.match_columns(events, contexts, solutions=True)
+    with_solutions = matcher.match_columns(contexts, solutions=True)
     assert [[(m.subscription, m.count, m.solutions) for m in ms] for ms in want] == [
         [(m.subscription, m.count, m.solutions) for m in ms]
         for ms in with_solutions.to_matches([e.id for e in events])
@@ -75,5 +75,5 @@ def test_match_columns_equals_match_batch(kind: str, options: dict, seed: int) -
 def test_columns_of_an_empty_matcher() -> None:
     matcher = create_matcher("content")
     events = [Event("e1", values={"a": 1})]
-    cols = matcher.match_columns(events, [MatchContext(e) for e in events])
+    cols = matcher.match_columns([MatchContext(e) for e in events])
     assert len(cols) == 0 and cols.offsets().tolist() == [0, 0]

@@ -31,7 +31,7 @@ def test_spark_counts_equal_a_fresh_matcher(spark, kind: str, placed: bool) -> N
     want = {
         e.id: counts
         for e, counts in zip(
-            events, matcher.count_batch(events, [MatchContext(e) for e in events]), strict=True
+            events, matcher.count_batch([MatchContext(e) for e in events]), strict=True
         )
     }
     placement = None

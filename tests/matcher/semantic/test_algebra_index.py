@@ -40,7 +40,7 @@ def test_an_optional_part_never_prunes_and_the_required_part_does() -> None:
     assert _candidates(m, _event(("a", "q", "b"))) == []
     only_required = _event(("a", "p", "b"))
     assert _candidates(m, only_required) == ["opt"]
-    (match,) = m.match(only_required, MatchContext(only_required))
+    (match,) = m.match(MatchContext(only_required))
     assert match.solutions == ({"x": E + "a", "y": E + "b"},)  # ?l unbound: left out
 
 
@@ -59,7 +59,7 @@ def test_a_path_is_anchored_by_its_first_step_from_a_fixed_subject() -> None:
     assert _candidates(m, _event(("b", "feeds", "c"))) == []
     chain = _event(("a", "feeds", "b"), ("b", "feeds", "c"))
     assert _candidates(m, chain) == ["path"]
-    (match,) = m.match(chain, MatchContext(chain))
+    (match,) = m.match(MatchContext(chain))
     assert match.count == 2
 
 
@@ -70,8 +70,7 @@ def test_a_variable_predicate_is_anchored_by_its_constant_end() -> None:
     assert _candidates(m, _event(("c", "r", "a"))) == ["o"]
     event = _event(("a", "q", "c"), ("a", "r", "a"))
     found = {
-        x.subscription: sorted(s["p"] for s in x.solutions)
-        for x in m.match(event, MatchContext(event))
+        x.subscription: sorted(s["p"] for s in x.solutions) for x in m.match(MatchContext(event))
     }
     assert found == {"s": [E + "q", E + "r"], "o": [E + "r"]}
     assert (
@@ -88,7 +87,7 @@ def test_what_requires_nothing_is_a_candidate_of_every_event() -> None:
     )
     event = _event(("a", "q", "b"))
     assert _candidates(m, event) == ["ask", "spo", "star"]
-    assert {x.subscription: x.count for x in m.match(event, MatchContext(event))} == {
+    assert {x.subscription: x.count for x in m.match(MatchContext(event))} == {
         "ask": 1,
         "spo": 1,
         "star": 2,  # the zero-length paths of :a and :b
@@ -104,9 +103,9 @@ def test_paths_follow_edges_that_exist_only_through_the_closure() -> None:
     )
     m = _matcher(path="SELECT ?y { :ahu :feeds+ ?y }")
     event = _event(("vav", "isFedBy", "ahu"), ("vav", "feedsAir", "zone"))
-    (match,) = m.match(event, MatchContext(event, ontology))
+    (match,) = m.match(MatchContext(event, ontology))
     assert sorted(s["y"] for s in match.solutions) == [E + "vav", E + "zone"]
-    assert m.match(event, MatchContext(event)) == []  # without the ontology: no feeds edge
+    assert m.match(MatchContext(event)) == []  # without the ontology: no feeds edge
 
 
 def test_removing_and_replacing_a_subscription_updates_its_alternatives() -> None:
@@ -134,17 +133,17 @@ def test_a_path_over_a_long_chain_is_cut_by_the_work_budget_not_run_to_the_end()
     text = P + "SELECT * { ?x :p+ ?y }"
     exact = SemanticMatcher()
     exact.add(Subscription("s", "semantic", text))
-    (match,) = exact.match(chain, MatchContext(chain))
+    (match,) = exact.match(MatchContext(chain))
     assert match.count == 100 * 101 // 2
     cut = SemanticMatcher(step_budget=1_000)
     cut.add(Subscription("s", "semantic", text))
-    assert cut.match(chain, MatchContext(chain)) == []
+    assert cut.match(MatchContext(chain)) == []
 
 
 def test_identical_algebra_subscriptions_share_one_evaluation_and_answer_alike() -> None:
     m = _matcher(**{f"s{i}": "SELECT ?x { ?x :p ?y OPTIONAL { ?y :q ?z } }" for i in range(5)})
     event = _event(("a", "p", "b"), ("b", "q", Literal("1")))
-    found = m.match(event, MatchContext(event))
+    found = m.match(MatchContext(event))
     assert [x.subscription for x in found] == [f"s{i}" for i in range(5)]
     assert {x.count for x in found} == {1}
 
@@ -168,13 +167,11 @@ def test_worker_processes_answer_as_one_process_does(workers: int) -> None:
     for sub_id, text in subs.items():
         many.add(Subscription(sub_id, "semantic", P + text))
     try:
-        assert many.count_batch(events, contexts) == single.count_batch(events, contexts)
-        want = [
-            [(m.subscription, m.count) for m in ms] for ms in single.match_batch(events, contexts)
-        ]
-        got = [[(m.subscription, m.count) for m in ms] for ms in many.match_batch(events, contexts)]
+        assert many.count_batch(contexts) == single.count_batch(contexts)
+        want = [[(m.subscription, m.count) for m in ms] for ms in single.match_batch(contexts)]
+        got = [[(m.subscription, m.count) for m in ms] for ms in many.match_batch(contexts)]
         assert got == want
-        assert [m.subscription for m in many.match(events[0], contexts[0])] == [
+        assert [m.subscription for m in many.match(contexts[0])] == [
             "bgp",
             "opt",
             "path",
@@ -189,7 +186,7 @@ def test_past_the_event_cache_bound_answers_are_the_same(monkeypatch: pytest.Mon
 
     chain = Event("chain", tuple((f"{E}n{i}", E + "p", f"{E}n{i + 1}") for i in range(30)))
     texts = {"a": "SELECT * { ?x :p+ ?y }", "b": "SELECT * { ?x :p* ?y OPTIONAL { ?y :p ?z } }"}
-    cached = {x.subscription: x.count for x in _matcher(**texts).match(chain, MatchContext(chain))}
+    cached = {x.subscription: x.count for x in _matcher(**texts).match(MatchContext(chain))}
     monkeypatch.setattr(evaluate, "CACHE_ROWS", 10)
-    bounded = {x.subscription: x.count for x in _matcher(**texts).match(chain, MatchContext(chain))}
+    bounded = {x.subscription: x.count for x in _matcher(**texts).match(MatchContext(chain))}
     assert bounded == cached == {"a": 30 * 31 // 2, "b": 31 * 32 // 2}

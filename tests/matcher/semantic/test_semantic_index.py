@@ -43,7 +43,7 @@ TRIPLES = [(EX + s, EX + p, EX + o) for s in "abc" for p in "pq" for o in "abc"]
 
 
 def run(matcher: SemanticMatcher, event: Event) -> dict[str, int]:
-    return {m.subscription: m.count for m in matcher.match(event, MatchContext(event))}
+    return {m.subscription: m.count for m in matcher.match(MatchContext(event))}
 
 
 def test_a_shared_pattern_is_stored_once() -> None:
@@ -76,7 +76,7 @@ def test_any_inserts_and_deletes_answer_like_a_fresh_index(ops, triples) -> None
     event = Event("e", tuple(dict.fromkeys(triples)))
     assert run(churned, event) == run(fresh, event)
     # The counts-only path (bulk jobs) reads the same churned index.
-    assert churned.count_batch([event], [MatchContext(event)]) == [run(fresh, event)]
+    assert churned.count_batch([MatchContext(event)]) == [run(fresh, event)]
     assert len(churned) == len(live)
 
 
@@ -224,27 +224,25 @@ def one_and_two_workers(
 
 
 def test_two_workers_answer_exactly_like_one() -> None:
-    with one_and_two_workers(7, 300, 20) as (one, two, events, contexts):
-        single = [one.match(e, c) for e, c in zip(events, contexts, strict=False)]
-        assert [two.match(e, c) for e, c in zip(events, contexts, strict=False)] == single
-        assert two.match_batch(events, contexts) == single
+    with one_and_two_workers(7, 300, 20) as (one, two, _, contexts):
+        single = [one.match(c) for c in contexts]
+        assert [two.match(c) for c in contexts] == single
+        assert two.match_batch(contexts) == single
         two.remove("s000")
         one.remove("s000")
-        assert two.match_batch(events, contexts) == [
-            one.match(e, c) for e, c in zip(events, contexts, strict=False)
-        ]
+        assert two.match_batch(contexts) == [one.match(c) for c in contexts]
 
 
 def test_forked_workers_count_exactly_like_one() -> None:
-    with one_and_two_workers(11, 200, 9) as (one, two, events, contexts):
-        expected = one.count_batch(events, contexts)
-        assert two.count_batch(events, contexts) == expected
+    with one_and_two_workers(11, 200, 9) as (one, two, _, contexts):
+        expected = one.count_batch(contexts)
+        assert two.count_batch(contexts) == expected
         assert two._pool is not None
         # Forked when this process has no other thread (a full test run may leave some).
         assert two._pool.forked or threading.active_count() > 1
         two.add(Subscription("late", "semantic", QUERIES[0]))  # forwarded to the workers
         one.add(Subscription("late", "semantic", QUERIES[0]))
-        assert two.count_batch(events, contexts) == one.count_batch(events, contexts)
+        assert two.count_batch(contexts) == one.count_batch(contexts)
 
 
 def test_result_lines_are_the_counts_lines_with_one_or_two_workers() -> None:
@@ -252,8 +250,7 @@ def test_result_lines_are_the_counts_lines_with_one_or_two_workers() -> None:
 
     with one_and_two_workers(5, 120, 7) as (one, two, events, contexts):
         want = [
-            result_line(e.id, c)
-            for e, c in zip(events, one.count_batch(events, contexts), strict=True)
+            result_line(e.id, c) for e, c in zip(events, one.count_batch(contexts), strict=True)
         ]
         assert one.result_lines(events, contexts) == want
         assert two.result_lines(events, contexts) == want

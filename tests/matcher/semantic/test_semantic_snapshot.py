@@ -101,7 +101,7 @@ def test_a_loaded_snapshot_matches_as_sparql_over_the_owl_rl_closure(
     matcher = load_matcher(_save(tmp_path_factory.mktemp("snap") / "i.snap", subs))
     e = Event("e", tuple(dict.fromkeys(event)))
     context = MatchContext(e, compile_axioms(axioms))
-    assert {m.subscription: m.count for m in matcher.match(e, context)} == oracle(
+    assert {m.subscription: m.count for m in matcher.match(context)} == oracle(
         axioms, event, queries
     )
 

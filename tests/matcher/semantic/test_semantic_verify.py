@@ -35,7 +35,7 @@ def test_a_thousand_pattern_subscription_verifies_without_recursion() -> None:
     m.add(Subscription("wide", "semantic", f"ASK {{ {body} }}"))
     m.add(Subscription("chain", "semantic", f"ASK {{ {chain} }}"))
     loop = Event("e", ((EX + "a", RDF_TYPE, EX + "C"), (EX + "a", EX + "p", EX + "a")))
-    found = {x.subscription: x.count for x in m.match(loop, MatchContext(loop))}
+    found = {x.subscription: x.count for x in m.match(MatchContext(loop))}
     assert found == {"wide": 1, "chain": 1}
 
 
@@ -76,7 +76,7 @@ def test_a_truncated_match_says_so() -> None:
     m.add(Subscription("s", "semantic", text))
     triples = tuple((f"{EX}n{i}", EX + "p", f"{EX}n{j}") for i in range(10) for j in range(10))
     event = Event("e", triples)
-    (match,) = m.match(event, MatchContext(event))
+    (match,) = m.match(MatchContext(event))
     assert match.detail == {"truncated": True}
     assert 0 < match.count < 100 * 90
 
@@ -199,10 +199,10 @@ def test_families_count_like_one_by_one(subs, values) -> None:
         n = count_solutions(sub, pairs)
         if n:
             expected[sub_id] = n
-    assert m.count_batch([event], [MatchContext(event)]) == [
+    assert m.count_batch([MatchContext(event)]) == [
         dict(sorted(expected.items(), key=lambda kv: m.index.slot_of[kv[0]]))
     ]
-    assert {x.subscription: x.count for x in m.match(event, MatchContext(event))} == expected
+    assert {x.subscription: x.count for x in m.match(MatchContext(event))} == expected
 
 
 CONSTANT_TEMPLATES = [
@@ -242,7 +242,7 @@ def test_pattern_constant_families_count_like_one_by_one(subs, triples) -> None:
         n = count_solutions(sub, pairs)
         if n:
             expected[sub_id] = n
-    (ours,) = m.count_batch([event], [MatchContext(event)])
+    (ours,) = m.count_batch([MatchContext(event)])
     assert ours == expected
 
 
@@ -268,7 +268,7 @@ def test_match_tells_the_watchdog_which_subscription_it_verifies() -> None:
     m.add(Subscription("b", "semantic", f"SELECT * {{ ?x <{EX}p> ?y FILTER(?y != ?x) }}"))
     watched: list[str] = []
     event = Event("e", ((EX + "a", EX + "p", EX + "b"), (EX + "b", EX + "p", EX + "c")))
-    found = m.match(event, MatchContext(event, watch=watched.append))
+    found = m.match(MatchContext(event, watch=watched.append))
     assert [x.subscription for x in found] == ["a", "b"]
     assert sorted(watched) == ["a", "b"]
 

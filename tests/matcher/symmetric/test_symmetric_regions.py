@@ -116,9 +116,9 @@ def test_the_matcher_reads_only_publications() -> None:
     matcher.add(Subscription("s1", "symmetric", '{"region": {"x": [0.1, 0.3], "y": [0.5, 0.5]}}'))
     publication = Event("e1", regions={"x": (0.2, 0.4)})
     content = Event("e2", values={"x": 0.2})
-    assert [m.subscription for m in matcher.match(publication, MatchContext(publication))] == ["s1"]
-    assert matcher.match(content, MatchContext(content)) == []  # no region: not a publication
-    batch = matcher.match_batch([publication, content], [MatchContext(publication)] * 2)
+    assert [m.subscription for m in matcher.match(MatchContext(publication))] == ["s1"]
+    assert matcher.match(MatchContext(content)) == []  # no region: not a publication
+    batch = matcher.match_batch([MatchContext(publication), MatchContext(content)])
     assert [[m.subscription for m in ms] for ms in batch] == [["s1"], []]
     matcher.remove("s1")
     with pytest.raises(NotFound):
