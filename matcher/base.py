@@ -197,6 +197,16 @@ class Matcher(ABC):
             return MatchColumns.from_matches(self.match_batch(contexts), solutions=solutions)
         return replace(columns, solutions=((),) * len(columns)) if solutions else columns
 
+    def result_lines(self, contexts: Sequence[MatchContext]) -> list[str]:
+        """:meth:`count_batch` as output lines, one per event
+        (:func:`~semps.matcher.results.result_line`): what ``semps match`` and
+        ``semps spark match`` write. Matchers with a compiled writer override this; the
+        lines must equal the default's."""
+        from semps.matcher.results import result_line
+
+        counts = self.count_batch(contexts)
+        return [result_line(c.event.id, n) for c, n in zip(contexts, counts, strict=True)]
+
     def unbound_columns(self, contexts: Sequence[MatchContext]) -> MatchColumns | None:
         """The batch's matches as columns without a Python object per match, for a matcher
         whose matches bind no variables (one solution each, its count 1); ``None`` (the

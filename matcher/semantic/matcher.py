@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from semps._types import Term
 from semps.errors import NotFound
-from semps.event import Event
 from semps.ingest.sparql import parse_query
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.semantic.compiled import (
@@ -232,9 +231,10 @@ class SemanticMatcher(Matcher):
                 return self._workers().count_many(events, contexts[0].expansion)
         return [count_parts(self.index, EventPairs(c.parts), self.step_budget) for c in contexts]
 
-    def result_lines(self, events: Sequence[Event], contexts: Sequence[MatchContext]) -> list[str]:
+    def result_lines(self, contexts: Sequence[MatchContext]) -> list[str]:
         """:meth:`count_batch` as output lines (:func:`~semps.matcher.results.result_line`),
-        what ``semps match`` writes; with several workers they write the lines."""
+        written by compiled code; with several workers they write the lines."""
+        events = [c.event for c in contexts]
         if self.workers > 1 and len(events) > 1:
             expansions = {id(c.expansion): c.expansion for c in contexts}
             if len(expansions) == 1:
@@ -265,7 +265,7 @@ class SemanticMatcher(Matcher):
 
             events = list(read_events([Path(p) for p in paths], base))
             contexts = [MatchContext(e, expansion) for e in events]
-            return self.result_lines(events, contexts)
+            return self.result_lines(contexts)
 
         return collect
 

@@ -149,7 +149,7 @@ def _write(n: int, collect: Callable[[], list[str]], progress) -> None:  # type:
 def _flush(matcher: SemanticMatcher, batch: list[Event], expansion: Expansion, progress) -> None:  # type: ignore[no-untyped-def]
     contexts = [MatchContext(e, expansion) for e in batch]
     # The output carries counts only: the same counts path as `semps spark match`.
-    lines = matcher.result_lines(batch, contexts)
+    lines = matcher.result_lines(contexts)
     sys.stdout.write("".join(line + "\n" for line in lines))
     sys.stdout.flush()
     if progress is not None:

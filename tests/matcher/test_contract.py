@@ -18,6 +18,7 @@ from semps.event import Event
 from semps.limits import DEFAULT_LIMITS
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.registry import available, create_matcher, get_matcher_class
+from semps.matcher.results import result_line
 from semps.terms import n3
 
 KINDS = available()
@@ -116,6 +117,9 @@ def test_match_is_sorted_leaves_the_event_alone_and_agrees_with_every_batch_form
     assert _keys(batch) == _keys(singles)
     counts = matcher.count_batch([MatchContext(e) for e in events])
     assert counts == [{m.subscription: m.count for m in ms} for ms in singles]
+    lines = matcher.result_lines([MatchContext(e) for e in events])
+    assert lines == [result_line(e.id, n) for e, n in zip(events, counts, strict=True)]
+    assert [json.loads(line)["solutions"] for line in lines] == counts
 
 
 def _keys(batch: list[list[Match]]) -> list[list[tuple[str, str, int, tuple[Any, ...]]]]:

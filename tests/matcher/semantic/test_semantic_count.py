@@ -100,7 +100,7 @@ def test_family_counts_and_lines_equal_the_reference_engine(subs, event, names) 
     context = MatchContext(e)
     expected = _reference(list(e.triples), texts)
     assert matcher.count_batch([context]) == [expected]
-    (line,) = matcher.result_lines([e], [context])
+    (line,) = matcher.result_lines([context])
     ordered = sorted(expected)
     assert line == json.dumps(
         {"event": "e", "matches": ordered, "solutions": {i: expected[i] for i in ordered}}

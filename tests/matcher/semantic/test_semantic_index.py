@@ -252,5 +252,5 @@ def test_result_lines_are_the_counts_lines_with_one_or_two_workers() -> None:
         want = [
             result_line(e.id, c) for e, c in zip(events, one.count_batch(contexts), strict=True)
         ]
-        assert one.result_lines(events, contexts) == want
-        assert two.result_lines(events, contexts) == want
+        assert one.result_lines(contexts) == want
+        assert two.result_lines(contexts) == want
