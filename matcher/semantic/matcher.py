@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from semps._types import Term
 from semps.errors import NotFound
+from semps.event import Event  # noqa: F401  (doctest name)
 from semps.ingest.sparql import parse_query
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.semantic.compiled import (
