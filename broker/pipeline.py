@@ -256,7 +256,9 @@ class Pipeline:
         process, conn, progress = start_worker(self.limits)
         slot.process, slot.conn, slot.progress = process, conn, progress
         expansion = self._expansion()
-        self._call(slot, ("load", self._load(), expansion, self.snapshot), timeout=None)
+        # Every worker reads the snapshot; the first alone rewrites it when stale.
+        request = ("load", self._load(), expansion, self.snapshot, slot.number == 0)
+        self._call(slot, request, timeout=None)
         slot.version = expansion.version
         slot.ready = True
 

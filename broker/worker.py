@@ -4,8 +4,9 @@ every stateless matcher's index.
 The broker starts one or more of these (:mod:`semps.broker.pipeline`) and talks to each over
 a pipe, one request at a time, with tuples:
 
-- ``("load", subscriptions, expansion, snapshot)`` index these subscriptions (start-up,
-  respawn), with the parses of the semantic snapshot at ``snapshot`` (a path or ``None``);
+- ``("load", subscriptions, expansion, snapshot, write)`` index these subscriptions (start-up,
+  respawn), with the parses of the semantic snapshot at ``snapshot`` (a path or ``None``),
+  rewriting it when stale if ``write`` (one worker of the pool writes);
 - ``("add", subscription, old_kind)`` index (or replace) one; ``old_kind`` names the matcher
   that held the id before when it changes kind (removed only once the new one is indexed);
 - ``("add_many", subscriptions)`` index new ones, each accepted or refused on its own;
@@ -184,14 +185,16 @@ class Worker:
         subscriptions: Sequence[Subscription],
         expansion: Expansion,
         snapshot: Path | None = None,
+        write_snapshot: bool = True,
     ) -> int:
         """Index ``subscriptions`` (with the parses of the semantic ``snapshot``, which is
-        rewritten when it did not hold them all); returns the matchers' sizes."""
+        rewritten when it did not hold them all if ``write_snapshot``); returns the
+        matchers' sizes."""
         self.expansion = expansion
         memo = (
             nullcontext()
             if snapshot is None
-            else snapshot_memo(snapshot, subscriptions, self.limits)
+            else snapshot_memo(snapshot, subscriptions, self.limits, write=write_snapshot)
         )
         with memo:
             for sub in subscriptions:
@@ -355,7 +358,7 @@ def serve(conn: Connection, limits: Limits, progress: Progress) -> None:
                 worker.expansion = request[1]
                 value = None
             elif op == "load":
-                value = worker.load(request[1], request[2], request[3])
+                value = worker.load(request[1], request[2], request[3], request[4])
             else:
                 msg = f"unknown worker request {op!r}"
                 raise ValueError(msg)

@@ -172,7 +172,11 @@ def save_snapshot(
 
 @contextmanager
 def snapshot_memo(
-    path: Path, subscriptions: Sequence[Subscription], limits: Limits = DEFAULT_LIMITS
+    path: Path,
+    subscriptions: Sequence[Subscription],
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    write: bool = True,
 ) -> Iterator[None]:
     """A block registering ``subscriptions`` (those of kind ``semantic`` count) under
     ``limits`` with the parses of the snapshot at ``path`` (:func:`parse_memo`), and that
@@ -180,8 +184,10 @@ def snapshot_memo(
 
     The snapshot is a cache: a missing, damaged or stale one is read as empty (a text it
     does not hold is parsed, as without it), and one that cannot be written is left as it
-    is. What the block registers does not depend on it. The cyclic garbage collector is
-    off within the block, as while ``semps match`` builds an index.
+    is; with ``write=False`` it is only read (several processes loading the same
+    subscriptions need one writer). What the block registers does not depend on it. The
+    cyclic garbage collector is off within the block, as while ``semps match`` builds an
+    index.
     """
     semantic = [s for s in subscriptions if s.kind == "semantic"]
     queries: dict[str, Query] = {}
@@ -194,6 +200,8 @@ def snapshot_memo(
         pass
     with paused_gc(), parse_memo(queries, limits):
         yield
+    if not write:
+        return
     parsed = [s for s in semantic if s.text in queries]
     if subscriptions_digest(parsed) != held:
         try:

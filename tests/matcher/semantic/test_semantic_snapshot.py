@@ -354,3 +354,14 @@ def test_the_snapshot_memo_rewrites_a_stale_missing_or_damaged_snapshot(tmp_path
             for sub in SUBS:
                 parse_query(sub.text)
         assert read_snapshot(path).subscriptions == tuple(SUBS)
+
+
+def test_a_reading_only_snapshot_memo_leaves_a_stale_snapshot_to_the_writer(
+    tmp_path: Path,
+) -> None:
+    path = _save(tmp_path / "i.snap", SUBS[:1])
+    written = path.read_bytes()
+    with snapshot_memo(path, SUBS, write=False):
+        for sub in SUBS:
+            parse_query(sub.text)
+    assert path.read_bytes() == written
