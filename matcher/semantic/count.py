@@ -10,8 +10,8 @@ members' filters over its rows; the rest are verified one by one
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -73,21 +73,50 @@ def count_columns(
 ) -> tuple[IntArray, IntArray]:
     """The slots of the matching subscriptions without an algebra and their solution
     counts (in no particular order)."""
+    found = shape_pass(index, pairs, budget)
+    counts, at, generic = found.counts, index.sub_at, found.generic
+    for position, slot in zip(generic, found.first_slots[generic].tolist(), strict=True):
+        counts[position] = count_solutions(at[slot], pairs, budget)
+    per_slot = counts[found.inverse]
+    hits = np.flatnonzero(per_slot)
+    return found.slots[hits], per_slot[hits]
+
+
+class ShapePass(NamedTuple):
+    """Phase 1 and the families' compiled pass over one event: the candidate ``slots``,
+    their distinct ``shapes`` (with the ``first_slots`` of each and each slot's position
+    among them, ``inverse``), the shapes' solution ``counts`` as the families' pass found
+    them, and the positions of the shapes it left to verify one by one (``generic``, whose
+    counts are 0 until then)."""
+
+    slots: IntArray
+    shapes: IntArray
+    first_slots: IntArray
+    inverse: IntArray
+    counts: IntArray
+    generic: list[int]
+
+
+def shape_pass(
+    index: SubscriptionIndex,
+    pairs: EventPairs,
+    budget: int = DEFAULT_STEP_BUDGET,
+    watch: Callable[[str], None] | None = None,
+) -> ShapePass:
+    """Counter filtering, then the families' runs counted in one compiled pass
+    (``watch``, if given, is told the first family member's id before it runs)."""
     slots = index.counter_slots(pairs, ordered=False)
     if not len(slots):
-        return _NONE, _NONE
+        return ShapePass(_NONE, _NONE, _NONE, _NONE, _NONE, [])
     shapes, first_slots, inverse = index.unique_shapes(slots)
     counts = np.zeros(len(shapes), dtype=np.int64)
     grouped, bounds, alone = split_families(index.shape_fam[shapes], MIN_FAMILY)
     generic: list[int] = alone.tolist()
     if len(grouped):
+        if watch is not None:
+            watch(index.id_at[first_slots[grouped[0]]])
         generic += _count_families(index, pairs, budget, shapes, counts, grouped, bounds)
-    at = index.sub_at
-    for position, slot in zip(generic, first_slots[generic].tolist(), strict=True):
-        counts[position] = count_solutions(at[slot], pairs, budget)
-    per_slot = counts[inverse]
-    hits = np.flatnonzero(per_slot)
-    return slots[hits], per_slot[hits]
+    return ShapePass(slots, shapes, first_slots, inverse, counts, generic)
 
 
 def _count_families(

@@ -6,6 +6,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from semps._types import Term
 from semps.errors import NotFound
 from semps.event import Event  # noqa: F401  (doctest name)
@@ -16,7 +18,7 @@ from semps.matcher.semantic.compiled import (
     CompiledSubscription,
     compile_query,
 )
-from semps.matcher.semantic.count import count_lines, count_parts
+from semps.matcher.semantic.count import count_lines, count_parts, shape_pass
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
 from semps.matcher.semantic.required import ANY_PROPERTY
 from semps.matcher.semantic.verify import (
@@ -44,10 +46,15 @@ def match_parts(
     """Phases 1 and 3 in one process: the matches of one event, sorted by subscription.
 
     Candidates of one shape (the same query up to the id) are verified once; a verdict cut
-    by the work ``budget`` gives a match with ``detail["truncated"] = True``."""
+    by the work ``budget`` gives a match with ``detail["truncated"] = True``. Without
+    ``candidates``, every subscription is a candidate, and the families' compiled pass
+    (:func:`~semps.matcher.semantic.count.shape_pass`) picks the shapes worth verifying:
+    those it leaves and those it found solutions for (verified for their solutions)."""
     if candidates is None:
-        candidates = index.counter_filter(pairs)
-    matches = []
+        matches = _match_shapes(index, pairs, event_id, limit, budget, watch)
+        candidates = index.algebra_candidates(pairs)
+    else:
+        matches = []
     shape_at, slot_of = index.shape_at, index.slot_of
     verdicts: dict[object, Verdict | None] = {}
     for sub in candidates:
@@ -63,10 +70,40 @@ def match_parts(
                 watch(sub.id)
             verdict = verdicts[shape] = verify(sub, pairs, limit, budget)
         if verdict is not None:
-            detail = _TRUNCATED if verdict.truncated else _NO_DETAIL
-            matches.append(Match(sub.id, event_id, verdict.count, verdict.solutions, detail))
+            matches.append(_match(sub.id, event_id, verdict))
     matches.sort(key=lambda m: m.subscription)
     return matches
+
+
+def _match_shapes(
+    index: SubscriptionIndex,
+    pairs: EventPairs,
+    event_id: str,
+    limit: int,
+    budget: int,
+    watch: Callable[[str], None] | None,
+) -> list[Match]:
+    """The matches of the subscriptions without an algebra (in no particular order)."""
+    found = shape_pass(index, pairs, budget, watch)
+    if not len(found.slots):
+        return []
+    todo = found.generic + np.flatnonzero(found.counts).tolist()
+    verdicts: list[Verdict | None] = [None] * len(found.shapes)
+    at = index.sub_at
+    for position, slot in zip(todo, found.first_slots[todo].tolist(), strict=True):
+        sub = at[slot]
+        if watch is not None:
+            watch(sub.id)
+        verdicts[position] = verify(sub, pairs, limit, budget)
+    hit = np.array([v is not None for v in verdicts], dtype=np.bool_)[found.inverse]
+    slots, positions = found.slots[hit].tolist(), found.inverse[hit].tolist()
+    ids = index.id_at
+    return [_match(ids[s], event_id, verdicts[p]) for s, p in zip(slots, positions, strict=True)]
+
+
+def _match(sub_id: str, event_id: str, verdict: Verdict) -> Match:
+    detail = _TRUNCATED if verdict.truncated else _NO_DETAIL
+    return Match(sub_id, event_id, verdict.count, verdict.solutions, detail)
 
 
 _TRUNCATED = {"truncated": True}
@@ -200,18 +237,21 @@ class SemanticMatcher(Matcher):
     def match(self, context: MatchContext) -> list[Match]:
         """The matching subscriptions with their solution counts, sorted by id."""
         pairs = EventPairs(context.parts)
-        candidates = self.index.counter_filter(pairs)
-        if self.workers == 1 or len(candidates) < 2:
-            return match_parts(
-                self.index,
-                pairs,
-                context.event.id,
-                candidates,
-                self.solution_limit,
-                self.step_budget,
-                context.watch,
-            )
-        return self._workers().verify(context.parts, [c.id for c in candidates])
+        if self.workers == 1:
+            candidates = None
+        else:
+            candidates = self.index.counter_filter(pairs)
+            if len(candidates) >= 2:
+                return self._workers().verify(context.parts, [c.id for c in candidates])
+        return match_parts(
+            self.index,
+            pairs,
+            context.event.id,
+            candidates,
+            self.solution_limit,
+            self.step_budget,
+            context.watch,
+        )
 
     def match_batch(self, contexts: Sequence[MatchContext]) -> list[list[Match]]:
         """Match many events; with several workers, the events are split between them."""

@@ -105,3 +105,24 @@ def test_family_counts_and_lines_equal_the_reference_engine(subs, event, names) 
     assert line == json.dumps(
         {"event": "e", "matches": ordered, "solutions": {i: expected[i] for i in ordered}}
     )
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(subscriptions, triples, st.lists(ids, min_size=40, max_size=40, unique=True))
+def test_matches_found_through_the_families_equal_the_reference_engine(subs, event, names) -> None:
+    """``match`` (the broker's path: solutions kept) picks the shapes to verify with the
+    families' compiled pass; its matches and counts are the reference engine's, each with
+    as many solutions as the limit allows."""
+    texts = {
+        name: template.format(c=c, n=n, a=a, b=a + b, w=w, EX=EX)
+        for name, (template, c, n, a, b, w) in zip(names, subs, strict=False)
+    }
+    matcher = SemanticMatcher(solution_limit=2)
+    for name, text in texts.items():
+        matcher.add(Subscription(name, "semantic", text))
+    e = Event("e", tuple(dict.fromkeys(event)))
+    expected = _reference(list(e.triples), texts)
+    (matches,) = matcher.match_batch([MatchContext(e)])
+    assert [m.subscription for m in matches] == sorted(expected)
+    assert {m.subscription: m.count for m in matches} == expected
+    assert all(len(m.solutions) == min(m.count, 2) for m in matches)
