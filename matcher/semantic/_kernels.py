@@ -36,30 +36,90 @@ def complete_slots(candidates: IntArray, others: IntArray, hit: BoolArray) -> In
 
 
 @jit
-def unique_shapes(
-    slots: IntArray, shape_at: IntArray, marker: IntArray
-) -> tuple[IntArray, IntArray, IntArray]:
-    """The distinct shapes of ``slots`` in order of first appearance, the first slot of
-    each, and each slot's position among them; ``marker`` (by shape, all -1) is left as
-    found. Linear: no sort."""
-    n = len(slots)
+def candidate_shapes(
+    rows: npt.NDArray[np.int32],
+    hit: BoolArray,
+    shape_fam: IntArray,
+    marker: IntArray,
+    fam_count: IntArray,
+    min_family: int,
+) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray, IntArray, IntArray]:
+    """Counter filtering's last step and the grouping of its survivors, in one pass over
+    the candidates' ``rows`` (slot, shape, the numbers of its containers besides the
+    anchor, padded with 0): the slots whose containers are all hit, their distinct shapes
+    (in order of first appearance) with the first slot of each and each slot's position
+    among them, and those positions grouped by family: the families with at least
+    ``min_family`` shapes, one run each between ``bounds`` (in order of first
+    appearance), the others ``alone``. ``marker`` (by shape) and ``fam_count`` (by family,
+    two entries each) are all -1 and all 0, and left so."""
+    n = rows.shape[0]
+    slots = np.empty(n, dtype=np.int64)
+    inverse = np.empty(n, dtype=np.int64)
     uniq = np.empty(n, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)
-    inverse = np.empty(n, dtype=np.int64)
-    k = 0
+    width = rows.shape[1]
+    m, k = 0, 0
     for i in range(n):
-        shape = shape_at[slots[i]]
+        ok = True
+        for w in range(2, width):
+            cid = rows[i, w]
+            if cid == 0:
+                break
+            if not hit[cid]:
+                ok = False
+                break
+        if not ok:
+            continue
+        slot, shape = rows[i, 0], rows[i, 1]
         at = marker[shape]
         if at < 0:
             at = k
             marker[shape] = k
             uniq[k] = shape
-            first[k] = slots[i]
+            first[k] = slot
             k += 1
-        inverse[i] = at
+        slots[m] = slot
+        inverse[m] = at
+        m += 1
     for j in range(k):
         marker[uniq[j]] = -1
-    return uniq[:k], first[:k], inverse
+        fam = shape_fam[uniq[j]]
+        if fam >= 0:
+            fam_count[2 * fam] += 1
+    grouped = np.empty(k, dtype=np.int64)
+    bounds = np.empty(k + 1, dtype=np.int64)
+    alone = np.empty(k, dtype=np.int64)
+    n_bounds, n_grouped, n_alone = 0, 0, 0
+    for j in range(k):  # each family's run starts where its first shape comes
+        fam = shape_fam[uniq[j]]
+        if fam >= 0 and fam_count[2 * fam] >= min_family and fam_count[2 * fam + 1] == 0:
+            bounds[n_bounds] = n_grouped
+            n_bounds += 1
+            fam_count[2 * fam + 1] = n_grouped + 1  # its cursor, plus one
+            n_grouped += fam_count[2 * fam]
+    for j in range(k):
+        fam = shape_fam[uniq[j]]
+        if fam >= 0 and fam_count[2 * fam] >= min_family:
+            grouped[fam_count[2 * fam + 1] - 1] = j
+            fam_count[2 * fam + 1] += 1
+        else:
+            alone[n_alone] = j
+            n_alone += 1
+    for j in range(k):
+        fam = shape_fam[uniq[j]]
+        if fam >= 0:
+            fam_count[2 * fam] = 0
+            fam_count[2 * fam + 1] = 0
+    bounds[n_bounds] = n_grouped
+    return (
+        slots[:m],
+        uniq[:k],
+        first[:k],
+        inverse[:m],
+        grouped[:n_grouped],
+        bounds[: n_bounds + 1],
+        alone[:n_alone],
+    )
 
 
 @jit
@@ -144,37 +204,6 @@ def family_runs(
 
 
 @jit
-def split_families(fams: IntArray, min_family: int) -> tuple[IntArray, IntArray, IntArray]:
-    """Positions grouped by family (``fams[i]``, -1 for none): the positions of the families
-    with at least ``min_family`` of them, ordered by family, with the bounds of each
-    family's run, and the other positions (to verify one by one)."""
-    order = np.argsort(fams, kind="mergesort")
-    grouped = np.empty(len(fams), dtype=np.int64)
-    bounds = np.empty(len(fams) + 1, dtype=np.int64)
-    alone = np.empty(len(fams), dtype=np.int64)
-    n_grouped, n_bounds, n_alone = 0, 0, 0
-    i = 0
-    while i < len(order):
-        fid = fams[order[i]]
-        j = i
-        while j < len(order) and fams[order[j]] == fid:
-            j += 1
-        if fid < 0 or j - i < min_family:
-            for k in range(i, j):
-                alone[n_alone] = order[k]
-                n_alone += 1
-        else:
-            bounds[n_bounds] = n_grouped
-            n_bounds += 1
-            for k in range(i, j):
-                grouped[n_grouped] = order[k]
-                n_grouped += 1
-        i = j
-    bounds[n_bounds] = n_grouped
-    return grouped[:n_grouped], bounds[: n_bounds + 1], alone[:n_alone]
-
-
-@jit
 def write_counts(slots: IntArray, counts: IntArray, blob: ByteArray, starts: IntArray) -> ByteArray:
     """The tail of an output line (``results.result_line``) from its matches in order:
     ``id, id, ...], "solutions": {id: count, ...}}``, each slot's id read as JSON text from
@@ -228,8 +257,8 @@ def warm() -> None:
     inherits them instead of loading each on its first event."""
     none = np.zeros(0, dtype=np.int64)
     complete_slots(none, np.zeros((1, 1), dtype=np.int64), np.ones(1, dtype=np.bool_))
-    unique_shapes(none, none, none)
     runs, table = np.zeros((0, 8), dtype=np.int64), np.zeros((1, 3), dtype=np.int64)
     family_runs(runs, none, table, none, table, none, np.zeros(0, dtype=np.bool_), none, 0)
-    split_families(none, 3)
+    rows = np.zeros((0, 6), dtype=np.int32)
+    candidate_shapes(rows, np.ones(1, dtype=np.bool_), none, none, none, 3)
     write_counts(none, none, np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))

@@ -20,7 +20,7 @@ from semps._types import Term
 from semps.event import Event
 from semps.matcher.base import MatchContext
 from semps.matcher.results import result_line
-from semps.matcher.semantic._kernels import family_runs, split_families, write_counts
+from semps.matcher.semantic._kernels import family_runs, write_counts
 from semps.matcher.semantic.family import (
     Family,
     input_columns,
@@ -105,12 +105,10 @@ def shape_pass(
 ) -> ShapePass:
     """Counter filtering, then the families' runs counted in one compiled pass
     (``watch``, if given, is told the first family member's id before it runs)."""
-    slots = index.counter_slots(pairs, ordered=False)
-    if not len(slots):
-        return ShapePass(_NONE, _NONE, _NONE, _NONE, _NONE, [])
-    shapes, first_slots, inverse = index.unique_shapes(slots)
+    slots, shapes, first_slots, inverse, grouped, bounds, alone = index.candidate_shapes(
+        pairs, MIN_FAMILY
+    )
     counts = np.zeros(len(shapes), dtype=np.int64)
-    grouped, bounds, alone = split_families(index.shape_fam[shapes], MIN_FAMILY)
     generic: list[int] = alone.tolist()
     if len(grouped):
         if watch is not None:

@@ -15,15 +15,21 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from semps._types import Term
 from semps.matcher.partab import EventParts
-from semps.matcher.semantic._kernels import complete_slots, unique_shapes
-from semps.matcher.semantic.compiled import STAR, CompiledSubscription, IndexKey, NPNKey
+from semps.matcher.semantic._kernels import candidate_shapes, complete_slots
+from semps.matcher.semantic.compiled import (
+    STAR,
+    CompiledSubscription,
+    IndexKey,
+    NPNKey,
+    Pattern,
+)
 from semps.matcher.semantic.family import Family, Members, ParamTable, family_of
 from semps.matcher.semantic.required import ANY_PROPERTY
 from semps.terms import RDF_TYPE
@@ -42,6 +48,10 @@ class SC:
     _array: IntArray | None = None
     anchored: list[int] = field(default_factory=list)
     _anchored_array: IntArray | None = None
+    #: The anchored slots' rows for the counter filter's compiled pass (built by the index:
+    #: ``SubscriptionIndex._rows``): read in sequence, not gathered slot by slot.
+    rows: npt.NDArray[np.int32] | None = None
+    rows_of: IntArray | None = None  # the anchored array the rows were built from
 
     def array(self) -> IntArray:
         """The slots as a cached NumPy array."""
@@ -145,6 +155,20 @@ class EventPairs:
         return found
 
 
+class CandidateShapes(NamedTuple):
+    """Phase 1's survivors by slot, their distinct ``shapes`` (the ``first_slots`` of each,
+    each slot's position among them: ``inverse``), and those positions grouped by family
+    (``grouped``, one run per family between ``bounds``) or ``alone``."""
+
+    slots: IntArray
+    shapes: IntArray
+    first_slots: IntArray
+    inverse: IntArray
+    grouped: IntArray
+    bounds: IntArray
+    alone: IntArray
+
+
 class SubscriptionIndex:
     """HMProp -> HMNPN -> SC, plus the per-slot pattern counts."""
 
@@ -194,7 +218,8 @@ class SubscriptionIndex:
         self._family_by_object: dict[int, int] = {}
         self._family_users: dict[int, int] = {}
         self._next_family = 0
-        self._marker = np.zeros(0, dtype=np.int64)  # by shape, -1: for unique_shapes
+        self._marker = np.zeros(0, dtype=np.int64)  # by shape, -1: for candidate_shapes
+        self._fam_count = np.zeros(0, dtype=np.int64)  # by family, two each: for the same
         # Subscriptions with an algebra (:mod:`.required`): each alternative of required
         # patterns is an entry ("alias") of an index of their own; one with an empty
         # alternative is a candidate of every event.
@@ -212,47 +237,69 @@ class SubscriptionIndex:
 
     def insert(self, sub: CompiledSubscription) -> None:
         """Index a subscription (replacing one with the same id); O(patterns)."""
-        if sub.id in self.subscriptions:
-            self.delete(sub.id)
+        sid = sub.id
+        if sid in self.subscriptions:
+            self.delete(sid)
         if sub.algebra is not None:
             self._insert_algebra(sub)
             return
-        slot = self._free.pop() if self._free else len(self.sub_at)
-        if slot == len(self.sub_at):
-            self.sub_at.append(None)
+        if self._free:
+            slot = self._free.pop()
+            self.sub_at[slot] = sub
+        else:
+            slot = len(self.sub_at)
+            self.sub_at.append(sub)
             self.containers_at.append(())
             if slot >= len(self._need):
-                cap = max(16, 2 * len(self._need))
-                self._need = np.resize(self._need, cap)
-                self.shape_at = np.resize(self.shape_at, cap)
-                self.id_at = np.resize(self.id_at, cap)
-                grown = np.zeros((cap, self._others.shape[1]), dtype=np.int64)
-                grown[: len(self._others)] = self._others
-                self._others = grown
-        self.sub_at[slot] = sub
-        self.id_at[slot] = sub.id
+                self._grow()
+        self.id_at[slot] = sid
         self._order = None
         self._need[slot] = len(sub.patterns)
-        self.slot_of[sub.id] = slot
-        self.subscriptions[sub.id] = sub
+        self.slot_of[sid] = slot
+        self.subscriptions[sid] = sub
         shape = self._shapes.get(key := _shape_key(sub))
         if shape is None:
             shape = self._shapes[key] = self._next_shape
             self._next_shape += 1
             self._join_family(shape, sub)
+            self._shape_users[shape] = 1
+        else:
+            self._shape_users[shape] += 1
         self.shape_at[slot] = shape
-        self._shape_users[shape] = self._shape_users.get(shape, 0) + 1
+        self._index_patterns(slot, sub.patterns)
+
+    def _grow(self) -> None:
+        """Room for twice as many slots (amortized: O(1) per insert); new rows are 0."""
+        cap = max(16, 2 * len(self._need))
+        self._need = np.resize(self._need, cap)
+        self.shape_at = np.resize(self.shape_at, cap)
+        self.id_at = np.resize(self.id_at, cap)
+        grown = np.zeros((cap, self._others.shape[1]), dtype=np.int64)
+        grown[: len(self._others)] = self._others
+        self._others = grown
+
+    def _index_patterns(self, slot: int, patterns: tuple[Pattern, ...]) -> None:
+        """The slot listed in its patterns' containers, anchored in the most selective
+        (:func:`_anchor`), the others' numbers in its counter table row (all 0 before:
+        rows start 0 and :meth:`delete` zeroes them)."""
         containers = []
-        for pattern in sub.patterns:
-            hm_npn = self.hm_prop.setdefault(pattern.prop, {})
+        hm_prop = self.hm_prop
+        for pattern in patterns:
+            hm_npn = hm_prop.get(pattern.prop)
+            if hm_npn is None:
+                hm_npn = hm_prop[pattern.prop] = {}
             container = hm_npn.get(pattern.key)
             if container is None:
                 container = hm_npn[pattern.key] = SC(self._new_cid())
                 self._key_kinds.setdefault(pattern.prop, [0, 0, 0, 0])[_kind(pattern.key)] += 1
-            container.add(slot)
+            container.slots.append(slot)
+            container._array = None
             containers.append(container)
         self.containers_at[slot] = tuple(containers)
-        anchor = _anchor(sub)
+        if len(containers) == 1:
+            containers[0].anchor(slot)
+            return
+        anchor = _anchor(patterns)
         containers[anchor].anchor(slot)
         others = [c.cid for i, c in enumerate(containers) if i != anchor]
         if len(others) > _WIDTH:  # a wide subscription: the rest is checked in Python
@@ -262,8 +309,9 @@ class SubscriptionIndex:
             wider = np.zeros((len(self._others), len(others)), dtype=np.int64)
             wider[:, : self._others.shape[1]] = self._others
             self._others = wider
-        self._others[slot] = 0
-        self._others[slot, : len(others)] = others
+        row = self._others[slot]
+        for j, cid in enumerate(others):
+            row[j] = cid
 
     def _insert_algebra(self, sub: CompiledSubscription) -> None:
         self.subscriptions[sub.id] = self.algebra[sub.id] = sub
@@ -320,7 +368,7 @@ class SubscriptionIndex:
             del self._shape_users[shape]
             del self._shapes[_shape_key(sub)]
             self._leave_family(shape)
-        self.containers_at[slot][_anchor(sub)].unanchor(slot)
+        self.containers_at[slot][_anchor(sub.patterns)].unanchor(slot)
         self.containers_at[slot] = ()
         self._others[slot] = 0
         self._overflow.pop(slot, None)
@@ -438,13 +486,6 @@ class SubscriptionIndex:
             self._order = (ranks, blob, starts)
         return self._order
 
-    def unique_shapes(self, slots: IntArray) -> tuple[IntArray, IntArray, IntArray]:
-        """The distinct shapes among ``slots`` (first appearance order), the first slot of
-        each, and each slot's position among them."""
-        if len(self._marker) < self._next_shape:
-            self._marker = np.full(2 * self._next_shape, -1, dtype=np.int64)
-        return unique_shapes(slots, self.shape_at, self._marker)
-
     def counter_filter(self, pairs: EventPairs) -> list[CompiledSubscription]:
         """Phase 1: the subscriptions whose every pattern is hit by the event, in index
         (slot) order (see :meth:`counter_slots`), then :meth:`algebra_candidates`."""
@@ -463,14 +504,81 @@ class SubscriptionIndex:
         kept for the subscriptions anchored in a hit SC only, not for every subscription a
         broad SC (``?x a ub:Person``) lists. The survivors are the same.
         """
-        hit = self._hit_containers(pairs)
-        anchored = [c.anchored_array() for c in hit if c.anchored]
-        if not anchored:
+        candidates, cids = self._anchored(pairs)
+        if not len(candidates):
             return _NO_SLOTS
-        candidates = np.concatenate(anchored)
+        mask = self._hit
+        mask[cids] = True
+        try:
+            complete = self._complete(candidates)
+        finally:
+            mask[cids] = False
+            mask[0] = True
+        if ordered:
+            complete.sort()
+        return complete
+
+    def candidate_shapes(self, pairs: EventPairs, min_family: int) -> CandidateShapes:
+        """Phase 1 (as :meth:`counter_slots`, in no order) and its survivors' shapes grouped
+        by family, in one compiled pass (``_kernels.candidate_shapes``) over the hit
+        containers' rows (:meth:`_rows`)."""
+        hit = self._hit_containers(pairs)
+        rows = [self._rows(c) for c in hit if c.anchored]
+        if not rows:
+            return CandidateShapes(*(_NO_SLOTS,) * 7)
+        if len(self._marker) < self._next_shape:
+            self._marker = np.full(2 * self._next_shape, -1, dtype=np.int64)
+        if len(self._fam_count) < 2 * self._next_family:
+            self._fam_count = np.zeros(4 * self._next_family, dtype=np.int64)
         mask = self._hit
         cids = [c.cid for c in hit]
         mask[cids] = True
+        try:
+            table = np.concatenate(rows)
+            if self._overflow:  # wide subscriptions: their other containers checked here
+                slots = self._complete(table[:, 0].astype(np.int64))
+                table = self._slot_rows(slots)
+            found = candidate_shapes(
+                table, mask, self.shape_fam, self._marker, self._fam_count, min_family
+            )
+        finally:
+            mask[cids] = False
+            mask[0] = True
+        return CandidateShapes(*found)
+
+    def _rows(self, container: SC) -> npt.NDArray[np.int32]:
+        """The container's anchored slots as rows ``(slot, shape, other containers...)``
+        (cached in the container until its anchored slots or the table's width change)."""
+        slots = container.anchored_array()  # a new array whenever the slots change
+        rows = container.rows
+        if rows is None or container.rows_of is not slots or rows.shape[1] != 2 + self._width:
+            rows = container.rows = self._slot_rows(slots)
+            container.rows_of = slots
+        return rows
+
+    @property
+    def _width(self) -> int:
+        return int(self._others.shape[1])
+
+    def _slot_rows(self, slots: IntArray) -> npt.NDArray[np.int32]:
+        rows = np.empty((len(slots), 2 + self._width), dtype=np.int32)
+        rows[:, 0] = slots
+        rows[:, 1] = self.shape_at[slots]
+        rows[:, 2:] = self._others[slots]
+        return rows
+
+    def _anchored(self, pairs: EventPairs) -> tuple[IntArray, list[int]]:
+        """The slots anchored in the containers the event hits, and those containers'
+        numbers."""
+        hit = self._hit_containers(pairs)
+        anchored = [c.anchored_array() for c in hit if c.anchored]
+        if not anchored:
+            return _NO_SLOTS, []
+        return np.concatenate(anchored), [c.cid for c in hit]
+
+    def _complete(self, candidates: IntArray) -> IntArray:
+        """The candidates whose every container is hit (``self._hit`` set)."""
+        mask = self._hit
         complete = complete_slots(candidates, self._others, mask)
         if self._overflow:
             overflow = self._overflow
@@ -479,10 +587,6 @@ class SubscriptionIndex:
                 for slot in complete.tolist()
             ]
             complete = complete[np.asarray(keep, dtype=np.bool_)]
-        mask[cids] = False
-        mask[0] = True
-        if ordered:
-            complete.sort()
         return complete
 
     def _new_cid(self) -> int:
@@ -529,16 +633,16 @@ def _shape_key(sub: CompiledSubscription) -> tuple[object, ...]:
     return (sub.components, sub.projection, sub.distinct, sub.ask)
 
 
-def _anchor(sub: CompiledSubscription) -> int:
+def _anchor(patterns: tuple[Pattern, ...]) -> int:
     """The index of the subscription's most selective pattern: most constants, a property
     before ``rdf:type`` (class SCs are broad), the first on a tie."""
-
-    def score(i: int) -> tuple[int, int, int]:
-        p = sub.patterns[i]
-        constants = (p.key[0] != STAR) + (p.key[1] != STAR)
-        return (constants, p.prop != RDF_TYPE, -i)
-
-    return max(range(len(sub.patterns)), key=score)
+    best, best_score = 0, -1
+    for i, p in enumerate(patterns):
+        s, o = p.key
+        score = 2 * ((s != STAR) + (o != STAR)) + (p.prop != RDF_TYPE)
+        if score > best_score:
+            best, best_score = i, score
+    return best
 
 
 def _scan_keys(hm_npn: dict[NPNKey, SC], pairs: list[tuple[str, Term]]) -> Iterable[SC]:

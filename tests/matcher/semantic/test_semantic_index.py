@@ -60,9 +60,13 @@ def test_a_shared_pattern_is_stored_once() -> None:
     st.lists(st.sampled_from(TRIPLES), min_size=1, max_size=12),
 )
 def test_any_inserts_and_deletes_answer_like_a_fresh_index(ops, triples) -> None:
+    """Matching between the changes too: what the index caches per container (its rows
+    for the counter filter) must follow every insert and delete."""
     live: dict[str, str] = {}
     churned = SemanticMatcher()
+    event = Event("e", tuple(dict.fromkeys(triples)))
     for insert, n, text in ops:
+        churned.count_batch([MatchContext(event)])
         sub_id = f"s{n}"
         if insert:
             churned.add(Subscription(sub_id, "semantic", text))
@@ -73,7 +77,6 @@ def test_any_inserts_and_deletes_answer_like_a_fresh_index(ops, triples) -> None
     fresh = SemanticMatcher()
     for sub_id, text in live.items():
         fresh.add(Subscription(sub_id, "semantic", text))
-    event = Event("e", tuple(dict.fromkeys(triples)))
     assert run(churned, event) == run(fresh, event)
     # The counts-only path (bulk jobs) reads the same churned index.
     assert churned.count_batch([MatchContext(event)]) == [run(fresh, event)]
