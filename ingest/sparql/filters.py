@@ -59,13 +59,14 @@ FALSE = Literal("false", BOOLEAN)
 class Expression:
     """A compiled expression (see the module docstring for the API)."""
 
-    __slots__ = ("_fn", "_key", "_vars", "ast")
+    __slots__ = ("_fn", "_hash", "_key", "_vars", "ast")
 
     def __init__(self, ast: Ast) -> None:
         self.ast = ast
         self._fn = _compile(ast)
         self._vars = frozenset(_variables(ast))
         self._key = _frozen(ast)
+        self._hash = hash(self._key)  # kept: every registration hashes its filters
 
     def variables(self) -> frozenset[str]:
         """Names of the variables the expression reads."""
@@ -96,7 +97,12 @@ class Expression:
         return isinstance(other, Expression) and other._key == self._key
 
     def __hash__(self) -> int:
-        return hash(self._key)
+        return self._hash
+
+    def __reduce__(self) -> tuple[object, tuple[Ast]]:
+        # Rebuilt from the AST: the closures do not pickle, and a string's hash (in
+        # ``_hash``) differs from one process to the next.
+        return (Expression, (self.ast,))
 
     def __repr__(self) -> str:
         return f"Expression({self.ast!r})"

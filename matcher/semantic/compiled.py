@@ -74,6 +74,15 @@ class Component:
     #: Per step, the checks of its filters (:mod:`.fastfilter`); then the late filters'.
     step_checks: tuple[tuple[Check, ...], ...] = field(default=(), compare=False)
     late_checks: tuple[Check, ...] = field(default=(), compare=False)
+    _hash: int = field(default=0, init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # Hashed once: every registration looks its shape up by its components.
+        key = (self.plan, self.late_filters, self.projection, self.cut)
+        object.__setattr__(self, "_hash", hash(key))
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 @dataclass(frozen=True, slots=True)

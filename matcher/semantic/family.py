@@ -219,24 +219,32 @@ def program_of(
     code: list[tuple[int, int, int]] = []
     inputs: dict[tuple[str, str], int] = {}
     strings: list[Template] = []
-
-    def emit(t: Template) -> None:
-        if t[0] in ("and", "or"):
-            for part in t[1]:
-                emit(part)
-            code.append((AND if t[0] == "and" else OR, len(t[1]), 0))
-        elif t[0] == "eq":
-            code.append((EQ, inputs.setdefault((t[1], "ids"), len(inputs)), t[2]))
-        elif t[0] == "cmp":
-            code.append((_CODES[t[1]], inputs.setdefault((t[2], "int"), len(inputs)), t[3]))
-        else:
-            strings.append(t)
-            code.append((MASK, len(strings) - 1, t[3]))
-
     for t in templates:
-        emit(t)
+        _emit(t, code, inputs, strings)
         code.append((END, 0, 0))
     return np.array(code, dtype=np.int64).reshape(-1, 3), tuple(inputs), tuple(strings)
+
+
+def _emit(
+    t: Template,
+    code: list[tuple[int, int, int]],
+    inputs: dict[tuple[str, str], int],
+    strings: list[Template],
+) -> None:
+    """One template in postfix onto ``code`` (a module function, not a closure calling
+    itself: that would be a reference cycle per family, left for the cyclic GC, which
+    ``semps match`` pauses while it registers)."""
+    if t[0] in ("and", "or"):
+        for part in t[1]:
+            _emit(part, code, inputs, strings)
+        code.append((AND if t[0] == "and" else OR, len(t[1]), 0))
+    elif t[0] == "eq":
+        code.append((EQ, inputs.setdefault((t[1], "ids"), len(inputs)), t[2]))
+    elif t[0] == "cmp":
+        code.append((_CODES[t[1]], inputs.setdefault((t[2], "int"), len(inputs)), t[3]))
+    else:
+        strings.append(t)
+        code.append((MASK, len(strings) - 1, t[3]))
 
 
 def _fresh(n: int) -> str:
