@@ -204,25 +204,25 @@ def family_runs(
 
 
 @jit
-def write_counts(slots: IntArray, counts: IntArray, blob: ByteArray, starts: IntArray) -> ByteArray:
+def write_counts(at: IntArray, counts: IntArray, blob: ByteArray, starts: IntArray) -> ByteArray:
     """The tail of an output line (``results.result_line``) from its matches in order:
-    ``id, id, ...], "solutions": {id: count, ...}}``, each slot's id read as JSON text from
-    ``blob[starts[slot]:starts[slot + 1]]``."""
+    ``id, id, ...], "solutions": {id: count, ...}}``, the id of match ``i`` read as JSON
+    text from ``blob[starts[at[i]]:starts[at[i] + 1]]``."""
     size = 0
-    for i in range(len(slots)):
-        size += 2 * (starts[slots[i] + 1] - starts[slots[i]]) + 26
+    for i in range(len(at)):
+        size += 2 * (starts[at[i] + 1] - starts[at[i]]) + 26
     out = np.empty(size + 32, dtype=np.uint8)
     n = 0
-    for i in range(len(slots)):
+    for i in range(len(at)):
         if i:
             n = _put(out, n, _SEP)
-        n = _put(out, n, blob[starts[slots[i]] : starts[slots[i] + 1]])
+        n = _put(out, n, blob[starts[at[i]] : starts[at[i] + 1]])
     n = _put(out, n, _MIDDLE)
     digits = np.empty(20, dtype=np.uint8)
-    for i in range(len(slots)):
+    for i in range(len(at)):
         if i:
             n = _put(out, n, _SEP)
-        n = _put(out, n, blob[starts[slots[i]] : starts[slots[i] + 1]])
+        n = _put(out, n, blob[starts[at[i]] : starts[at[i] + 1]])
         n = _put(out, n, _COLON)
         c = counts[i]
         k = 0

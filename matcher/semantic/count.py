@@ -240,8 +240,9 @@ def count_lines(
             out.append(result_line(event.id, count_parts(index, pairs, budget)))
             continue
         slots, counts = count_columns(index, pairs, budget)
-        order = np.argsort(index.id_ranks()[slots])
+        ranks = index.id_ranks()[slots]
+        order = np.argsort(ranks)
         blob, starts = index.id_text()
-        tail = write_counts(slots[order], counts[order], blob, starts).tobytes().decode()
+        tail = write_counts(ranks[order], counts[order], blob, starts).tobytes().decode()
         out.append(f'{{"event": {json.dumps(event.id)}, "matches": [{tail}')
     return out

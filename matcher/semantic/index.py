@@ -468,8 +468,9 @@ class SubscriptionIndex:
         return self._ordered()[0]
 
     def id_text(self) -> tuple[npt.NDArray[np.uint8], IntArray]:
-        """The ids as JSON (``json.dumps(id)``, ASCII) one after another, and where each
-        slot's starts (``starts[slot + 1]`` is where it ends), for output lines."""
+        """The ids as JSON (``json.dumps(id)``, ASCII) one after another in rank order
+        (:meth:`id_ranks`), and where each rank's starts (``starts[rank + 1]`` is where it
+        ends), for output lines: a line's ids are read front to back."""
         _, blob, starts = self._ordered()
         return blob, starts
 
@@ -479,7 +480,7 @@ class SubscriptionIndex:
             order = sorted(range(len(ids)), key=lambda i: ids[i] or "")
             ranks = np.empty(len(ids), dtype=np.int64)
             ranks[order] = np.arange(len(ids), dtype=np.int64)
-            texts = [json.dumps(i).encode() if i is not None else b"" for i in ids]
+            texts = [json.dumps(ids[i]).encode() if ids[i] is not None else b"" for i in order]
             starts = np.zeros(len(ids) + 1, dtype=np.int64)
             np.cumsum([len(t) for t in texts], out=starts[1:])
             blob = np.frombuffer(b"".join(texts), dtype=np.uint8)
