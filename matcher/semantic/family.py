@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from semps._types import Term
 from semps.ingest.sparql import typed
+from semps.ingest.sparql.filters import Expression
 from semps.matcher.semantic.compiled import (
     STAR,
     CompiledSubscription,
@@ -158,11 +159,11 @@ def family_of(sub: CompiledSubscription) -> tuple[Family, tuple[object, ...]] | 
             templates.append(("eq", o_var, len(params) - 1))
         patterns.append((p.prop, s_var, o_var))  # plain tuples: hashed in C, unlike Pattern
     for f in sub.filters:
-        ast = getattr(f, "ast", None)
-        template = _template(ast, params) if type(ast) is tuple else None
+        template, constants = _filter_template(f, len(params))
         if template is None:
             return None
         templates.append(template)
+        params.extend(constants)
     if not templates:
         return None
     key = (tuple(patterns), tuple(templates), sub.components[0].projection, sub.distinct, sub.ask)
@@ -249,7 +250,32 @@ def _emit(
 
 def _fresh(n: int) -> str:
     """A variable name no query can spell (the parser's names never hold a space)."""
-    return f" k{n}"
+    return _FRESH[n] if n < len(_FRESH) else f" k{n}"
+
+
+_FRESH = tuple(f" k{n}" for n in range(64))
+
+
+def _filter_template(f: object, offset: int) -> tuple[Template | None, tuple[object, ...]]:
+    """A FILTER's template, its parameters numbered from ``offset``, and those parameters
+    (``None`` for a filter no family covers). Kept by filter and offset for the small
+    ones (a FILTER shared by subscriptions, as :mod:`semps.ingest.sparql` builds them, is
+    read once); bounded: cleared when full."""
+    key = (f, offset) if type(f) is Expression else None
+    found = _FILTER_TEMPLATES.get(key) if key is not None else None
+    if found is None:
+        ast = getattr(f, "ast", None)
+        params: list[object] = [None] * offset  # the template numbers from offset
+        template = _template(ast, params) if type(ast) is tuple else None
+        found = (template, tuple(params[offset:]))
+        if key is not None and template is not None and len(params) - offset <= 8:
+            if len(_FILTER_TEMPLATES) >= 16384:
+                _FILTER_TEMPLATES.clear()
+            _FILTER_TEMPLATES[key] = found
+    return found
+
+
+_FILTER_TEMPLATES: dict[tuple[Expression, int], tuple[Template | None, tuple[object, ...]]] = {}
 
 
 def _template(ast: tuple[Any, ...], params: list[object]) -> Template | None:
@@ -335,7 +361,9 @@ def input_columns(
                 break
             parts.append(col)
         else:
-            found = np.stack(parts) if parts else np.zeros((0, len(rows)), dtype=np.int64)
+            found = np.empty((len(parts), len(rows)), dtype=np.int64)
+            for i, part in enumerate(parts):  # (np.stack costs more on these short rows)
+                found[i] = part
         columns[key] = found
     return found
 
@@ -372,9 +400,11 @@ def string_masks(
         if texts is None:
             return None
         fn = STRING_FNS[fn_name]
-        needles, which = np.unique(params[member_rows, at], return_inverse=True)
-        answers = [[fn(t, terms[i]) for t in texts] for i in needles.tolist()]
-        out[k] = np.array(answers, dtype=np.bool_).reshape(len(needles), len(rows))[which]
+        numbers: dict[int, int] = {}  # a needle's number -> its row of answers
+        which = [numbers.setdefault(i, len(numbers)) for i in params[member_rows, at].tolist()]
+        needles: list[Any] = [terms[i] for i in numbers]  # plain strings (Members.add)
+        answers = [[fn(t, needle) for t in texts] for needle in needles]
+        out[k] = np.array(answers, dtype=np.bool_).reshape(len(numbers), len(rows))[which]
     return out
 
 
