@@ -392,20 +392,51 @@ def string_masks(
 ) -> npt.NDArray[np.bool_] | None:
     """The family's string templates over the rows, ``[template, member, row]``, for the
     members at ``member_rows`` of ``params`` (strings by their number in ``terms``), or
-    ``None`` when a value is not a plain string. Each distinct string is tried once per
-    row: members sharing a needle share its answers."""
+    ``None`` when a value is not a plain string.
+
+    A short value is cut into its pieces (its substrings for ``CONTAINS``, prefixes for
+    ``STRSTARTS``, suffixes for ``STRENDS``), looked up among the numbered constants
+    (``columns``' term numbers: :func:`new_columns`) and every member answered at once by
+    its needle's number; otherwise each distinct needle is tried on the value (members
+    sharing a needle share its answers): whichever is fewer steps."""
     out = np.zeros((len(family.strings), len(member_rows), len(rows)), dtype=np.bool_)
+    numbered: dict[Term, int] = columns["", "terms"]
     for k, (_, fn_name, name, at) in enumerate(family.strings):
         texts = _column(name, "str", family, rows, columns)
         if texts is None:
             return None
+        needles = params[member_rows, at]
         fn = STRING_FNS[fn_name]
-        numbers: dict[int, int] = {}  # a needle's number -> its row of answers
-        which = [numbers.setdefault(i, len(numbers)) for i in params[member_rows, at].tolist()]
-        needles: list[Any] = [terms[i] for i in numbers]  # plain strings (Members.add)
-        answers = [[fn(t, needle) for t in texts] for needle in needles]
-        out[k] = np.array(answers, dtype=np.bool_).reshape(len(numbers), len(rows))[which]
+        tried: tuple[list[int], list[Any]] | None = None
+        for r, text in enumerate(texts):
+            if _piece_count(fn_name, len(text)) <= len(needles):
+                found = np.zeros(len(terms) + 1, dtype=np.bool_)
+                get = numbered.get
+                found[[n for n in map(get, _pieces(fn_name, text)) if n is not None]] = True
+                out[k, :, r] = found[needles]
+                continue
+            if tried is None:  # the distinct needles, numbered once for every row
+                number: dict[int, int] = {}
+                which = [number.setdefault(n, len(number)) for n in needles.tolist()]
+                tried = which, [terms[n] for n in number]  # plain strings (Members.add)
+            which, distinct = tried
+            answers = np.array([fn(text, needle) for needle in distinct], dtype=np.bool_)
+            out[k, :, r] = answers[which]
     return out
+
+
+def _piece_count(fn_name: str, size: int) -> int:
+    return size * (size + 1) // 2 + 1 if fn_name == "CONTAINS" else size + 1
+
+
+def _pieces(fn_name: str, text: str) -> set[str]:
+    """The strings ``fn_name(text, piece)`` holds for (the empty one included)."""
+    n = len(text)
+    if fn_name == "CONTAINS":
+        return {text[i:j] for i in range(n + 1) for j in range(i, n + 1)}
+    if fn_name == "STRSTARTS":
+        return {text[:j] for j in range(n + 1)}
+    return {text[i:] for i in range(n + 1)}
 
 
 def _term_ids(

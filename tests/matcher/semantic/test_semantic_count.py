@@ -38,6 +38,7 @@ TEMPLATES = [
     "SELECT * {{ ?x <{EX}p> <{n}> . ?x <{EX}d> ?v FILTER(!(?v != {a})) }}",
     'SELECT DISTINCT ?x {{ ?x <{EX}s> ?t FILTER(contains(?t, "{w}")) }}',
     'SELECT * {{ ?x a <{c}> . ?x <{EX}s> ?t FILTER(strstarts(?t, "{w}") || ?t = "{w}") }}',
+    'SELECT ?t {{ ?x <{EX}s> ?t FILTER(strends(?t, "{w}") || contains(?t, "{w}{w}")) }}',
 ]
 
 # Integers mostly (what the compiled pass covers); a decimal now and then sends a family
@@ -62,7 +63,7 @@ subscriptions = st.lists(st.sampled_from(TEMPLATES), min_size=1, max_size=3, uni
             st.sampled_from(NODES),
             st.integers(0, 5),
             st.integers(0, 3),
-            st.sampled_from(["red", "ash", "oak", "e"]),
+            st.sampled_from(["red", "ash", "oak", "e", "", "m", "red oak", "k elm"]),
         ),
         min_size=6,
         max_size=40,
@@ -126,3 +127,26 @@ def test_matches_found_through_the_families_equal_the_reference_engine(subs, eve
     assert [m.subscription for m in matches] == sorted(expected)
     assert {m.subscription: m.count for m in matches} == expected
     assert all(len(m.solutions) == min(m.count, 2) for m in matches)
+
+
+def test_string_families_with_more_needles_than_the_value_has_pieces() -> None:
+    """A family with more members than its value has substrings answers them all by
+    looking the value's pieces up (the other way round, needle by needle, below): both
+    agree with the reference engine, for each string function."""
+    value = "red oak"
+    pieces = sorted({value[i:j] for i in range(len(value) + 1) for j in range(i, 9)})
+    needles = [*pieces, "oak red", "reds", "k o", "Red", "oakk", "é"]
+    texts = {
+        f"{fn}-{i}": f'SELECT DISTINCT ?x {{ ?x <{EX}s> ?t FILTER({fn}(?t, "{needle}")) }}'
+        for fn in ("contains", "strstarts", "strends")
+        for i, needle in enumerate(needles)
+    }
+    for members in (len(needles), 3):  # the pieces looked up, then needles tried one by one
+        triples = ((f"{EX}n0", f"{EX}s", Literal(value)), (f"{EX}n1", f"{EX}s", Literal("")))
+        chosen = {n: t for n, t in texts.items() if int(n.split("-")[1]) < members}
+        expected = _reference(list(triples), chosen)
+        few = SemanticMatcher()
+        for name, text in chosen.items():
+            few.add(Subscription(name, "semantic", text))
+        assert few.count_batch([MatchContext(Event("e", triples))]) == [expected]
+    assert len(expected) > 0
