@@ -28,7 +28,9 @@ _TOKENS = [
     ),
     ("STRING", r"'(?:[^'\\\n\r]|\\.)*'|\"(?:[^\"\\\n\r]|\\.)*\""),
     ("BNODE", rf"_:[{_PN_CHARS}](?:[{_PN_CHARS}.]*[{_PN_CHARS}])?"),
-    ("PNAME", rf"{_PREFIX}:{_LOCAL}?"),
+    # The lookahead (a ':' after name characters) only fails sooner: no backtracking
+    # through every bare word (SELECT, FILTER, ...) looking for the ':' of a prefix.
+    ("PNAME", rf"(?=[{_PN_CHARS}.]*:){_PREFIX}:{_LOCAL}?"),
     ("VAR", rf"[?$][{_PN_CHARS}]+"),
     ("LANGTAG", r"@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*"),
     ("DOUBLE", r"(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)[eE][+-]?[0-9]+"),
@@ -41,7 +43,7 @@ _TOKENS = [
 # and comments are skipped in front of each token by the same match (half the matches); a
 # match with no token is the whitespace at the end of the text.
 _SCAN = re.compile(
-    r"(?:[ \t\r\n]+|\#[^\n]*)*(?:"
+    r"[ \t\r\n]*(?:\#[^\n]*[ \t\r\n]*)*(?:"
     + "|".join(f"(?P<{name}>{rx})" for name, rx in [*_TOKENS[1:], ("STRAY", ".")])
     + ")?",
     re.DOTALL,

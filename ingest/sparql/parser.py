@@ -19,6 +19,7 @@ from semps.errors import SubscriptionLimitExceeded, SubscriptionSyntaxError, Uns
 from semps.ingest.sparql._group import GroupParser, basic_graph_pattern, join
 from semps.ingest.sparql._lexer import Token, tokenize
 from semps.ingest.sparql._regex import RegexError, RegexRefused, compile_regex
+from semps.ingest.sparql._shapes import Shapes
 from semps.ingest.sparql.filters import ANY, ARITY, CASTS, Expression
 from semps.ingest.sparql.model import PatternTerm, Query, TriplePattern, Var
 from semps.limits import DEFAULT_LIMITS, Limits
@@ -121,6 +122,20 @@ def _parse(text: str, base: str | None, limits: Limits) -> Query:
         raise SubscriptionSyntaxError(msg, line=1, column=1)
     limits.check_query_size(text)
     tokens = tokenize(text)
+    if base is not None:
+        return _parse_tokens(tokens, base, limits)
+    global _SHAPES  # noqa: PLW0603 - one memo of shapes, replaced when the limits change
+    if _SHAPES.limits is not limits and _SHAPES.limits != limits:
+        _SHAPES = Shapes(limits)
+    return _SHAPES.parse(tokens, lambda toks: _parse_tokens(toks, None, limits))
+
+
+#: The shapes of the queries parsed so far and their templates (:mod:`._shapes`), under
+#: the limits of the last parse (a parse under others starts afresh).
+_SHAPES = Shapes(DEFAULT_LIMITS)
+
+
+def _parse_tokens(tokens: list[Token], base: str | None, limits: Limits) -> Query:
     try:
         return _Parser(tokens, base, limits).query()
     except RecursionError:  # only when max_query_depth is configured past the stack

@@ -243,15 +243,8 @@ class SubscriptionIndex:
         if sub.algebra is not None:
             self._insert_algebra(sub)
             return
-        if self._free:
-            slot = self._free.pop()
-            self.sub_at[slot] = sub
-        else:
-            slot = len(self.sub_at)
-            self.sub_at.append(sub)
-            self.containers_at.append(())
-            if slot >= len(self._need):
-                self._grow()
+        slot = self._free.pop() if self._free else self._new_slot()
+        self.sub_at[slot] = sub
         self.id_at[slot] = sid
         self._order = None
         self._need[slot] = len(sub.patterns)
@@ -267,6 +260,15 @@ class SubscriptionIndex:
             self._shape_users[shape] += 1
         self.shape_at[slot] = shape
         self._index_patterns(slot, sub.patterns)
+
+    def _new_slot(self) -> int:
+        """A slot past the last one (the arrays grown when full)."""
+        slot = len(self.sub_at)
+        self.sub_at.append(None)
+        self.containers_at.append(())
+        if slot >= len(self._need):
+            self._grow()
+        return slot
 
     def _grow(self) -> None:
         """Room for twice as many slots (amortized: O(1) per insert); new rows are 0."""
