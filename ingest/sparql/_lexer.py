@@ -19,9 +19,20 @@ _LOCAL_FIRST = rf"(?:[{_PN_CHARS}:]|{_PLX})"
 _LOCAL_MID = rf"(?:[{_PN_CHARS}.:]|{_PLX})"
 _LOCAL = rf"(?:{_LOCAL_FIRST}(?:{_LOCAL_MID}*{_LOCAL_FIRST})?)"
 
+# The alternatives are tried in this order, the first that matches wins: operators come
+# second (half the tokens are operators: trying them last tried ten alternatives first),
+# each written so that it matches exactly where no later alternative would (``.`` not
+# before a digit, ``?`` not before a name character, ``@`` not before a letter) and
+# after IRIREF (``<``), so the tokens are what they were with operators last.
 _TOKENS = [
     ("WS", r"[ \t\r\n]+|\#[^\n]*"),
     ("IRIREF", r"<[^<>\"{}|^`\\\x00-\x20]*>"),
+    (
+        "OP",
+        rf"\^\^|&&|\|\||!=|<=|>=|[{{}}()\[\];,*=<>!+\-/^|]|\.(?![0-9])|\?(?![{_PN_CHARS}])"
+        r"|@(?![a-zA-Z])",
+    ),
+    ("VAR", rf"[?$][{_PN_CHARS}]+"),
     (
         "STRING_LONG",
         r"'''(?:(?:'|'')?(?:[^'\\]|\\.))*'''|\"\"\"(?:(?:\"|\"\")?(?:[^\"\\]|\\.))*\"\"\"",
@@ -31,13 +42,11 @@ _TOKENS = [
     # The lookahead (a ':' after name characters) only fails sooner: no backtracking
     # through every bare word (SELECT, FILTER, ...) looking for the ':' of a prefix.
     ("PNAME", rf"(?=[{_PN_CHARS}.]*:){_PREFIX}:{_LOCAL}?"),
-    ("VAR", rf"[?$][{_PN_CHARS}]+"),
     ("LANGTAG", r"@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*"),
     ("DOUBLE", r"(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)[eE][+-]?[0-9]+"),
     ("DECIMAL", r"[0-9]*\.[0-9]+"),
     ("INTEGER", r"[0-9]+"),
     ("NAME", r"[A-Za-z_][A-Za-z0-9_]*"),
-    ("OP", r"\^\^|&&|\|\||!=|<=|>=|[{}()\[\].;,*=<>!+\-/^|?@]"),
 ]
 # Any character no token starts with is a one-character STRAY token (an error). Whitespace
 # and comments are skipped in front of each token by the same match (half the matches); a
