@@ -51,10 +51,13 @@ def _session_ticks(sessions: set[int], seen: dict[int, tuple[str, int]]) -> None
             # after the command name: state ppid pgrp session ... utime(12) stime(13)
             if int(fields[3]) not in sessions:
                 continue
-            kind = _kind((entry / "cmdline").read_bytes())
+            cmdline = (entry / "cmdline").read_bytes()
         except OSError:  # gone between the listing and the reads
             continue
-        seen[int(entry.name)] = kind, int(fields[11]) + int(fields[12])
+        pid = int(entry.name)
+        # An exiting process (a zombie) has no command line left: it keeps its first kind.
+        kind = seen[pid][0] if pid in seen and not cmdline else _kind(cmdline)
+        seen[pid] = kind, int(fields[11]) + int(fields[12])
 
 
 def _kind(cmdline: bytes) -> str:

@@ -1,8 +1,12 @@
 """Bulk matching on Spark: every event of a table or folder against every subscription.
 
 The subscriptions are broadcast, and each Python worker builds the very matcher the broker
-uses (merged index, counter filtering, verification) once per job and matches its
-partitions' events in process. With a :class:`Placement`, each partition holds
+uses (merged index, counter filtering, verification) once and matches its partitions' events
+in process. Semantic subscriptions travel as a snapshot of their parses
+(:mod:`semps.matcher.semantic.snapshot`, made by the driver, which parsed them to validate
+them): a worker registers them without lexing or parsing, once per worker and set of
+subscriptions (keyed by their digest, so later jobs and micro-batches over the same ones
+reuse it). With a :class:`Placement`, each partition holds
 only the subscriptions placed on it, and each event is replicated to the partitions its
 items reach.
 
@@ -27,9 +31,12 @@ from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from semps.errors import SparkError
 from semps.event import Event
+from semps.ingest.sparql import Query, parse_memo, parse_query
 from semps.matcher.base import MatchContext, Matcher, Subscription
 from semps.matcher.registry import create_matcher
 from semps.matcher.results import result_line
+from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.semantic.snapshot import load_matcher, snapshot_bytes, subscriptions_digest
 from semps.ontology.expansion import Expansion
 from semps.spark.placement import Placement
 
@@ -52,12 +59,15 @@ Shipped = tuple[tuple[str, str, str], ...]
 @dataclass(frozen=True)
 class ShippedIndex:
     """What a worker needs to build its matchers: the subscriptions of each partition, as
-    (id, kind, text), and the ontology to match under; ``token`` names one job (or one
-    version of a stream's subscriptions)."""
+    (id, kind, text), and the ontology to match under; ``token`` names one set of
+    subscriptions (a job's, or one version of a stream's). With a ``snapshot`` (the bytes
+    of a semantic snapshot, :func:`shipped_index`), partition 0 holds its subscriptions
+    and ``parts`` is empty."""
 
     token: str
     parts: dict[int, Shipped]
     expansion: Expansion
+    snapshot: bytes | None = None
 
 
 #: Matchers built in this Python worker, by (job token, partition); workers are reused
@@ -67,7 +77,7 @@ _BUILT: dict[tuple[str, int], list[Matcher]] = {}
 
 def worker_matchers(index: ShippedIndex, part: int) -> list[Matcher]:
     """This Python worker's matchers for ``part`` of ``index``, built once per token (older
-    tokens' matchers are dropped)."""
+    tokens' matchers are dropped): loaded from its snapshot, or built from the texts."""
     key = (index.token, part)
     found = _BUILT.get(key)
     if found is None:
@@ -78,9 +88,13 @@ def worker_matchers(index: ShippedIndex, part: int) -> list[Matcher]:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            found = build_matchers(
-                Subscription(i, kind, text) for i, kind, text in index.parts.get(part, ())
-            )
+            if index.snapshot is not None and part == 0:
+                name = f"the snapshot shipped as {index.token}"
+                found = [load_matcher(index.snapshot, name=name)]
+            else:
+                found = build_matchers(
+                    Subscription(i, kind, text) for i, kind, text in index.parts.get(part, ())
+                )
         finally:
             if collecting:
                 gc.enable()
@@ -193,6 +207,7 @@ def match_events(
     seed: int = 0,
     validate: bool = True,
     items: Sequence[frozenset[str]] | None = None,
+    queries: dict[str, Query] | None = None,
 ) -> Results:
     """Match an RDD of :class:`Event` against ``subscriptions``.
 
@@ -207,6 +222,8 @@ def match_events(
             (callers that validated already pass ``False``: it costs a full index build).
         items: the subscriptions' :func:`subscription_items`, when the caller has them
             (the placement was mined from them); computed here otherwise.
+        queries: the semantic subscriptions' parses the caller has (by text, under the
+            default limits), shipped without parsing them again (see :func:`shipped_index`).
 
     Returns:
         An RDD of ``(event id, {subscription id: solution count})``, one pair per event.
@@ -215,9 +232,9 @@ def match_events(
         SparkError: stateful (composite) subscriptions.
         SubscriptionError: with ``validate``, a subscription that does not parse.
     """
-    _check(subscriptions, validate)
+    queries = _check(subscriptions, validate, queries)
     if placement is None:
-        index = _broadcast(events.context, subscriptions, expansion)
+        index = _broadcast(events.context, subscriptions, expansion, queries)
         return events.mapPartitions(lambda it: match_partition(index.value, 0, it, counts_of_batch))
     if items is None:
         items = subscription_items(subscriptions)
@@ -231,6 +248,7 @@ def match_lines(
     expansion: Expansion,
     *,
     validate: bool = True,
+    queries: dict[str, Query] | None = None,
 ) -> RDD[tuple[str, str]]:
     """:func:`match_events` (every subscription broadcast) with each event's output line
     (:func:`~semps.matcher.results.result_line`) instead of its counts, written by the
@@ -240,25 +258,64 @@ def match_lines(
         SparkError: stateful (composite) subscriptions.
         SubscriptionError: with ``validate``, a subscription that does not parse.
     """
-    _check(subscriptions, validate)
-    index = _broadcast(events.context, subscriptions, expansion)
+    queries = _check(subscriptions, validate, queries)
+    index = _broadcast(events.context, subscriptions, expansion, queries)
     return events.mapPartitions(lambda it: match_partition(index.value, 0, it, lines_of_batch))
 
 
-def _check(subscriptions: Sequence[Subscription], validate: bool) -> None:
+def _check(
+    subscriptions: Sequence[Subscription], validate: bool, queries: dict[str, Query] | None
+) -> dict[str, Query]:
+    """Validate (unless told not to) and refuse stateful kinds; the parses made or given."""
+    parses = {} if queries is None else queries
     if validate:
-        build_matchers(subscriptions)
+        with parse_memo(parses, SemanticMatcher.limits):
+            build_matchers(subscriptions)
     else:  # still refuse stateful kinds before anything runs
         for kind in sorted({s.kind for s in subscriptions}):
             _stateless(kind)
+    return parses
+
+
+def shipped_index(
+    subscriptions: Sequence[Subscription],
+    expansion: Expansion,
+    *,
+    queries: dict[str, Query] | None = None,
+    token: str | None = None,
+) -> ShippedIndex:
+    """Every subscription as the one partition of an index, as the workers get it.
+
+    Semantic subscriptions alone travel as a snapshot of their parses, made from
+    ``queries`` (by text, as :func:`~semps.ingest.sparql.parse_memo` keeps them; the texts
+    it lacks are parsed here and added to it), which the workers load without parsing; its
+    token is their :func:`~semps.matcher.semantic.snapshot.subscriptions_digest` unless
+    ``token`` is given. Other kinds travel as texts, under ``token`` or a new one.
+
+    Raises:
+        SubscriptionError: a semantic text that does not parse.
+    """
+    if subscriptions and all(s.kind == SemanticMatcher.kind for s in subscriptions):
+        parses = {} if queries is None else queries
+        limits = SemanticMatcher.limits
+        with parse_memo(parses, limits):
+            for text in {s.text for s in subscriptions}:
+                parse_query(text, limits=limits)  # answered by the memo when it has it
+        data = snapshot_bytes(subscriptions, parses, limits)
+        return ShippedIndex(token or subscriptions_digest(subscriptions)[:32], {}, expansion, data)
+    shipped = {0: tuple((s.id, s.kind, s.text) for s in subscriptions)}
+    return ShippedIndex(token or uuid.uuid4().hex, shipped, expansion)
 
 
 def _broadcast(
-    context: SparkContext, subscriptions: Sequence[Subscription], expansion: Expansion
+    context: SparkContext,
+    subscriptions: Sequence[Subscription],
+    expansion: Expansion,
+    queries: dict[str, Query],
 ) -> Broadcast[ShippedIndex]:
-    """Every subscription, as the one partition of a new job's index, broadcast."""
-    shipped = {0: tuple((s.id, s.kind, s.text) for s in subscriptions)}
-    return context.broadcast(ShippedIndex(uuid.uuid4().hex, shipped, expansion))
+    """Every subscription, as the one partition of an index (:func:`shipped_index`),
+    broadcast."""
+    return context.broadcast(shipped_index(subscriptions, expansion, queries=queries))
 
 
 def _placed(
@@ -360,6 +417,7 @@ __all__ = [
     "match_partition",
     "one_per_event",
     "placed_parts",
+    "shipped_index",
     "subscription_items",
     "worker_matchers",
 ]

@@ -7,7 +7,9 @@ Each micro-batch runs in ``foreachBatch`` on the driver:
 1. poll the subscriptions (:class:`~semps.spark.watch.SubscriptionWatch`): when they
    changed, broadcast the new version (and mine a new placement, if asked); executors
    build the broker's own matchers once per Python worker per version
-   (:func:`semps.spark.bulk.build_matchers`), keyed by the version's content digest;
+   (:func:`semps.spark.bulk.worker_matchers`), keyed by the version's content digest
+   (semantic subscriptions travel as a snapshot of their parses: the driver parses only
+   the texts a version adds, and the workers register them without parsing);
 2. read the batch's documents on the executors with the same ingest code as ``semps
    match`` and count each event's matches (``Matcher.count_batch``), either against every
    subscription (broadcast) or, with a :class:`~semps.spark.placement.Placement`, on the
@@ -30,6 +32,7 @@ from typing import TYPE_CHECKING, cast
 
 from semps.errors import SempsError, SparkError
 from semps.event import Event
+from semps.ingest.sparql import Query
 from semps.ontology.expansion import Expansion
 from semps.spark.bulk import (
     ShippedIndex,
@@ -38,6 +41,7 @@ from semps.spark.bulk import (
     event_items,
     match_partition,
     placed_parts,
+    shipped_index,
     subscription_items,
 )
 from semps.spark.placement import Placement, PlacementOptions
@@ -93,6 +97,8 @@ class VersionedMatching:
     _shipped: Broadcast[ShippedIndex] | None = None
     _plan: Broadcast[tuple[Placement, list[str], Expansion]] | None = None
     _batch_cache: list[RDD[Event | tuple[str, str]]] = field(default_factory=list)
+    #: Parses of semantic texts (the watch's): a version parses only the texts it adds.
+    parses: dict[str, Query] = field(default_factory=dict)
 
     def use(self, version: Version) -> None:
         """Ship ``version`` to the executors (they build it on its first batch)."""
@@ -102,8 +108,11 @@ class VersionedMatching:
             if old is not None:
                 old.unpersist()
         if self.placement_options is None:
-            parts = {0: tuple((s.id, s.kind, s.text) for s in subs)}
-            self._shipped = context.broadcast(ShippedIndex(version.token, parts, self.expansion))
+            index = shipped_index(subs, self.expansion, queries=self.parses, token=version.token)
+            texts = {s.text for s in subs}
+            for gone in [t for t in self.parses if t not in texts]:
+                del self.parses[gone]
+            self._shipped = context.broadcast(index)
         else:
             items = subscription_items(subs)
             self.placement = self.placement_options.mine(self.spark, items)
@@ -244,7 +253,9 @@ def start_stream(
         SempsError: a missing folder, Kafka without its connector, a checkpoint Spark
             refuses.
     """
-    matching = VersionedMatching(spark, expansion or Expansion(), base, placement)
+    matching = VersionedMatching(
+        spark, expansion or Expansion(), base, placement, parses=watch.parses
+    )
     matching.use(watch.version)
     frame = open_stream(spark, source)
     failure: list[BaseException] = []

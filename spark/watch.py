@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from semps.errors import SempsError, SubscriptionError
+from semps.ingest.sparql import Query, parse_memo
 from semps.matcher.base import Matcher, Subscription
 from semps.matcher.registry import create_matcher
 
@@ -72,18 +73,26 @@ def signature(path: Path, *, deep: bool = True) -> Signature:
         return ()
 
 
-def validate_new(previous: Version | None, current: Sequence[Subscription]) -> None:
+def validate_new(
+    previous: Version | None,
+    current: Sequence[Subscription],
+    parses: dict[str, Query] | None = None,
+) -> None:
     """Index the subscriptions that are new or edited since ``previous`` (the others were
-    indexed before), so a bad one is named on the driver.
+    indexed before), so a bad one is named on the driver; semantic texts parsed on the way
+    are added to ``parses`` (:func:`~semps.ingest.sparql.parse_memo`).
 
     Raises:
         SubscriptionError: naming the subscription.
     """
     known = {(s.id, s.kind, s.text) for s in previous.subscriptions} if previous else set()
+    with parse_memo({} if parses is None else parses, Matcher.limits):
+        _validate([s for s in current if (s.id, s.kind, s.text) not in known])
+
+
+def _validate(subscriptions: Sequence[Subscription]) -> None:
     validators: dict[str, Matcher] = {}
-    for sub in current:
-        if (sub.id, sub.kind, sub.text) in known:
-            continue
+    for sub in subscriptions:
         validator = validators.get(sub.kind)
         if validator is None:
             validator = validators[sub.kind] = create_matcher(sub.kind)
@@ -123,8 +132,10 @@ class SubscriptionWatch:
         self._shallow = signature(path, deep=False)
         self._deep = signature(path)
         self._edited = threading.Event()
+        #: The parses of the semantic texts validated (a memo: what ships them may prune it).
+        self.parses: dict[str, Query] = {}
         subscriptions = loader(path)
-        validate_new(None, subscriptions)
+        validate_new(None, subscriptions, self.parses)
         self.version = Version.of(subscriptions)
         if rescan and path.is_dir():
             threading.Thread(target=self._rescan, name="semps-watch", daemon=True).start()
@@ -152,7 +163,7 @@ class SubscriptionWatch:
             return None
         try:
             subscriptions = self.loader(self.path)
-            validate_new(self.version, subscriptions)
+            validate_new(self.version, subscriptions, self.parses)
         except SempsError as exc:
             self.warn(f"subscriptions not reloaded, keeping the previous ones: {exc}")
             return None  # signatures kept: the next poll tries again

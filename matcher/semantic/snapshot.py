@@ -33,13 +33,14 @@ from __future__ import annotations
 import dataclasses
 import gc
 import hashlib
+import io
 import os
 import random
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -56,11 +57,14 @@ __all__ = [
     "MAX_NESTING",
     "SPOT_CHECK",
     "VERSION",
+    "SHIPPED",
     "Snapshot",
+    "Source",
     "load_matcher",
     "paused_gc",
     "read_snapshot",
     "save_snapshot",
+    "snapshot_bytes",
     "snapshot_memo",
     "subscriptions_digest",
 ]
@@ -93,6 +97,13 @@ _NUMBER = {cls: k for k, cls in enumerate(_CLASSES)}
 _FIELDS = [tuple(f.name for f in dataclasses.fields(cls) if f.init) for cls in _CLASSES]
 
 
+#: A snapshot: its file, or the bytes of one (:func:`snapshot_bytes`, shipped to Spark's
+#: executors).
+Source = Path | bytes
+#: What errors call a snapshot given as bytes, unless the caller names it.
+SHIPPED = "the shipped snapshot"
+
+
 @dataclasses.dataclass(frozen=True)
 class Snapshot:
     """A snapshot read and decoded: the subscriptions in order and each text's query."""
@@ -118,14 +129,14 @@ def subscriptions_digest(subscriptions: Iterable[Subscription]) -> str:
     return h.hexdigest()
 
 
-def save_snapshot(
-    path: Path,
+def snapshot_bytes(
     subscriptions: Sequence[Subscription],
     queries: dict[str, Query],
     limits: Limits = DEFAULT_LIMITS,
-) -> None:
-    """Write the subscriptions with their parsed queries (``queries[text]``, as
-    ``parse_query(text, limits=limits)`` gave them) to ``path`` atomically.
+) -> bytes:
+    """The snapshot of the subscriptions with their parsed queries (``queries[text]``, as
+    ``parse_query(text, limits=limits)`` gave them), as the bytes of its file (what Spark
+    ships to its executors: :func:`load_matcher` reads them as it reads a file).
 
     Raises:
         SubscriptionError: a text without its query, or a query holding something the
@@ -162,11 +173,26 @@ def save_snapshot(
         "payload_bytes": len(payload),
         "payload_sha256": hashlib.sha256(payload).hexdigest(),
     }
+    return FORMAT.encode() + b"\n" + orjson.dumps(header) + b"\n" + payload
+
+
+def save_snapshot(
+    path: Path,
+    subscriptions: Sequence[Subscription],
+    queries: dict[str, Query],
+    limits: Limits = DEFAULT_LIMITS,
+) -> None:
+    """Write :func:`snapshot_bytes` to ``path`` atomically.
+
+    Raises:
+        SubscriptionError: a text without its query, or a query holding something the
+            format cannot say.
+    """
+    data = snapshot_bytes(subscriptions, queries, limits)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # several writers: each its own
     # Owner-only, as every file of the service's data directory (the texts are in it).
     with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
-        out.write(FORMAT.encode() + b"\n" + orjson.dumps(header) + b"\n")
-        out.write(payload)
+        out.write(data)
     os.replace(tmp, path)
 
 
@@ -211,33 +237,35 @@ def snapshot_memo(
 
 
 def load_matcher(
-    path: Path, *, workers: int = 1, expect_sha256: str | None = None
+    path: Source,
+    *,
+    workers: int = 1,
+    expect_sha256: str | None = None,
+    name: str = SHIPPED,
 ) -> SemanticMatcher:
     """A :class:`SemanticMatcher` with every subscription of the snapshot at ``path``
     registered (compiled and indexed by the matcher; parsed only for the spot check).
 
     Args:
-        path: the snapshot.
+        path: the snapshot's file, or its bytes (:func:`snapshot_bytes`).
         workers: the matcher's ``workers``.
         expect_sha256: when given, the :func:`subscriptions_digest` the snapshot must have
             been built from (else it is stale and refused).
+        name: what errors call a snapshot given as bytes.
 
     Raises:
         SubscriptionError: the file is missing, damaged, of another version, stale, or
             parsed under other limits than the matcher's.
     """
-    snapshot = read_snapshot(path)
-    if expect_sha256 is not None and snapshot.subscriptions_sha256 != expect_sha256:
-        raise _refuse(path, "stale: the subscriptions changed since it was built")
     matcher = SemanticMatcher(workers=workers)
-    if snapshot.limits != matcher.limits:
-        raise _refuse(path, "parsed under other limits than this matcher's")
+    snapshot = read_snapshot(path, name=name, expect_sha256=expect_sha256, limits=matcher.limits)
+    where = _where(path, name)
     try:
         with parse_memo(snapshot.queries, matcher.limits):
             for sub in snapshot.subscriptions:
                 matcher.add(sub)
     except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError) as exc:
-        raise _refuse(path, f"a query the matcher cannot index ({exc})") from exc
+        raise _refuse(where, f"a query the matcher cannot index ({exc})") from exc
     return matcher
 
 
@@ -255,23 +283,42 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _refuse(path: Path, why: str) -> SubscriptionError:
+def _refuse(path: Path | str, why: str) -> SubscriptionError:
     return SubscriptionError(f"{path}: not a usable semantic index snapshot: {why}")
 
 
-def read_snapshot(path: Path) -> Snapshot:
-    """The snapshot at ``path``, checked and decoded (see the module doc).
+def _where(source: Source, name: str) -> Path | str:
+    return name if isinstance(source, bytes) else source
+
+
+def read_snapshot(
+    path: Source,
+    *,
+    name: str = SHIPPED,
+    expect_sha256: str | None = None,
+    limits: Limits | None = None,
+) -> Snapshot:
+    """The snapshot at ``path`` (a file, or its bytes, which errors call ``name``),
+    checked and decoded (see the module doc); with ``expect_sha256`` it must have been
+    built from subscriptions of that :func:`subscriptions_digest`, with ``limits`` parsed
+    under them.
 
     Raises:
         SubscriptionError: the file is missing, not a snapshot, of another version,
-            altered or inconsistent.
+            altered or inconsistent, stale, or parsed under other limits.
     """
-    header, payload = _read(path)
+    header, payload = _read(path, name)
+    where = _where(path, name)
     with paused_gc():  # many small objects, all kept: collections would only rescan them
-        return _decoded(path, header, payload)
+        snapshot = _decoded(where, header, payload)
+    if expect_sha256 is not None and snapshot.subscriptions_sha256 != expect_sha256:
+        raise _refuse(where, "stale: the subscriptions changed since it was built")
+    if limits is not None and snapshot.limits != limits:
+        raise _refuse(where, "parsed under other limits than this matcher's")
+    return snapshot
 
 
-def _decoded(path: Path, header: dict[str, Any], payload: bytes) -> Snapshot:
+def _decoded(path: Path | str, header: dict[str, Any], payload: bytes) -> Snapshot:
     try:
         data = orjson.loads(payload)
         limits = Limits(**header["limits"])
@@ -307,7 +354,7 @@ def _decoded(path: Path, header: dict[str, Any], payload: bytes) -> Snapshot:
     return Snapshot(subscriptions, queries, limits, digest)
 
 
-def _spot_check(path: Path, queries: dict[str, Query], limits: Limits) -> None:
+def _spot_check(path: Path | str, queries: dict[str, Query], limits: Limits) -> None:
     """Parse one distinct text in :data:`SPOT_CHECK` (at least one, drawn at random) and
     refuse the snapshot unless each gives its stored query."""
     texts = list(queries)
@@ -321,12 +368,18 @@ def _spot_check(path: Path, queries: dict[str, Query], limits: Limits) -> None:
             raise _refuse(path, msg)
 
 
-def _read(path: Path) -> tuple[dict[str, Any], bytes]:
-    if not path.is_file():
-        msg = f"file not found: {path}"
+def _read(source: Source, name: str) -> tuple[dict[str, Any], bytes]:
+    """The header and the payload of a file (read up to its header line first) or of bytes."""
+    path = _where(source, name)
+    opened: BinaryIO
+    if isinstance(source, bytes):
+        size, opened = len(source), io.BytesIO(source)
+    elif not source.is_file():
+        msg = f"file not found: {source}"
         raise SubscriptionError(msg)
-    size = path.stat().st_size
-    with path.open("rb") as stream:
+    else:
+        size, opened = source.stat().st_size, source.open("rb")
+    with opened as stream:
         magic = stream.readline(len(FORMAT) + 1)
         if magic != FORMAT.encode() + b"\n":
             raise _refuse(path, f"it does not start with {FORMAT!r}")
@@ -343,7 +396,7 @@ def _read(path: Path) -> tuple[dict[str, Any], bytes]:
     return header, payload
 
 
-def _header(path: Path, line: bytes) -> dict[str, Any]:
+def _header(path: Path | str, line: bytes) -> dict[str, Any]:
     """The header line, of this format and version."""
     try:
         header: dict[str, Any] = orjson.loads(line)

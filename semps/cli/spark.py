@@ -1,6 +1,6 @@
 """``semps spark``: bulk matching, placement reports and triples tables on Apache Spark.
 
-    semps spark match --ontology FILE --subscriptions DIR --events PATH [--output PATH]
+    semps spark match --ontology FILE --subscriptions DIR|--index SNAP --events PATH [--output PATH]
     semps spark place --subscriptions DIR [--events PATH] [--plot placement.png]
     semps spark convert --events PATH --output TABLE.parquet
     semps spark package --output DIR
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from semps.event import Event
+    from semps.ingest.sparql import Query
     from semps.spark.placement import Placement, PlacementOptions
 
 
@@ -79,8 +80,13 @@ def register(parser: argparse.ArgumentParser) -> None:
     match.add_argument(
         "--subscriptions",
         type=Path,
-        required=True,
         help="folder of .rq files, or JSON Lines of content/region subscriptions",
+    )
+    match.add_argument(
+        "--index",
+        type=Path,
+        help="a snapshot written by semps index, read instead of parsing the subscriptions "
+        "(with --subscriptions too, it is refused unless built from exactly those)",
     )
     match.add_argument(
         "--events", required=True, help="RDF file/folder, triples table, or JSON events"
@@ -201,16 +207,22 @@ def _events(spark: SparkSession, args: argparse.Namespace) -> RDD[Event]:
     return events  # type: ignore[return-value]  # no LoadError is left
 
 
-def load_any_subscriptions(path: Path) -> list[Subscription]:
+def load_any_subscriptions(
+    path: Path, parses: dict[str, Query] | None = None
+) -> list[Subscription]:
     """Semantic subscriptions from a folder of ``.rq`` files, or content and region
     subscriptions from JSON Lines (``{"id", "constraints"}`` / ``{"id", "region"}``),
-    validated here so a bad one is named before Spark starts."""
+    validated here so a bad one is named before Spark starts (semantic texts parsed on the
+    way are added to ``parses``: the workers get them as a snapshot)."""
     from semps.cli.jsonl import read_jsonl
     from semps.cli.match import build_matcher, load_subscriptions
+    from semps.ingest.sparql import parse_memo
+    from semps.matcher.semantic import SemanticMatcher
 
     if path.is_dir():
         subscriptions = load_subscriptions(path)
-        build_matcher(subscriptions, workers=1).close()  # errors name the file
+        with parse_memo({} if parses is None else parses, SemanticMatcher.limits):
+            build_matcher(subscriptions, workers=1).close()  # errors name the file
         return subscriptions
     validators: dict[str, Matcher] = {}
     found = list(
@@ -240,6 +252,26 @@ def _json_subscription(doc: object, validators: dict[str, Matcher]) -> Subscript
     return sub
 
 
+def _match_subscriptions(args: argparse.Namespace, parses: dict[str, Query]) -> list[Subscription]:
+    """The subscriptions of ``--index`` (checked against ``--subscriptions`` when both are
+    given; its parses added to ``parses``) or of ``--subscriptions``."""
+    if args.index is None:
+        if args.subscriptions is None:
+            msg = "give the subscriptions: --subscriptions PATH or --index SNAPSHOT"
+            raise SempsError(msg)
+        return load_any_subscriptions(args.subscriptions, parses)
+    from semps.cli.match import load_subscriptions
+    from semps.matcher.semantic import SemanticMatcher
+    from semps.matcher.semantic.snapshot import read_snapshot, subscriptions_digest
+
+    expect = None
+    if args.subscriptions is not None:
+        expect = subscriptions_digest(load_subscriptions(args.subscriptions))
+    snapshot = read_snapshot(args.index, expect_sha256=expect, limits=SemanticMatcher.limits)
+    parses.update(snapshot.queries)
+    return list(snapshot.subscriptions)
+
+
 def run_match(args: argparse.Namespace) -> int:
     from semps.ontology import Expansion, load_expansion
     from semps.spark.answers import is_lines, write_lines, write_results
@@ -250,7 +282,8 @@ def run_match(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     expansion = load_expansion(args.ontology) if args.ontology else Expansion()
-    subscriptions = load_any_subscriptions(args.subscriptions)
+    parses: dict[str, Query] = {}
+    subscriptions = _match_subscriptions(args, parses)
     check_output(args.output)
     if args.engine == "graphframes" and args.placement != "none":
         msg = "--engine graphframes matches without placement: drop --placement"
@@ -273,7 +306,7 @@ def run_match(args: argparse.Namespace) -> int:
             results = match_graph(spark, events, subscriptions, expansion)
             count = write_results(spark, results, args.output, errors)
         elif placement is None and is_lines(args.output):  # lines written by the executors
-            lines = match_lines(events, subscriptions, expansion, validate=False)
+            lines = match_lines(events, subscriptions, expansion, validate=False, queries=parses)
             count = write_lines(lines, args.output, errors)
         else:
             results = match_events(
@@ -284,6 +317,7 @@ def run_match(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 validate=False,  # load_any_subscriptions did, naming the file
                 items=items,
+                queries=parses,
             )
             count = write_results(spark, results, args.output, errors)
     elapsed = time.perf_counter() - started

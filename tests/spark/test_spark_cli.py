@@ -35,6 +35,30 @@ def test_spark_match_prints_the_expected_answers(workloads: Path) -> None:
     assert "30 events against 100 subscriptions" in done.stderr
 
 
+def test_spark_match_from_a_snapshot_prints_the_expected_answers(
+    workloads: Path, tmp_path: Path
+) -> None:
+    case = workloads / "lubm-u0"
+    snap = tmp_path / "index.snap"
+    built = subprocess.run(
+        [sys.executable, "-m", "semps", "index", "--subscriptions", str(case / "subscriptions"),
+         "--output", str(snap)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    options = ["--ontology", str(case / "ontology.owl"), "--events", str(case / "events")]
+    done = semps("match", "--index", str(snap), *options)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == corrected_text(case.name, (case / "expected.jsonl").read_text())
+    other = workloads / "synthetic-s7" / "subscriptions"
+    stale = semps("match", "--index", str(snap), "--subscriptions", str(other), *options)
+    assert (stale.returncode, stale.stdout) == (2, "")
+    assert stale.stderr == (
+        f"semps: error: {snap}: not a usable semantic index snapshot: "
+        "stale: the subscriptions changed since it was built\n"
+    )
+
+
 def test_a_converted_table_replays_with_mined_placement_into_parquet(
     workloads: Path, tmp_path: Path
 ) -> None:

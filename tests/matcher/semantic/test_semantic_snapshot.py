@@ -37,6 +37,7 @@ from semps.matcher.semantic.snapshot import (
     load_matcher,
     read_snapshot,
     save_snapshot,
+    snapshot_bytes,
     snapshot_memo,
     subscriptions_digest,
 )
@@ -273,16 +274,39 @@ HOSTILE = {
 }
 
 
+@pytest.mark.parametrize("given", ["file", "bytes"])
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_a_damaged_or_hostile_snapshot_is_refused_naming_the_file(
-    tmp_path: Path, case: str
+    tmp_path: Path, case: str, given: str
 ) -> None:
     path = _save(tmp_path / "i.snap", SUBS)
     damage, why = HOSTILE[case]
     damage(path)
-    error = raised(SubscriptionError, load_matcher, path)
-    assert str(error).startswith(f"{path}: not a usable semantic index snapshot: "), str(error)
+    if given == "file":
+        error, name = raised(SubscriptionError, load_matcher, path), str(path)
+    else:  # as Spark ships it: errors name it as told
+        error = raised(SubscriptionError, load_matcher, path.read_bytes(), name="shipped v1")
+        name = "shipped v1"
+    assert str(error).startswith(f"{name}: not a usable semantic index snapshot: "), str(error)
     assert why in str(error)
+
+
+def test_snapshot_bytes_are_the_file_and_load_as_it_does(tmp_path: Path) -> None:
+    queries = {s.text: parse_query(s.text) for s in SUBS}
+    data = snapshot_bytes(SUBS, queries)
+    assert data == _save(tmp_path / "i.snap", SUBS).read_bytes()
+    snapshot = read_snapshot(data)
+    assert snapshot.subscriptions == tuple(SUBS)
+    assert snapshot.queries == queries
+    assert snapshot.subscriptions_sha256 == subscriptions_digest(SUBS)
+    stale = raised(SubscriptionError, load_matcher, data, expect_sha256="0" * 64)
+    assert STALE in str(stale)
+    from_texts = SemanticMatcher()
+    for sub in SUBS:
+        from_texts.add(sub)
+    event = Event("e", (("http://ex/a", "http://ex/p", "http://ex/b"),))
+    counts = load_matcher(data).count_batch([MatchContext(event)])
+    assert counts == from_texts.count_batch([MatchContext(event)]) == [{"s2": 1}]
 
 
 def test_semps_match_prints_one_error_line_for_a_bad_snapshot(tmp_path: Path) -> None:
