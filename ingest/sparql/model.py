@@ -88,7 +88,7 @@ class Query:
 
             return in_scope(self.algebra)
         # one set for all (``frozenset |=`` copies: quadratic in the patterns)
-        return frozenset().union(*(pattern.variables() for pattern in self.patterns))
+        return frozenset([t.name for p in self.patterns for t in (p.s, p.p, p.o) if type(t) is Var])
 
     def projected(self) -> tuple[str, ...]:
         """The projected variable names (``*`` means every non-blank variable, sorted)."""

@@ -249,14 +249,17 @@ def _fill(
 ) -> tuple[Component, ...]:
     out = []
     for step_layout, late_at, own in layout:
-        steps = tuple(
-            (p.prop, p.key, mode, p.s_var, p.o_var, tuple(filters[k] for k in ready))
-            for p, mode, ready in ((patterns[i], mode, ready) for i, mode, ready in step_layout)
-        )
-        late = tuple(filters[k] for k in late_at)
-        checks = tuple(tuple(check_of(f) for f in step[5]) for step in steps)
-        late_checks = tuple(check_of(f) for f in late)
-        out.append(Component(steps, late, own, semi_join(steps), checks, late_checks))
+        steps: list[PlanStep] = []
+        checks = []
+        for i, mode, ready in step_layout:
+            p = patterns[i]
+            ready_filters = tuple([filters[k] for k in ready])
+            steps.append((p.prop, p.key, mode, p.s_var, p.o_var, ready_filters))
+            checks.append(tuple([check_of(f) for f in ready_filters]))
+        plan = tuple(steps)
+        late = tuple([filters[k] for k in late_at])
+        late_checks = tuple([check_of(f) for f in late])
+        out.append(Component(plan, late, own, semi_join(plan), tuple(checks), late_checks))
     return tuple(out)
 
 
@@ -324,11 +327,13 @@ def compile_query(subscription_id: str, query: Query) -> CompiledSubscription:
         return _compile_algebra(subscription_id, query)
     patterns = []
     for tp in query.patterns:
-        assert not isinstance(tp.p, Var), "variable predicates come as an algebra"
-        s_var = tp.s.name if isinstance(tp.s, Var) else None
-        o_var = tp.o.name if isinstance(tp.o, Var) else None
-        key = (STAR if s_var else tp.s, STAR if o_var else tp.o)
-        patterns.append(Pattern(str(tp.p), key, s_var, o_var))  # type: ignore[arg-type]
+        s, p, o = tp.s, tp.p, tp.o
+        assert type(p) is not Var, "variable predicates come as an algebra"
+        s_var = s.name if type(s) is Var else None
+        o_var = o.name if type(o) is Var else None
+        key = (STAR if s_var else s, STAR if o_var else o)
+        prop = p if type(p) is str else str(p)
+        patterns.append(Pattern(prop, key, s_var, o_var))  # type: ignore[arg-type]
     projection = query.projected() if query.form == "SELECT" else ()
     filters = tuple(query.filters)
     return CompiledSubscription(
