@@ -18,6 +18,7 @@ can read, and an admin can resume it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import threading
@@ -119,12 +120,19 @@ class _Pending:
     result: Subscription | BaseException | None = None
 
 
+#: One event's answer: (event id, notifications) or why it was refused.
+Outcome = tuple[str, int] | BaseException
+
+
 @dataclass(slots=True)
 class _Waiter:
-    """Where an accepted event's answer goes: a future on the server's event loop."""
+    """Where the answers to one request's events go: one future on the server's event loop,
+    set once every event is answered (an :class:`Item`'s ``done`` is (waiter, index))."""
 
     loop: asyncio.AbstractEventLoop
-    future: asyncio.Future[tuple[str, int]]
+    future: asyncio.Future[list[Outcome]]
+    results: list[Outcome | None]
+    left: int
 
 
 class Broker:
@@ -418,25 +426,20 @@ class Broker:
             raise result
         return result
 
-    async def publish_many(
-        self, documents: Sequence[tuple[str, bytes]]
-    ) -> list[tuple[str, int] | BaseException]:
+    async def publish_many(self, documents: Sequence[tuple[str, bytes]]) -> list[Outcome]:
         """Accept several events (each published or refused on its own), in order."""
+        if not documents:
+            return []
         loop = asyncio.get_running_loop()
         now = time.time()
-        items = []
-        for media_type, body in documents:
-            waiter = _Waiter(loop, loop.create_future())
-            event_id = f"{self._id_prefix}{next(self._ids)}"
-            items.append(Item(event_id, media_type, body, now, waiter))
+        waiter = _Waiter(loop, loop.create_future(), [None] * len(documents), len(documents))
+        prefix, ids = self._id_prefix, self._ids
+        items = [
+            Item(f"{prefix}{next(ids)}", media_type, body, now, (waiter, i))
+            for i, (media_type, body) in enumerate(documents)
+        ]
         self.pipeline.submit(items)
-        results: list[tuple[str, int] | BaseException] = []
-        for item in items:
-            try:
-                results.append(await item.done.future)
-            except Exception as exc:  # a refused event: its own error
-                results.append(exc)
-        return results
+        return await waiter.future
 
     def _commit(self, batches: list[Batch]) -> None:
         """On the commit thread: observers, one transaction, then channels and answers."""
@@ -462,16 +465,18 @@ class Broker:
             committed = self.store.commit_events(records, states) if records else []
         except Exception as exc:  # the store failed: every publisher of the group hears it
             log.error("commit failed: %s", exc)
-            for item, _ in answered:
-                self._answer(item, exc, [])
+            self._answer([(item, exc, 0) for item, _ in answered])
             return
         self._publish([note for notes in committed for note in notes])
         numbered = iter(committed)
-        for item, outcome in answered:
-            if isinstance(outcome, BaseException):
-                self._answer(item, outcome, [])
-            else:
-                self._answer(item, None, next(numbered))
+        self._answer(
+            [
+                (item, outcome, 0)
+                if isinstance(outcome, BaseException)
+                else (item, None, len(next(numbered)))
+                for item, outcome in answered
+            ]
+        )
 
     def _publish(self, notes: list[Note]) -> None:
         """Hand committed notifications to every channel (a failing one is logged)."""
@@ -494,23 +499,34 @@ class Broker:
                 derived += matcher.observe(event, matches)
         return [(m.subscription, payload_head(m, self.limits)) for m in derived]
 
-    def _answer(self, item: Item, error: BaseException | None, notes: list[Note]) -> None:
-        waiter: _Waiter = item.done
-        waiter.loop.call_soon_threadsafe(self._settle, item, error, notes)
+    def _answer(self, answers: list[tuple[Item, BaseException | None, int]]) -> None:
+        """Hand a committed group's answers (item, error, notifications) to the event loops
+        that wait for them: one wake-up per loop and group, not one per event."""
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[Item, BaseException | None, int]]]
+        by_loop = {}
+        for answer in answers:
+            by_loop.setdefault(answer[0].done[0].loop, []).append(answer)
+        for loop, group in by_loop.items():
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                loop.call_soon_threadsafe(self._settle, group)
 
-    def _settle(self, item: Item, error: BaseException | None, notes: list[Note]) -> None:
-        """On the event loop: answer the publisher."""
-        waiter: _Waiter = item.done
-        if error is not None:
-            self.metrics.events_refused += 1
-            if not waiter.future.done():
-                waiter.future.set_exception(error)
-            return
-        self.metrics.events_in += 1
-        self.metrics.matches += len(notes)
-        self.metrics.observe(time.time() - item.received)
-        if not waiter.future.done():
-            waiter.future.set_result((item.event_id, len(notes)))
+    def _settle(self, answers: list[tuple[Item, BaseException | None, int]]) -> None:
+        """On the event loop: note each answer, and answer each request whose events are
+        all answered."""
+        metrics, now = self.metrics, time.time()
+        for item, error, matched in answers:
+            waiter, index = item.done
+            if error is not None:
+                metrics.events_refused += 1
+                waiter.results[index] = error
+            else:
+                metrics.events_in += 1
+                metrics.matches += matched
+                metrics.observe(now - item.received)
+                waiter.results[index] = (item.event_id, matched)
+            waiter.left -= 1
+            if waiter.left == 0 and not waiter.future.done():
+                waiter.future.set_result(waiter.results)
 
     # -- tokens ----------------------------------------------------------------------------
 

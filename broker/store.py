@@ -42,6 +42,10 @@ __all__ = [
     "Webhook",
 ]
 
+#: The writing connection's page cache (KiB) and its WAL checkpoint interval (pages).
+WRITER_CACHE_KIB = 65_536
+WRITER_CHECKPOINT = 10_000
+
 #: Columns added to ``subscriptions`` after its first release, added to older files on open.
 _LATER_COLUMNS = (("suspended", "TEXT"), ("retain_count", "INTEGER"), ("retain_age", "REAL"))
 
@@ -80,6 +84,13 @@ class Store(TokenTable, RetentionTable, contracts.Store):
         self._wlock = threading.RLock()  # the writing connection
         try:
             self._w = self._connect(path)
+            # The notifications' (subscription, seq) index takes every commit's inserts at
+            # random pages: a cache that holds it, and a checkpoint every WRITER_CHECKPOINT
+            # pages rather than after nearly every commit (SQLite's 1,000), so a page written
+            # by many commits reaches the database file once (at 10k subscriptions: 140 ->
+            # 95 us an event in commits of 100, 60 in commits of 256).
+            self._w.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB}")
+            self._w.execute(f"PRAGMA wal_autocheckpoint={WRITER_CHECKPOINT}")
             self._w.executescript(_SCHEMA)
             columns = {row[1] for row in self._w.execute("PRAGMA table_info(subscriptions)")}
             for column, sql_type in _LATER_COLUMNS:  # a data directory from before them
