@@ -17,13 +17,15 @@ shape goes down the same path of the parser:
   prefix's IRI (after its name) or in a query with ``BASE``; it must be absolute (checked
   per text, as the parser does; a relative one is parsed, and refused, as before);
 - an unsigned number (no ``+``/``-`` before it: a sign becomes part of the literal);
-- a short string without escapes or newlines in ``"..."`` or ``'...'``, not before a
+- a string without escapes in ``"..."`` or ``'...'``, not before a
   language tag or a datatype, in a query that calls neither REGEX nor REPLACE (their
   constant patterns are checked at parse time).
 
 Only basic graph patterns with FILTERs (no algebra) get templates; texts parsed with a
-``base`` never use them. Bounded: at most :data:`MAX_TOKENS` tokens a template,
-:data:`MAX_SHAPES` shapes remembered (forgotten all at once when full), one set of limits
+``base`` never use them. Bounded: at most :data:`MAX_TOKENS` tokens and
+:data:`MAX_SHAPE_CHARS` characters besides the constants a shape, :data:`MAX_SHAPES`
+shapes and :data:`MAX_EXPRESSIONS` FILTER expressions (with constants of at most
+:data:`MAX_MEMO_CHARS` characters) remembered (forgotten all at once when full), one set of limits
 at a time (limits bound a shape's patterns and depth, equal for all its texts).
 """
 
@@ -44,6 +46,10 @@ from semps.terms import XSD, Literal
 MAX_TOKENS = 160
 #: Shapes remembered (seen once, with a template, or found to have none).
 MAX_SHAPES = 2048
+#: Characters of a shape's own tokens (not its constants') past which it is not kept, and
+#: of a FILTER's constants past which its expression is not kept.
+MAX_SHAPE_CHARS = 2048
+MAX_MEMO_CHARS = 256
 
 _NUMBERS = {"INTEGER": XSD + "integer", "DECIMAL": XSD + "decimal", "DOUBLE": XSD + "double"}
 _SLOT_KINDS = frozenset(("IRIREF", "STRING", *_NUMBERS))
@@ -123,13 +129,17 @@ class Template:
 #: FILTER in many subscriptions is compiled once (expressions are immutable). Bounded:
 #: cleared when full.
 _EXPRESSIONS: dict[tuple[Expression, tuple[Any, ...]], Expression] = {}
-MAX_EXPRESSIONS = 16384
+MAX_EXPRESSIONS = 8192
 
 
 def _expression(
     probed: Expression, at: dict[Any, int], used: tuple[int, ...], values: list[Any]
 ) -> Expression:
-    key = (probed, tuple([values[j] for j in used]))
+    constants = tuple([values[j] for j in used])
+    size = sum(len(c[0]) if type(c) is Literal else len(c) for c in constants)
+    if size > MAX_MEMO_CHARS:  # long constants: not kept (each entry stays small)
+        return Expression(_substituted(probed.ast, at, values))
+    key = (probed, constants)
     found = _EXPRESSIONS.get(key)
     if found is None:
         if len(_EXPRESSIONS) >= MAX_EXPRESSIONS:
@@ -199,6 +209,7 @@ def shape_of(tokens: list[Token]) -> tuple[tuple[str, ...], list[int]] | None:
     slots: list[int] = []
     strings = True
     prev_kind = prev_text = ""
+    chars = 0
     for i, (kind, text, _, _) in enumerate(tokens):
         if kind in _SLOT_KINDS and (
             (kind == "IRIREF" and prev_kind != "PNAME" and prev_text != "^^")
@@ -209,6 +220,7 @@ def shape_of(tokens: list[Token]) -> tuple[tuple[str, ...], list[int]] | None:
             slots.append(i)
         else:
             texts.append(text)
+            chars += len(text)
             if (
                 slots
                 and slots[-1] == i - 1
@@ -218,6 +230,7 @@ def shape_of(tokens: list[Token]) -> tuple[tuple[str, ...], list[int]] | None:
                 )
             ):  # a function's name, a string with a language tag or a datatype
                 texts[i - 1] = prev_text
+                chars += len(prev_text)
                 slots.pop()
             elif kind == "NAME" and len(text) in (4, 5, 7):
                 word = text.upper()
@@ -226,6 +239,8 @@ def shape_of(tokens: list[Token]) -> tuple[tuple[str, ...], list[int]] | None:
                 if word == "REGEX" or word == "REPLACE":
                     strings = False
         prev_kind, prev_text = kind, text
+    if chars > MAX_SHAPE_CHARS:
+        return None
     if not strings:  # REGEX and REPLACE check their constant patterns when parsed
         for i in [i for i in slots if tokens[i].kind == "STRING"]:
             texts[i] = tokens[i].text

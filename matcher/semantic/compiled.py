@@ -15,6 +15,7 @@ STAR = "*"
 
 #: A node-pair key (the seed's NPN): subject constant or STAR, object constant or STAR.
 NPNKey = tuple[Term, Term]
+_ANY_KEY: NPNKey = (STAR, STAR)  # one object for the commonest key
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,7 +332,7 @@ def compile_query(subscription_id: str, query: Query) -> CompiledSubscription:
         assert type(p) is not Var, "variable predicates come as an algebra"
         s_var = s.name if type(s) is Var else None
         o_var = o.name if type(o) is Var else None
-        key = (STAR if s_var else s, STAR if o_var else o)
+        key = _ANY_KEY if s_var and o_var else (STAR if s_var else s, STAR if o_var else o)
         prop = p if type(p) is str else str(p)
         patterns.append(Pattern(prop, key, s_var, o_var))  # type: ignore[arg-type]
     projection = query.projected() if query.form == "SELECT" else ()

@@ -268,8 +268,9 @@ def _filter_template(f: object, offset: int) -> tuple[Template | None, tuple[obj
         params: list[object] = [None] * offset  # the template numbers from offset
         template = _template(ast, params) if type(ast) is tuple else None
         found = (template, tuple(params[offset:]))
-        if key is not None and template is not None and len(params) - offset <= 8:
-            if len(_FILTER_TEMPLATES) >= 16384:
+        small = len(found[1]) <= 8 and sum(len(p) for p in found[1] if type(p) is str) <= 256
+        if key is not None and template is not None and small:
+            if len(_FILTER_TEMPLATES) >= 8192:
                 _FILTER_TEMPLATES.clear()
             _FILTER_TEMPLATES[key] = found
     return found

@@ -189,3 +189,17 @@ def test_shapes_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(parser._SHAPES.found) <= 5
     long = "SELECT * { " + " . ".join(f"?x <http://ex/p> ?y{k}" for k in range(40)) + " }"
     assert shape_of(tokenize(long)) is None  # over MAX_TOKENS: parsed every time
+    wide = f"PREFIX ex: <http://ex/> SELECT * {{ ?x ex:{'a' * 3000} ?y }}"
+    assert shape_of(tokenize(wide)) is None  # over MAX_SHAPE_CHARS
+
+
+def test_long_filter_constants_are_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_shapes, "_EXPRESSIONS", {})
+    for k in range(4):
+        word = "w" * (300 + k)
+        query = parse_query(f'SELECT * {{ ?x <http://ex/p> ?s FILTER(contains(?s, "{word}")) }}')
+        assert query.filters[0].ast[2][1][1].lexical == word  # type: ignore[attr-defined]
+    assert not _shapes._EXPRESSIONS
+    for k in range(4):
+        parse_query(f'SELECT * {{ ?x <http://ex/p> ?s FILTER(contains(?s, "w{k}")) }}')
+    assert len(_shapes._EXPRESSIONS) == 4  # (the shape has its template since the loop above)
