@@ -124,15 +124,21 @@ def _parse(text: str, base: str | None, limits: Limits) -> Query:
     tokens = tokenize(text)
     if base is not None:
         return _parse_tokens(tokens, base, limits)
-    global _SHAPES  # noqa: PLW0603 - one memo of shapes, replaced when the limits change
+    global _SHAPES  # noqa: PLW0603 - the memo of the last limits parsed under
     if _SHAPES.limits is not limits and _SHAPES.limits != limits:
-        _SHAPES = Shapes(limits)
+        found = _SHAPES_BY_LIMITS.get(limits)
+        if found is None:
+            if len(_SHAPES_BY_LIMITS) >= 4:
+                _SHAPES_BY_LIMITS.clear()
+            found = _SHAPES_BY_LIMITS[limits] = Shapes(limits)
+        _SHAPES = found
     return _SHAPES.parse(tokens, lambda toks: _parse_tokens(toks, None, limits))
 
 
-#: The shapes of the queries parsed so far and their templates (:mod:`._shapes`), under
-#: the limits of the last parse (a parse under others starts afresh).
+#: The shapes of the queries parsed so far and their templates (:mod:`._shapes`), one
+#: memo per set of limits (a few: parses under others start afresh), the last one used.
 _SHAPES = Shapes(DEFAULT_LIMITS)
+_SHAPES_BY_LIMITS: dict[Limits, Shapes] = {DEFAULT_LIMITS: _SHAPES}
 
 
 def _parse_tokens(tokens: list[Token], base: str | None, limits: Limits) -> Query:

@@ -68,7 +68,9 @@ def _variants(text: str, rng: random.Random, count: int) -> Iterator[str]:
 
 @pytest.fixture(autouse=True)
 def _fresh_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parser, "_SHAPES", _shapes.Shapes(DEFAULT_LIMITS))
+    shapes = _shapes.Shapes(DEFAULT_LIMITS)
+    monkeypatch.setattr(parser, "_SHAPES", shapes)
+    monkeypatch.setattr(parser, "_SHAPES_BY_LIMITS", {DEFAULT_LIMITS: shapes})
 
 
 def _bound(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -142,6 +144,17 @@ def test_a_shape_seen_under_other_limits_is_checked_against_the_new_ones() -> No
     error = _ours(text, tight)
     assert error == _reference(text, tight)
     assert error[0] is SubscriptionLimitExceeded  # type: ignore[index]
+
+
+def test_parses_under_other_limits_keep_the_templates_of_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bound = _bound(monkeypatch)
+    other = Limits(max_query_depth=8)
+    for k in range(3):
+        parse_query(f"SELECT * {{ ?x <http://ex/p{k}> ?y }}")
+        parse_query(f"SELECT * {{ ?x <http://ex/p{k}> ?y }}", limits=other)
+    assert len(bound) == 4  # per limits: the second text (the check) and the third
 
 
 def test_a_base_resolves_relative_iris_as_before() -> None:
