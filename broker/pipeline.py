@@ -178,7 +178,7 @@ class Pipeline:
         """Queue accepted events (never blocks)."""
         with self._cond:
             self._pending.extend(items)
-            self._cond.notify_all()
+            self._cond.notify()  # one idle worker; it wakes the next if it leaves some
 
     @property
     def depth(self) -> int:
@@ -241,12 +241,16 @@ class Pipeline:
             if not self._running:
                 return None
             if slot.commands:
+                if self._pending:  # events wait too: another idle worker takes them
+                    self._cond.notify()
                 return slot.commands.popleft()
             items = [self._pending.popleft()]
             if len(items[0].body) <= HEAVY:  # a heavy event goes alone: it delays no other
                 pending = self._pending
                 while pending and len(items) < self.max_batch and len(pending[0].body) <= HEAVY:
                     items.append(pending.popleft())
+            if self._pending:  # more than one batch waits: another idle worker takes it
+                self._cond.notify()
             number = self._next_batch
             self._next_batch += 1
             return number, items

@@ -54,10 +54,17 @@ try:  # orjson when installed: several times faster for the payloads
     def _dumps(value: object) -> str:
         return orjson.dumps(value).decode()
 
+    def _open_object(value: dict[str, object]) -> str:
+        """``value`` as JSON without its closing brace."""
+        return orjson.dumps(value)[:-1].decode()
+
 except ImportError:  # pragma: no cover - orjson is a dependency
 
     def _dumps(value: object) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    def _open_object(value: dict[str, object]) -> str:
+        return _dumps(value)[:-1]
 
 
 #: Phases a worker reports in :class:`Progress` (WARMING: compiling a matcher's kernels on
@@ -122,13 +129,6 @@ def payload_head(match: Match, limits: Limits = DEFAULT_LIMITS) -> str:
     solutions that would take the notification past ``limits.max_notification_bytes`` are
     left out from the end, with ``"solutions_truncated": true``.
     """
-    head: dict[str, object] = {
-        "subscription": match.subscription,
-        "event": match.event,
-        "count": min(match.count, limits.max_count),
-    }
-    if match.count > limits.max_count:
-        head["count_truncated"] = True
     solutions = match.solutions[: limits.max_solutions]
     rendered: list[dict[str, str]] = []
     for solution in solutions:  # (loops: cheaper than comprehensions for one or two)
@@ -136,15 +136,33 @@ def payload_head(match: Match, limits: Limits = DEFAULT_LIMITS) -> str:
         for name, value in solution.items():
             if type(value) is not str:
                 row[name] = n3(value)
-            elif value.startswith("_:"):
+            elif value[:2] == "_:":
                 row[name] = value
             else:
-                row[name] = f"<{value}>"
+                row[name] = "<" + value + ">"
         rendered.append(row)
+    count = match.count
+    if count <= limits.max_count and not match.detail:  # the usual case, in one call
+        head = {
+            "subscription": match.subscription,
+            "event": match.event,
+            "count": count,
+            "solutions": rendered,
+        }
+        text = _open_object(head)
+        if len(text) + 65 <= limits.max_notification_bytes:
+            return text
+    head = {
+        "subscription": match.subscription,
+        "event": match.event,
+        "count": min(count, limits.max_count),
+    }
+    if count > limits.max_count:
+        head["count_truncated"] = True
     head["solutions"] = rendered
     if match.detail:
         head["detail"] = dict(match.detail)
-    whole = _dumps(head)  # the usual case, in one call: everything fits
+    whole = _dumps(head)  # everything fits
     if len(whole) + 64 <= limits.max_notification_bytes:
         return whole[:-1]
     del head["solutions"]
