@@ -294,8 +294,7 @@ class SubscriptionIndex:
             if container is None:
                 container = hm_npn[pattern.key] = SC(self._new_cid())
                 self._key_kinds.setdefault(pattern.prop, [0, 0, 0, 0])[_kind(pattern.key)] += 1
-            container.slots.append(slot)
-            container._array = None
+            container.add(slot)
             containers.append(container)
         self.containers_at[slot] = tuple(containers)
         if len(containers) == 1:
