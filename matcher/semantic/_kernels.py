@@ -18,21 +18,22 @@ def complete_slots(candidates: IntArray, others: IntArray, hit: BoolArray) -> In
     slot's container numbers besides its anchor, padded at the end with 0."""
     out = np.empty(len(candidates), dtype=np.int64)
     n = 0
-    width = others.shape[1]
     for i in range(len(candidates)):
-        slot = candidates[i]
-        ok = True
-        for k in range(width):
-            cid = others[slot, k]
-            if cid == 0:
-                break
-            if not hit[cid]:
-                ok = False
-                break
-        if ok:
-            out[n] = slot
+        if all_hit(others[candidates[i]], hit):
+            out[n] = candidates[i]
             n += 1
     return out[:n]
+
+
+@jit
+def all_hit(containers: npt.NDArray[np.integer], hit: BoolArray) -> bool:
+    """Whether every container number before the first 0 of ``containers`` is hit."""
+    for cid in containers:
+        if cid == 0:
+            return True
+        if not hit[cid]:
+            return False
+    return True
 
 
 @jit
@@ -57,18 +58,9 @@ def candidate_shapes(
     inverse = np.empty(n, dtype=np.int64)
     uniq = np.empty(n, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)
-    width = rows.shape[1]
     m, k = 0, 0
     for i in range(n):
-        ok = True
-        for w in range(2, width):
-            cid = rows[i, w]
-            if cid == 0:
-                break
-            if not hit[cid]:
-                ok = False
-                break
-        if not ok:
+        if not all_hit(rows[i, 2:], hit):
             continue
         slot, shape = rows[i, 0], rows[i, 1]
         at = marker[shape]
