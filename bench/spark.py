@@ -27,7 +27,7 @@ follow the load, the CPU ones much less.
     .venv/bin/python bench/spark.py ../shared/workloads/lubm-u0 \\
         --events-from ../shared/workloads/lubm-bulk/events --copies 4
     # the 100k-subscription workload
-    .venv/bin/python bench/semantic_workload.py write /tmp/w100k --subs 100000 --events 8000
+    .venv/bin/python bench/semantic_workload.py write /tmp/w100k --subs 100000 --events 16000
     .venv/bin/python bench/spark.py /tmp/w100k
 """
 

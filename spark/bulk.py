@@ -208,6 +208,7 @@ def match_events(
     validate: bool = True,
     items: Sequence[frozenset[str]] | None = None,
     queries: dict[str, Query] | None = None,
+    snapshot: bytes | None = None,
 ) -> Results:
     """Match an RDD of :class:`Event` against ``subscriptions``.
 
@@ -224,6 +225,8 @@ def match_events(
             (the placement was mined from them); computed here otherwise.
         queries: the semantic subscriptions' parses the caller has (by text, under the
             default limits), shipped without parsing them again (see :func:`shipped_index`).
+        snapshot: the bytes of a snapshot holding exactly ``subscriptions`` (``semps
+            index``'s file, checked by the caller), shipped as they are.
 
     Returns:
         An RDD of ``(event id, {subscription id: solution count})``, one pair per event.
@@ -234,7 +237,7 @@ def match_events(
     """
     queries = _check(subscriptions, validate, queries)
     if placement is None:
-        index = _broadcast(events.context, subscriptions, expansion, queries)
+        index = _broadcast(events.context, subscriptions, expansion, queries, snapshot)
         return events.mapPartitions(lambda it: match_partition(index.value, 0, it, counts_of_batch))
     if items is None:
         items = subscription_items(subscriptions)
@@ -249,6 +252,7 @@ def match_lines(
     *,
     validate: bool = True,
     queries: dict[str, Query] | None = None,
+    snapshot: bytes | None = None,
 ) -> RDD[tuple[str, str]]:
     """:func:`match_events` (every subscription broadcast) with each event's output line
     (:func:`~semps.matcher.results.result_line`) instead of its counts, written by the
@@ -259,7 +263,7 @@ def match_lines(
         SubscriptionError: with ``validate``, a subscription that does not parse.
     """
     queries = _check(subscriptions, validate, queries)
-    index = _broadcast(events.context, subscriptions, expansion, queries)
+    index = _broadcast(events.context, subscriptions, expansion, queries, snapshot)
     return events.mapPartitions(lambda it: match_partition(index.value, 0, it, lines_of_batch))
 
 
@@ -283,12 +287,15 @@ def shipped_index(
     *,
     queries: dict[str, Query] | None = None,
     token: str | None = None,
+    snapshot: bytes | None = None,
 ) -> ShippedIndex:
     """Every subscription as the one partition of an index, as the workers get it.
 
     Semantic subscriptions alone travel as a snapshot of their parses, made from
     ``queries`` (by text, as :func:`~semps.ingest.sparql.parse_memo` keeps them; the texts
-    it lacks are parsed here and added to it), which the workers load without parsing; its
+    it lacks are parsed here and added to it), or the ``snapshot`` given (the bytes of one
+    holding exactly ``subscriptions``: encoding 100k subscriptions' parses costs the driver
+    2-4 s), which the workers load without parsing; its
     token is their :func:`~semps.matcher.semantic.snapshot.subscriptions_digest` unless
     ``token`` is given. Other kinds travel as texts, under ``token`` or a new one.
 
@@ -296,15 +303,19 @@ def shipped_index(
         SubscriptionError: a semantic text that does not parse.
     """
     if subscriptions and all(s.kind == SemanticMatcher.kind for s in subscriptions):
-        parses = {} if queries is None else queries
-        limits = SemanticMatcher.limits
-        with parse_memo(parses, limits):
-            for text in {s.text for s in subscriptions}:
-                parse_query(text, limits=limits)  # answered by the memo when it has it
-        data = snapshot_bytes(subscriptions, parses, limits)
+        data = snapshot if snapshot is not None else _snapshot(subscriptions, queries)
         return ShippedIndex(token or subscriptions_digest(subscriptions)[:32], {}, expansion, data)
     shipped = {0: tuple((s.id, s.kind, s.text) for s in subscriptions)}
     return ShippedIndex(token or uuid.uuid4().hex, shipped, expansion)
+
+
+def _snapshot(subscriptions: Sequence[Subscription], queries: dict[str, Query] | None) -> bytes:
+    parses = {} if queries is None else queries
+    limits = SemanticMatcher.limits
+    with parse_memo(parses, limits):
+        for text in {s.text for s in subscriptions}:
+            parse_query(text, limits=limits)  # answered by the memo when it has it
+    return snapshot_bytes(subscriptions, parses, limits)
 
 
 def _broadcast(
@@ -312,10 +323,12 @@ def _broadcast(
     subscriptions: Sequence[Subscription],
     expansion: Expansion,
     queries: dict[str, Query],
+    snapshot: bytes | None,
 ) -> Broadcast[ShippedIndex]:
     """Every subscription, as the one partition of an index (:func:`shipped_index`),
     broadcast."""
-    return context.broadcast(shipped_index(subscriptions, expansion, queries=queries))
+    index = shipped_index(subscriptions, expansion, queries=queries, snapshot=snapshot)
+    return context.broadcast(index)
 
 
 def _placed(

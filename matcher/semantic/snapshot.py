@@ -65,6 +65,7 @@ __all__ = [
     "read_snapshot",
     "save_snapshot",
     "snapshot_bytes",
+    "snapshot_file_bytes",
     "snapshot_memo",
     "subscriptions_digest",
 ]
@@ -316,6 +317,19 @@ def read_snapshot(
     if limits is not None and snapshot.limits != limits:
         raise _refuse(where, "parsed under other limits than this matcher's")
     return snapshot
+
+
+def snapshot_file_bytes(path: Path) -> bytes:
+    """The snapshot file at ``path`` as bytes for :func:`read_snapshot` and
+    :func:`load_matcher`, its frame checked first (format, version, header and payload
+    size, the payload's digest; a file that is no snapshot is not read beyond its header).
+
+    Raises:
+        SubscriptionError: the file is missing, not a snapshot, of another version, or
+            altered.
+    """
+    header, payload = _read(path, SHIPPED)
+    return FORMAT.encode() + b"\n" + orjson.dumps(header) + b"\n" + payload
 
 
 def _decoded(path: Path | str, header: dict[str, Any], payload: bytes) -> Snapshot:

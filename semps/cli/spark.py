@@ -252,24 +252,32 @@ def _json_subscription(doc: object, validators: dict[str, Matcher]) -> Subscript
     return sub
 
 
-def _match_subscriptions(args: argparse.Namespace, parses: dict[str, Query]) -> list[Subscription]:
+def _match_subscriptions(
+    args: argparse.Namespace, parses: dict[str, Query]
+) -> tuple[list[Subscription], bytes | None]:
     """The subscriptions of ``--index`` (checked against ``--subscriptions`` when both are
-    given; its parses added to ``parses``) or of ``--subscriptions``."""
+    given; its parses added to ``parses``) and its bytes, or those of ``--subscriptions``."""
     if args.index is None:
         if args.subscriptions is None:
             msg = "give the subscriptions: --subscriptions PATH or --index SNAPSHOT"
             raise SempsError(msg)
-        return load_any_subscriptions(args.subscriptions, parses)
+        return load_any_subscriptions(args.subscriptions, parses), None
     from semps.cli.match import load_subscriptions
     from semps.matcher.semantic import SemanticMatcher
-    from semps.matcher.semantic.snapshot import read_snapshot, subscriptions_digest
+    from semps.matcher.semantic.snapshot import (
+        read_snapshot,
+        snapshot_file_bytes,
+        subscriptions_digest,
+    )
 
     expect = None
     if args.subscriptions is not None:
         expect = subscriptions_digest(load_subscriptions(args.subscriptions))
-    snapshot = read_snapshot(args.index, expect_sha256=expect, limits=SemanticMatcher.limits)
+    data = snapshot_file_bytes(args.index)
+    limits = SemanticMatcher.limits
+    snapshot = read_snapshot(data, name=str(args.index), expect_sha256=expect, limits=limits)
     parses.update(snapshot.queries)
-    return list(snapshot.subscriptions)
+    return list(snapshot.subscriptions), data
 
 
 def run_match(args: argparse.Namespace) -> int:
@@ -283,7 +291,7 @@ def run_match(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     expansion = load_expansion(args.ontology) if args.ontology else Expansion()
     parses: dict[str, Query] = {}
-    subscriptions = _match_subscriptions(args, parses)
+    subscriptions, snapshot = _match_subscriptions(args, parses)
     check_output(args.output)
     if args.engine == "graphframes" and args.placement != "none":
         msg = "--engine graphframes matches without placement: drop --placement"
@@ -306,7 +314,9 @@ def run_match(args: argparse.Namespace) -> int:
             results = match_graph(spark, events, subscriptions, expansion)
             count = write_results(spark, results, args.output, errors)
         elif placement is None and is_lines(args.output):  # lines written by the executors
-            lines = match_lines(events, subscriptions, expansion, validate=False, queries=parses)
+            lines = match_lines(
+                events, subscriptions, expansion, validate=False, queries=parses, snapshot=snapshot
+            )
             count = write_lines(lines, args.output, errors)
         else:
             results = match_events(
@@ -318,6 +328,7 @@ def run_match(args: argparse.Namespace) -> int:
                 validate=False,  # load_any_subscriptions did, naming the file
                 items=items,
                 queries=parses,
+                snapshot=snapshot,
             )
             count = write_results(spark, results, args.output, errors)
     elapsed = time.perf_counter() - started

@@ -38,6 +38,7 @@ from semps.matcher.semantic.snapshot import (
     read_snapshot,
     save_snapshot,
     snapshot_bytes,
+    snapshot_file_bytes,
     snapshot_memo,
     subscriptions_digest,
 )
@@ -274,7 +275,7 @@ HOSTILE = {
 }
 
 
-@pytest.mark.parametrize("given", ["file", "bytes"])
+@pytest.mark.parametrize("given", ["file", "bytes", "file bytes"])
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_a_damaged_or_hostile_snapshot_is_refused_naming_the_file(
     tmp_path: Path, case: str, given: str
@@ -284,6 +285,11 @@ def test_a_damaged_or_hostile_snapshot_is_refused_naming_the_file(
     damage(path)
     if given == "file":
         error, name = raised(SubscriptionError, load_matcher, path), str(path)
+    elif given == "file bytes":  # its frame checked as read, then decoded (spark --index)
+        name = str(path)
+        error = raised(
+            SubscriptionError, lambda: load_matcher(snapshot_file_bytes(path), name=name)
+        )
     else:  # as Spark ships it: errors name it as told
         error = raised(SubscriptionError, load_matcher, path.read_bytes(), name="shipped v1")
         name = "shipped v1"
