@@ -183,7 +183,8 @@ async def run(args: argparse.Namespace) -> None:
     extra = ["--max-subscriptions", str(args.subs + 10)]  # one subscriber holds them all
     if args.workers:
         extra += ["--workers", str(args.workers)]
-    server, url, port = serve(data, extra)
+    server_log = (data / "server.log").open("wb")  # the watchdog's restarts, if any
+    server, url, port = serve(data, extra, log=server_log)
     rng = random.Random(1)
     onto = ontology_ntriples(random.Random(7))
     subs = [gen.subscription(rng) for _ in range(args.subs)]
@@ -249,9 +250,11 @@ async def run(args: argparse.Namespace) -> None:
             main_cpu, worker_cpu = (
                 a - b for a, b in zip(_cpu_seconds(server.pid), cpu_before, strict=True)
             )
+            restarts = (data / "server.log").read_text(errors="replace").count("restarted")
             print(
                 f"{'':<12} server CPU per event: main process {1e6 * main_cpu / max(n, 1):.0f} us,"
-                f" workers {1e6 * worker_cpu / max(n, 1):.0f} us",
+                f" workers {1e6 * worker_cpu / max(n, 1):.0f} us; load average"
+                f" {os.getloadavg()[0]:.2f}; worker restarts so far {restarts}",
                 flush=True,
             )
         if "in-process" not in args.modes.split(","):
@@ -259,6 +262,7 @@ async def run(args: argparse.Namespace) -> None:
         rate = in_process(subs, onto, events, args.seconds)
         print(f"{'in-process':<12} {rate:>9.0f}   (the same matcher, one core, batches of 100)")
     finally:
+        server_log.close()
         server.terminate()
         try:
             server.wait(timeout=15)
