@@ -221,11 +221,15 @@ class WebhookDispatcher(Channel):
             await tls.aclose()
 
     async def _schedule(self) -> None:
-        """Start a worker for each webhook with pending notifications and none running."""
+        """Start a worker for each webhook with pending notifications and none running
+        (none once the dispatcher is stopping: a worker ending then may still ask)."""
+        if self._stopping.is_set():
+            return
         try:
             hooks = await asyncio.to_thread(self.store.pending_webhooks)
         except Exception:  # the store is closing or failed: try again at the next poll
-            _log.exception("cannot read the pending webhooks")
+            if not self._stopping.is_set():  # (stopping: the loop's threads may be gone)
+                _log.exception("cannot read the pending webhooks")
             return
         for hook in hooks:
             if hook.subscription in self._workers:
