@@ -19,6 +19,9 @@ _LOCAL_FIRST = rf"(?:[{_PN_CHARS}:]|{_PLX})"
 _LOCAL_MID = rf"(?:[{_PN_CHARS}.:]|{_PLX})"
 _LOCAL = rf"(?:{_LOCAL_FIRST}(?:{_LOCAL_MID}*{_LOCAL_FIRST})?)"
 
+#: The longest prefix a prefixed name may have (``ex`` in ``ex:name``), in characters.
+MAX_PREFIX = 256
+
 # The alternatives are tried in this order, the first that matches wins: operators come
 # second (half the tokens are operators: trying them last tried ten alternatives first),
 # each written so that it matches exactly where no later alternative would (``.`` not
@@ -40,8 +43,11 @@ _TOKENS = [
     ("STRING", r"'(?:[^'\\\n\r]|\\.)*'|\"(?:[^\"\\\n\r]|\\.)*\""),
     ("BNODE", rf"_:[{_PN_CHARS}](?:[{_PN_CHARS}.]*[{_PN_CHARS}])?"),
     # The lookahead (a ':' after name characters) only fails sooner: no backtracking
-    # through every bare word (SELECT, FILTER, ...) looking for the ':' of a prefix.
-    ("PNAME", rf"(?=[{_PN_CHARS}.]*:){_PREFIX}:{_LOCAL}?"),
+    # through every bare word (SELECT, FILTER, ...) looking for the ':' of a prefix. It
+    # looks MAX_PREFIX characters ahead at most: a run of name characters and dots with no
+    # ':' (``a.a.a...``) would otherwise be scanned again from each of its tokens, a time
+    # quadratic in the run's length (64 KiB of it took 8 s).
+    ("PNAME", rf"(?=[{_PN_CHARS}.]{{0,{MAX_PREFIX}}}:){_PREFIX}:{_LOCAL}?"),
     ("LANGTAG", r"@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*"),
     ("DOUBLE", r"(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)[eE][+-]?[0-9]+"),
     ("DECIMAL", r"[0-9]*\.[0-9]+"),
@@ -149,10 +155,21 @@ def tokenize(text: str) -> list[Token]:
     for tok in tokens:
         if tok.kind == "STRAY":
             _stray(tok)
+        if tok.kind == "NAME" and len(tok.text) > MAX_PREFIX:
+            _too_long(tok)
     tokens.append(Token("EOF", "", text.count("\n") + 1, len(text) - text.rfind("\n")))
     return tokens
 
 
 def _stray(tok: Token) -> None:
     msg = f"unexpected character {tok.text!r}"
+    raise SubscriptionSyntaxError(msg, line=tok.line, column=tok.column)
+
+
+def _too_long(tok: Token) -> None:
+    """A bare word (a keyword, a function's name) or a prefix over ``MAX_PREFIX``."""
+    msg = (
+        f"a name of {len(tok.text)} characters: keywords and prefixes (the 'ex' of "
+        f"ex:name) are at most {MAX_PREFIX} characters"
+    )
     raise SubscriptionSyntaxError(msg, line=tok.line, column=tok.column)

@@ -265,3 +265,27 @@ def test_a_string_cast_drops_a_language_tag_as_str_does() -> None:
     assert holds(f'lang({cast}) = ""', Literal("a", lang="en"))
     assert holds(f'{cast} = "a"', Literal("a", lang="en"))
     assert holds(f'{cast} = "a"', Literal("a"))
+
+
+def test_a_prefix_at_most_max_prefix_characters_long_parses_a_longer_one_is_named() -> None:
+    """The lexer looks for a prefix's ':' at most MAX_PREFIX characters ahead (so a
+    colon-less run such as ``a.a.a...`` is not rescanned from each of its tokens); a longer
+    prefix or bare word is refused with an error that says so, not a puzzling one."""
+    from semps.ingest.sparql._lexer import MAX_PREFIX
+
+    ok = "p" * MAX_PREFIX
+    q = parse_query(f"PREFIX {ok}: <http://x/> SELECT * {{ ?s {ok}:name ?o }}")
+    assert q.patterns[0].p == "http://x/name"
+    long = "p" * (MAX_PREFIX + 1)
+    for text in (
+        f"PREFIX {long}: <http://x/> SELECT * {{ ?s <http://x/p> ?o }}",
+        f"SELECT * {{ ?s {long}:name ?o }}",
+    ):
+        with pytest.raises(SubscriptionSyntaxError, match=f"at most {MAX_PREFIX} characters"):
+            parse_query(text)
+
+
+def test_a_long_run_of_names_and_dots_is_one_syntax_error() -> None:
+    q = "SELECT * { ?x ?p " + "a." * 32_000 + "a }"
+    with pytest.raises(SubscriptionSyntaxError, match="expected"):
+        parse_query(q)
