@@ -278,6 +278,10 @@ class Store(ABC):
     def pending_webhooks(self) -> list[Webhook]:
         """The webhooks with notifications stored after their delivered seq."""
 
+    def has_webhooks(self) -> bool:
+        """Whether any subscription has a webhook (default: :meth:`webhooks` is not empty)."""
+        return bool(self.webhooks())
+
     @abstractmethod
     def webhook_backlog(self) -> int:
         """How many stored notifications lie after their webhook's delivered seq."""

@@ -399,6 +399,11 @@ class Store(TokenTable, RetentionTable, contracts.Store):
             rows.close()  # ends the read (and its snapshot) even when the page stopped early
         return page
 
+    def has_webhooks(self) -> bool:
+        with self._lock:
+            (found,) = self._db.execute("SELECT EXISTS (SELECT 1 FROM webhooks)").fetchone()
+        return bool(found)
+
     def pending_webhooks(self) -> list[Webhook]:
         """The webhooks that have notifications after their last delivered seq."""
         with self._lock:

@@ -255,6 +255,17 @@ def test_a_webhook_keeps_its_secret_and_delivered_seq(store: Store) -> None:
     assert store.webhooks() == [Webhook("a", "https://example.org/b", moved, 3)]
 
 
+def test_has_webhooks_while_any_subscription_has_one(store: Store) -> None:
+    store.put_subscriptions([_sub("a"), _sub("b")])
+    assert not store.has_webhooks()
+    store.set_webhook("a", "https://example.org/a")
+    assert store.has_webhooks()
+    store.delete_subscription("b")
+    assert store.has_webhooks()
+    store.delete_subscription("a")
+    assert not store.has_webhooks()
+
+
 def test_pending_webhooks_and_backlog_follow_the_delivered_seq(store: Store) -> None:
     store.set_webhook("a", "https://example.org/a")
     store.set_webhook("b", "https://example.org/b")

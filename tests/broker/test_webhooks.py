@@ -174,3 +174,23 @@ def test_many_subscriptions_on_one_hanging_host_leave_room_for_others(
     finally:
         hooks.close()
         healthy.close()
+
+
+def test_publishing_wakes_the_dispatcher_only_while_a_webhook_exists(tmp_path: Path) -> None:
+    store = Store(tmp_path / "semps.sqlite3")
+    woken: list[int] = []
+
+    class Counted(WebhookDispatcher):
+        def wake(self) -> None:
+            woken.append(1)
+
+    hooks = Counted(store)
+    try:
+        hooks.publish([("a", 1, "{}")])
+        assert woken == []  # no webhook: nothing to read
+        store.set_webhook("a", "https://example.org/a")
+        hooks.publish([("a", 2, "{}")])
+        assert woken == [1]
+    finally:
+        hooks.close()
+        store.close()
