@@ -13,7 +13,8 @@ are hit by PartB's (node, type) pairs, so type constraints filter too.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -506,16 +507,12 @@ class SubscriptionIndex:
         kept for the subscriptions anchored in a hit SC only, not for every subscription a
         broad SC (``?x a ub:Person``) lists. The survivors are the same.
         """
-        candidates, cids = self._anchored(pairs)
-        if not len(candidates):
+        hit = self._hit_containers(pairs)
+        anchored = [c.anchored_array() for c in hit if c.anchored]
+        if not anchored:
             return _NO_SLOTS
-        mask = self._hit
-        mask[cids] = True
-        try:
-            complete = self._complete(candidates)
-        finally:
-            mask[cids] = False
-            mask[0] = True
+        with self._marked(hit):
+            complete = self._complete(np.concatenate(anchored))
         if ordered:
             complete.sort()
         return complete
@@ -532,10 +529,7 @@ class SubscriptionIndex:
             self._marker = np.full(2 * self._next_shape, -1, dtype=np.int64)
         if len(self._fam_count) < 2 * self._next_family:
             self._fam_count = np.zeros(4 * self._next_family, dtype=np.int64)
-        mask = self._hit
-        cids = [c.cid for c in hit]
-        mask[cids] = True
-        try:
+        with self._marked(hit) as mask:
             table = np.concatenate(rows)
             if self._overflow:  # wide subscriptions: their other containers checked here
                 slots = self._complete(table[:, 0].astype(np.int64))
@@ -543,10 +537,20 @@ class SubscriptionIndex:
             found = candidate_shapes(
                 table, mask, self.shape_fam, self._marker, self._fam_count, min_family
             )
+        return CandidateShapes(*found)
+
+    @contextmanager
+    def _marked(self, hit: set[SC]) -> Iterator[npt.NDArray[np.bool_]]:
+        """``self._hit`` with the ``hit`` containers' numbers set, for the compiled
+        checks; unset again after (number 0, "always hit", stays set)."""
+        mask = self._hit
+        cids = [c.cid for c in hit]
+        mask[cids] = True
+        try:
+            yield mask
         finally:
             mask[cids] = False
             mask[0] = True
-        return CandidateShapes(*found)
 
     def _rows(self, container: SC) -> npt.NDArray[np.int32]:
         """The container's anchored slots as rows ``(slot, shape, other containers...)``
@@ -568,15 +572,6 @@ class SubscriptionIndex:
         rows[:, 1] = self.shape_at[slots]
         rows[:, 2:] = self._others[slots]
         return rows
-
-    def _anchored(self, pairs: EventPairs) -> tuple[IntArray, list[int]]:
-        """The slots anchored in the containers the event hits, and those containers'
-        numbers."""
-        hit = self._hit_containers(pairs)
-        anchored = [c.anchored_array() for c in hit if c.anchored]
-        if not anchored:
-            return _NO_SLOTS, []
-        return np.concatenate(anchored), [c.cid for c in hit]
 
     def _complete(self, candidates: IntArray) -> IntArray:
         """The candidates whose every container is hit (``self._hit`` set)."""
