@@ -259,7 +259,8 @@ def _load_parallel(path: Path, index: ContentIndex, workers: int) -> None:
     bounds = _chunk_bounds(path, CHUNK_BYTES)
     context = multiprocessing.get_context("fork")
     first = 1  # the number of the chunk's first line
-    with context.Pool(workers) as pool:
+    pool = context.Pool(workers)
+    try:
         results = pool.imap(_parse_task, [(str(path), a, b) for a, b in bounds])
         for (start, end), (chunk, count) in zip(bounds, results, strict=True):
             if chunk.error is not None:  # parse it here again, to say which line
@@ -269,6 +270,12 @@ def _load_parallel(path: Path, index: ContentIndex, workers: int) -> None:
                 chunk = _parse_chunk(path, lines, first)
             _index_chunk(path, index, chunk)
             first += count
+    finally:
+        # close and join, never terminate (what ``with Pool`` does): a worker killed while
+        # it holds the result queue's lock left the pool's own threads waiting forever
+        # when a chunk raised (a repeated id); the rest of the file is parsed, then given up
+        pool.close()
+        pool.join()
 
 
 #: Bytes of the file per worker chunk.
