@@ -39,6 +39,7 @@ from typing import Any
 
 from semps.errors import NotFound, SempsError
 from semps.event import Event
+from semps.gcpolicy import BatchCollector
 from semps.ingest.json_event import is_json_media_type, read_json_event
 from semps.ingest.rdf import read_event
 from semps.limits import DEFAULT_LIMITS, Limits
@@ -190,6 +191,7 @@ class Worker:
         self.matchers: dict[str, Matcher] = {}
         self.expansion = Expansion()
         self._warm: set[str] = set()
+        self._collector = BatchCollector()
 
     def matcher(self, kind: str) -> Matcher:
         found = self.matchers.get(kind)
@@ -222,6 +224,12 @@ class Worker:
                     continue
         _settle()
         return sum(_size(m) for m in self.matchers.values())
+
+    def set_ontology(self, expansion: Expansion) -> None:
+        """Match with ``expansion`` from now on (the old one's objects, frozen out of the
+        collector's sight, are returned to it)."""
+        self.expansion = expansion
+        self._collector.thaw()
 
     def add(self, sub: Subscription, old_kind: str | None) -> None:
         self.matcher(sub.kind).add(sub)  # raises before anything changes
@@ -282,7 +290,12 @@ class Worker:
         )
 
     def match(self, items: Sequence[tuple[str, str, bytes]]) -> list[tuple[Any, ...]]:
-        """Read and match a batch; one outcome per item (see the module docstring)."""
+        """Read and match a batch; one outcome per item (see the module docstring), the
+        cyclic GC scheduled around it (:class:`~semps.gcpolicy.BatchCollector`)."""
+        with self._collector.batch():
+            return self._match(items)
+
+    def _match(self, items: Sequence[tuple[str, str, bytes]]) -> list[tuple[Any, ...]]:
         progress = self.progress
         events: list[Event] = []
         contexts: list[MatchContext] = []
@@ -373,7 +386,7 @@ def serve(conn: Connection, limits: Limits, progress: Progress) -> None:
                     worker.remove(sub_id)
                 value = None
             elif op == "ontology":
-                worker.expansion = request[1]
+                worker.set_ontology(request[1])
                 value = None
             elif op == "load":
                 value = worker.load(request[1], request[2], request[3], request[4])

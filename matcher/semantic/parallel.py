@@ -24,6 +24,7 @@ from typing import Any
 
 from semps.errors import IngestError, MatcherError
 from semps.event import Event
+from semps.gcpolicy import BatchCollector
 from semps.ingest.sparql import parse_query
 from semps.matcher.base import Match, MatchContext
 from semps.matcher.partab import EventParts
@@ -93,6 +94,7 @@ def _worker(
         for sub_id, text in source.items():
             index.insert(compile_query(sub_id, parse_query(text)))
     gc.freeze()  # the replica is long-lived: keep the cyclic GC from rescanning it
+    collector = BatchCollector()
     expansion: Expansion | None = None
     while True:
         op, payload = conn.recv()
@@ -118,7 +120,9 @@ def _worker(
         elif op == "files":
             paths, base, new_expansion = payload
             expansion = new_expansion if new_expansion is not None else expansion
-            conn.send(_file_lines(index, paths, base, expansion, budget))
+            with collector.batch():
+                lines = _file_lines(index, paths, base, expansion, budget)
+            conn.send(lines)
         elif op in ("count", "lines"):
             events, new_expansion = payload
             expansion = new_expansion if new_expansion is not None else expansion

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from semps.errors import SempsError, SubscriptionError
 from semps.event import Event
+from semps.gcpolicy import BatchCollector
 from semps.ingest.rdf import read_events
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher
@@ -20,6 +21,7 @@ from semps.ontology import Expansion, load_expansion
 
 RDF_SUFFIXES = (".rdf", ".owl", ".xml", ".ttl", ".nt", ".jsonld")
 BATCH = 32
+_COLLECTOR = BatchCollector()  # the cyclic GC between batches, not during them
 IN_FLIGHT = 3  # batches queued ahead with several workers
 
 
@@ -151,7 +153,8 @@ def _write(n: int, collect: Callable[[], list[str]], progress) -> None:  # type:
 def _flush(matcher: SemanticMatcher, batch: list[Event], expansion: Expansion, progress) -> None:  # type: ignore[no-untyped-def]
     contexts = [MatchContext(e, expansion) for e in batch]
     # The output carries counts only: the same counts path as `semps spark match`.
-    lines = matcher.result_lines(contexts)
+    with _COLLECTOR.batch():
+        lines = matcher.result_lines(contexts)
     sys.stdout.write("".join(line + "\n" for line in lines))
     sys.stdout.flush()
     if progress is not None:
