@@ -14,8 +14,6 @@ because the conversion reads the event closed under the ontology
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from semps._types import Term
 from semps.event import Event
 from semps.limits import DEFAULT_LIMITS, Limits
@@ -23,16 +21,58 @@ from semps.ontology.expansion import Expansion
 from semps.terms import RDF_TYPE, n3
 
 
-@dataclass(frozen=True, slots=True)
 class EventParts:
-    """An event as PartA (property -> node pairs) and PartB (node -> types), and
-    ``pairs``: every property's node pairs, ``rdf:type`` included (PartA with PartB's
-    ``(node, type)`` pairs), what the matcher probes; made in the same pass."""
+    """An event as ``pairs``: every property's node pairs, ``rdf:type`` included (what the
+    matcher probes), and the seed's views of it, made from ``pairs`` when first read:
+    PartA (property -> node pairs, ``rdf:type`` to a node excluded) and PartB (node ->
+    types)."""
 
-    event_id: str
-    part_a: dict[str, list[tuple[str, Term]]]
-    part_b: dict[str, list[str]]
-    pairs: dict[str, list[tuple[str, Term]]]
+    __slots__ = ("event_id", "pairs", "_part_a", "_part_b")
+
+    def __init__(self, event_id: str, pairs: dict[str, list[tuple[str, Term]]]) -> None:
+        self.event_id = event_id
+        self.pairs = pairs
+        self._part_a: dict[str, list[tuple[str, Term]]] | None = None
+        self._part_b: dict[str, list[str]] = {}
+
+    @property
+    def part_a(self) -> dict[str, list[tuple[str, Term]]]:
+        if self._part_a is None:
+            self._split()
+        return self._part_a  # type: ignore[return-value]
+
+    @property
+    def part_b(self) -> dict[str, list[str]]:
+        if self._part_a is None:
+            self._split()
+        return self._part_b
+
+    def _split(self) -> None:
+        part_a: dict[str, list[tuple[str, Term]]] = {}
+        part_b: dict[str, list[str]] = {}
+        for p, rows in self.pairs.items():
+            if p != RDF_TYPE:
+                part_a[p] = list(rows)
+                continue
+            for s, o in rows:
+                if type(o) is str:
+                    part_b.setdefault(s, []).append(o)
+                else:
+                    part_a.setdefault(p, []).append((s, o))
+        self._part_a, self._part_b = part_a, part_b
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EventParts):
+            return NotImplemented
+        return (self.event_id, self.pairs) == (other.event_id, other.pairs)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __getstate__(self) -> tuple[str, dict[str, list[tuple[str, Term]]]]:
+        return (self.event_id, self.pairs)
+
+    def __setstate__(self, state: tuple[str, dict[str, list[tuple[str, Term]]]]) -> None:
+        self.__init__(*state)  # type: ignore[misc]
 
 
 def to_partab(
@@ -51,16 +91,15 @@ def to_partab(
         ({'http://ex/p': [('_:a', 'http://ex/b')]}, {'_:a': ['http://ex/C']})
     """
     triples = (expansion or Expansion()).close(event.triples, limits=limits)
-    part_a: dict[str, list[tuple[str, Term]]] = {}
-    part_b: dict[str, list[str]] = {}
     pairs: dict[str, list[tuple[str, Term]]] = {}
+    get = pairs.get
     for s, p, o in triples:
-        if p == RDF_TYPE and type(o) is str:
-            part_b.setdefault(s, []).append(o)
+        rows = get(p)
+        if rows is None:
+            pairs[p] = [(s, o)]
         else:
-            part_a.setdefault(p, []).append((s, o))
-        pairs.setdefault(p, []).append((s, o))
-    return EventParts(event.id, part_a, part_b, pairs)
+            rows.append((s, o))
+    return EventParts(event.id, pairs)
 
 
 def npn(subject: str, obj: Term) -> str:
