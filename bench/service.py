@@ -10,7 +10,8 @@ whole run. Then, each for ``--seconds``:
    publish->notification p50/p99 seen by the SSE clients;
 2. ``batch``: the same publishers POST ``/events/batch`` with B events each;
 3. ``in-process``: the same matcher code (SemanticMatcher.match_batch) on the same
-   subscriptions, ontology and events, in this process, one core: the ceiling.
+   subscriptions, ontology and events, in this process, one core, under the workers' GC
+   schedule (semps.gcpolicy): the ceiling.
 
 Publishers speak HTTP/1.1 over keep-alive asyncio sockets (no client library), so the
 client's own CPU stays small next to the server's on a 2-core machine.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import random
@@ -154,6 +156,7 @@ async def publishers(
 
 def in_process(subs: list[str], onto: bytes, events: list[object], seconds: float) -> float:
     """Events/s of the same matcher on the same workload in this process (one core)."""
+    from semps.gcpolicy import BatchCollector
     from semps.ingest.rdf import read_event
     from semps.matcher.base import MatchContext, Subscription
     from semps.matcher.semantic import SemanticMatcher
@@ -165,6 +168,8 @@ def in_process(subs: list[str], onto: bytes, events: list[object], seconds: floa
     matcher = SemanticMatcher()
     for i, text in enumerate(subs):
         matcher.add(Subscription(f"s{i}", "semantic", text))
+    collector = BatchCollector()  # the workers' GC schedule
+    gc.set_threshold(50_000, 20, 100)
     parsed = [
         read_event(ntriples(e, i), event_id=f"e{i}", media_type="application/n-triples")
         for i, e in enumerate(events)
@@ -172,7 +177,8 @@ def in_process(subs: list[str], onto: bytes, events: list[object], seconds: floa
     done, begin = 0, time.perf_counter()
     while time.perf_counter() - begin < seconds:
         chunk = parsed[done % len(parsed) : done % len(parsed) + 100] or parsed[:100]
-        matcher.match_batch([MatchContext(e, expansion) for e in chunk])
+        with collector.batch():
+            matcher.match_batch([MatchContext(e, expansion) for e in chunk])
         done += len(chunk)
     return done / (time.perf_counter() - begin)
 

@@ -13,7 +13,7 @@ are hit by PartB's (node, type) pairs, so type constraints filter too.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -84,6 +84,59 @@ class SC:
 
 
 _ANY: NPNKey = (STAR, STAR)
+
+
+class _Keys:
+    """One property's containers by what an event pair must carry to hit them: nothing
+    (``(*, *)``), its subject, its object, or both; so probing is a dictionary look-up per
+    pair, with no key made."""
+
+    __slots__ = ("any", "by_s", "by_o", "by_pair")
+
+    def __init__(self) -> None:
+        self.any: SC | None = None
+        self.by_s: dict[Term, SC] = {}
+        self.by_o: dict[Term, SC] = {}
+        self.by_pair: dict[tuple[Term, Term], SC] = {}
+
+    def put(self, key: NPNKey, container: SC | None) -> None:
+        """Set (or, with ``None``, drop) the container of ``key``."""
+        s, o = key
+        if s == STAR and o == STAR:
+            self.any = container
+            return
+        table: dict[Any, SC] = self.by_o if s == STAR else self.by_s if o == STAR else self.by_pair
+        at = o if s == STAR else s if o == STAR else key
+        if container is None:
+            del table[at]
+        else:
+            table[at] = container
+
+    def hit(self, pairs: list[tuple[str, Term]], found: set[SC]) -> None:
+        """Add the containers ``pairs`` hit to ``found``."""
+        if self.any is not None:
+            found.add(self.any)
+        add = found.add
+        if self.by_o:
+            get = self.by_o.get
+            for pair in pairs:
+                c = get(pair[1])
+                if c is not None:
+                    add(c)
+        if self.by_s:
+            get = self.by_s.get
+            for pair in pairs:
+                c = get(pair[0])
+                if c is not None:
+                    add(c)
+        if self.by_pair:
+            get_pair = self.by_pair.get
+            for pair in pairs:
+                c = get_pair(pair)
+                if c is not None:
+                    add(c)
+
+
 #: Containers per slot in the counter table besides the anchor; a subscription with more
 #: patterns keeps the rest apart (one wide subscription must not widen every row).
 _WIDTH = 8
@@ -175,9 +228,7 @@ class SubscriptionIndex:
 
     def __init__(self) -> None:
         self.hm_prop: dict[str, dict[NPNKey, SC]] = {}
-        # By property: how many of its keys are (*, *), (s, *), (*, o), (s, o) (_kind), so
-        # probing asks only for the kinds of keys that are there.
-        self._key_kinds: dict[str, list[int]] = {}
+        self._keys: dict[str, _Keys] = {}  # the same by property, for probing
         self.subscriptions: dict[str, CompiledSubscription] = {}
         self.slot_of: dict[str, int] = {}
         self.sub_at: list[CompiledSubscription | None] = []
@@ -294,7 +345,10 @@ class SubscriptionIndex:
             container = hm_npn.get(pattern.key)
             if container is None:
                 container = hm_npn[pattern.key] = SC(self._new_cid())
-                self._key_kinds.setdefault(pattern.prop, [0, 0, 0, 0])[_kind(pattern.key)] += 1
+                keys = self._keys.get(pattern.prop)
+                if keys is None:
+                    keys = self._keys[pattern.prop] = _Keys()
+                keys.put(pattern.key, container)
             container.add(slot)
             containers.append(container)
         self.containers_at[slot] = tuple(containers)
@@ -380,11 +434,11 @@ class SubscriptionIndex:
             container.discard(slot)
             if not container.slots:
                 del hm_npn[pattern.key]
-                self._key_kinds[pattern.prop][_kind(pattern.key)] -= 1
+                self._keys[pattern.prop].put(pattern.key, None)
                 self._free_cids.append(container.cid)
                 if not hm_npn:
                     del self.hm_prop[pattern.prop]
-                    del self._key_kinds[pattern.prop]
+                    del self._keys[pattern.prop]
         self.sub_at[slot] = None
         self.id_at[slot] = None
         self._order = None
@@ -611,18 +665,13 @@ class SubscriptionIndex:
 
     def _hit_containers(self, pairs: EventPairs) -> set[SC]:
         """The containers the event's pairs hit, each once."""
-        hit: set[SC | None] = set()
-        hm_prop = self.hm_prop
+        hit: set[SC] = set()
+        keys_of = self._keys
         for prop, event_pairs in pairs.by_prop.items():
-            hm_npn = hm_prop.get(prop)
-            if not hm_npn:
-                continue
-            if len(hm_npn) <= 4 * len(event_pairs) + 1:
-                hit.update(_scan_keys(hm_npn, event_pairs))
-            else:
-                hit.update(_probe_keys(hm_npn, self._key_kinds[prop], event_pairs))
-        hit.discard(None)
-        return hit  # type: ignore[return-value]
+            keys = keys_of.get(prop)
+            if keys is not None:
+                keys.hit(event_pairs, hit)
+        return hit
 
 
 def _shape_key(sub: CompiledSubscription) -> tuple[object, ...]:
@@ -640,46 +689,3 @@ def _anchor(patterns: tuple[Pattern, ...]) -> int:
         if score > best_score:
             best, best_score = i, score
     return best
-
-
-def _scan_keys(hm_npn: dict[NPNKey, SC], pairs: list[tuple[str, Term]]) -> Iterable[SC]:
-    subjects = objects = pair_set = None
-    for (s, o), container in hm_npn.items():
-        if s == STAR and o == STAR:
-            yield container
-        elif o == STAR:
-            subjects = subjects if subjects is not None else {p[0] for p in pairs}
-            if s in subjects:
-                yield container
-        elif s == STAR:
-            objects = objects if objects is not None else {p[1] for p in pairs}
-            if o in objects:
-                yield container
-        else:
-            pair_set = pair_set if pair_set is not None else set(pairs)
-            if (s, o) in pair_set:
-                yield container
-
-
-def _kind(key: NPNKey) -> int:
-    """0 for ``(*, *)``, 1 for ``(s, *)``, 2 for ``(*, o)``, 3 for ``(s, o)``."""
-    return (key[0] != STAR) + 2 * (key[1] != STAR)
-
-
-def _probe_keys(
-    hm_npn: dict[NPNKey, SC], kinds: list[int], pairs: list[tuple[str, Term]]
-) -> Iterable[SC | None]:
-    """The containers whose key an event pair fits (``None`` among them, and some more
-    than once): looked up by the kinds of keys the property has only."""
-    get = hm_npn.get
-    if kinds[0]:
-        yield get(_ANY)
-    if kinds[1]:
-        for s in {p[0] for p in pairs}:
-            yield get((s, STAR))
-    if kinds[2]:
-        for o in {p[1] for p in pairs}:
-            yield get((STAR, o))
-    if kinds[3]:
-        for pair in pairs:
-            yield get(pair)
