@@ -202,7 +202,13 @@ class _Runs:
         mask_at = 0
         if family.strings:
             masks = string_masks(
-                family, index.params.ints, member_cols[lo:hi], index.terms(), rows, columns
+                family,
+                index.members_at[fid],
+                index.params.ints,
+                member_cols[lo:hi],
+                index.terms(),
+                rows,
+                columns,
             )
             if masks is None:
                 return False

@@ -104,6 +104,11 @@ class Members:
     def __init__(self, family: Family, table: ParamTable) -> None:
         self.kinds = _param_kinds(family.templates)
         self.table = table
+        # By string parameter: how many members have each needle (by term number).
+        self._uses: dict[int, dict[int, int]] = {
+            j: {} for j, kind in enumerate(self.kinds) if kind == "str"
+        }
+        self._needles: dict[int, list[int]] = {}  # the distinct ones, until a change
 
     def add(self, params: tuple[object, ...], term_id: Callable[[Term], int]) -> int:
         """Store a member's parameters; its row."""
@@ -111,11 +116,28 @@ class Members:
             v if k == "int" else term_id(v)  # type: ignore[arg-type]
             for k, v in zip(self.kinds, params, strict=True)
         ]
+        for j, uses in self._uses.items():
+            needle: int = values[j]  # type: ignore[assignment]
+            uses[needle] = uses.get(needle, 0) + 1
+            self._needles.pop(j, None)
         return self.table.column(values)  # type: ignore[arg-type]
 
     def remove(self, row: int) -> None:
         """Forget a member."""
+        for j, uses in self._uses.items():
+            needle = int(self.table.ints[row, j])
+            uses[needle] -= 1
+            if not uses[needle]:
+                del uses[needle]
+            self._needles.pop(j, None)
         self.table.release(row)
+
+    def needles(self, at: int) -> list[int]:
+        """The distinct term numbers of string parameter ``at`` among all members."""
+        found = self._needles.get(at)
+        if found is None:
+            found = self._needles[at] = list(self._uses[at])
+        return found
 
 
 def _param_kinds(templates: Sequence[Template]) -> tuple[str, ...]:
@@ -385,6 +407,7 @@ def row_groups(
 
 def string_masks(
     family: Family,
+    members: Members,
     params: npt.NDArray[np.int64],
     member_rows: npt.NDArray[np.int64],
     terms: Sequence[Term],
@@ -399,7 +422,9 @@ def string_masks(
     ``STRSTARTS``, suffixes for ``STRENDS``), looked up among the numbered constants
     (``columns``' term numbers: :func:`new_columns`) and every member answered at once by
     its needle's number; otherwise each distinct needle is tried on the value (members
-    sharing a needle share its answers): whichever is fewer steps."""
+    sharing a needle share its answers), the distinct needles of all ``members`` when
+    they are fewer than the rows asked for (kept by :class:`Members`, not found per
+    event): whichever is fewest steps."""
     out = np.zeros((len(family.strings), len(member_rows), len(rows)), dtype=np.bool_)
     numbered: dict[Term, int] = columns["", "terms"]
     for k, (_, fn_name, name, at) in enumerate(family.strings):
@@ -409,20 +434,29 @@ def string_masks(
         needles = params[member_rows, at]
         fn = STRING_FNS[fn_name]
         tried: tuple[list[int], list[Any]] | None = None
+        every = members.needles(at)
+        strings: list[Any] | None = None
         for r, text in enumerate(texts):
-            if _piece_count(fn_name, len(text)) <= len(needles):
+            pieces = _piece_count(fn_name, len(text))
+            if pieces <= len(needles) and pieces <= len(every):
                 found = np.zeros(len(terms) + 1, dtype=np.bool_)
                 get = numbered.get
                 found[[n for n in map(get, _pieces(fn_name, text)) if n is not None]] = True
                 out[k, :, r] = found[needles]
-                continue
-            if tried is None:  # the distinct needles, numbered once for every row
-                number: dict[int, int] = {}
-                which = [number.setdefault(n, len(number)) for n in needles.tolist()]
-                tried = which, [terms[n] for n in number]  # plain strings (Members.add)
-            which, distinct = tried
-            answers = np.array([fn(text, needle) for needle in distinct], dtype=np.bool_)
-            out[k, :, r] = answers[which]
+            elif len(every) <= len(needles):  # every needle once, by number
+                if strings is None:
+                    strings = [terms[n] for n in every]  # plain strings (Members.add)
+                found = np.zeros(len(terms) + 1, dtype=np.bool_)
+                found[every] = [fn(text, needle) for needle in strings]
+                out[k, :, r] = found[needles]
+            else:
+                if tried is None:  # the rows' distinct needles, numbered once for every row
+                    number: dict[int, int] = {}
+                    which = [number.setdefault(n, len(number)) for n in needles.tolist()]
+                    tried = which, [terms[n] for n in number]
+                which, distinct = tried
+                answers = np.array([fn(text, needle) for needle in distinct], dtype=np.bool_)
+                out[k, :, r] = answers[which]
     return out
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pyoxigraph as ox
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from semps_test_support import to_oxigraph
@@ -150,3 +151,31 @@ def test_string_families_with_more_needles_than_the_value_has_pieces() -> None:
             few.add(Subscription(name, "semantic", text))
         assert few.count_batch([MatchContext(Event("e", triples))]) == [expected]
     assert len(expected) > 0
+
+
+@pytest.mark.parametrize("fn", ["contains", "strstarts", "strends"])
+def test_string_families_whose_members_share_needles(fn: str) -> None:
+    """Members sharing a few needles: each distinct needle is tried once on the value
+    (the family's own needles when the candidates are more, the candidates' when fewer:
+    only some members' constant node is in the event); both agree with the reference."""
+    needles = ["red", "oak", "d o", "red oak", "ak", "x"]
+    shared = {
+        f"a{i}": f'SELECT ?x {{ ?x <{EX}s> ?t FILTER({fn}(?t, "{needles[i % 6]}")) }}'
+        for i in range(40)
+    }
+    anchored = {
+        f"b{i}": f"SELECT ?x {{ ?x <{EX}s> ?t . ?x <{EX}k> <{EX}c{i}> "
+        f'FILTER({fn}(?t, "{needles[i % 6]}")) }}'
+        for i in range(40)
+    }
+    triples = (
+        (f"{EX}n0", f"{EX}s", Literal("red oak")),
+        *((f"{EX}n0", f"{EX}k", f"{EX}c{i}") for i in (1, 3, 8)),
+    )
+    for texts in (shared, anchored):
+        expected = _reference(list(triples), texts)
+        matcher = SemanticMatcher()
+        for name, text in texts.items():
+            matcher.add(Subscription(name, "semantic", text))
+        assert matcher.count_batch([MatchContext(Event("e", triples))]) == [expected]
+        assert expected
