@@ -95,9 +95,9 @@ def triples(draw: st.DrawFn) -> str:
 def groups(draw: st.DrawFn, depth: int = 0) -> str:
     elements = [draw(triples())]
     for _ in range(draw(st.integers(0, 2))):
-        kinds = ["triple", "filter", "bind", "values"]
-        if depth < 2:
-            kinds += ["optional", "optional", "union", "minus", "exists", "group"]
+        kinds = ["triple", "filter", "values"]
+        if depth < 2:  # no BIND two groups down: pyoxigraph's answer is wrong (last test)
+            kinds += ["bind", "optional", "optional", "union", "minus", "exists", "group"]
         kind = draw(st.sampled_from(kinds))
         if kind == "triple":
             elements.append(draw(triples()))
@@ -207,3 +207,23 @@ def test_algebra_answers_equal_pyoxigraph_over_the_same_closure(axioms, event, t
             assert ours.get(sub_id) == expected.get(sub_id), text
     # Bulk jobs' counts-only path answers what matching answers.
     assert matcher.count_batch([context]) == [{m.subscription: m.count for m in found}]
+
+
+def test_a_bind_in_a_nested_optional_does_not_see_the_outer_bindings() -> None:
+    """SPARQL evaluates a group bottom-up (1.1, section 18.6): the innermost group's BIND
+    runs before the OPTIONALs join it to the outside, where ``?x`` is unbound, so COALESCE
+    gives 0. pyoxigraph answers ``?b = :n0`` here (it passes the outer ``?x`` into the
+    nested OPTIONAL), so the random oracle above never nests a BIND two groups down; rdflib
+    agrees with the specification, and so must semps."""
+    text = (
+        PREFIX + "SELECT * WHERE { ?x :d ?v . OPTIONAL { :n0 :p0 ?x . "
+        "OPTIONAL { :n0 :p0 :n0 . BIND(COALESCE(?x, ?y, 0) AS ?b) } } }"
+    )
+    zero = Literal("0", XSD + "integer")
+    event = Event("e", ((EX + "n0", EX + "d", zero), (EX + "n0", EX + "p0", EX + "n0")))
+    matcher = SemanticMatcher()
+    matcher.add(Subscription("s", "semantic", text))
+    (matches,) = matcher.match_batch([MatchContext(event)])
+    assert [dict(row) for m in matches for row in m.solutions] == [
+        {"x": EX + "n0", "v": zero, "b": zero}
+    ]
