@@ -6,6 +6,9 @@
   contain ``-``) and :func:`npn` renders the name.
 - **PartB** (``HMResourceType``): node -> the list of its type IRIs (a node may have several).
 
+The conversion keeps one dictionary, every property's pairs with ``rdf:type``'s among them
+(what the matcher probes); PartA and PartB are made from it when first read.
+
 Each property is expanded through the ontology while converting: the property, its
 equivalents and all its ancestors (and inverses, symmetric properties, ...) all enter PartA,
 because the conversion reads the event closed under the ontology

@@ -67,13 +67,41 @@ def test_below_the_slack_no_collection_runs() -> None:
         assert ref() is not None
 
 
-def test_thaw_returns_frozen_objects_to_the_collector() -> None:
-    collector = BatchCollector(slack=0)
+def _frozen_garbage() -> weakref.ref[Node]:
+    """A cycle frozen while alive, then let go: only a full collection frees it."""
+    node = Node()
+    gc.freeze()
+    ref = weakref.ref(node)
+    del node
+    return ref
+
+
+def test_frozen_cyclic_garbage_waits_for_a_full_collection() -> None:
+    with BatchCollector(slack=0, growth=10**9).batch():  # sets the baseline
+        pass
+    ref = _frozen_garbage()
+    with BatchCollector(slack=0, growth=10**9).batch():
+        assert ref() is not None  # frozen: the young collection does not see it
+
+
+def test_a_full_collection_runs_once_the_frozen_objects_have_grown() -> None:
+    collector = BatchCollector(slack=0, growth=0)  # any growth at all
     with collector.batch():
         pass
-    assert gc.get_freeze_count() > 0
+    ref = _frozen_garbage()
+    Node()  # something new to freeze: the frozen objects grow
+    with collector.batch():
+        assert ref() is None
+
+
+def test_thaw_makes_the_next_batch_collect_everything() -> None:
+    collector = BatchCollector(slack=10**9, growth=10**9)
+    with collector.batch():
+        pass
+    ref = _frozen_garbage()
     collector.thaw()
-    assert gc.get_freeze_count() == 0
+    with collector.batch():
+        assert ref() is None
 
 
 def test_registering_and_removing_subscriptions_make_no_cyclic_garbage() -> None:
