@@ -225,12 +225,6 @@ class Worker:
         _settle()
         return sum(_size(m) for m in self.matchers.values())
 
-    def set_ontology(self, expansion: Expansion) -> None:
-        """Match with ``expansion`` from now on (the old one's objects, frozen out of the
-        collector's sight, are returned to it)."""
-        self.expansion = expansion
-        self._collector.thaw()
-
     def add(self, sub: Subscription, old_kind: str | None) -> None:
         self.matcher(sub.kind).add(sub)  # raises before anything changes
         if old_kind is not None and old_kind != sub.kind and old_kind in self.matchers:
@@ -386,7 +380,7 @@ def serve(conn: Connection, limits: Limits, progress: Progress) -> None:
                     worker.remove(sub_id)
                 value = None
             elif op == "ontology":
-                worker.set_ontology(request[1])
+                worker.expansion = request[1]
                 value = None
             elif op == "load":
                 value = worker.load(request[1], request[2], request[3], request[4])

@@ -5,14 +5,19 @@ on (registering and removing subscriptions make no cyclic garbage)."""
 from __future__ import annotations
 
 import gc
+import pickle
 import weakref
 from collections.abc import Iterator
 
 import pytest
 
+from semps.event import Event
 from semps.gcpolicy import BatchCollector
 from semps.matcher.base import Subscription
+from semps.matcher.partab import to_partab
 from semps.matcher.semantic import SemanticMatcher
+from semps.ontology.store import OntologyStore
+from semps.terms import RDF_TYPE
 
 
 class Node:
@@ -94,14 +99,24 @@ def test_a_full_collection_runs_once_the_frozen_objects_have_grown() -> None:
         assert ref() is None
 
 
-def test_thaw_makes_the_next_batch_collect_everything() -> None:
-    collector = BatchCollector(slack=10**9, growth=10**9)
-    with collector.batch():
-        pass
-    ref = _frozen_garbage()
-    collector.thaw()
-    with collector.batch():
-        assert ref() is None
+def test_a_replaced_ontology_snapshot_makes_no_cyclic_garbage() -> None:
+    """What a worker receives (an unpickled snapshot), used to close an event, dropped."""
+    store = OntologyStore()
+    store.load(
+        b"<http://ex/C1> <http://www.w3.org/2000/01/rdf-schema#subClassOf> <http://ex/C0> .\n"
+        b"<http://ex/q> <http://www.w3.org/2000/01/rdf-schema#subPropertyOf> <http://ex/p> .",
+        format="application/n-triples",
+    )
+    event = Event(
+        "e",
+        (("http://ex/a", RDF_TYPE, "http://ex/C1"), ("http://ex/a", "http://ex/q", "http://ex/b")),
+    )
+    gc.collect()
+    gc.disable()
+    expansion = pickle.loads(pickle.dumps(store.expansion()))
+    assert len(to_partab(event, expansion).pairs) == 3
+    del expansion
+    assert gc.collect() == 0
 
 
 def test_registering_and_removing_subscriptions_make_no_cyclic_garbage() -> None:
