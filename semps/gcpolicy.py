@@ -54,10 +54,19 @@ class BatchCollector:
                 gc.collect()
                 gc.freeze()
                 self._base = gc.get_freeze_count()
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with paused_gc():
             yield
-        finally:
-            if enabled:
-                gc.enable()
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector off meanwhile (and back on after, if it was): for work
+    that makes many objects and no cycles, such as building an index, whose collections
+    would only rescan what is kept (halving the registration rate)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

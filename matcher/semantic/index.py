@@ -117,22 +117,16 @@ class _Keys:
         if self.any is not None:
             found.add(self.any)
         add = found.add
-        if self.by_o:
-            get = self.by_o.get
-            for pair in pairs:
-                c = get(pair[1])
-                if c is not None:
-                    add(c)
-        if self.by_s:
-            get = self.by_s.get
-            for pair in pairs:
-                c = get(pair[0])
-                if c is not None:
-                    add(c)
+        for table, at in ((self.by_o, 1), (self.by_s, 0)):
+            if table:
+                get = table.get
+                for pair in pairs:
+                    c = get(pair[at])
+                    if c is not None:
+                        add(c)
         if self.by_pair:
-            get_pair = self.by_pair.get
             for pair in pairs:
-                c = get_pair(pair)
+                c = self.by_pair.get(pair)
                 if c is not None:
                     add(c)
 

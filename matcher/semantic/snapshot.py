@@ -31,7 +31,6 @@ one whose subscriptions' digest differs from the caller's (a stale snapshot).
 from __future__ import annotations
 
 import dataclasses
-import gc
 import hashlib
 import io
 import os
@@ -45,6 +44,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from semps.errors import SempsError, SubscriptionError
+from semps.gcpolicy import paused_gc
 from semps.ingest.sparql import Query, TriplePattern, Var, algebra, parse_memo, parse_query
 from semps.ingest.sparql.filters import Expression
 from semps.limits import DEFAULT_LIMITS, Limits
@@ -61,7 +61,6 @@ __all__ = [
     "Snapshot",
     "Source",
     "load_matcher",
-    "paused_gc",
     "read_snapshot",
     "save_snapshot",
     "snapshot_bytes",
@@ -268,20 +267,6 @@ def load_matcher(
     except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError) as exc:
         raise _refuse(where, f"a query the matcher cannot index ({exc})") from exc
     return matcher
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """The cyclic garbage collector off meanwhile: an index is made of many small long-lived
-    objects, and collections while it is built or loaded would rescan all of them (halving
-    the registration rate)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _refuse(path: Path | str, why: str) -> SubscriptionError:
