@@ -13,7 +13,7 @@ are hit by PartB's (node, type) pairs, so type constraints filter too.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -86,10 +86,10 @@ class SC:
 _ANY: NPNKey = (STAR, STAR)
 
 
-class _Keys:
-    """One property's containers by what an event pair must carry to hit them: nothing
-    (``(*, *)``), its subject, its object, or both; so probing is a dictionary look-up per
-    pair, with no key made."""
+class HMNPN(Mapping[NPNKey, SC]):
+    """One property's containers by node-pair key (the seed's HMNPN), kept by what an event
+    pair must carry to hit them: nothing (``(*, *)``), its subject, its object, or both;
+    so probing (:meth:`hit`) is a dictionary look-up per pair, with no key made."""
 
     __slots__ = ("any", "by_s", "by_o", "by_pair")
 
@@ -99,18 +99,52 @@ class _Keys:
         self.by_o: dict[Term, SC] = {}
         self.by_pair: dict[tuple[Term, Term], SC] = {}
 
-    def put(self, key: NPNKey, container: SC | None) -> None:
-        """Set (or, with ``None``, drop) the container of ``key``."""
+    def _table(self, key: NPNKey) -> tuple[dict[Any, SC], Any]:
         s, o = key
-        if s == STAR and o == STAR:
+        if s == STAR:
+            return self.by_o, o
+        return (self.by_s, s) if o == STAR else (self.by_pair, key)
+
+    def __getitem__(self, key: NPNKey) -> SC:
+        if key[0] == STAR and key[1] == STAR:
+            if self.any is None:
+                raise KeyError(key)
+            return self.any
+        table, at = self._table(key)
+        return table[at]
+
+    def get(self, key: NPNKey, default: Any = None) -> Any:
+        """As ``Mapping.get``, without raising KeyError on a miss (registration misses often)."""
+        if key[0] == STAR and key[1] == STAR:
+            return default if self.any is None else self.any
+        table, at = self._table(key)
+        return table.get(at, default)
+
+    def __setitem__(self, key: NPNKey, container: SC) -> None:
+        if key[0] == STAR and key[1] == STAR:
             self.any = container
-            return
-        table: dict[Any, SC] = self.by_o if s == STAR else self.by_s if o == STAR else self.by_pair
-        at = o if s == STAR else s if o == STAR else key
-        if container is None:
-            del table[at]
         else:
+            table, at = self._table(key)
             table[at] = container
+
+    def __delitem__(self, key: NPNKey) -> None:
+        if key[0] == STAR and key[1] == STAR:
+            if self.any is None:
+                raise KeyError(key)
+            self.any = None
+        else:
+            table, at = self._table(key)
+            del table[at]
+
+    def __iter__(self) -> Iterator[NPNKey]:
+        if self.any is not None:
+            yield _ANY
+        yield from ((STAR, o) for o in self.by_o)
+        yield from ((s, STAR) for s in self.by_s)
+        yield from self.by_pair
+
+    def __len__(self) -> int:
+        return (self.any is not None) + len(self.by_o) + len(self.by_s) + len(self.by_pair)
 
     def hit(self, pairs: list[tuple[str, Term]], found: set[SC]) -> None:
         """Add the containers ``pairs`` hit to ``found``."""
@@ -221,8 +255,7 @@ class SubscriptionIndex:
     """HMProp -> HMNPN -> SC, plus the per-slot pattern counts."""
 
     def __init__(self) -> None:
-        self.hm_prop: dict[str, dict[NPNKey, SC]] = {}
-        self._keys: dict[str, _Keys] = {}  # the same by property, for probing
+        self.hm_prop: dict[str, HMNPN] = {}
         self.subscriptions: dict[str, CompiledSubscription] = {}
         self.slot_of: dict[str, int] = {}
         self.sub_at: list[CompiledSubscription | None] = []
@@ -335,14 +368,10 @@ class SubscriptionIndex:
         for pattern in patterns:
             hm_npn = hm_prop.get(pattern.prop)
             if hm_npn is None:
-                hm_npn = hm_prop[pattern.prop] = {}
+                hm_npn = hm_prop[pattern.prop] = HMNPN()
             container = hm_npn.get(pattern.key)
             if container is None:
                 container = hm_npn[pattern.key] = SC(self._new_cid())
-                keys = self._keys.get(pattern.prop)
-                if keys is None:
-                    keys = self._keys[pattern.prop] = _Keys()
-                keys.put(pattern.key, container)
             container.add(slot)
             containers.append(container)
         self.containers_at[slot] = tuple(containers)
@@ -428,11 +457,9 @@ class SubscriptionIndex:
             container.discard(slot)
             if not container.slots:
                 del hm_npn[pattern.key]
-                self._keys[pattern.prop].put(pattern.key, None)
                 self._free_cids.append(container.cid)
                 if not hm_npn:
                     del self.hm_prop[pattern.prop]
-                    del self._keys[pattern.prop]
         self.sub_at[slot] = None
         self.id_at[slot] = None
         self._order = None
@@ -660,11 +687,11 @@ class SubscriptionIndex:
     def _hit_containers(self, pairs: EventPairs) -> set[SC]:
         """The containers the event's pairs hit, each once."""
         hit: set[SC] = set()
-        keys_of = self._keys
+        hm_prop = self.hm_prop
         for prop, event_pairs in pairs.by_prop.items():
-            keys = keys_of.get(prop)
-            if keys is not None:
-                keys.hit(event_pairs, hit)
+            hm_npn = hm_prop.get(prop)
+            if hm_npn is not None:
+                hm_npn.hit(event_pairs, hit)
         return hit
 
 
