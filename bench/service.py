@@ -156,7 +156,7 @@ async def publishers(
 
 def in_process(subs: list[str], onto: bytes, events: list[object], seconds: float) -> float:
     """Events/s of the same matcher on the same workload in this process (one core)."""
-    from semps.gcpolicy import BatchCollector
+    from semps.gcpolicy import SERVING_THRESHOLDS, BatchCollector
     from semps.ingest.rdf import read_event
     from semps.matcher.base import MatchContext, Subscription
     from semps.matcher.semantic import SemanticMatcher
@@ -169,7 +169,7 @@ def in_process(subs: list[str], onto: bytes, events: list[object], seconds: floa
     for i, text in enumerate(subs):
         matcher.add(Subscription(f"s{i}", "semantic", text))
     collector = BatchCollector()  # the workers' GC schedule
-    gc.set_threshold(50_000, 20, 100)
+    gc.set_threshold(*SERVING_THRESHOLDS)
     parsed = [
         read_event(ntriples(e, i), event_id=f"e{i}", media_type="application/n-triples")
         for i, e in enumerate(events)

@@ -39,7 +39,7 @@ from typing import Any
 
 from semps.errors import NotFound, SempsError
 from semps.event import Event
-from semps.gcpolicy import BatchCollector
+from semps.gcpolicy import SERVING_THRESHOLDS, BatchCollector
 from semps.ingest.json_event import is_json_media_type, read_json_event
 from semps.ingest.rdf import read_event
 from semps.limits import DEFAULT_LIMITS, Limits
@@ -356,7 +356,7 @@ def _size(matcher: Matcher) -> int:
 def serve(conn: Connection, limits: Limits, progress: Progress) -> None:
     """The worker process's loop: one reply per request until the pipe closes."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    gc.set_threshold(50_000, 20, 100)  # events allocate many small tuples, none cyclic
+    gc.set_threshold(*SERVING_THRESHOLDS)  # events allocate many small tuples, none cyclic
     worker = Worker(limits, progress)
     while True:
         try:

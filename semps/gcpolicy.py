@@ -28,6 +28,11 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+#: The collector's thresholds in processes that serve or match events: they allocate many
+#: short-lived objects and few cycles, so collect seldom (set by ``semps serve``, the
+#: broker's workers and the service benchmark's in-process ceiling).
+SERVING_THRESHOLDS = (50_000, 20, 100)
+
 
 class BatchCollector:
     """The collector's schedule for one process's batches (see the module docstring)."""

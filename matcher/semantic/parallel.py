@@ -85,8 +85,6 @@ def _worker(
     limit: int,
     budget: int,
 ) -> None:
-    from semps.matcher.semantic.matcher import match_parts
-
     if isinstance(source, SubscriptionIndex):
         index = source  # forked: the parent's index, shared copy-on-write
     else:
@@ -106,31 +104,39 @@ def _worker(
             index.delete(payload)
         elif op == "scan":
             conn.send(_scan(index, payload, cursors, lock, limit, budget))
-        elif op == "match":
-            events, new_expansion = payload
+        elif op in ("match", "files", "count", "lines"):
+            *args, new_expansion = payload
             expansion = new_expansion if new_expansion is not None else expansion
-            results = []
-            for event in events:
-                parts = MatchContext(event, expansion).parts
-                found = match_parts(index, EventPairs(parts), event.id, None, limit, budget)
-                results.append(
-                    [(m.subscription, m.count, m.solutions, dict(m.detail)) for m in found]
-                )
-            conn.send(results)
-        elif op == "files":
-            paths, base, new_expansion = payload
-            expansion = new_expansion if new_expansion is not None else expansion
-            with collector.batch():
-                lines = _file_lines(index, paths, base, expansion, budget)
-            conn.send(lines)
-        elif op in ("count", "lines"):
-            events, new_expansion = payload
-            expansion = new_expansion if new_expansion is not None else expansion
-            contexts = [MatchContext(e, expansion) for e in events]
-            if op == "lines":
-                conn.send(count_lines(index, events, contexts, budget))
-            else:
-                conn.send([count_parts(index, EventPairs(c.parts), budget) for c in contexts])
+            with collector.batch():  # the cyclic GC between batches, not during them
+                reply = _batch(index, op, args, expansion, limit, budget)
+            conn.send(reply)
+
+
+def _batch(
+    index: SubscriptionIndex,
+    op: str,
+    args: list[Any],
+    expansion: Expansion | None,
+    limit: int,
+    budget: int,
+) -> Any:
+    """The reply to one batch request (``match``, ``files``, ``count`` or ``lines``)."""
+    from semps.matcher.semantic.matcher import match_parts
+
+    if op == "files":
+        paths, base = args
+        return _file_lines(index, paths, base, expansion, budget)
+    (events,) = args
+    contexts = [MatchContext(e, expansion) for e in events]
+    if op == "lines":
+        return count_lines(index, events, contexts, budget)
+    if op == "count":
+        return [count_parts(index, EventPairs(c.parts), budget) for c in contexts]
+    results = []
+    for event, context in zip(events, contexts, strict=True):
+        found = match_parts(index, EventPairs(context.parts), event.id, None, limit, budget)
+        results.append([(m.subscription, m.count, m.solutions, dict(m.detail)) for m in found])
+    return results
 
 
 def _file_lines(

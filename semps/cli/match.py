@@ -21,7 +21,6 @@ from semps.ontology import Expansion, load_expansion
 
 RDF_SUFFIXES = (".rdf", ".owl", ".xml", ".ttl", ".nt", ".jsonld")
 BATCH = 32
-_COLLECTOR = BatchCollector()  # the cyclic GC between batches, not during them
 IN_FLIGHT = 3  # batches queued ahead with several workers
 
 
@@ -115,11 +114,12 @@ def run(args: argparse.Namespace) -> int:
             _pipelined(matcher, files, args.base, expansion, progress)
             return 0
         batch: list[Event] = []
+        collector = BatchCollector()  # the cyclic GC between batches, not during them
         for event in read_events(files, args.base):
             batch.append(event)
             if len(batch) == BATCH:
-                _flush(matcher, batch, expansion, progress)
-        _flush(matcher, batch, expansion, progress)
+                _flush(matcher, batch, expansion, collector, progress)
+        _flush(matcher, batch, expansion, collector, progress)
     finally:
         matcher.close()
         if progress is not None:
@@ -150,10 +150,16 @@ def _write(n: int, collect: Callable[[], list[str]], progress) -> None:  # type:
         progress.update(n)
 
 
-def _flush(matcher: SemanticMatcher, batch: list[Event], expansion: Expansion, progress) -> None:  # type: ignore[no-untyped-def]
+def _flush(  # type: ignore[no-untyped-def]
+    matcher: SemanticMatcher,
+    batch: list[Event],
+    expansion: Expansion,
+    collector: BatchCollector,
+    progress,
+) -> None:
     contexts = [MatchContext(e, expansion) for e in batch]
     # The output carries counts only: the same counts path as `semps spark match`.
-    with _COLLECTOR.batch():
+    with collector.batch():
         lines = matcher.result_lines(contexts)
     sys.stdout.write("".join(line + "\n" for line in lines))
     sys.stdout.flush()

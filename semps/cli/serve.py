@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from semps import __version__
 from semps.errors import SempsError
+from semps.gcpolicy import SERVING_THRESHOLDS
 from semps.settings import SETTINGS, Settings, build_settings, defaults, format_duration
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     _startup(settings, broker)
     # Requests allocate many short-lived objects and few cycles: collect seldom, and never
     # walk what start-up built (the subscriptions, the ontology).
-    gc.set_threshold(50_000, 20, 100)
+    gc.set_threshold(*SERVING_THRESHOLDS)
     gc.collect()
     gc.freeze()
     uvicorn.run(
