@@ -31,6 +31,7 @@ import gc
 import json
 import multiprocessing
 import os
+import signal
 from collections.abc import Sequence
 from contextlib import nullcontext
 from multiprocessing.connection import Connection
@@ -356,6 +357,9 @@ def _size(matcher: Matcher) -> int:
 def serve(conn: Connection, limits: Limits, progress: Progress) -> None:
     """The worker process's loop: one reply per request until the pipe closes."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # Ctrl-C reaches the whole process group: the broker stops this process (it closes the
+    # pipe, and recv ends), so a KeyboardInterrupt here would only print a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.set_threshold(*SERVING_THRESHOLDS)  # events allocate many small tuples, none cyclic
     worker = Worker(limits, progress)
     while True:
