@@ -25,7 +25,7 @@ waited 1.6 s for it; ``bench/service.py --subs 100000``).
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 #: The collector's thresholds in processes that serve or match events: they allocate many
@@ -43,11 +43,12 @@ class BatchCollector:
         self._base: int | None = None  # frozen objects after the last full collection
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self, before_full: Callable[[], None] | None = None) -> Iterator[None]:
         """Around one batch: when more than ``slack`` objects were made since the last
         collection, the youngest generation collected and everything alive frozen (then a
         full collection when the frozen objects have grown ``growth`` times since the
-        last); no collection until the batch ends."""
+        last, ``before_full`` called first: a broker worker tells its watchdog the pause
+        is not matching); no collection until the batch ends."""
         if gc.get_count()[0] > self.slack:
             gc.collect(0)
             gc.freeze()
@@ -55,6 +56,8 @@ class BatchCollector:
             if self._base is None:
                 self._base = frozen
             if frozen > self.growth * self._base + self.slack:
+                if before_full is not None:
+                    before_full()
                 gc.unfreeze()
                 gc.collect()
                 gc.freeze()

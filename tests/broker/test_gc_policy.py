@@ -99,6 +99,22 @@ def test_a_full_collection_runs_once_the_frozen_objects_have_grown() -> None:
         assert ref() is None
 
 
+def test_only_a_full_collection_is_announced() -> None:
+    calls: list[int] = []
+    with BatchCollector(slack=0, growth=10**9).batch(lambda: calls.append(1)):
+        pass  # the baseline: no full collection
+    with BatchCollector(slack=0, growth=10**9).batch(lambda: calls.append(1)):
+        pass
+    assert calls == []
+    collector = BatchCollector(slack=0, growth=0)
+    with collector.batch(lambda: calls.append(1)):
+        pass
+    Node()
+    with collector.batch(lambda: calls.append(2)):
+        pass
+    assert calls == [1, 2]
+
+
 def test_a_replaced_ontology_snapshot_makes_no_cyclic_garbage() -> None:
     """What a worker receives (an unpickled snapshot), used to close an event, dropped."""
     store = OntologyStore()
