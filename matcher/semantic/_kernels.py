@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 from semps.matcher.kernels import jit
+from semps.matcher.semantic._join_kernels import warm as warm_join
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -115,87 +116,6 @@ def candidate_shapes(
 
 
 @jit
-def family_runs(
-    runs: IntArray,
-    member_cols: IntArray,
-    programs: IntArray,
-    program_at: IntArray,
-    params: IntArray,
-    cols: IntArray,
-    masks: BoolArray,
-    groups: IntArray,
-    size: int,
-) -> IntArray:
-    """The solution counts of family members, ``size`` of them, run by run.
-
-    A run ``(lo, hi, family, col_at, n, mask_at, group_at, mode)`` counts members
-    ``lo:hi`` (their parameters are rows ``member_cols[lo:hi]`` of ``params``) over the
-    ``n`` rows of their family's join, whose columns start at ``cols[col_at]`` (one column
-    of ``n`` values after another): how many rows pass the family's program
-    (``programs[program_at[family]:program_at[family + 1]]``, see
-    :func:`~semps.matcher.semantic.family.program_of`: postfix templates, each closed by
-    code 10, where a false template stops the row) for ``mode`` 0, whether any does
-    for 1, how many distinct ``groups[group_at + row]`` pass for 2. String templates
-    read ``masks[mask_at + (template * members + member) * n + row]``. Counts of members
-    in no run stay 0."""
-    out = np.zeros(size, dtype=np.int64)
-    mark = np.full(max(1, len(groups)), -1, dtype=np.int64)
-    stack = np.empty(len(programs) + 1, dtype=np.bool_)
-    for q in range(len(runs)):
-        lo, hi, fam, col_at, n = runs[q, 0], runs[q, 1], runs[q, 2], runs[q, 3], runs[q, 4]
-        mask_at, group_at, mode = runs[q, 5], runs[q, 6], runs[q, 7]
-        p0, p1 = program_at[fam], program_at[fam + 1]
-        for t in range(lo, hi):
-            member = member_cols[t]
-            c = 0
-            for r in range(n):
-                sp = 0
-                ok = True
-                for i in range(p0, p1):
-                    code, a, b = programs[i, 0], programs[i, 1], programs[i, 2]
-                    if code == 10:  # a template ends: the row fails unless it holds
-                        if not stack[0]:
-                            ok = False
-                            break
-                        sp = 0
-                        continue
-                    if code <= 6:
-                        x, y = cols[col_at + a * n + r], params[member, b]
-                        if code <= 1:
-                            v = x == y
-                        elif code == 2:
-                            v = x != y
-                        elif code == 3:
-                            v = x < y
-                        elif code == 4:
-                            v = x > y
-                        elif code == 5:
-                            v = x <= y
-                        else:
-                            v = x >= y
-                    elif code == 7:
-                        v = masks[mask_at + (a * (hi - lo) + t - lo) * n + r]
-                    else:
-                        v = code == 8
-                        for k in range(sp - a, sp):
-                            v = (v and stack[k]) if code == 8 else (v or stack[k])
-                        sp -= a
-                    stack[sp] = v
-                    sp += 1
-                if ok:
-                    if mode == 0:
-                        c += 1
-                    elif mode == 1:
-                        c = 1
-                        break
-                    elif mark[group_at + groups[group_at + r]] != t:
-                        mark[group_at + groups[group_at + r]] = t
-                        c += 1
-            out[t] = c
-    return out
-
-
-@jit
 def write_counts(at: IntArray, counts: IntArray, blob: ByteArray, starts: IntArray) -> ByteArray:
     """The tail of an output line (``results.result_line``) from its matches in order:
     ``id, id, ...], "solutions": {id: count, ...}}``, the id of match ``i`` read as JSON
@@ -249,8 +169,7 @@ def warm() -> None:
     inherits them instead of loading each on its first event."""
     none = np.zeros(0, dtype=np.int64)
     complete_slots(none, np.zeros((1, 1), dtype=np.int64), np.ones(1, dtype=np.bool_))
-    runs, table = np.zeros((0, 8), dtype=np.int64), np.zeros((1, 3), dtype=np.int64)
-    family_runs(runs, none, table, none, table, none, np.zeros(0, dtype=np.bool_), none, 0)
     rows = np.zeros((0, 6), dtype=np.int32)
     candidate_shapes(rows, np.ones(1, dtype=np.bool_), none, none, none, 3)
     write_counts(none, none, np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))
+    warm_join()

@@ -11,25 +11,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from semps._types import Term
 from semps.event import Event
 from semps.matcher.base import MatchContext
 from semps.matcher.results import result_line
-from semps.matcher.semantic._kernels import family_runs, write_counts
-from semps.matcher.semantic.family import (
-    Family,
-    input_columns,
-    new_columns,
-    row_groups,
-    string_masks,
-)
+from semps.matcher.semantic._kernels import write_counts
+from semps.matcher.semantic.familyjoin import count_runs
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
-from semps.matcher.semantic.verify import DEFAULT_STEP_BUDGET, component_rows, count_solutions
+from semps.matcher.semantic.verify import DEFAULT_STEP_BUDGET, count_solutions
 
 IntArray = npt.NDArray[np.int64]
 
@@ -128,106 +121,16 @@ def _count_families(
 ) -> list[int]:
     """Count the families' runs of ``grouped`` (positions among ``shapes``, one run per
     family between ``bounds``) into ``counts``, all in one compiled pass
-    (:func:`~semps.matcher.semantic._kernels.family_runs`); the positions of the runs it
-    does not cover (to verify one by one)."""
+    (:func:`~semps.matcher.semantic.familyjoin.count_runs`); the positions of the runs it
+    leaves to verify one by one."""
+    run_fam = index.shape_fam[shapes[grouped[bounds[:-1]]]]
     member_cols = index.shape_row[shapes[grouped]]
-    edges = bounds.tolist()
-    fids = index.shape_fam[shapes[grouped[bounds[:-1]]]].tolist()
-    runs = _Runs()
-    joins: dict[int, tuple[list[tuple[Term, ...]] | None, dict[Any, Any]]] = {}
+    found, left = count_runs(index, pairs, run_fam, bounds, member_cols, budget)
+    counts[grouped] = found
     generic: list[int] = []
-    for fid, lo, hi in zip(fids, edges, edges[1:], strict=False):
-        family = index.family_at[fid]
-        joined = joins.get(id(family.bare))
-        if joined is None:  # families differing in projection or form share the join
-            rows = component_rows(family.bare, pairs, budget)
-            joined = joins[id(family.bare)] = (rows, new_columns(index.term_ids))
-        rows, columns = joined
-        if rows is not None and not rows:
-            continue  # no solution: the counts stay 0
-        if rows is None or not runs.add(index, fid, family, lo, hi, member_cols, rows, columns):
-            generic.extend(grouped[lo:hi].tolist())
-    if runs.table:
-        programs, program_at = index.program_table()
-        counts[grouped] = family_runs(
-            np.array(runs.table, dtype=np.int64),
-            member_cols,
-            programs,
-            program_at,
-            index.params.ints,
-            _joined(runs.cols, np.int64),
-            _joined(runs.masks, np.bool_),
-            _joined(runs.groups, np.int64),
-            len(grouped),
-        )
+    for q in np.flatnonzero(left).tolist():
+        generic.extend(grouped[bounds[q] : bounds[q + 1]].tolist())
     return generic
-
-
-def _joined(parts: list[Any], dtype: Any) -> Any:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
-
-
-class _Runs:
-    """The runs of one compiled pass (see ``family_runs``) and the arrays they read."""
-
-    def __init__(self) -> None:
-        self.table: list[tuple[int, ...]] = []
-        self.cols: list[IntArray] = []
-        self.masks: list[npt.NDArray[np.bool_]] = []
-        self.groups: list[IntArray] = []
-        self.col_at: dict[tuple[int, object], int] = {}
-        self.sizes = [0, 0, 0]  # of cols, masks, groups
-
-    def add(
-        self,
-        index: SubscriptionIndex,
-        fid: int,
-        family: Family,
-        lo: int,
-        hi: int,
-        member_cols: IntArray,
-        rows: list[tuple[Term, ...]],
-        columns: dict[Any, Any],
-    ) -> bool:
-        """Add the run of members ``lo:hi`` of a family; False when the compiled pass
-        does not cover its rows' values."""
-        n = len(rows)
-        key = (id(family.bare), family.inputs)
-        col_at = self.col_at.get(key)
-        if col_at is None:
-            found = input_columns(family, rows, columns)
-            col_at = self.col_at[key] = -1 if found is None else self._put(0, found.ravel())
-        if col_at < 0:
-            return False
-        mask_at = 0
-        if family.strings:
-            masks = string_masks(
-                family,
-                index.members_at[fid],
-                index.params.ints,
-                member_cols[lo:hi],
-                index.terms(),
-                rows,
-                columns,
-            )
-            if masks is None:
-                return False
-            mask_at = self._put(1, masks.ravel())
-        mode, group_at = 0, 0
-        if family.ask or (family.distinct and not family.projected):
-            mode = 1
-        elif family.distinct:
-            groups, distinct = row_groups(family, rows, columns)
-            if distinct < n:
-                mode, group_at = 2, self._put(2, groups)
-        self.table.append((lo, hi, fid, col_at, n, mask_at, group_at, mode))
-        return True
-
-    def _put(self, kind: int, values: Any) -> int:
-        at = self.sizes[kind]
-        (self.cols, self.masks, self.groups)[kind].append(values)
-        self.sizes[kind] += len(values)
-        return at
 
 
 def count_lines(

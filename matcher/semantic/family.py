@@ -3,17 +3,16 @@
 Subscriptions such as ``?x ex:age ?v FILTER(?v = 31)`` for many values share everything
 but the constant. Their *family* is the query with each filter constant replaced by a
 parameter. Per event, a family's candidates are counted with one join of the patterns
-without the filters (the filters only select among its solutions) and one compiled pass
-of every member's filters (:func:`program_of`) over those solutions' columns (term
-numbers, integers), instead of one verification per member (:mod:`.count`).
+without the filters (the filters only select among its solutions) and one pass of every
+member's filters (:func:`program_of`) over those solutions, both compiled
+(:mod:`.familyjoin`), instead of one verification per member (:mod:`.count`).
 
 Only simple forms enter a family (one connected component, no late filters, every filter
 built from ``&&``/``||`` of a variable compared with an integer constant and
 ``CONTAINS``/``STRSTARTS``/``STRENDS`` of a variable and a plain string constant). The
 compiled pass covers solutions whose filtered values are integers (numeric literals of
-integral value) or plain strings; on anything else (:func:`input_columns` or
-:func:`string_masks` give ``None``), or when the join runs out of budget, the members are
-verified one by one, so the answers are those of
+integral value) or plain strings; on anything else, or when the join runs out of budget,
+the members are verified one by one, so the answers are those of
 :func:`~semps.matcher.semantic.verify.verify`.
 """
 
@@ -22,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -97,18 +95,39 @@ class ParamTable:
         self.free.append(row)
 
 
+#: The string functions a family's templates may use, by their number in the compiled pass.
+STRING_FN_CODES = {"CONTAINS": 0, "STRSTARTS": 1, "STRENDS": 2}
+
+
+class Needles:
+    """The distinct string parameters (needles, by term number) of every family member of
+    an index, per string function, with how many members use each."""
+
+    def __init__(self) -> None:
+        self.uses: tuple[dict[int, int], ...] = ({}, {}, {})
+
+    def add(self, fn: int, needle: int) -> None:
+        uses = self.uses[fn]
+        uses[needle] = uses.get(needle, 0) + 1
+
+    def remove(self, fn: int, needle: int) -> None:
+        uses = self.uses[fn]
+        uses[needle] -= 1
+        if not uses[needle]:
+            del uses[needle]
+
+
 class Members:
     """A family's members: their parameters' kinds; the parameters themselves are rows
-    of the :class:`ParamTable` (strings by their number, as pattern constants)."""
+    of the :class:`ParamTable` (strings by their number, as pattern constants), and the
+    string ones are counted in the index's :class:`Needles`."""
 
-    def __init__(self, family: Family, table: ParamTable) -> None:
+    def __init__(self, family: Family, table: ParamTable, needles: Needles) -> None:
         self.kinds = _param_kinds(family.templates)
         self.table = table
-        # By string parameter: how many members have each needle (by term number).
-        self._uses: dict[int, dict[int, int]] = {
-            j: {} for j, kind in enumerate(self.kinds) if kind == "str"
-        }
-        self._needles: dict[int, list[int]] = {}  # the distinct ones, until a change
+        self.needles = needles
+        #: (parameter, string function number) of each string template.
+        self._strings = tuple((t[3], STRING_FN_CODES[t[1]]) for t in family.strings)
 
     def add(self, params: tuple[object, ...], term_id: Callable[[Term], int]) -> int:
         """Store a member's parameters; its row."""
@@ -116,28 +135,15 @@ class Members:
             v if k == "int" else term_id(v)  # type: ignore[arg-type]
             for k, v in zip(self.kinds, params, strict=True)
         ]
-        for j, uses in self._uses.items():
-            needle: int = values[j]  # type: ignore[assignment]
-            uses[needle] = uses.get(needle, 0) + 1
-            self._needles.pop(j, None)
+        for at, fn in self._strings:
+            self.needles.add(fn, values[at])  # type: ignore[arg-type]
         return self.table.column(values)  # type: ignore[arg-type]
 
     def remove(self, row: int) -> None:
         """Forget a member."""
-        for j, uses in self._uses.items():
-            needle = int(self.table.ints[row, j])
-            uses[needle] -= 1
-            if not uses[needle]:
-                del uses[needle]
-            self._needles.pop(j, None)
+        for at, fn in self._strings:
+            self.needles.remove(fn, int(self.table.ints[row, at]))
         self.table.release(row)
-
-    def needles(self, at: int) -> list[int]:
-        """The distinct term numbers of string parameter ``at`` among all members."""
-        found = self._needles.get(at)
-        if found is None:
-            found = self._needles[at] = list(self._uses[at])
-        return found
 
 
 def _param_kinds(templates: Sequence[Template]) -> tuple[str, ...]:
@@ -218,7 +224,7 @@ def _new_family(key: tuple[Any, ...]) -> Family:
     return Family(bare, columns, templates, projected, distinct, ask, program, inputs, strings)
 
 
-#: Instruction codes of a family's program (see ``_kernels.family_runs``): a term-number
+#: Instruction codes of a family's program (see ``_join_kernels.family_join_runs``): a term-number
 #: test, the six integer comparisons, a string template's mask, n-ary ``&&`` / ``||``, and
 #: the end of a template (the row fails unless the template's value is true).
 EQ, MASK, AND, OR, END = 0, 7, 8, 9, 10
@@ -328,14 +334,14 @@ def _is(node: object, kind: str) -> bool:
 
 
 def _cmp(op: str, name: str, constant: Term, params: list[object]) -> Template | None:
-    value = _integer(constant)
+    value = integer_value(constant)
     if value is None:
         return None
     params.append(value)
     return ("cmp", op, name, len(params) - 1)
 
 
-def _integer(term: Term) -> int | None:
+def integer_value(term: Term) -> int | None:
     """The term's value when it is a number of integral value (as the general comparison
     reads it), else ``None``."""
     if type(term) is str:
@@ -358,163 +364,3 @@ def _read_integer(term: Term) -> int | None:
         return None
     number = int(value)
     return number if -_INT_LIMIT < number < _INT_LIMIT else None
-
-
-def new_columns(term_ids: dict[Term, int]) -> dict[tuple[str, str], Any]:
-    """An empty column cache for :func:`family_counts`; ``term_ids`` numbers the pattern
-    constants."""
-    return {("", "terms"): term_ids}
-
-
-def input_columns(
-    family: Family, rows: Sequence[tuple[Term | None, ...]], columns: dict[Any, Any]
-) -> npt.NDArray[np.int64] | None:
-    """The row columns the family's program reads, one array row each (term numbers or
-    integer values), or ``None`` when a value is not of the kind the program compares
-    (cached in ``columns``, the bare component's cache: :func:`new_columns`)."""
-    key = ("", family.inputs)
-    found = columns.get(key)
-    if found is None and key not in columns:
-        parts = []
-        for name, kind in family.inputs:
-            col = _term_ids(name, family, rows, columns) if kind == "ids" else None
-            if kind == "int":
-                col = _column(name, "int", family, rows, columns)
-            if col is None:
-                break
-            parts.append(col)
-        else:
-            found = np.empty((len(parts), len(rows)), dtype=np.int64)
-            for i, part in enumerate(parts):  # (np.stack costs more on these short rows)
-                found[i] = part
-        columns[key] = found
-    return found
-
-
-def row_groups(
-    family: Family, rows: Sequence[tuple[Term | None, ...]], columns: dict[Any, Any]
-) -> tuple[npt.NDArray[np.int64], int]:
-    """Each row's number among the distinct projected rows, and how many there are."""
-    key = ("groups", family.projected)
-    found = columns.get(key)
-    if found is None:
-        numbers: dict[object, int] = {}
-        pick = itemgetter(*family.projected)
-        ids = [numbers.setdefault(pick(r), len(numbers)) for r in rows]
-        found = columns[key] = (np.array(ids, dtype=np.int64), len(numbers))
-    return found
-
-
-def string_masks(
-    family: Family,
-    members: Members,
-    params: npt.NDArray[np.int64],
-    member_rows: npt.NDArray[np.int64],
-    terms: Sequence[Term],
-    rows: Sequence[tuple[Term | None, ...]],
-    columns: dict[tuple[str, str], Any],
-) -> npt.NDArray[np.bool_] | None:
-    """The family's string templates over the rows, ``[template, member, row]``, for the
-    members at ``member_rows`` of ``params`` (strings by their number in ``terms``), or
-    ``None`` when a value is not a plain string.
-
-    A short value is cut into its pieces (its substrings for ``CONTAINS``, prefixes for
-    ``STRSTARTS``, suffixes for ``STRENDS``), looked up among the numbered constants
-    (``columns``' term numbers: :func:`new_columns`) and every member answered at once by
-    its needle's number; otherwise each distinct needle is tried on the value (members
-    sharing a needle share its answers), the distinct needles of all ``members`` when
-    they are fewer than the rows asked for (kept by :class:`Members`, not found per
-    event): whichever is fewest steps."""
-    out = np.zeros((len(family.strings), len(member_rows), len(rows)), dtype=np.bool_)
-    numbered: dict[Term, int] = columns["", "terms"]
-    for k, (_, fn_name, name, at) in enumerate(family.strings):
-        texts = _column(name, "str", family, rows, columns)
-        if texts is None:
-            return None
-        needles = params[member_rows, at]
-        fn = STRING_FNS[fn_name]
-        tried: tuple[list[int], list[Any]] | None = None
-        every = members.needles(at)
-        strings: list[Any] | None = None
-        for r, text in enumerate(texts):
-            pieces = _piece_count(fn_name, len(text))
-            if pieces <= len(needles) and pieces <= len(every):
-                found = np.zeros(len(terms) + 1, dtype=np.bool_)
-                get = numbered.get
-                found[[n for n in map(get, _pieces(fn_name, text)) if n is not None]] = True
-                out[k, :, r] = found[needles]
-            elif len(every) <= len(needles):  # every needle once, by number
-                if strings is None:
-                    strings = [terms[n] for n in every]  # plain strings (Members.add)
-                found = np.zeros(len(terms) + 1, dtype=np.bool_)
-                found[every] = [fn(text, needle) for needle in strings]
-                out[k, :, r] = found[needles]
-            else:
-                if tried is None:  # the rows' distinct needles, numbered once for every row
-                    number: dict[int, int] = {}
-                    which = [number.setdefault(n, len(number)) for n in needles.tolist()]
-                    tried = which, [terms[n] for n in number]
-                which, distinct = tried
-                answers = np.array([fn(text, needle) for needle in distinct], dtype=np.bool_)
-                out[k, :, r] = answers[which]
-    return out
-
-
-def _piece_count(fn_name: str, size: int) -> int:
-    return size * (size + 1) // 2 + 1 if fn_name == "CONTAINS" else size + 1
-
-
-def _pieces(fn_name: str, text: str) -> set[str]:
-    """The strings ``fn_name(text, piece)`` holds for (the empty one included)."""
-    n = len(text)
-    if fn_name == "CONTAINS":
-        return {text[i:j] for i in range(n + 1) for j in range(i, n + 1)}
-    if fn_name == "STRSTARTS":
-        return {text[:j] for j in range(n + 1)}
-    return {text[i:] for i in range(n + 1)}
-
-
-def _term_ids(
-    name: str,
-    family: Family,
-    rows: Sequence[tuple[Term | None, ...]],
-    columns: dict[tuple[str, str], Any],
-) -> Any:
-    """A variable's values over the rows as the numbers of the pattern constants they
-    equal (-1 for none); cached per call."""
-    cached = columns.get((name, "ids"))
-    if cached is not None:
-        return cached
-    at = family.columns.index(name)
-    numbers = columns["", "terms"]
-    get = numbers.get
-    out = np.array([get(t, -1) for t in map(itemgetter(at), rows)], dtype=np.int64)
-    columns[name, "ids"] = out
-    return out
-
-
-def _column(
-    name: str,
-    kind: str,
-    family: Family,
-    rows: Sequence[tuple[Term | None, ...]],
-    columns: dict[tuple[str, str], Any],
-) -> Any:
-    """A variable's values over the rows as int64 (``int``) or plain strings (``str``),
-    or ``None`` if one is not of that kind; cached per call."""
-    if (name, kind) in columns:
-        return columns[name, kind]
-    at = family.columns.index(name)
-    out: Any
-    if kind == "int":
-        numbers = [_integer(r[at]) for r in rows]  # type: ignore[arg-type]
-        if any(x is None for x in numbers):
-            return None
-        out = np.array(numbers, dtype=np.int64)
-    else:
-        texts = [r[at] for r in rows]
-        if not all(type(t) is Literal and t[1] == XSD_STRING for t in texts):
-            return None
-        out = [t[0] for t in texts]  # type: ignore[index]
-    columns[name, kind] = out
-    return out

@@ -31,7 +31,8 @@ from semps.matcher.semantic.compiled import (
     NPNKey,
     Pattern,
 )
-from semps.matcher.semantic.family import Family, Members, ParamTable, family_of
+from semps.matcher.semantic.family import Family, Members, Needles, ParamTable, family_of
+from semps.matcher.semantic.familyjoin import FamilyTables, family_tables
 from semps.matcher.semantic.required import ANY_PROPERTY
 from semps.terms import RDF_TYPE
 
@@ -286,8 +287,9 @@ class SubscriptionIndex:
         self.members_at: dict[int, Members] = {}
         #: The members' integer parameters (a column per member: ``shape_row``).
         self.params = ParamTable()
-        self._programs: dict[int, IntArray] = {}  # by family number
-        self._program_table: tuple[IntArray, IntArray] | None = None
+        #: The string parameters among them, by string function.
+        self.needles = Needles()
+        self._family_tables: FamilyTables | None = None  # until the families change
         #: Numbers of the pattern constants families select by (never reused).
         self.term_ids: dict[Term, int] = {}
         self._terms: list[Term] = []
@@ -485,9 +487,8 @@ class SubscriptionIndex:
             fid = self._families[family] = self._next_family
             self._next_family += 1
             self.family_at[fid] = family
-            self.members_at[fid] = Members(family, self.params)
-            self._programs[fid] = family.program
-            self._program_table = None
+            self.members_at[fid] = Members(family, self.params, self.needles)
+            self._family_tables = None
         self._family_by_object[id(family)] = fid
         self._family_users[fid] = self._family_users.get(fid, 0) + 1
         self.shape_fam[shape] = fid
@@ -510,8 +511,7 @@ class SubscriptionIndex:
             del self._family_users[fid]
             del self.members_at[fid]
             family = self.family_at.pop(fid)
-            del self._programs[fid]
-            self._program_table = None
+            self._family_tables = None
             del self._families[family]
             self._family_by_object.pop(id(family), None)
 
@@ -521,23 +521,12 @@ class SubscriptionIndex:
             self._terms = list(self.term_ids)
         return self._terms
 
-    def program_table(self) -> tuple[IntArray, IntArray]:
-        """The families' programs one after another, and where each family's starts (by
-        family number; the next entry is where it ends), for the compiled pass."""
-        if self._program_table is None:
-            at = np.zeros(self._next_family + 1, dtype=np.int64)
-            parts = []
-            size = 0
-            for fid in range(self._next_family):
-                at[fid] = size
-                program = self._programs.get(fid)
-                if program is not None:
-                    parts.append(program)
-                    size += len(program)
-            at[self._next_family] = size
-            table = np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.int64)
-            self._program_table = (table, at)
-        return self._program_table
+    def family_tables(self) -> FamilyTables:
+        """The families as arrays for the compiled pass (:mod:`.familyjoin`), rebuilt
+        after they change."""
+        if self._family_tables is None:
+            self._family_tables = family_tables(self.family_at, self._next_family)
+        return self._family_tables
 
     def id_ranks(self) -> IntArray:
         """By slot: the rank of its subscription id among all ids (Python string order;

@@ -249,54 +249,6 @@ def _solutions(
     return tuple(out)
 
 
-def component_rows(
-    comp: Component, pairs: EventPairs, budget: int = DEFAULT_STEP_BUDGET
-) -> list[tuple[Term, ...]] | None:
-    """Every solution of a filterless component whose patterns have no constants (a
-    family's join) as rows over its projection, which lists its variables in the order
-    its plan binds them; ``None`` when there are more than ``budget`` partial rows.
-
-    Breadth first: each step extends every partial row at once."""
-    if _cut_at_second_step(comp, pairs):
-        return []
-    at: dict[str, int] = {}
-    partial: list[tuple[Term, ...]] = [()]
-    for prop, key, mode, s_var, o_var, _ in comp.plan:
-        assert s_var is not None and o_var is not None, "constants are parameters here"
-        if mode == ALL:
-            table = pairs.table(prop, key)
-            if s_var == o_var:
-                ext: list[tuple[Term, ...]] = [(s,) for s, o in table if s == o]
-            else:
-                ext = table  # type: ignore[assignment]
-            if len(partial) * len(ext) > budget:
-                return None
-            partial = [r + e for r in partial for e in ext]
-        elif mode == BY_S:
-            index, i = pairs.index(prop, key, 0), at[s_var]
-            if len(partial) * len(pairs.table(prop, key)) > budget and (
-                sum(len(index.get(r[i], ())) for r in partial) > budget
-            ):
-                return None
-            partial = [(*r, o) for r in partial for _, o in index.get(r[i], ())]
-        elif mode == BY_O:
-            index, j = pairs.index(prop, key, 1), at[o_var]
-            if len(partial) * len(pairs.table(prop, key)) > budget and (
-                sum(len(index.get(r[j], ())) for r in partial) > budget
-            ):
-                return None
-            partial = [(*r, s) for r in partial for s, _ in index.get(r[j], ())]
-        else:
-            pair_set, i, j = pairs.pair_set(prop, key), at[s_var], at[o_var]
-            partial = [r for r in partial if (r[i], r[j]) in pair_set]
-        budget -= len(partial)
-        if not partial:
-            return []
-        for v in (s_var, o_var):
-            at.setdefault(v, len(at))
-    return partial
-
-
 def count_solutions(
     sub: CompiledSubscription, pairs: EventPairs, budget: int = DEFAULT_STEP_BUDGET
 ) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pyoxigraph as ox
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,7 +15,7 @@ from semps_test_support import to_oxigraph
 
 from semps.event import Event
 from semps.matcher.base import MatchContext, Subscription
-from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.semantic import SemanticMatcher, count, familyjoin
 from semps.terms import RDF_TYPE, XSD, Literal
 
 EX = "http://ex/"
@@ -40,6 +41,10 @@ TEMPLATES = [
     'SELECT DISTINCT ?x {{ ?x <{EX}s> ?t FILTER(contains(?t, "{w}")) }}',
     'SELECT * {{ ?x a <{c}> . ?x <{EX}s> ?t FILTER(strstarts(?t, "{w}") || ?t = "{w}") }}',
     'SELECT ?t {{ ?x <{EX}s> ?t FILTER(strends(?t, "{w}") || contains(?t, "{w}{w}")) }}',
+    # Joins with both ends bound (a cycle), a loop, and a step found by its object.
+    "SELECT * {{ ?x <{EX}p> ?y . ?y <{EX}p> ?x . ?x <{EX}d> ?v FILTER(?v < {a}) }}",
+    "SELECT DISTINCT ?x {{ ?x <{EX}p> ?x . ?x <{EX}d> ?v FILTER(?v > {a}) }}",
+    "SELECT DISTINCT ?z ?x {{ ?x <{EX}p> ?y . ?z <{EX}p> ?y . ?z <{EX}d> ?v FILTER(?v <= {b}) }}",
 ]
 
 # Integers mostly (what the compiled pass covers); a decimal now and then sends a family
@@ -179,3 +184,54 @@ def test_string_families_whose_members_share_needles(fn: str) -> None:
             matcher.add(Subscription(name, "semantic", text))
         assert matcher.count_batch([MatchContext(Event("e", triples))]) == [expected]
         assert expected
+
+
+@pytest.mark.parametrize("steps", [0, 3, 12])
+def test_strings_too_long_to_cut_or_try_are_verified_one_by_one(monkeypatch, steps) -> None:
+    """Past ``STRING_STEPS`` (pieces of the value and needles of the index alike) a
+    value's needles are unknown and its families' members are verified one by one: the
+    answers stay the reference engine's whichever way each value was answered."""
+    monkeypatch.setattr(familyjoin, "STRING_STEPS", steps)
+    needles = ["red", "oak", "d o", "red oak", "ak", "x", "", "r"]
+    texts = {
+        f"{fn}{i}": f'SELECT ?x {{ ?x <{EX}s> ?t FILTER({fn}(?t, "{needle}")) }}'
+        for fn in ("contains", "strstarts", "strends")
+        for i, needle in enumerate(needles)
+    }
+    triples = (
+        (f"{EX}n0", f"{EX}s", Literal("red oak")),
+        (f"{EX}n1", f"{EX}s", Literal("ak")),
+        (f"{EX}n2", f"{EX}s", Literal("")),
+    )
+    matcher = SemanticMatcher()
+    for name, text in texts.items():
+        matcher.add(Subscription(name, "semantic", text))
+    expected = _reference(list(triples), texts)
+    assert matcher.count_batch([MatchContext(Event("e", triples))]) == [expected]
+    assert len(expected) > 10
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(subscriptions, triples, st.lists(ids, min_size=40, max_size=40, unique=True))
+def test_families_whose_join_passes_the_budget_are_verified_one_by_one(subs, event, names) -> None:
+    """A join over the step budget leaves its runs to verification one by one: with no
+    budget for the compiled joins at all, every answer is still the reference engine's."""
+    texts = {
+        name: template.format(c=c, n=n, a=a, b=a + b, w=w, EX=EX)
+        for name, (template, c, n, a, b, w) in zip(names, subs, strict=False)
+    }
+    matcher = SemanticMatcher()
+    for name, text in texts.items():
+        matcher.add(Subscription(name, "semantic", text))
+    e = Event("e", tuple(dict.fromkeys(event)))
+    expected = _reference(list(e.triples), texts)
+
+    def no_budget(index, pairs, run_fam, bounds, member_cols, budget):  # type: ignore[no-untyped-def]
+        found, left = familyjoin.count_runs(index, pairs, run_fam, bounds, member_cols, 0)
+        for q in np.flatnonzero(~left):  # a join under no budget can only have no rows
+            assert not found[bounds[q] : bounds[q + 1]].any()
+        return found, left
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(count, "count_runs", no_budget)
+        assert matcher.count_batch([MatchContext(e)]) == [expected]

@@ -1,0 +1,320 @@
+"""Compiled (numba) families' pass: every family run of one event joined and counted in
+one call (see :mod:`semps.matcher.semantic.familyjoin` for the tables it reads)."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from semps.matcher.kernels import jit, search_sorted
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+# Plan step modes (as :mod:`..compiled`) and program codes (as :func:`..family.program_of`).
+_ALL, _BY_S, _BY_O = 0, 1, 2
+_END, _MASK, _AND = 10, 7, 8
+
+
+@jit
+def family_join_runs(
+    run_fam: IntArray,
+    bounds: IntArray,
+    member_cols: IntArray,
+    params: IntArray,
+    fam_bare: IntArray,
+    fam_mode: IntArray,
+    bare_at: IntArray,
+    steps: IntArray,
+    width: IntArray,
+    programs: IntArray,
+    program_at: IntArray,
+    inputs_at: IntArray,
+    inputs: IntArray,
+    strings_at: IntArray,
+    strings: IntArray,
+    proj_at: IntArray,
+    proj: IntArray,
+    pair_p: IntArray,
+    pair_s: IntArray,
+    pair_o: IntArray,
+    tid: IntArray,
+    ival: IntArray,
+    isint: BoolArray,
+    isstr: BoolArray,
+    hit_at: IntArray,
+    hits: IntArray,
+    known: BoolArray,
+    budget: int,
+) -> tuple[IntArray, BoolArray]:
+    """The solution counts of the family members of one event's runs, and by run whether
+    it is left to verify one by one (its join ran over ``budget`` partial rows, or a value
+    its program reads is not of the kind it compares).
+
+    Run ``q`` counts members ``bounds[q]:bounds[q + 1]`` (parameter rows
+    ``member_cols[...]`` of ``params``) of family ``run_fam[q]``: over the rows of the
+    family's join (``fam_bare``; steps ``(property, mode, subject column, object
+    column)``, ``width`` columns of the event's term numbers), how many rows pass the
+    family's program (``fam_mode`` 0), whether any does (1), how many distinct projected
+    rows do (2). The program's operands: term numbers ``tid`` (input kind 0) or integer
+    values ``ival`` (kind 1) of a column (``inputs``), and for string templates
+    (``strings``: column, function) whether the parameter is among the needle numbers
+    the function finds in the value (``hits``, by ``term * 3 + function``)."""
+    n_terms = len(tid)
+    # The pairs by (property, subject, object) and by (property, object).
+    by_o = np.argsort(pair_o, kind="mergesort")
+    key_s = pair_p[by_o] * n_terms + pair_s[by_o]
+    order = by_o[np.argsort(key_s, kind="mergesort")]
+    keys_s = pair_p[order] * n_terms + pair_s[order]
+    s_s, o_s = pair_s[order], pair_o[order]
+    key_o = pair_p * n_terms + pair_o
+    order = np.argsort(key_o, kind="mergesort")
+    keys_o, s_o = key_o[order], pair_s[order]
+
+    size = len(member_cols)
+    out = np.zeros(size, dtype=np.int64)
+    n_runs = len(run_fam)
+    generic = np.zeros(n_runs, dtype=np.bool_)
+    n_bares = len(bare_at) - 1
+    state = np.zeros(max(1, n_bares), dtype=np.int64)  # 0 unjoined, 1 joined, 2 over
+    rows_at = np.zeros(max(1, n_bares), dtype=np.int64)
+    rows_n = np.zeros(max(1, n_bares), dtype=np.int64)
+    buf = np.empty(1024, dtype=np.int64)
+    used = 0
+    stack = np.empty(len(programs) + 1, dtype=np.bool_)
+    for q in range(n_runs):
+        fam = run_fam[q]
+        b = fam_bare[fam]
+        w = width[b]
+        if state[b] == 0:
+            rows, ok = _join(
+                bare_at[b], bare_at[b + 1], steps, w, keys_s, s_s, o_s, keys_o, s_o, n_terms, budget
+            )
+            if not ok:
+                state[b] = 2
+            else:
+                state[b] = 1
+                flat = rows.ravel()
+                while used + len(flat) > len(buf):
+                    grown = np.empty(2 * len(buf), dtype=np.int64)
+                    grown[:used] = buf[:used]
+                    buf = grown
+                buf[used : used + len(flat)] = flat
+                rows_at[b] = used
+                rows_n[b] = len(rows)
+                used += len(flat)
+        if state[b] == 2:
+            generic[q] = True
+            continue
+        n = rows_n[b]
+        if n == 0:
+            continue
+        at = rows_at[b]
+        if not _covered(fam, buf, at, n, w, inputs_at, inputs, strings_at, strings,
+                        isint, isstr, known):  # fmt: skip
+            generic[q] = True
+            continue
+        mode = fam_mode[fam]
+        groups = (
+            _groups(buf, at, n, w, proj, proj_at[fam], proj_at[fam + 1]) if mode == 2 else buf[:0]
+        )
+        mark = np.full(n if mode == 2 else 0, -1, dtype=np.int64)
+        p0, p1 = program_at[fam], program_at[fam + 1]
+        i0, s0 = inputs_at[fam], strings_at[fam]
+        for t in range(bounds[q], bounds[q + 1]):
+            member = member_cols[t]
+            c = 0
+            for r in range(n):
+                row = at + r * w
+                sp = 0
+                ok = True
+                for i in range(p0, p1):
+                    code, a, pb = programs[i, 0], programs[i, 1], programs[i, 2]
+                    if code == _END:  # a template ends: the row fails unless it holds
+                        if not stack[0]:
+                            ok = False
+                            break
+                        sp = 0
+                        continue
+                    if code <= 6:
+                        term = buf[row + inputs[i0 + a, 0]]
+                        x = tid[term] if inputs[i0 + a, 1] == 0 else ival[term]
+                        y = params[member, pb]
+                        if code <= 1:
+                            v = x == y
+                        elif code == 2:
+                            v = x != y
+                        elif code == 3:
+                            v = x < y
+                        elif code == 4:
+                            v = x > y
+                        elif code == 5:
+                            v = x <= y
+                        else:
+                            v = x >= y
+                    elif code == _MASK:
+                        term = buf[row + strings[s0 + a, 0]]
+                        k = term * 3 + strings[s0 + a, 1]
+                        lo, hi = hit_at[k], hit_at[k + 1]
+                        needle = params[member, pb]
+                        j = search_sorted(hits, lo, hi, needle, False)
+                        v = j < hi and hits[j] == needle
+                    else:
+                        v = code == _AND
+                        for m in range(sp - a, sp):
+                            v = (v and stack[m]) if code == _AND else (v or stack[m])
+                        sp -= a
+                    stack[sp] = v
+                    sp += 1
+                if ok:
+                    if mode == 0:
+                        c += 1
+                    elif mode == 1:
+                        c = 1
+                        break
+                    elif mark[groups[r]] != t:
+                        mark[groups[r]] = t
+                        c += 1
+            out[t] = c
+    return out, generic
+
+
+@jit
+def _range(keys: IntArray, key: int) -> tuple[int, int]:
+    n = len(keys)
+    return search_sorted(keys, 0, n, key, False), search_sorted(keys, 0, n, key, True)
+
+
+@jit
+def _join(
+    st0: int,
+    st1: int,
+    steps: IntArray,
+    w: int,
+    keys_s: IntArray,
+    s_s: IntArray,
+    o_s: IntArray,
+    keys_o: IntArray,
+    s_o: IntArray,
+    n_terms: int,
+    budget: int,
+) -> tuple[IntArray, bool]:
+    """The rows of one family's join (breadth first: over ``budget`` partial rows in
+    all, it stops); ``False`` when over it. The pairs: ``s_s``, ``o_s`` by
+    (property, subject, object), ``keys_s`` their ``property * n_terms + subject``;
+    ``s_o`` by (property, object), ``keys_o`` likewise."""
+    rows = np.zeros((1, w), dtype=np.int64)
+    for st in range(st0, st1):
+        p, mode, sc, oc = steps[st, 0], steps[st, 1], steps[st, 2], steps[st, 3]
+        n = len(rows)
+        if mode == _ALL:
+            lo = search_sorted(keys_s, 0, len(keys_s), p * n_terms, False)
+            hi = search_sorted(keys_s, 0, len(keys_s), (p + 1) * n_terms, False)
+            ext = 0
+            for i in range(lo, hi):
+                if sc != oc or s_s[i] == o_s[i]:
+                    ext += 1
+            if n * ext > budget:
+                return rows, False
+            new = np.empty((n * ext, w), dtype=np.int64)
+            k = 0
+            for r in range(n):
+                for i in range(lo, hi):
+                    if sc == oc and s_s[i] != o_s[i]:
+                        continue
+                    new[k] = rows[r]
+                    new[k, sc] = s_s[i]
+                    new[k, oc] = o_s[i]
+                    k += 1
+        elif mode == _BY_S or mode == _BY_O:
+            keys, ends = (keys_s, o_s) if mode == _BY_S else (keys_o, s_o)
+            bound, free = (sc, oc) if mode == _BY_S else (oc, sc)
+            total = 0
+            for r in range(n):
+                lo, hi = _range(keys, p * n_terms + rows[r, bound])
+                total += hi - lo
+            if total > budget:
+                return rows, False
+            new = np.empty((total, w), dtype=np.int64)
+            k = 0
+            for r in range(n):
+                lo, hi = _range(keys, p * n_terms + rows[r, bound])
+                for i in range(lo, hi):
+                    new[k] = rows[r]
+                    new[k, free] = ends[i]
+                    k += 1
+        else:  # both ends bound: is the pair among the property's?
+            keep = np.zeros(n, dtype=np.bool_)
+            for r in range(n):
+                lo, hi = _range(keys_s, p * n_terms + rows[r, sc])
+                j = search_sorted(o_s, lo, hi, rows[r, oc], False)  # objects ascend here
+                keep[r] = j < hi and o_s[j] == rows[r, oc]
+            new = rows[keep]
+        budget -= len(new)
+        rows = new
+        if len(rows) == 0:
+            return rows, True
+    return rows, True
+
+
+@jit
+def _covered(
+    fam: int,
+    buf: IntArray,
+    at: int,
+    n: int,
+    w: int,
+    inputs_at: IntArray,
+    inputs: IntArray,
+    strings_at: IntArray,
+    strings: IntArray,
+    isint: BoolArray,
+    isstr: BoolArray,
+    known: BoolArray,
+) -> bool:
+    """Whether every value the family's program reads over the rows is of the kind it
+    compares: integers for comparisons, plain strings whose needles are known."""
+    for i in range(inputs_at[fam], inputs_at[fam + 1]):
+        if inputs[i, 1] == 1:
+            for r in range(n):
+                if not isint[buf[at + r * w + inputs[i, 0]]]:
+                    return False
+    for i in range(strings_at[fam], strings_at[fam + 1]):
+        for r in range(n):
+            term = buf[at + r * w + strings[i, 0]]
+            if not isstr[term] or not known[term * 3 + strings[i, 1]]:
+                return False
+    return True
+
+
+@jit
+def _groups(buf: IntArray, at: int, n: int, w: int, proj: IntArray, j0: int, j1: int) -> IntArray:
+    """Each row's number among the distinct rows over columns ``proj[j0:j1]``."""
+    order = np.arange(n)
+    for j in range(j1 - 1, j0 - 1, -1):
+        col = np.empty(n, dtype=np.int64)
+        for r in range(n):
+            col[r] = buf[at + order[r] * w + proj[j]]
+        order = order[np.argsort(col, kind="mergesort")]
+    groups = np.zeros(n, dtype=np.int64)
+    g = 0
+    for i in range(1, n):
+        a, b = at + order[i] * w, at + order[i - 1] * w
+        for j in range(j0, j1):
+            if buf[a + proj[j]] != buf[b + proj[j]]:
+                g += 1
+                break
+        groups[order[i]] = g
+    return groups
+
+
+def warm() -> None:
+    """Compile (or load from the cache) the kernel now."""
+    z = np.zeros(0, dtype=np.int64)
+    one = np.zeros(1, dtype=np.int64)
+    nb = np.zeros(0, dtype=np.bool_)
+    family_join_runs(
+        z, one, z, np.zeros((1, 1), dtype=np.int64), z, z, one, np.zeros((0, 4), dtype=np.int64),
+        z, np.zeros((0, 3), dtype=np.int64), one, one, np.zeros((0, 2), dtype=np.int64), one,
+        np.zeros((0, 2), dtype=np.int64), one, z, z, z, z, z, z, nb, nb, one, z, nb, 0,
+    )  # fmt: skip
