@@ -105,9 +105,12 @@ class Needles:
 
     def __init__(self) -> None:
         self.uses: tuple[dict[int, int], ...] = ({}, {}, {})
+        self._strings: list[list[tuple[int, str]] | None] = [None, None, None]
 
     def add(self, fn: int, needle: int) -> None:
         uses = self.uses[fn]
+        if needle not in uses:
+            self._strings[fn] = None
         uses[needle] = uses.get(needle, 0) + 1
 
     def remove(self, fn: int, needle: int) -> None:
@@ -115,6 +118,15 @@ class Needles:
         uses[needle] -= 1
         if not uses[needle]:
             del uses[needle]
+            self._strings[fn] = None
+
+    def strings(self, fn: int, terms: Sequence[Term]) -> list[tuple[int, str]]:
+        """The distinct needles of string function ``fn`` as (number, string), by
+        number (``terms`` by number: the index's constants), until they change."""
+        found = self._strings[fn]
+        if found is None:
+            found = self._strings[fn] = [(n, terms[n]) for n in sorted(self.uses[fn])]  # type: ignore[misc]
+        return found
 
 
 class Members:

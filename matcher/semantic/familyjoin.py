@@ -30,7 +30,6 @@ import numpy.typing as npt
 from semps._types import Term
 from semps.matcher.semantic._join_kernels import family_join_runs
 from semps.matcher.semantic.family import STRING_FN_CODES, Family, Needles, integer_value
-from semps.matcher.semantic.fastfilter import STRING_FNS
 from semps.terms import XSD_STRING, Literal
 
 if TYPE_CHECKING:
@@ -41,9 +40,6 @@ BoolArray = npt.NDArray[np.bool_]
 
 #: Most steps finding one string's needles (pieces looked up or needles tried).
 STRING_STEPS = 4096
-
-_FNS = tuple(STRING_FNS[name] for name in sorted(STRING_FN_CODES, key=STRING_FN_CODES.get))  # type: ignore[arg-type]
-_FN_NAMES = tuple(sorted(STRING_FN_CODES, key=STRING_FN_CODES.get))  # type: ignore[arg-type]
 
 
 class FamilyTables(NamedTuple):
@@ -150,16 +146,21 @@ class EventTerms(NamedTuple):
     known: BoolArray
 
 
-def event_terms(index: SubscriptionIndex, tables: FamilyTables, pairs: EventPairs) -> EventTerms:
-    """The event's terms for the index's families (kept on ``pairs`` for the event)."""
-    key = ("family terms", id(tables))
+def event_terms(
+    index: SubscriptionIndex, tables: FamilyTables, pairs: EventPairs, budget: int
+) -> EventTerms:
+    """The event's terms for the index's families (kept on ``pairs`` for the event); at
+    most ``budget`` steps in all find the strings' needles."""
+    key = ("family terms", id(tables), budget)
     found: EventTerms | None = pairs.path_cache.get(key)
     if found is None:
-        found = pairs.path_cache[key] = _event_terms(index, tables, pairs)
+        found = pairs.path_cache[key] = _event_terms(index, tables, pairs, budget)
     return found
 
 
-def _event_terms(index: SubscriptionIndex, tables: FamilyTables, pairs: EventPairs) -> EventTerms:
+def _event_terms(
+    index: SubscriptionIndex, tables: FamilyTables, pairs: EventPairs, budget: int
+) -> EventTerms:
     local: dict[Term, int] = {}
     number = local.setdefault
     ps: list[int] = []
@@ -178,7 +179,7 @@ def _event_terms(index: SubscriptionIndex, tables: FamilyTables, pairs: EventPai
     get = index.term_ids.get
     values = [integer_value(t) for t in terms]
     isstr = [type(t) is Literal and t[1] == XSD_STRING for t in terms]
-    hit_at, hits, known = _string_hits(index, tables, pairs, local, isstr)
+    hit_at, hits, known = _string_hits(index, tables, pairs, local, isstr, budget)
     return EventTerms(
         np.array(ps, dtype=np.int64),
         np.array(ss, dtype=np.int64),
@@ -199,9 +200,11 @@ def _string_hits(
     pairs: EventPairs,
     local: dict[Term, int],
     isstr: list[bool],
+    budget: int,
 ) -> tuple[IntArray, IntArray, BoolArray]:
     """By ``term * 3 + function``: where the needle numbers it finds start in ``hits``
-    (sorted, ending where the next starts), and whether they are known."""
+    (sorted, ending where the next starts), and whether they are known (not past
+    :data:`STRING_STEPS` for the string, nor ``budget`` for them all)."""
     size = 3 * len(local)
     known = np.zeros(size, dtype=np.bool_)
     found: dict[int, list[int]] = {}
@@ -221,6 +224,11 @@ def _string_hits(
             if not every:
                 continue
             for t, text in texts.items():
+                n = len(text)
+                steps = min(n * (n + 1) // 2 + 1 if fn == 0 else n + 1, len(every))
+                if steps > budget:
+                    continue
+                budget -= steps
                 hit = _needles_in(fn, text, every, numbered, index)
                 if hit is not None:
                     found[t * 3 + fn] = hit
@@ -250,9 +258,12 @@ def _needles_in(
         get = numbered.get
         return sorted({x for x in map(get, _pieces(fn, text)) if x is not None})
     if len(every) <= STRING_STEPS:
-        terms = index.terms()
-        test = _FNS[fn]
-        return sorted(needle for needle in every if test(text, terms[needle]))  # type: ignore[arg-type]
+        strings = index.needles.strings(fn, index.terms())
+        if fn == 0:
+            return [needle for needle, s in strings if s in text]
+        if fn == 1:
+            return [needle for needle, s in strings if text.startswith(s)]
+        return [needle for needle, s in strings if text.endswith(s)]
     return None
 
 
@@ -277,7 +288,7 @@ def count_runs(
     """The counts of the members of the runs (members ``bounds[q]:bounds[q + 1]`` of
     family ``run_fam[q]``), and by run whether it is left to verify one by one."""
     tables = index.family_tables()
-    ev = event_terms(index, tables, pairs)
+    ev = event_terms(index, tables, pairs, budget)
     return family_join_runs(
         run_fam,
         bounds,
