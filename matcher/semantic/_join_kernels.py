@@ -13,7 +13,7 @@ BoolArray = npt.NDArray[np.bool_]
 
 # Plan step modes (as :mod:`..compiled`) and program codes (as :func:`..family.program_of`).
 _ALL, _BY_S, _BY_O = 0, 1, 2
-_END, _MASK, _AND = 10, 7, 8
+_EQ, _END, _MASK, _AND = 0, 10, 7, 8
 
 
 @jit
@@ -121,9 +121,22 @@ def family_join_runs(
         mark = np.full(n if mode == 2 else 0, -1, dtype=np.int64)
         p0, p1 = program_at[fam], program_at[fam + 1]
         i0, s0 = inputs_at[fam], strings_at[fam]
+        # A first template that is one term test (a pattern constant's): the rows' terms
+        # in that column, sorted, rule out at once the members whose term is not there.
+        keys = buf[:0]
+        if p1 - p0 >= 2 and programs[p0, 0] == _EQ and programs[p0 + 1, 0] == _END:
+            keys = np.empty(n, dtype=np.int64)
+            for r in range(n):
+                keys[r] = tid[buf[at + r * w + inputs[i0 + programs[p0, 1], 0]]]
+            keys.sort()
         for t in range(bounds[q], bounds[q + 1]):
             member = member_cols[t]
             c = 0
+            if len(keys):
+                y = params[member, programs[p0, 2]]
+                j = search_sorted(keys, 0, n, y, False)
+                if j == n or keys[j] != y:
+                    continue  # out[t] stays 0
             for r in range(n):
                 row = at + r * w
                 sp = 0

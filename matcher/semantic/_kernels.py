@@ -42,41 +42,27 @@ def candidate_shapes(
     rows: npt.NDArray[np.int32],
     hit: BoolArray,
     shape_fam: IntArray,
-    marker: IntArray,
     fam_count: IntArray,
     min_family: int,
-) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray, IntArray, IntArray]:
+) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
     """Counter filtering's last step and the grouping of its survivors, in one pass over
-    the candidates' ``rows`` (slot, shape, the numbers of its containers besides the
-    anchor, padded with 0): the slots whose containers are all hit, their distinct shapes
-    (in order of first appearance) with the first slot of each and each slot's position
-    among them, and those positions grouped by family: the families with at least
-    ``min_family`` shapes, one run each between ``bounds`` (in order of first
-    appearance), the others ``alone``. ``marker`` (by shape) and ``fam_count`` (by family,
-    two entries each) are all -1 and all 0, and left so."""
+    the candidates' ``rows`` (a shape's representative slot, the shape, the numbers of its
+    containers besides the anchor, padded with 0): the shapes whose containers are all
+    hit (in order of appearance) with their representatives, and their positions grouped
+    by family: the families with at least ``min_family`` shapes, one run each between
+    ``bounds`` (in order of first appearance), the others ``alone``. ``fam_count`` (by
+    family, two entries each) is all 0, and left so."""
     n = rows.shape[0]
-    slots = np.empty(n, dtype=np.int64)
-    inverse = np.empty(n, dtype=np.int64)
-    uniq = np.empty(n, dtype=np.int64)
+    shapes = np.empty(n, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)
-    m, k = 0, 0
+    k = 0
     for i in range(n):
-        if not all_hit(rows[i, 2:], hit):
-            continue
-        slot, shape = rows[i, 0], rows[i, 1]
-        at = marker[shape]
-        if at < 0:
-            at = k
-            marker[shape] = k
-            uniq[k] = shape
-            first[k] = slot
+        if all_hit(rows[i, 2:], hit):
+            shapes[k] = rows[i, 1]
+            first[k] = rows[i, 0]
             k += 1
-        slots[m] = slot
-        inverse[m] = at
-        m += 1
     for j in range(k):
-        marker[uniq[j]] = -1
-        fam = shape_fam[uniq[j]]
+        fam = shape_fam[shapes[j]]
         if fam >= 0:
             fam_count[2 * fam] += 1
     grouped = np.empty(k, dtype=np.int64)
@@ -84,14 +70,14 @@ def candidate_shapes(
     alone = np.empty(k, dtype=np.int64)
     n_bounds, n_grouped, n_alone = 0, 0, 0
     for j in range(k):  # each family's run starts where its first shape comes
-        fam = shape_fam[uniq[j]]
+        fam = shape_fam[shapes[j]]
         if fam >= 0 and fam_count[2 * fam] >= min_family and fam_count[2 * fam + 1] == 0:
             bounds[n_bounds] = n_grouped
             n_bounds += 1
             fam_count[2 * fam + 1] = n_grouped + 1  # its cursor, plus one
             n_grouped += fam_count[2 * fam]
     for j in range(k):
-        fam = shape_fam[uniq[j]]
+        fam = shape_fam[shapes[j]]
         if fam >= 0 and fam_count[2 * fam] >= min_family:
             grouped[fam_count[2 * fam + 1] - 1] = j
             fam_count[2 * fam + 1] += 1
@@ -99,20 +85,12 @@ def candidate_shapes(
             alone[n_alone] = j
             n_alone += 1
     for j in range(k):
-        fam = shape_fam[uniq[j]]
+        fam = shape_fam[shapes[j]]
         if fam >= 0:
             fam_count[2 * fam] = 0
             fam_count[2 * fam + 1] = 0
     bounds[n_bounds] = n_grouped
-    return (
-        slots[:m],
-        uniq[:k],
-        first[:k],
-        inverse[:m],
-        grouped[:n_grouped],
-        bounds[: n_bounds + 1],
-        alone[:n_alone],
-    )
+    return shapes[:k], first[:k], grouped[:n_grouped], bounds[: n_bounds + 1], alone[:n_alone]
 
 
 @jit
@@ -170,6 +148,6 @@ def warm() -> None:
     none = np.zeros(0, dtype=np.int64)
     complete_slots(none, np.zeros((1, 1), dtype=np.int64), np.ones(1, dtype=np.bool_))
     rows = np.zeros((0, 6), dtype=np.int32)
-    candidate_shapes(rows, np.ones(1, dtype=np.bool_), none, none, none, 3)
+    candidate_shapes(rows, np.ones(1, dtype=np.bool_), none, none, 3)
     write_counts(none, none, np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))
     warm_join()

@@ -72,22 +72,19 @@ def count_columns(
     counts, at, generic = found.counts, index.sub_at, found.generic
     for position, slot in zip(generic, found.first_slots[generic].tolist(), strict=True):
         counts[position] = count_solutions(at[slot], pairs, budget)
-    per_slot = counts[found.inverse]
-    hits = np.flatnonzero(per_slot)
-    return found.slots[hits], per_slot[hits]
+    hits = np.flatnonzero(counts)
+    slots, sizes = index.slots_of(found.shapes[hits])
+    return slots, np.repeat(counts[hits], sizes)
 
 
 class ShapePass(NamedTuple):
-    """Phase 1 and the families' compiled pass over one event: the candidate ``slots``,
-    their distinct ``shapes`` (with the ``first_slots`` of each and each slot's position
-    among them, ``inverse``), the shapes' solution ``counts`` as the families' pass found
-    them, and the positions of the shapes it left to verify one by one (``generic``, whose
-    counts are 0 until then)."""
+    """Phase 1 and the families' compiled pass over one event: the candidate ``shapes``
+    (with the representative slot of each, ``first_slots``), their solution ``counts`` as
+    the families' pass found them, and the positions of the shapes it left to verify one
+    by one (``generic``, whose counts are 0 until then)."""
 
-    slots: IntArray
     shapes: IntArray
     first_slots: IntArray
-    inverse: IntArray
     counts: IntArray
     generic: list[int]
 
@@ -100,16 +97,14 @@ def shape_pass(
 ) -> ShapePass:
     """Counter filtering, then the families' runs counted in one compiled pass
     (``watch``, if given, is told the first family member's id before it runs)."""
-    slots, shapes, first_slots, inverse, grouped, bounds, alone = index.candidate_shapes(
-        pairs, MIN_FAMILY
-    )
+    shapes, first_slots, grouped, bounds, alone = index.candidate_shapes(pairs, MIN_FAMILY)
     counts = np.zeros(len(shapes), dtype=np.int64)
     generic: list[int] = alone.tolist()
     if len(grouped):
         if watch is not None:
             watch(index.id_at[first_slots[grouped[0]]])
         generic += _count_families(index, pairs, budget, shapes, counts, grouped, bounds)
-    return ShapePass(slots, shapes, first_slots, inverse, counts, generic)
+    return ShapePass(shapes, first_slots, counts, generic)
 
 
 def _count_families(

@@ -224,15 +224,12 @@ def _string_hits(
             if not every:
                 continue
             for t, text in texts.items():
-                n = len(text)
-                steps = min(n * (n + 1) // 2 + 1 if fn == 0 else n + 1, len(every))
-                if steps > budget:
+                plan = _plan(fn, len(text), len(every))
+                if plan is None or plan[0] > budget:
                     continue
-                budget -= steps
-                hit = _needles_in(fn, text, every, numbered, index)
-                if hit is not None:
-                    found[t * 3 + fn] = hit
-                    known[t * 3 + fn] = True
+                budget -= plan[0]
+                found[t * 3 + fn] = _needles_in(fn, text, plan[1], numbered, index)
+                known[t * 3 + fn] = True
     hit_at = np.zeros(size + 1, dtype=np.int64)
     hits: list[int] = []
     for k in sorted(found):
@@ -242,29 +239,32 @@ def _string_hits(
     return hit_at, np.array(hits, dtype=np.int64), known
 
 
+def _plan(fn: int, size: int, needles: int) -> tuple[int, bool] | None:
+    """How to find the needles of string function ``fn`` in a string of ``size``
+    characters among ``needles``: the steps and whether by the string's pieces (else by
+    trying each needle), the cheaper way within :data:`STRING_STEPS` (a piece looked up
+    costs about twice a needle tried); ``None`` when neither is."""
+    pieces = size * (size + 1) // 2 + 1 if fn == 0 else size + 1
+    by_pieces = pieces <= STRING_STEPS and (2 * pieces <= needles or needles > STRING_STEPS)
+    if by_pieces:
+        return pieces, True
+    return (needles, False) if needles <= STRING_STEPS else None
+
+
 def _needles_in(
-    fn: int,
-    text: str,
-    every: dict[int, int],
-    numbered: dict[Term, int],
-    index: SubscriptionIndex,
-) -> list[int] | None:
+    fn: int, text: str, by_pieces: bool, numbered: dict[Term, int], index: SubscriptionIndex
+) -> list[int]:
     """The sorted numbers of the needles string function ``fn`` finds in ``text``
-    (numbers of other constants may be among them), or ``None`` past
-    :data:`STRING_STEPS`."""
-    n = len(text)
-    pieces = n * (n + 1) // 2 + 1 if fn == 0 else n + 1
-    if pieces <= len(every) and pieces <= STRING_STEPS:
+    (numbers of other constants may be among them)."""
+    if by_pieces:
         get = numbered.get
         return sorted({x for x in map(get, _pieces(fn, text)) if x is not None})
-    if len(every) <= STRING_STEPS:
-        strings = index.needles.strings(fn, index.terms())
-        if fn == 0:
-            return [needle for needle, s in strings if s in text]
-        if fn == 1:
-            return [needle for needle, s in strings if text.startswith(s)]
-        return [needle for needle, s in strings if text.endswith(s)]
-    return None
+    strings = index.needles.strings(fn, index.terms())
+    if fn == 0:
+        return [needle for needle, s in strings if s in text]
+    if fn == 1:
+        return [needle for needle, s in strings if text.startswith(s)]
+    return [needle for needle, s in strings if text.endswith(s)]
 
 
 def _pieces(fn: int, text: str) -> set[str]:

@@ -239,14 +239,12 @@ class EventPairs:
 
 
 class CandidateShapes(NamedTuple):
-    """Phase 1's survivors by slot, their distinct ``shapes`` (the ``first_slots`` of each,
-    each slot's position among them: ``inverse``), and those positions grouped by family
-    (``grouped``, one run per family between ``bounds``) or ``alone``."""
+    """Phase 1's survivors by shape (``first_slots``: the representative slot of each;
+    :meth:`SubscriptionIndex.slots_of` gives them all), and their positions grouped by
+    family (``grouped``, one run per family between ``bounds``) or ``alone``."""
 
-    slots: IntArray
     shapes: IntArray
     first_slots: IntArray
-    inverse: IntArray
     grouped: IntArray
     bounds: IntArray
     alone: IntArray
@@ -275,7 +273,11 @@ class SubscriptionIndex:
         # Id ranks and JSON texts by slot (:meth:`id_ranks`), until the next change.
         self._order: tuple[IntArray, npt.NDArray[np.uint8], IntArray] | None = None
         self._shapes: dict[tuple[object, ...], int] = {}
-        self._shape_users: dict[int, int] = {}
+        # By shape: its slots. They share their patterns, so the containers hit for one
+        # are hit for all: only the first (its representative) is anchored, and phase 1
+        # counts shapes, not slots (:meth:`slots_of` gives the slots back).
+        self._shape_slots: dict[int, list[int]] = {}
+        self._slot_pos = np.zeros(0, dtype=np.int64)  # by slot: its place in those lists
         self._next_shape = 0
         self._free: list[int] = []
         self._need = np.zeros(0, dtype=np.int64)
@@ -299,7 +301,6 @@ class SubscriptionIndex:
         self._family_by_object: dict[int, int] = {}
         self._family_users: dict[int, int] = {}
         self._next_family = 0
-        self._marker = np.zeros(0, dtype=np.int64)  # by shape, -1: for candidate_shapes
         self._fam_count = np.zeros(0, dtype=np.int64)  # by family, two each: for the same
         # Subscriptions with an algebra (:mod:`.required`): each alternative of required
         # patterns is an entry ("alias") of an index of their own; one with an empty
@@ -336,11 +337,12 @@ class SubscriptionIndex:
             shape = self._shapes[key] = self._next_shape
             self._next_shape += 1
             self._join_family(shape, sub)
-            self._shape_users[shape] = 1
-        else:
-            self._shape_users[shape] += 1
+            self._shape_slots[shape] = []
+        same = self._shape_slots[shape]
+        self._slot_pos[slot] = len(same)
+        same.append(slot)
         self.shape_at[slot] = shape
-        self._index_patterns(slot, sub.patterns)
+        self._index_patterns(slot, sub.patterns, anchor=len(same) == 1)
 
     def _new_slot(self) -> int:
         """A slot past the last one (the arrays grown when full)."""
@@ -355,16 +357,18 @@ class SubscriptionIndex:
         """Room for twice as many slots (amortized: O(1) per insert); new rows are 0."""
         cap = max(16, 2 * len(self._need))
         self._need = np.resize(self._need, cap)
+        self._slot_pos = np.resize(self._slot_pos, cap)
         self.shape_at = np.resize(self.shape_at, cap)
         self.id_at = np.resize(self.id_at, cap)
         grown = np.zeros((cap, self._others.shape[1]), dtype=np.int64)
         grown[: len(self._others)] = self._others
         self._others = grown
 
-    def _index_patterns(self, slot: int, patterns: tuple[Pattern, ...]) -> None:
+    def _index_patterns(self, slot: int, patterns: tuple[Pattern, ...], anchor: bool) -> None:
         """The slot listed in its patterns' containers, anchored in the most selective
-        (:func:`_anchor`), the others' numbers in its counter table row (all 0 before:
-        rows start 0 and :meth:`delete` zeroes them)."""
+        (:func:`_anchor`) if ``anchor`` (its shape's representative), the others' numbers
+        in its counter table row (all 0 before: rows start 0 and :meth:`delete` zeroes
+        them)."""
         containers = []
         hm_prop = self.hm_prop
         for pattern in patterns:
@@ -378,11 +382,13 @@ class SubscriptionIndex:
             containers.append(container)
         self.containers_at[slot] = tuple(containers)
         if len(containers) == 1:
-            containers[0].anchor(slot)
+            if anchor:
+                containers[0].anchor(slot)
             return
-        anchor = _anchor(patterns)
-        containers[anchor].anchor(slot)
-        others = [c.cid for i, c in enumerate(containers) if i != anchor]
+        at = _anchor(patterns)
+        if anchor:
+            containers[at].anchor(slot)
+        others = [c.cid for i, c in enumerate(containers) if i != at]
         if len(others) > _WIDTH:  # a wide subscription: the rest is checked in Python
             self._overflow[slot] = tuple(others[_WIDTH:])
             others = others[:_WIDTH]
@@ -444,12 +450,22 @@ class SubscriptionIndex:
         sub = self.subscriptions.pop(subscription_id)
         slot = self.slot_of.pop(subscription_id)
         shape = int(self.shape_at[slot])
-        self._shape_users[shape] -= 1
-        if not self._shape_users[shape]:
-            del self._shape_users[shape]
+        same = self._shape_slots[shape]
+        pos = int(self._slot_pos[slot])
+        last = same.pop()
+        if last != slot:  # the last slot takes its place
+            same[pos] = last
+            self._slot_pos[last] = pos
+        if pos == 0:  # the representative: the next one is anchored instead
+            self.containers_at[slot][_anchor(sub.patterns)].unanchor(slot)
+            if same:
+                rep = self.sub_at[same[0]]
+                assert rep is not None, "a live slot"
+                self.containers_at[same[0]][_anchor(rep.patterns)].anchor(same[0])
+        if not same:
+            del self._shape_slots[shape]
             del self._shapes[_shape_key(sub)]
             self._leave_family(shape)
-        self.containers_at[slot][_anchor(sub.patterns)].unanchor(slot)
         self.containers_at[slot] = ()
         self._others[slot] = 0
         self._overflow.pop(slot, None)
@@ -577,9 +593,16 @@ class SubscriptionIndex:
             return _NO_SLOTS
         with self._marked(hit):
             complete = self._complete(np.concatenate(anchored))
+        complete = self.slots_of(self.shape_at[complete])[0]
         if ordered:
             complete.sort()
         return complete
+
+    def slots_of(self, shapes: IntArray) -> tuple[IntArray, IntArray]:
+        """The slots of the ``shapes`` one shape after another, and how many each has."""
+        lists = list(map(self._shape_slots.__getitem__, shapes.tolist()))
+        flat = [slot for same in lists for slot in same]
+        return np.array(flat, dtype=np.int64), np.array(list(map(len, lists)), dtype=np.int64)
 
     def candidate_shapes(self, pairs: EventPairs, min_family: int) -> CandidateShapes:
         """Phase 1 (as :meth:`counter_slots`, in no order) and its survivors' shapes grouped
@@ -588,9 +611,7 @@ class SubscriptionIndex:
         hit = self._hit_containers(pairs)
         rows = [self._rows(c) for c in hit if c.anchored]
         if not rows:
-            return CandidateShapes(*(_NO_SLOTS,) * 7)
-        if len(self._marker) < self._next_shape:
-            self._marker = np.full(2 * self._next_shape, -1, dtype=np.int64)
+            return CandidateShapes(*(_NO_SLOTS,) * 5)
         if len(self._fam_count) < 2 * self._next_family:
             self._fam_count = np.zeros(4 * self._next_family, dtype=np.int64)
         with self._marked(hit) as mask:
@@ -598,9 +619,7 @@ class SubscriptionIndex:
             if self._overflow:  # wide subscriptions: their other containers checked here
                 slots = self._complete(table[:, 0].astype(np.int64))
                 table = self._slot_rows(slots)
-            found = candidate_shapes(
-                table, mask, self.shape_fam, self._marker, self._fam_count, min_family
-            )
+            found = candidate_shapes(table, mask, self.shape_fam, self._fam_count, min_family)
         return CandidateShapes(*found)
 
     @contextmanager
@@ -685,8 +704,10 @@ class SubscriptionIndex:
 
 
 def _shape_key(sub: CompiledSubscription) -> tuple[object, ...]:
-    """Everything verification reads of a subscription but its id."""
-    return (sub.components, sub.projection, sub.distinct, sub.ask)
+    """Everything verification reads of a subscription but its id: its components, or
+    its patterns when it has none (the required patterns of an algebra's alternative),
+    so subscriptions of one shape have the same patterns, hence the same containers."""
+    return (sub.components or sub.patterns, sub.projection, sub.distinct, sub.ask)
 
 
 def _anchor(patterns: tuple[Pattern, ...]) -> int:

@@ -85,7 +85,7 @@ def _match_shapes(
 ) -> list[Match]:
     """The matches of the subscriptions without an algebra (in no particular order)."""
     found = shape_pass(index, pairs, budget, watch)
-    if not len(found.slots):
+    if not len(found.shapes):
         return []
     todo = found.generic + np.flatnonzero(found.counts).tolist()
     verdicts: list[Verdict | None] = [None] * len(found.shapes)
@@ -95,10 +95,15 @@ def _match_shapes(
         if watch is not None:
             watch(sub.id)
         verdicts[position] = verify(sub, pairs, limit, budget)
-    hit = np.array([v is not None for v in verdicts], dtype=np.bool_)[found.inverse]
-    slots, positions = found.slots[hit].tolist(), found.inverse[hit].tolist()
-    ids = index.id_at
-    return [_match(ids[s], event_id, verdicts[p]) for s, p in zip(slots, positions, strict=True)]
+    kept = [(p, v) for p, v in enumerate(verdicts) if v is not None]
+    found_slots, sizes = index.slots_of(found.shapes[[p for p, _ in kept]])
+    slots = found_slots.tolist()
+    ids, start = index.id_at, 0
+    out: list[Match] = []
+    for (_, verdict), size in zip(kept, sizes.tolist(), strict=True):
+        out.extend(_match(ids[s], event_id, verdict) for s in slots[start : start + size])
+        start += size
+    return out
 
 
 def _match(sub_id: str, event_id: str, verdict: Verdict) -> Match:

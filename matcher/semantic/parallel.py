@@ -184,6 +184,7 @@ class WorkerPool:
             warm()  # the children inherit the compiled kernels
             if index is not None:
                 index.id_ranks()  # and the id order output lines are written in
+                index.family_tables()  # and the families as arrays
         source: dict[str, str] | SubscriptionIndex = texts
         if forking and index is not None:
             source = index
