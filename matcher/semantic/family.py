@@ -101,16 +101,22 @@ STRING_FN_CODES = {"CONTAINS": 0, "STRSTARTS": 1, "STRENDS": 2}
 
 class Needles:
     """The distinct string parameters (needles, by term number) of every family member of
-    an index, per string function, with how many members use each."""
+    an index, per string function, with how many members use each; and the needles found
+    in the values seen lately (:attr:`found`, by function and value: values repeat from
+    event to event), until a new needle comes."""
 
     def __init__(self) -> None:
         self.uses: tuple[dict[int, int], ...] = ({}, {}, {})
         self._strings: list[list[tuple[int, str]] | None] = [None, None, None]
+        #: By (function, value): the sorted numbers of the needles found in the value
+        #: (others may be among them). Bounded: cleared when full, and by a new needle.
+        self.found: dict[tuple[int, str], list[int]] = {}
 
     def add(self, fn: int, needle: int) -> None:
         uses = self.uses[fn]
         if needle not in uses:
             self._strings[fn] = None
+            self.found.clear()
         uses[needle] = uses.get(needle, 0) + 1
 
     def remove(self, fn: int, needle: int) -> None:

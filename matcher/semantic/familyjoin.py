@@ -40,6 +40,9 @@ BoolArray = npt.NDArray[np.bool_]
 
 #: Most steps finding one string's needles (pieces looked up or needles tried).
 STRING_STEPS = 4096
+#: The needles found in values of at most MEMO_TEXT characters are kept for later events
+#: (:attr:`Needles.found`), MEMO_SIZE values at most.
+MEMO_TEXT, MEMO_SIZE = 256, 8192
 
 
 class FamilyTables(NamedTuple):
@@ -219,16 +222,24 @@ def _string_hits(
     if texts:
         needles: Needles = index.needles
         numbered = index.term_ids
+        memo = needles.found
         for fn in range(3):
             every = needles.uses[fn]
             if not every:
                 continue
             for t, text in texts.items():
-                plan = _plan(fn, len(text), len(every))
-                if plan is None or plan[0] > budget:
-                    continue
-                budget -= plan[0]
-                found[t * 3 + fn] = _needles_in(fn, text, plan[1], numbered, index)
+                ids = memo.get((fn, text))
+                if ids is None:
+                    plan = _plan(fn, len(text), len(every))
+                    if plan is None or plan[0] > budget:
+                        continue
+                    budget -= plan[0]
+                    ids = _needles_in(fn, text, plan[1], numbered, index)
+                    if len(text) <= MEMO_TEXT:
+                        if len(memo) >= MEMO_SIZE:
+                            memo.clear()
+                        memo[fn, text] = ids
+                found[t * 3 + fn] = ids
                 known[t * 3 + fn] = True
     hit_at = np.zeros(size + 1, dtype=np.int64)
     hits: list[int] = []

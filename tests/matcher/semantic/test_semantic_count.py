@@ -235,3 +235,28 @@ def test_families_whose_join_passes_the_budget_are_verified_one_by_one(subs, eve
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(count, "count_runs", no_budget)
         assert matcher.count_batch([MatchContext(e)]) == [expected]
+
+
+def test_a_value_seen_before_is_searched_again_for_needles_registered_since() -> None:
+    """The needles found in a value are kept for later events (values repeat), until a
+    subscription brings a needle not seen before: then it is found too."""
+    texts = {
+        f"s{i}": f'SELECT ?x {{ ?x <{EX}s> ?t FILTER(contains(?t, "{needle}")) }}'
+        for i, needle in enumerate(["red", "oak", "x"])
+    }
+    triples = ((f"{EX}n0", f"{EX}s", Literal("red oak")),)
+    matcher = SemanticMatcher()
+    for name, text in texts.items():
+        matcher.add(Subscription(name, "semantic", text))
+    event = MatchContext(Event("e", triples))
+    assert matcher.count_batch([event]) == [_reference(list(triples), texts)]
+    for name, needle in (("late", "d o"), ("again", "red")):
+        texts[name] = f'SELECT ?x {{ ?x <{EX}s> ?t FILTER(contains(?t, "{needle}")) }}'
+        matcher.add(Subscription(name, "semantic", texts[name]))
+        matcher.remove("s0")
+        del texts["s0"]
+        texts["s0"] = f'SELECT ?x {{ ?x <{EX}s> ?t FILTER(contains(?t, "{needle}")) }}'
+        matcher.add(Subscription("s0", "semantic", texts["s0"]))
+        expected = _reference(list(triples), texts)
+        assert matcher.count_batch([MatchContext(Event("e", triples))]) == [expected]
+        assert name in expected
