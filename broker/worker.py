@@ -264,6 +264,7 @@ class Worker:
             if self.progress is not None:
                 self.progress.at(WARMING, 0)
             self._warm.add(kind)
+            matcher.warm()
             for n in (1, 20):
                 events = [_warm_up_event(i) for i in range(n)]
                 contexts = [MatchContext(e, self.expansion, limits=self.limits) for e in events]

@@ -157,6 +157,12 @@ class Matcher(ABC):
         The default ignores it; a matcher whose subscriptions name others overrides this."""
         del resolver
 
+    def warm(self) -> None:
+        """Load (or compile) the matcher's compiled kernels now, so that no event's time
+        budget pays for it. The default does nothing; a matcher whose kernels a made-up
+        event may not reach overrides this."""
+        return None
+
     @abstractmethod
     def add(self, subscription: Subscription) -> None:
         """Index ``subscription`` (replacing one with the same id)."""

@@ -149,5 +149,6 @@ def warm() -> None:
     complete_slots(none, np.zeros((1, 1), dtype=np.int64), np.ones(1, dtype=np.bool_))
     rows = np.zeros((0, 6), dtype=np.int32)
     candidate_shapes(rows, np.ones(1, dtype=np.bool_), none, none, 3)
-    write_counts(none, none, np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))
+    blob = np.frombuffer(b"", dtype=np.uint8)  # read-only, as id_text gives it
+    write_counts(none, none, blob, np.zeros(1, dtype=np.int64))
     warm_join()

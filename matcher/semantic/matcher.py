@@ -13,6 +13,7 @@ from semps.errors import NotFound
 from semps.event import Event  # noqa: F401  (doctest name)
 from semps.ingest.sparql import parse_query
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.semantic._kernels import warm as warm_kernels
 from semps.matcher.semantic.compiled import (
     STAR,
     CompiledSubscription,
@@ -286,6 +287,11 @@ class SemanticMatcher(Matcher):
             if len(expansions) == 1:
                 return self._workers().lines_many(events, contexts[0].expansion)
         return count_lines(self.index, events, contexts, self.step_budget)
+
+    def warm(self) -> None:
+        """Load (or compile) every kernel of the semantic matcher: the families' pass runs
+        only when an event's candidates form families, which a made-up event's do not."""
+        warm_kernels()
 
     def start(self) -> None:
         """Start the worker processes now (with several workers), rather than on first

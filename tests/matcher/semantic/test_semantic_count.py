@@ -16,6 +16,8 @@ from semps_test_support import to_oxigraph
 from semps.event import Event
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher, count, familyjoin
+from semps.matcher.semantic._join_kernels import family_join_runs
+from semps.matcher.semantic._kernels import candidate_shapes, write_counts
 from semps.terms import RDF_TYPE, XSD, Literal
 
 EX = "http://ex/"
@@ -260,3 +262,31 @@ def test_a_value_seen_before_is_searched_again_for_needles_registered_since() ->
         expected = _reference(list(triples), texts)
         assert matcher.count_batch([MatchContext(Event("e", triples))]) == [expected]
         assert name in expected
+
+
+def test_warming_compiles_the_kernels_real_events_call() -> None:
+    """What ``warm`` compiles (the broker's workers call it untimed) is what events call:
+    matching families, strings and lines afterwards compiles no other signature, so no
+    event's time budget pays for a compilation."""
+    matcher = SemanticMatcher()
+    matcher.warm()
+    kernels = (family_join_runs, candidate_shapes, write_counts)
+    warmed = [list(k.signatures) for k in kernels]  # type: ignore[attr-defined]
+    for i, needle in enumerate(["red", "oak", "x"]):
+        matcher.add(
+            Subscription(
+                f"s{i}",
+                "semantic",
+                f'SELECT ?x {{ ?x <{EX}s> ?t FILTER(contains(?t, "{needle}")) }}',
+            )
+        )
+        matcher.add(
+            Subscription(
+                f"d{i}", "semantic", f"SELECT DISTINCT ?x {{ ?x <{EX}d> ?v FILTER(?v > {i}) }}"
+            )
+        )
+    triples = ((f"{EX}n0", f"{EX}s", Literal("red oak")), (f"{EX}n0", f"{EX}d", VALUES[3]))
+    (line,) = matcher.result_lines([MatchContext(Event("e", triples))])
+    assert '"s0": 1' in line and '"d2": 1' in line
+    assert [list(k.signatures) for k in kernels] == warmed  # type: ignore[attr-defined]
+    assert all(warmed)
