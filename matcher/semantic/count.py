@@ -30,6 +30,12 @@ IntArray = npt.NDArray[np.int64]
 #: in the compiled pass costs less than one verification, even for a single candidate
 #: (0.1% workload in process: 420 us per event with 3, 311-341 with 1).
 MIN_FAMILY = 1
+#: Fewer family candidates than this in an event are all verified one by one: the compiled
+#: pass has a fixed cost per event (numbering the event's terms, calling the kernel). On
+#: bench/semantic.py's 10k subscriptions (14 candidates per event, 94 pairs), matching
+#: cost 252 us an event with 1, 199 with 16, 174 with 32, 159 with 64 (792b873: 176); the
+#: 0.1% workload (1,100 family candidates) is the same with each.
+MIN_GROUPED = 32
 
 _NONE: IntArray = np.zeros(0, dtype=np.int64)
 
@@ -100,7 +106,9 @@ def shape_pass(
     shapes, first_slots, grouped, bounds, alone = index.candidate_shapes(pairs, MIN_FAMILY)
     counts = np.zeros(len(shapes), dtype=np.int64)
     generic: list[int] = alone.tolist()
-    if len(grouped):
+    if len(grouped) < MIN_GROUPED:
+        generic += grouped.tolist()
+    elif len(grouped):
         if watch is not None:
             watch(index.id_at[first_slots[grouped[0]]])
         generic += _count_families(index, pairs, budget, shapes, counts, grouped, bounds)

@@ -49,6 +49,8 @@ class FamilyTables(NamedTuple):
     """An index's families as arrays, by family number (see ``family_join_runs``)."""
 
     props: dict[str, int]  # the properties families join, numbered
+    #: By join: the properties its steps read.
+    bare_props: tuple[tuple[str, ...], ...]
     #: Per property: whether its subjects, its objects are read by a string template.
     string_sites: dict[str, tuple[bool, bool]]
     fam_bare: IntArray
@@ -75,6 +77,7 @@ def family_tables(families: dict[int, Family], count: int) -> FamilyTables:
     fam_bare, fam_mode = np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64)
     bare_at, program_at, inputs_at, strings_at, proj_at = [0], [0], [0], [0], [0]
     width: list[int] = []
+    bare_props: list[tuple[str, ...]] = []
     proj: list[int] = []
     steps: list[tuple[int, int, int, int]] = []
     programs: list[list[int]] = []
@@ -92,6 +95,7 @@ def family_tables(families: dict[int, Family], count: int) -> FamilyTables:
                     steps.append((props.setdefault(prop, len(props)), mode, col[s_var], col[o_var]))
                 bare_at.append(len(steps))
                 width.append(len(family.columns))
+                bare_props.append(tuple(dict.fromkeys(step[0] for step in family.bare.plan)))
             fam_bare[fid] = b
             if family.ask or (family.distinct and not family.projected):
                 fam_mode[fid] = 1
@@ -112,6 +116,7 @@ def family_tables(families: dict[int, Family], count: int) -> FamilyTables:
         proj_at.append(len(proj))
     return FamilyTables(
         props,
+        tuple(bare_props),
         {prop: (s, o) for prop, (s, o) in sites.items()},
         fam_bare,
         fam_mode,
@@ -150,30 +155,25 @@ class EventTerms(NamedTuple):
 
 
 def event_terms(
-    index: SubscriptionIndex, tables: FamilyTables, pairs: EventPairs, budget: int
+    index: SubscriptionIndex,
+    tables: FamilyTables,
+    pairs: EventPairs,
+    props: Iterable[str],
+    budget: int,
 ) -> EventTerms:
-    """The event's terms for the index's families (kept on ``pairs`` for the event); at
-    most ``budget`` steps in all find the strings' needles."""
-    key = ("family terms", id(tables), budget)
-    found: EventTerms | None = pairs.path_cache.get(key)
-    if found is None:
-        found = pairs.path_cache[key] = _event_terms(index, tables, pairs, budget)
-    return found
-
-
-def _event_terms(
-    index: SubscriptionIndex, tables: FamilyTables, pairs: EventPairs, budget: int
-) -> EventTerms:
+    """The event's pairs of ``props`` over its terms numbered; at most ``budget`` steps in
+    all find the strings' needles."""
     local: dict[Term, int] = {}
     number = local.setdefault
     ps: list[int] = []
     ss: list[int] = []
     os_: list[int] = []
-    props = tables.props
-    for prop, rows in pairs.by_prop.items():
-        pid = props.get(prop)
-        if pid is None:
+    by_prop, numbered = pairs.by_prop, tables.props
+    for prop in props:
+        rows = by_prop.get(prop)
+        if rows is None:
             continue
+        pid = numbered[prop]
         for s, o in rows:
             ps.append(pid)
             ss.append(number(s, len(local)))
@@ -182,7 +182,7 @@ def _event_terms(
     get = index.term_ids.get
     values = [integer_value(t) for t in terms]
     isstr = [type(t) is Literal and t[1] == XSD_STRING for t in terms]
-    hit_at, hits, known = _string_hits(index, tables, pairs, local, isstr, budget)
+    hit_at, hits, known = _string_hits(index, tables, pairs, props, local, isstr, budget)
     return EventTerms(
         np.array(ps, dtype=np.int64),
         np.array(ss, dtype=np.int64),
@@ -201,6 +201,7 @@ def _string_hits(
     index: SubscriptionIndex,
     tables: FamilyTables,
     pairs: EventPairs,
+    props: Iterable[str],
     local: dict[Term, int],
     isstr: list[bool],
     budget: int,
@@ -212,7 +213,12 @@ def _string_hits(
     known = np.zeros(size, dtype=np.bool_)
     found: dict[int, list[int]] = {}
     texts: dict[int, str] = {}
-    for prop, (at_s, at_o) in tables.string_sites.items():
+    sites = tables.string_sites
+    for prop in props:
+        where = sites.get(prop)
+        if where is None:
+            continue
+        at_s, at_o = where
         for s, o in pairs.by_prop.get(prop, ()):
             for term, site in ((s, at_s), (o, at_o)):
                 if site:
@@ -299,7 +305,9 @@ def count_runs(
     """The counts of the members of the runs (members ``bounds[q]:bounds[q + 1]`` of
     family ``run_fam[q]``), and by run whether it is left to verify one by one."""
     tables = index.family_tables()
-    ev = event_terms(index, tables, pairs, budget)
+    joined = tables.bare_props
+    props = dict.fromkeys(p for b in set(tables.fam_bare[run_fam].tolist()) for p in joined[b])
+    ev = event_terms(index, tables, pairs, props, budget)
     return family_join_runs(
         run_fam,
         bounds,

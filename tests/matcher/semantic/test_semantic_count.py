@@ -5,6 +5,7 @@ pyoxigraph evaluating every subscription alone over the event (the reference eng
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import numpy as np
 import pyoxigraph as ox
@@ -48,6 +49,16 @@ TEMPLATES = [
     "SELECT DISTINCT ?x {{ ?x <{EX}p> ?x . ?x <{EX}d> ?v FILTER(?v > {a}) }}",
     "SELECT DISTINCT ?z ?x {{ ?x <{EX}p> ?y . ?z <{EX}p> ?y . ?z <{EX}d> ?v FILTER(?v <= {b}) }}",
 ]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _every_family_in_the_compiled_pass() -> Iterator[None]:
+    """These examples have a few dozen candidates: fewer than ``MIN_GROUPED``, which would
+    send them all to one-by-one verification. Here the compiled pass takes every family."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(count, "MIN_GROUPED", 1)
+        yield
+
 
 # Integers mostly (what the compiled pass covers); a decimal now and then sends a family
 # to one-by-one verification.
