@@ -100,6 +100,23 @@ def _reference(event: list[tuple[str, str, object]], texts: dict[str, str]) -> d
     return {name: n for name, n in found.items() if n}
 
 
+def _registered(
+    subs: list[tuple[str, str, str, int, int, str]],
+    names: list[str],
+    matcher: SemanticMatcher | None = None,
+) -> tuple[dict[str, str], SemanticMatcher]:
+    """The drawn subscriptions' texts by name, registered in ``matcher`` (a new one)."""
+    texts = {
+        name: template.format(c=c, n=n, a=a, b=a + b, w=w, EX=EX)
+        for name, (template, c, n, a, b, w) in zip(names, subs, strict=False)
+    }
+    if matcher is None:
+        matcher = SemanticMatcher()
+    for name, text in texts.items():
+        matcher.add(Subscription(name, "semantic", text))
+    return texts, matcher
+
+
 def _size(result: object) -> int:
     if isinstance(result, ox.QueryBoolean):
         return 1 if result else 0
@@ -109,13 +126,7 @@ def _size(result: object) -> int:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(subscriptions, triples, st.lists(ids, min_size=40, max_size=40, unique=True))
 def test_family_counts_and_lines_equal_the_reference_engine(subs, event, names) -> None:
-    texts = {
-        name: template.format(c=c, n=n, a=a, b=a + b, w=w, EX=EX)
-        for name, (template, c, n, a, b, w) in zip(names, subs, strict=False)
-    }
-    matcher = SemanticMatcher()
-    for name, text in texts.items():
-        matcher.add(Subscription(name, "semantic", text))
+    texts, matcher = _registered(subs, names)
     e = Event("e", tuple(dict.fromkeys(event)))
     context = MatchContext(e)
     expected = _reference(list(e.triples), texts)
@@ -133,13 +144,7 @@ def test_matches_found_through_the_families_equal_the_reference_engine(subs, eve
     """``match`` (the broker's path: solutions kept) picks the shapes to verify with the
     families' compiled pass; its matches and counts are the reference engine's, each with
     as many solutions as the limit allows."""
-    texts = {
-        name: template.format(c=c, n=n, a=a, b=a + b, w=w, EX=EX)
-        for name, (template, c, n, a, b, w) in zip(names, subs, strict=False)
-    }
-    matcher = SemanticMatcher(solution_limit=2)
-    for name, text in texts.items():
-        matcher.add(Subscription(name, "semantic", text))
+    texts, matcher = _registered(subs, names, SemanticMatcher(solution_limit=2))
     e = Event("e", tuple(dict.fromkeys(event)))
     expected = _reference(list(e.triples), texts)
     (matches,) = matcher.match_batch([MatchContext(e)])
@@ -229,13 +234,7 @@ def test_strings_too_long_to_cut_or_try_are_verified_one_by_one(monkeypatch, ste
 def test_families_whose_join_passes_the_budget_are_verified_one_by_one(subs, event, names) -> None:
     """A join over the step budget leaves its runs to verification one by one: with no
     budget for the compiled joins at all, every answer is still the reference engine's."""
-    texts = {
-        name: template.format(c=c, n=n, a=a, b=a + b, w=w, EX=EX)
-        for name, (template, c, n, a, b, w) in zip(names, subs, strict=False)
-    }
-    matcher = SemanticMatcher()
-    for name, text in texts.items():
-        matcher.add(Subscription(name, "semantic", text))
+    texts, matcher = _registered(subs, names)
     e = Event("e", tuple(dict.fromkeys(event)))
     expected = _reference(list(e.triples), texts)
 
