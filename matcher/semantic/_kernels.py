@@ -43,14 +43,13 @@ def candidate_shapes(
     hit: BoolArray,
     shape_fam: IntArray,
     fam_count: IntArray,
-    min_family: int,
 ) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
     """Counter filtering's last step and the grouping of its survivors, in one pass over
     the candidates' ``rows`` (a shape's representative slot, the shape, the numbers of its
     containers besides the anchor, padded with 0): the shapes whose containers are all
     hit (in order of appearance) with their representatives, and their positions grouped
-    by family: the families with at least ``min_family`` shapes, one run each between
-    ``bounds`` (in order of first appearance), the others ``alone``. ``fam_count`` (by
+    by family: one run per family between ``bounds`` (in order of first appearance), the
+    shapes of no family ``alone``. ``fam_count`` (by
     family, two entries each) is all 0, and left so."""
     n = rows.shape[0]
     shapes = np.empty(n, dtype=np.int64)
@@ -71,14 +70,14 @@ def candidate_shapes(
     n_bounds, n_grouped, n_alone = 0, 0, 0
     for j in range(k):  # each family's run starts where its first shape comes
         fam = shape_fam[shapes[j]]
-        if fam >= 0 and fam_count[2 * fam] >= min_family and fam_count[2 * fam + 1] == 0:
+        if fam >= 0 and fam_count[2 * fam + 1] == 0:
             bounds[n_bounds] = n_grouped
             n_bounds += 1
             fam_count[2 * fam + 1] = n_grouped + 1  # its cursor, plus one
             n_grouped += fam_count[2 * fam]
     for j in range(k):
         fam = shape_fam[shapes[j]]
-        if fam >= 0 and fam_count[2 * fam] >= min_family:
+        if fam >= 0:
             grouped[fam_count[2 * fam + 1] - 1] = j
             fam_count[2 * fam + 1] += 1
         else:
@@ -148,7 +147,7 @@ def warm() -> None:
     none = np.zeros(0, dtype=np.int64)
     complete_slots(none, np.zeros((1, 1), dtype=np.int64), np.ones(1, dtype=np.bool_))
     rows = np.zeros((0, 6), dtype=np.int32)
-    candidate_shapes(rows, np.ones(1, dtype=np.bool_), none, none, 3)
+    candidate_shapes(rows, np.ones(1, dtype=np.bool_), none, none)
     blob = np.frombuffer(b"", dtype=np.uint8)  # read-only, as id_text gives it
     write_counts(none, none, blob, np.zeros(1, dtype=np.int64))
     warm_join()

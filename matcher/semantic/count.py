@@ -26,12 +26,11 @@ from semps.matcher.semantic.verify import DEFAULT_STEP_BUDGET, count_solutions
 
 IntArray = npt.NDArray[np.int64]
 
-#: Fewer candidates of one family than this are verified one by one. One: a family's run
-#: in the compiled pass costs less than one verification, even for a single candidate
-#: (0.1% workload in process: 420 us per event with 3, 311-341 with 1).
-MIN_FAMILY = 1
 #: Fewer family candidates than this in an event are all verified one by one: the compiled
-#: pass has a fixed cost per event (numbering the event's terms, calling the kernel). On
+#: pass has a fixed cost per event (numbering the event's terms, calling the kernel), but
+#: a family's run in it costs less than one verification, even for a single candidate
+#: (0.1% workload in process: 420 us an event when families of fewer than 3 candidates
+#: were verified one by one, 311-341 when none were). On
 #: bench/semantic.py's 10k subscriptions (14 candidates per event, 94 pairs), matching
 #: cost 252 us an event with 1, 199 with 16, 174 with 32, 159 with 64 (792b873: 176); the
 #: 0.1% workload (1,100 family candidates) is the same with each.
@@ -103,7 +102,7 @@ def shape_pass(
 ) -> ShapePass:
     """Counter filtering, then the families' runs counted in one compiled pass
     (``watch``, if given, is told the first family member's id before it runs)."""
-    shapes, first_slots, grouped, bounds, alone = index.candidate_shapes(pairs, MIN_FAMILY)
+    shapes, first_slots, grouped, bounds, alone = index.candidate_shapes(pairs)
     counts = np.zeros(len(shapes), dtype=np.int64)
     generic: list[int] = alone.tolist()
     if len(grouped) < MIN_GROUPED:

@@ -604,7 +604,7 @@ class SubscriptionIndex:
         flat = [slot for same in lists for slot in same]
         return np.array(flat, dtype=np.int64), np.array(list(map(len, lists)), dtype=np.int64)
 
-    def candidate_shapes(self, pairs: EventPairs, min_family: int) -> CandidateShapes:
+    def candidate_shapes(self, pairs: EventPairs) -> CandidateShapes:
         """Phase 1 (as :meth:`counter_slots`, in no order) and its survivors' shapes grouped
         by family, in one compiled pass (``_kernels.candidate_shapes``) over the hit
         containers' rows (:meth:`_rows`)."""
@@ -619,7 +619,7 @@ class SubscriptionIndex:
             if self._overflow:  # wide subscriptions: their other containers checked here
                 slots = self._complete(table[:, 0].astype(np.int64))
                 table = self._slot_rows(slots)
-            found = candidate_shapes(table, mask, self.shape_fam, self._fam_count, min_family)
+            found = candidate_shapes(table, mask, self.shape_fam, self._fam_count)
         return CandidateShapes(*found)
 
     @contextmanager
