@@ -7,13 +7,11 @@ import numpy as np
 import numpy.typing as npt
 
 from semps.matcher.kernels import jit, search_sorted
+from semps.matcher.semantic.compiled import ALL, BY_O, BY_S
+from semps.matcher.semantic.family import AND, END, EQ, MASK
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
-
-# Plan step modes (as :mod:`..compiled`) and program codes (as :func:`..family.program_of`).
-_ALL, _BY_S, _BY_O = 0, 1, 2
-_EQ, _END, _MASK, _AND = 0, 10, 7, 8
 
 
 @jit
@@ -124,7 +122,7 @@ def family_join_runs(
         # A first template that is one term test (a pattern constant's): the rows' terms
         # in that column, sorted, rule out at once the members whose term is not there.
         keys = buf[:0]
-        if p1 - p0 >= 2 and programs[p0, 0] == _EQ and programs[p0 + 1, 0] == _END:
+        if p1 - p0 >= 2 and programs[p0, 0] == EQ and programs[p0 + 1, 0] == END:
             keys = np.empty(n, dtype=np.int64)
             for r in range(n):
                 keys[r] = tid[buf[at + r * w + inputs[i0 + programs[p0, 1], 0]]]
@@ -143,7 +141,7 @@ def family_join_runs(
                 ok = True
                 for i in range(p0, p1):
                     code, a, pb = programs[i, 0], programs[i, 1], programs[i, 2]
-                    if code == _END:  # a template ends: the row fails unless it holds
+                    if code == END:  # a template ends: the row fails unless it holds
                         if not stack[0]:
                             ok = False
                             break
@@ -165,7 +163,7 @@ def family_join_runs(
                             v = x <= y
                         else:
                             v = x >= y
-                    elif code == _MASK:
+                    elif code == MASK:
                         term = buf[row + strings[s0 + a, 0]]
                         k = term * 3 + strings[s0 + a, 1]
                         lo, hi = hit_at[k], hit_at[k + 1]
@@ -173,9 +171,9 @@ def family_join_runs(
                         j = search_sorted(hits, lo, hi, needle, False)
                         v = j < hi and hits[j] == needle
                     else:
-                        v = code == _AND
+                        v = code == AND
                         for m in range(sp - a, sp):
-                            v = (v and stack[m]) if code == _AND else (v or stack[m])
+                            v = (v and stack[m]) if code == AND else (v or stack[m])
                         sp -= a
                     stack[sp] = v
                     sp += 1
@@ -220,7 +218,7 @@ def _join(
     for st in range(st0, st1):
         p, mode, sc, oc = steps[st, 0], steps[st, 1], steps[st, 2], steps[st, 3]
         n = len(rows)
-        if mode == _ALL:
+        if mode == ALL:
             lo = search_sorted(keys_s, 0, len(keys_s), p * n_terms, False)
             hi = search_sorted(keys_s, 0, len(keys_s), (p + 1) * n_terms, False)
             ext = 0
@@ -239,9 +237,9 @@ def _join(
                     new[k, sc] = s_s[i]
                     new[k, oc] = o_s[i]
                     k += 1
-        elif mode == _BY_S or mode == _BY_O:
-            keys, ends = (keys_s, o_s) if mode == _BY_S else (keys_o, s_o)
-            bound, free = (sc, oc) if mode == _BY_S else (oc, sc)
+        elif mode == BY_S or mode == BY_O:
+            keys, ends = (keys_s, o_s) if mode == BY_S else (keys_o, s_o)
+            bound, free = (sc, oc) if mode == BY_S else (oc, sc)
             total = 0
             for r in range(n):
                 lo, hi = _range(keys, p * n_terms + rows[r, bound])
