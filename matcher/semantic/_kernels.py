@@ -7,6 +7,7 @@ import numpy.typing as npt
 
 from semps.matcher.kernels import jit
 from semps.matcher.semantic._join_kernels import warm as warm_join
+from semps.matcher.semantic.shapeslots import warm as warm_slots
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -151,3 +152,4 @@ def warm() -> None:
     blob = np.frombuffer(b"", dtype=np.uint8)  # read-only, as id_text gives it
     write_counts(none, none, blob, np.zeros(1, dtype=np.int64))
     warm_join()
+    warm_slots()

@@ -34,6 +34,7 @@ from semps.matcher.semantic.compiled import (
 from semps.matcher.semantic.family import Family, Members, Needles, ParamTable, family_of
 from semps.matcher.semantic.familyjoin import FamilyTables, family_tables
 from semps.matcher.semantic.required import ANY_PROPERTY
+from semps.matcher.semantic.shapeslots import ShapeSlots
 from semps.terms import RDF_TYPE
 
 IntArray = npt.NDArray[np.int64]
@@ -276,8 +277,7 @@ class SubscriptionIndex:
         # By shape: its slots. They share their patterns, so the containers hit for one
         # are hit for all: only the first (its representative) is anchored, and phase 1
         # counts shapes, not slots (:meth:`slots_of` gives the slots back).
-        self._shape_slots: dict[int, list[int]] = {}
-        self._slot_pos = np.zeros(0, dtype=np.int64)  # by slot: its place in those lists
+        self._slots = ShapeSlots()
         self._next_shape = 0
         self._free: list[int] = []
         self._need = np.zeros(0, dtype=np.int64)
@@ -337,12 +337,9 @@ class SubscriptionIndex:
             shape = self._shapes[key] = self._next_shape
             self._next_shape += 1
             self._join_family(shape, sub)
-            self._shape_slots[shape] = []
-        same = self._shape_slots[shape]
-        self._slot_pos[slot] = len(same)
-        same.append(slot)
+        first = self._slots.add(shape, slot)
         self.shape_at[slot] = shape
-        self._index_patterns(slot, sub.patterns, anchor=len(same) == 1)
+        self._index_patterns(slot, sub.patterns, anchor=first)
 
     def _new_slot(self) -> int:
         """A slot past the last one (the arrays grown when full)."""
@@ -357,7 +354,6 @@ class SubscriptionIndex:
         """Room for twice as many slots (amortized: O(1) per insert); new rows are 0."""
         cap = max(16, 2 * len(self._need))
         self._need = np.resize(self._need, cap)
-        self._slot_pos = np.resize(self._slot_pos, cap)
         self.shape_at = np.resize(self.shape_at, cap)
         self.id_at = np.resize(self.id_at, cap)
         grown = np.zeros((cap, self._others.shape[1]), dtype=np.int64)
@@ -450,20 +446,14 @@ class SubscriptionIndex:
         sub = self.subscriptions.pop(subscription_id)
         slot = self.slot_of.pop(subscription_id)
         shape = int(self.shape_at[slot])
-        same = self._shape_slots[shape]
-        pos = int(self._slot_pos[slot])
-        last = same.pop()
-        if last != slot:  # the last slot takes its place
-            same[pos] = last
-            self._slot_pos[last] = pos
-        if pos == 0:  # the representative: the next one is anchored instead
+        successor = self._slots.remove(shape, slot)
+        if successor is not None:  # the representative: the next one is anchored instead
             self.containers_at[slot][_anchor(sub.patterns)].unanchor(slot)
-            if same:
-                rep = self.sub_at[same[0]]
+            if successor >= 0:
+                rep = self.sub_at[successor]
                 assert rep is not None, "a live slot"
-                self.containers_at[same[0]][_anchor(rep.patterns)].anchor(same[0])
-        if not same:
-            del self._shape_slots[shape]
+                self.containers_at[successor][_anchor(rep.patterns)].anchor(successor)
+        if not self._slots.size_of(shape):
             del self._shapes[_shape_key(sub)]
             self._leave_family(shape)
         self.containers_at[slot] = ()
@@ -600,9 +590,7 @@ class SubscriptionIndex:
 
     def slots_of(self, shapes: IntArray) -> tuple[IntArray, IntArray]:
         """The slots of the ``shapes`` one shape after another, and how many each has."""
-        lists = list(map(self._shape_slots.__getitem__, shapes.tolist()))
-        flat = [slot for same in lists for slot in same]
-        return np.array(flat, dtype=np.int64), np.array(list(map(len, lists)), dtype=np.int64)
+        return self._slots.of(shapes)
 
     def candidate_shapes(self, pairs: EventPairs) -> CandidateShapes:
         """Phase 1 (as :meth:`counter_slots`, in no order) and its survivors' shapes grouped
