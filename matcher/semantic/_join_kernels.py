@@ -8,7 +8,7 @@ import numpy.typing as npt
 
 from semps.matcher.kernels import jit, search_sorted
 from semps.matcher.semantic.compiled import ALL, BY_O, BY_S
-from semps.matcher.semantic.family import AND, END, EQ, MASK
+from semps.matcher.semantic.family import AND, END, MASK
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -119,22 +119,38 @@ def family_join_runs(
         mark = np.full(n if mode == 2 else 0, -1, dtype=np.int64)
         p0, p1 = program_at[fam], program_at[fam + 1]
         i0, s0 = inputs_at[fam], strings_at[fam]
-        # A first template that is one term test (a pattern constant's): the rows' terms
-        # in that column, sorted, rule out at once the members whose term is not there.
+        # The program's operands over the rows, read once for all members.
+        vals = np.empty((n, inputs_at[fam + 1] - i0), dtype=np.int64)
+        for r in range(n):
+            for a in range(vals.shape[1]):
+                term = buf[at + r * w + inputs[i0 + a, 0]]
+                vals[r, a] = tid[term] if inputs[i0 + a, 1] == 0 else ival[term]
+        # A first template that is one comparison rules out at once the members no row
+        # can pass: by the rows' values in its column, sorted (an equality: is the
+        # member's there?) or by their least and greatest (an order).
+        first = programs[p0, 0] if p1 - p0 >= 2 and programs[p0 + 1, 0] == END else END
         keys = buf[:0]
-        if p1 - p0 >= 2 and programs[p0, 0] == EQ and programs[p0 + 1, 0] == END:
-            keys = np.empty(n, dtype=np.int64)
-            for r in range(n):
-                keys[r] = tid[buf[at + r * w + inputs[i0 + programs[p0, 1], 0]]]
-            keys.sort()
+        lo = hi = 0
+        if first <= 6:
+            keys = np.sort(vals[:, programs[p0, 1]])
+            lo, hi = keys[0], keys[n - 1]
         for t in range(bounds[q], bounds[q + 1]):
             member = member_cols[t]
             c = 0
-            if len(keys):
+            if first <= 6:
                 y = params[member, programs[p0, 2]]
-                j = search_sorted(keys, 0, n, y, False)
-                if j == n or keys[j] != y:
-                    continue  # out[t] stays 0
+                if first <= 1:  # EQ (a term) or "=" (a value)
+                    j = search_sorted(keys, 0, n, y, False)
+                    if j == n or keys[j] != y:
+                        continue  # out[t] stays 0
+                elif (
+                    (first == 2 and lo == hi == y)
+                    or (first == 3 and not lo < y)
+                    or (first == 4 and not hi > y)
+                    or (first == 5 and not lo <= y)
+                    or (first == 6 and not hi >= y)
+                ):
+                    continue
             for r in range(n):
                 row = at + r * w
                 sp = 0
@@ -148,8 +164,7 @@ def family_join_runs(
                         sp = 0
                         continue
                     if code <= 6:
-                        term = buf[row + inputs[i0 + a, 0]]
-                        x = tid[term] if inputs[i0 + a, 1] == 0 else ival[term]
+                        x = vals[r, a]
                         y = params[member, pb]
                         if code <= 1:
                             v = x == y

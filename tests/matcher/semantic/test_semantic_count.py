@@ -48,6 +48,10 @@ TEMPLATES = [
     "SELECT * {{ ?x <{EX}p> ?y . ?y <{EX}p> ?x . ?x <{EX}d> ?v FILTER(?v < {a}) }}",
     "SELECT DISTINCT ?x {{ ?x <{EX}p> ?x . ?x <{EX}d> ?v FILTER(?v > {a}) }}",
     "SELECT DISTINCT ?z ?x {{ ?x <{EX}p> ?y . ?z <{EX}p> ?y . ?z <{EX}d> ?v FILTER(?v <= {b}) }}",
+    # A first template that is one comparison of each kind (members ruled out at once).
+    "SELECT * {{ ?x <{EX}p> ?y . ?y <{EX}d> ?v FILTER(?v >= {a}) }}",
+    "SELECT ?x {{ ?x <{EX}d> ?v FILTER(?v != {a}) }}",
+    "SELECT DISTINCT ?y {{ ?x <{EX}p> ?y . ?y <{EX}d> ?v FILTER(?v < {b}) }}",
 ]
 
 
