@@ -33,7 +33,7 @@ import multiprocessing
 import os
 import signal
 from collections.abc import Sequence
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -401,6 +401,13 @@ def serve(conn: Connection, limits: Limits, progress: Progress) -> None:
             conn.send(reply)
         except (BrokenPipeError, OSError):
             return
+        if op != "match" and not conn.poll(0):
+            # Idle after a change: warm up now (loading the kernels takes about a second)
+            # rather than inside the next event's request. A failure is ignored here: the
+            # kernels then load on first use, as they would without this.
+            with suppress(Exception):
+                worker.warm_up()
+            progress.at(IDLE, 0)
 
 
 def start_worker(

@@ -25,3 +25,50 @@ def test_warming_up_asks_each_matcher_with_subscriptions_to_warm_once(
     worker.warm_up()
     worker.warm_up()
     assert calls == ["SemanticMatcher"]
+
+
+class _Pipe:
+    """The worker's end of its pipe, in memory: the broker's requests queued, the
+    worker's replies and its warm-ups recorded in order."""
+
+    def __init__(self, requests: list[tuple[object, ...]], log: list[str]) -> None:
+        self.requests, self.log = requests, log
+
+    def recv(self) -> tuple[object, ...]:
+        if not self.requests:
+            raise EOFError
+        request = self.requests.pop(0)
+        self.log.append(f"recv {request[0]}")
+        return request
+
+    def send(self, reply: tuple[object, ...]) -> None:
+        self.log.append(f"send {reply[0]}")
+
+    def poll(self, timeout: float = 0) -> bool:
+        return bool(self.requests)
+
+
+@pytest.mark.parametrize("pending", [False, True])
+def test_a_worker_idle_after_a_change_warms_up_before_its_next_request(
+    monkeypatch: pytest.MonkeyPatch, pending: bool
+) -> None:
+    import multiprocessing
+    import signal
+
+    from semps.broker import worker as module
+
+    log: list[str] = []
+    monkeypatch.setattr(Worker, "warm_up", lambda self: log.append("warm"))
+    monkeypatch.setattr(signal, "signal", lambda *args: None)  # serve runs in this thread
+    monkeypatch.setattr(module.gc, "set_threshold", lambda *args: None)
+    sub = Subscription("s", "semantic", "SELECT ?x { ?x <http://ex/p> ?y }")
+    requests: list[tuple[object, ...]] = [("add", sub, None)]
+    if pending:  # a second change already waits: warm up after it, once idle
+        requests.append(("remove", "s"))
+    progress = module.Progress(multiprocessing.get_context("spawn"))
+    module.serve(_Pipe(requests, log), module.DEFAULT_LIMITS, progress)  # type: ignore[arg-type]
+    if pending:
+        assert log == ["recv add", "send ok", "recv remove", "send ok", "warm"]
+    else:
+        assert log == ["recv add", "send ok", "warm"]
+    assert progress.read()[0] == module.IDLE
