@@ -178,23 +178,59 @@ def event_terms(
             ps.append(pid)
             ss.append(number(s, len(local)))
             os_.append(number(o, len(local)))
-    terms = list(local)
-    get = index.term_ids.get
-    values = [integer_value(t) for t in terms]
-    isstr = [type(t) is Literal and t[1] == XSD_STRING for t in terms]
+    facts = index.term_facts.of(local, index.term_ids)
+    isstr = facts[3].astype(np.bool_)
     hit_at, hits, known = _string_hits(index, tables, pairs, props, local, isstr, budget)
     return EventTerms(
         np.array(ps, dtype=np.int64),
         np.array(ss, dtype=np.int64),
         np.array(os_, dtype=np.int64),
-        np.array([get(t, -1) for t in terms], dtype=np.int64),
-        np.array([0 if v is None else v for v in values], dtype=np.int64),
-        np.array([v is not None for v in values], dtype=np.bool_),
-        np.array(isstr, dtype=np.bool_),
+        facts[0],
+        facts[1],
+        facts[2].astype(np.bool_),
+        isstr,
         hit_at,
         hits,
         known,
     )
+
+
+class TermFacts:
+    """What the compiled pass reads of a term: its number among the index's constants
+    (-1 for none), its integer value (0 for none), whether it has one, whether it is a
+    plain string. Kept for up to :data:`MEMO_SIZE` terms (events repeat their nodes and
+    values) as columns of one table, forgotten whenever the index numbers a new
+    constant."""
+
+    def __init__(self) -> None:
+        self._row: dict[Term, int] = {}  # by term: its column in the table
+        self._table = np.zeros((4, 8), dtype=np.int64)  # grows by doubling
+        self._numbered = 0  # how many constants the index had numbered when they were kept
+
+    def of(self, terms: Iterable[Term], term_ids: dict[Term, int]) -> IntArray:
+        """The facts of ``terms`` as four rows (number, value, integer?, string?)."""
+        row = self._row
+        if self._numbered != len(term_ids) or len(row) > MEMO_SIZE:
+            row.clear()
+            self._numbered = len(term_ids)
+        at = []
+        for term in terms:
+            found = row.get(term)
+            if found is None:
+                found = row[term] = len(row)
+                if found >= self._table.shape[1]:
+                    grown = np.zeros((4, 2 * found), dtype=np.int64)
+                    grown[:, :found] = self._table[:, :found]
+                    self._table = grown
+                value = integer_value(term)
+                self._table[:, found] = (
+                    term_ids.get(term, -1),
+                    0 if value is None else value,
+                    value is not None,
+                    type(term) is Literal and term[1] == XSD_STRING,
+                )
+            at.append(found)
+        return self._table[:, at]
 
 
 def _string_hits(
@@ -203,7 +239,7 @@ def _string_hits(
     pairs: EventPairs,
     props: Iterable[str],
     local: dict[Term, int],
-    isstr: list[bool],
+    isstr: BoolArray,
     budget: int,
 ) -> tuple[IntArray, IntArray, BoolArray]:
     """By ``term * 3 + function``: where the needle numbers it finds start in ``hits``
@@ -249,10 +285,11 @@ def _string_hits(
                 known[t * 3 + fn] = True
     hit_at = np.zeros(size + 1, dtype=np.int64)
     hits: list[int] = []
-    for k in sorted(found):
-        hit_at[k + 1] = len(found[k])
-        hits.extend(found[k])
-    np.cumsum(hit_at, out=hit_at)
+    if found:
+        for k in sorted(found):
+            hit_at[k + 1] = len(found[k])
+            hits.extend(found[k])
+        np.cumsum(hit_at, out=hit_at)
     return hit_at, np.array(hits, dtype=np.int64), known
 
 

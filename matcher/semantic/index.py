@@ -32,7 +32,7 @@ from semps.matcher.semantic.compiled import (
     Pattern,
 )
 from semps.matcher.semantic.family import Family, Members, Needles, ParamTable, family_of
-from semps.matcher.semantic.familyjoin import FamilyTables, family_tables
+from semps.matcher.semantic.familyjoin import FamilyTables, TermFacts, family_tables
 from semps.matcher.semantic.required import ANY_PROPERTY
 from semps.matcher.semantic.shapeslots import ShapeSlots
 from semps.terms import RDF_TYPE
@@ -294,6 +294,8 @@ class SubscriptionIndex:
         self._family_tables: FamilyTables | None = None  # until the families change
         #: Numbers of the pattern constants families select by (never reused).
         self.term_ids: dict[Term, int] = {}
+        #: The event terms the families' pass read lately, with what it reads of them.
+        self.term_facts = TermFacts()
         self._terms: list[Term] = []
         self._families: dict[Family, int] = {}
         # The same by the family object's identity (family_of hands out one object per

@@ -278,6 +278,24 @@ def test_a_value_seen_before_is_searched_again_for_needles_registered_since() ->
         assert name in expected
 
 
+def test_a_term_seen_before_is_read_again_once_a_subscription_names_it() -> None:
+    """What the families' pass read of an event's terms is kept for later events (nodes
+    repeat), until a subscription names a new constant: a node that was none is one now."""
+    template = "SELECT ?x {{ ?x <{EX}p> ?y . ?y <{EX}q> <{n}> }}"
+    texts = {f"s{i}": template.format(EX=EX, n=NODES[i]) for i in (2, 3)}
+    p, q = f"{EX}p", f"{EX}q"
+    triples = ((NODES[0], p, NODES[1]), (NODES[1], q, NODES[2]), (NODES[1], q, NODES[0]))
+    matcher = SemanticMatcher()
+    for name, text in texts.items():
+        matcher.add(Subscription(name, "semantic", text))
+    assert matcher.count_batch([MatchContext(Event("e", triples))]) == [{"s2": 1}]
+    texts["late"] = template.format(EX=EX, n=NODES[0])  # read above, as no constant
+    matcher.add(Subscription("late", "semantic", texts["late"]))
+    expected = _reference(list(triples), texts)
+    assert expected == {"s2": 1, "late": 1}
+    assert matcher.count_batch([MatchContext(Event("e", triples))]) == [expected]
+
+
 def test_warming_compiles_the_kernels_real_events_call() -> None:
     """What ``warm`` compiles (the broker's workers call it untimed) is what events call:
     matching families, strings and lines afterwards compiles no other signature, so no
