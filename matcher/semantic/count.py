@@ -22,7 +22,7 @@ from semps.matcher.results import result_line
 from semps.matcher.semantic._kernels import write_counts
 from semps.matcher.semantic.familyjoin import count_runs
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
-from semps.matcher.semantic.verify import DEFAULT_STEP_BUDGET, count_solutions
+from semps.matcher.semantic.verify import DEFAULT_STEP_BUDGET, EventBudget, count_solutions
 
 IntArray = npt.NDArray[np.int64]
 
@@ -44,17 +44,22 @@ def count_parts(
 ) -> dict[str, int]:
     """``{subscription id: solution count}`` of the matching subscriptions (basic graph
     patterns in slot order, then those with an algebra)."""
-    slots, counts = count_columns(index, pairs, budget)
+    event = EventBudget.of(budget)
+    slots, counts = count_columns(index, pairs, budget, event)
     order = np.argsort(slots, kind="stable")
     found = dict(zip(index.id_at[slots[order]].tolist(), counts[order].tolist(), strict=True))
     if index.algebra:
-        found.update(count_algebra(index, pairs, budget))
+        found.update(count_algebra(index, pairs, budget, event))
     return found
 
 
-def count_algebra(index: SubscriptionIndex, pairs: EventPairs, budget: int) -> dict[str, int]:
+def count_algebra(
+    index: SubscriptionIndex, pairs: EventPairs, budget: int, event: EventBudget | None = None
+) -> dict[str, int]:
     """The counts of the matching subscriptions with an algebra (one evaluation per
-    shape among the candidates)."""
+    shape among the candidates; all of them within the ``event`` budget)."""
+    if event is None:
+        event = EventBudget.of(budget)
     found: dict[str, int] = {}
     counts: dict[int, int] = {}
     shapes = index.algebra_shape
@@ -62,21 +67,27 @@ def count_algebra(index: SubscriptionIndex, pairs: EventPairs, budget: int) -> d
         shape = shapes[sub.id]
         count = counts.get(shape)
         if count is None:
-            count = counts[shape] = count_solutions(sub, pairs, budget)
+            count = counts[shape] = count_solutions(sub, pairs, budget, event)
         if count:
             found[sub.id] = count
     return found
 
 
 def count_columns(
-    index: SubscriptionIndex, pairs: EventPairs, budget: int = DEFAULT_STEP_BUDGET
+    index: SubscriptionIndex,
+    pairs: EventPairs,
+    budget: int = DEFAULT_STEP_BUDGET,
+    event: EventBudget | None = None,
 ) -> tuple[IntArray, IntArray]:
     """The slots of the matching subscriptions without an algebra and their solution
-    counts (in no particular order)."""
+    counts (in no particular order; those verified one by one within the ``event``
+    budget)."""
+    if event is None:
+        event = EventBudget.of(budget)
     found = shape_pass(index, pairs, budget)
     counts, at, generic = found.counts, index.sub_at, found.generic
     for position, slot in zip(generic, found.first_slots[generic].tolist(), strict=True):
-        counts[position] = count_solutions(at[slot], pairs, budget)
+        counts[position] = count_solutions(at[slot], pairs, budget, event)
     hits = np.flatnonzero(counts)
     slots, sizes = index.slots_of(found.shapes[hits])
     return slots, np.repeat(counts[hits], sizes)
@@ -130,8 +141,9 @@ def _count_families(
     run_fam = index.shape_fam[shapes[grouped[bounds[:-1]]]]
     member_cols = index.shape_row[shapes[grouped]]
     found, left = count_runs(index, pairs, run_fam, bounds, member_cols, budget)
-    counts[grouped] = found
-    generic: list[int] = []
+    past = found < 0  # the pass's work ran out before these members
+    generic: list[int] = grouped[past].tolist() if past.any() else []
+    counts[grouped] = np.maximum(found, 0)
     for q in np.flatnonzero(left).tolist():
         generic.extend(grouped[bounds[q] : bounds[q + 1]].tolist())
     return generic

@@ -25,6 +25,7 @@ from semps.matcher.semantic.required import ANY_PROPERTY
 from semps.matcher.semantic.verify import (
     DEFAULT_SOLUTION_LIMIT,
     DEFAULT_STEP_BUDGET,
+    EventBudget,
     Verdict,
     verify,
 )
@@ -51,8 +52,9 @@ def match_parts(
     ``candidates``, every subscription is a candidate, and the families' compiled pass
     (:func:`~semps.matcher.semantic.count.shape_pass`) picks the shapes worth verifying:
     those it leaves and those it found solutions for (verified for their solutions)."""
+    event = EventBudget.of(budget)
     if candidates is None:
-        matches = _match_shapes(index, pairs, event_id, limit, budget, watch)
+        matches = _match_shapes(index, pairs, event_id, limit, budget, watch, event)
         candidates = index.algebra_candidates(pairs)
     else:
         matches = []
@@ -69,7 +71,7 @@ def match_parts(
         else:
             if watch is not None:  # a watchdog blames an overrun on this subscription
                 watch(sub.id)
-            verdict = verdicts[shape] = verify(sub, pairs, limit, budget)
+            verdict = verdicts[shape] = verify(sub, pairs, limit, budget, event)
         if verdict is not None:
             matches.append(_match(sub.id, event_id, verdict))
     matches.sort(key=lambda m: m.subscription)
@@ -83,19 +85,27 @@ def _match_shapes(
     limit: int,
     budget: int,
     watch: Callable[[str], None] | None,
+    event: EventBudget,
 ) -> list[Match]:
-    """The matches of the subscriptions without an algebra (in no particular order)."""
+    """The matches of the subscriptions without an algebra (in no particular order). A
+    shape the families' pass counted whose verification the ``event`` budget cut before
+    it found a solution matches with its count, no solution and ``truncated``."""
     found = shape_pass(index, pairs, budget, watch)
     if not len(found.shapes):
         return []
-    todo = found.generic + np.flatnonzero(found.counts).tolist()
+    counted = np.flatnonzero(found.counts).tolist()
+    todo = counted + found.generic  # sure matches first, while the event's budget lasts
     verdicts: list[Verdict | None] = [None] * len(found.shapes)
     at = index.sub_at
     for position, slot in zip(todo, found.first_slots[todo].tolist(), strict=True):
         sub = at[slot]
         if watch is not None:
             watch(sub.id)
-        verdicts[position] = verify(sub, pairs, limit, budget)
+        verdicts[position] = verify(sub, pairs, limit, budget, event)
+    if event.left <= 0:
+        for position in counted:
+            if verdicts[position] is None:
+                verdicts[position] = Verdict(int(found.counts[position]), (), truncated=True)
     kept = [(p, v) for p, v in enumerate(verdicts) if v is not None]
     found_slots, sizes = index.slots_of(found.shapes[[p for p, _ in kept]])
     slots = found_slots.tolist()

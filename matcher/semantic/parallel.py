@@ -33,7 +33,7 @@ from semps.matcher.semantic.compiled import compile_query
 from semps.matcher.semantic.count import count_lines, count_parts
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
 from semps.matcher.semantic.plan import Scan, plan_partitions
-from semps.matcher.semantic.verify import verify
+from semps.matcher.semantic.verify import EventBudget, verify
 from semps.ontology.expansion import Expansion
 
 _CHUNK = 4  # candidates claimed per cursor move: fewer lock round trips
@@ -65,13 +65,14 @@ def _scan(
     ids: list[str] = task["candidates"]
     scan: Scan = task["scan"]
     out: list[Match] = []
+    event = EventBudget.of(budget)  # this worker's share of the event's candidates
     while True:
         claimed = _claim(cursors, lock, scan.part, scan.direction == "backward")
         if not claimed:
             return out
         for i in claimed:
             sub = index.subscriptions[ids[i]]
-            verdict = verify(sub, pairs, limit, budget)
+            verdict = verify(sub, pairs, limit, budget, event)
             if verdict is not None:
                 detail = {"truncated": True} if verdict.truncated else {}
                 out.append(Match(sub.id, task["event"], verdict.count, verdict.solutions, detail))

@@ -123,9 +123,9 @@ def test_subscriptions_differing_only_in_id_are_verified_once_per_event(
 
     calls: list[str] = []
 
-    def counting(sub, pairs, limit, budget):  # type: ignore[no-untyped-def]
+    def counting(sub, pairs, limit, budget, event):  # type: ignore[no-untyped-def]
         calls.append(sub.id)
-        return verify(sub, pairs, limit, budget)
+        return verify(sub, pairs, limit, budget, event)
 
     monkeypatch.setattr(module, "verify", counting)
     regex = f'SELECT ?x {{ ?x <{EX}p> ?y FILTER(regex(str(?y), "b$")) }}'
