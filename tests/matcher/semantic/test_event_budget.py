@@ -1,14 +1,16 @@
 """One event's work is bounded however many subscriptions it meets: the families' compiled
 pass evaluates at most ``MEMBER_ROWS`` x the step budget of member rows, and the
 verifications of the event together visit at most ``EVENT_BUDGETS`` x the step budget.
-What is past the bounds is reported as truncated, never as a wrong count; a hostile family
-no longer keeps a broker worker verifying for minutes."""
+What is past the bounds is truncated (a match marked so, a count that is a lower bound, or
+no match), never a count above the true one; a hostile family no longer keeps a broker
+worker verifying for minutes."""
 
 from __future__ import annotations
 
 from semps.event import Event
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.semantic.index import EventPairs
 from semps.matcher.semantic.verify import EventBudget, verify
 from semps.terms import XSD, Literal
 
@@ -59,10 +61,7 @@ def test_members_past_the_compiled_pass_work_are_verified_within_the_events_budg
 
 def test_an_events_budget_is_shared_and_charged_by_what_each_verification_visits() -> None:
     matcher = _family(3, step_budget=1_000_000)
-    event = MatchContext(_event())
-    from semps.matcher.semantic.index import EventPairs
-
-    pairs = EventPairs(event.parts)
+    pairs = EventPairs(MatchContext(_event()).parts)
     sub = matcher.index.subscriptions["s000"]
     budget = EventBudget(300)
     first = verify(sub, pairs, 0, 1_000_000, budget)
