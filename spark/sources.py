@@ -171,6 +171,19 @@ def input_bytes(path: str) -> int | None:
     return sum(p.stat().st_size for p in local.rglob("*") if p.is_file())
 
 
+def check_local(path: str | None) -> None:
+    """Stop before Spark starts when ``path`` is a driver-side path that does not exist
+    (a remote one is looked up by :func:`check_exists` once a session runs).
+
+    Raises:
+        SempsError: ``events not found: PATH``.
+    """
+    local = None if path is None else _local_path(path)
+    if local is not None and not local.exists():
+        msg = f"events not found: {path}"
+        raise SempsError(msg)
+
+
 def check_exists(spark: SparkSession, path: str) -> None:
     """Stop before any job when ``path`` does not exist where the driver can look.
 
@@ -407,6 +420,7 @@ __all__ = [
     "LoadError",
     "balance",
     "check_exists",
+    "check_local",
     "event_rows",
     "events_from_table",
     "input_bytes",

@@ -3,6 +3,7 @@ sys.path)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TypeVar
@@ -23,6 +25,7 @@ import pytest
 from hypothesis import strategies as st
 from oracle_corrections import corrected_lines
 
+from semps.cli import main as semps_main
 from semps.cli.match import load_subscriptions
 from semps.matcher.base import Subscription
 from semps.ontology import Expansion, load_expansion
@@ -107,23 +110,14 @@ class Server:
         self.start()
 
     def _token(self, role: str) -> str:
-        out = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "semps",
-                "token",
-                "create",
-                "--role",
-                role,
-                "--data-dir",
-                str(self.data_dir),
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return out.stdout.strip()
+        """A token made by ``semps token create`` (run in this process: the same command
+        and store, without a second of interpreter start-up for each server)."""
+        out, err = io.StringIO(), io.StringIO()
+        argv = ["token", "create", "--role", role, "--data-dir", str(self.data_dir)]
+        with redirect_stdout(out), redirect_stderr(err):
+            status = semps_main(argv)
+        assert status == 0, err.getvalue()
+        return out.getvalue().strip()
 
     def start(self) -> None:
         self.port = _free_port()

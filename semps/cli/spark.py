@@ -285,7 +285,7 @@ def run_match(args: argparse.Namespace) -> int:
     from semps.spark.answers import is_lines, write_lines, write_results
     from semps.spark.bulk import match_events, match_lines
     from semps.spark.session import note
-    from semps.spark.sources import load_events, without_load_errors
+    from semps.spark.sources import check_local, load_events, without_load_errors
     from semps.spark.waiting import ResourceWatch
 
     started = time.perf_counter()
@@ -293,6 +293,7 @@ def run_match(args: argparse.Namespace) -> int:
     parses: dict[str, Query] = {}
     subscriptions, snapshot = _match_subscriptions(args, parses)
     check_output(args.output)
+    check_local(args.events)
     if args.engine == "graphframes" and args.placement != "none":
         msg = "--engine graphframes matches without placement: drop --placement"
         raise SempsError(msg)
@@ -378,9 +379,11 @@ def _mine(
 def run_place(args: argparse.Namespace) -> int:
     from semps.ontology import Expansion, load_expansion
     from semps.spark.report import placement_report
+    from semps.spark.sources import check_local
 
     subscriptions = load_any_subscriptions(args.subscriptions)
     expansion = load_expansion(args.ontology) if args.ontology else Expansion()
+    check_local(args.events)
     spark = session(args)
     events = _events(spark, args) if args.events else None
     placement, items = _mine(spark, subscriptions, args)
@@ -404,9 +407,10 @@ def run_place(args: argparse.Namespace) -> int:
 
 def run_convert(args: argparse.Namespace) -> int:
     from semps.spark.session import note
-    from semps.spark.sources import write_table
+    from semps.spark.sources import check_local, write_table
     from semps.spark.waiting import ResourceWatch
 
+    check_local(args.events)
     spark = session(args)
     with ResourceWatch(spark.sparkContext):
         events = _events(spark, args)

@@ -182,12 +182,27 @@ def test_hanging_endpoints_do_not_delay_a_healthy_one(server: Server) -> None:
         live.close()
 
 
-@pytest.fixture
-def guarded(tmp_path: Path) -> Iterator[Server]:
+def _guarded(data_dir: Path) -> Server:
     """A server with the default SSRF guard (no allow-list)."""
-    srv = Server(tmp_path / "data", extra=RETRIES)
+    srv = Server(data_dir, extra=RETRIES)
     with srv.client("admin") as admin:
         admin.put("/ontology", content=(demo_dir() / "univ-bench.owl").read_bytes(), headers=RDFXML)
+    return srv
+
+
+@pytest.fixture
+def guarded(tmp_path: Path) -> Iterator[Server]:
+    """A server with the default SSRF guard, for one test."""
+    srv = _guarded(tmp_path / "data")
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def refusing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server with the default SSRF guard, shared by the refusals (each checks that
+    nothing was registered, so they see the same empty server)."""
+    srv = _guarded(tmp_path_factory.mktemp("refusing") / "data")
     yield srv
     srv.stop()
 
@@ -234,9 +249,9 @@ MALFORMED = [
     ],
 )
 def test_unsafe_callbacks_are_refused_at_registration(
-    guarded: Server, url: str, detail: str
+    refusing: Server, url: str, detail: str
 ) -> None:
-    with guarded.client("subscriber") as sub:
+    with refusing.client("subscriber") as sub:
         reply = sub.post("/subscriptions", content=CHAIRS, params={"callback": url})
         assert reply.status_code == 400
         assert reply.json() == {"error": "unsafe_callback", "detail": detail}
