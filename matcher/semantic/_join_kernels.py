@@ -194,10 +194,10 @@ def family_join_runs(
                     elif code == MASK:
                         term = buf[row + strings[s0 + a, 0]]
                         k = term * 3 + strings[s0 + a, 1]
-                        lo, hi = hit_at[k], hit_at[k + 1]
+                        h0, h1 = hit_at[k], hit_at[k + 1]  # not lo, hi: the prefilter's
                         needle = params[member, pb]
-                        j = search_sorted(hits, lo, hi, needle, False)
-                        v = j < hi and hits[j] == needle
+                        j = search_sorted(hits, h0, h1, needle, False)
+                        v = j < h1 and hits[j] == needle
                     else:
                         v = code == AND
                         for m in range(sp - a, sp):

@@ -52,6 +52,9 @@ TEMPLATES = [
     "SELECT * {{ ?x <{EX}p> ?y . ?y <{EX}d> ?v FILTER(?v >= {a}) }}",
     "SELECT ?x {{ ?x <{EX}d> ?v FILTER(?v != {a}) }}",
     "SELECT DISTINCT ?y {{ ?x <{EX}p> ?y . ?y <{EX}d> ?v FILTER(?v < {b}) }}",
+    # A comparison first, then a string test (the first's bounds must outlive the second)
+    'SELECT * {{ ?x <{EX}d> ?v . ?x <{EX}s> ?t FILTER(?v > {a} && contains(?t, "{w}")) }}',
+    'SELECT ?x {{ ?x <{EX}d> ?v . ?x <{EX}s> ?t FILTER(?v <= {b}) FILTER(strstarts(?t, "{w}")) }}',
 ]
 
 
@@ -155,6 +158,31 @@ def test_matches_found_through_the_families_equal_the_reference_engine(subs, eve
     assert [m.subscription for m in matches] == sorted(expected)
     assert {m.subscription: m.count for m in matches} == expected
     assert all(len(m.solutions) == min(m.count, 2) for m in matches)
+
+
+@pytest.mark.parametrize("op", [">", ">=", "<", "<=", "!="])
+def test_a_string_test_after_a_comparison_leaves_the_comparisons_bounds_alone(op: str) -> None:
+    """Members whose first template is one comparison are ruled out by the rows' least
+    and greatest values; a later string test of each member (looked up among the needles
+    found) must not change those bounds for the members after it."""
+    triples = (
+        (f"{EX}n0", f"{EX}d", Literal("50", XSD + "integer")),
+        (f"{EX}n0", f"{EX}s", Literal("red oak")),
+        (f"{EX}n1", f"{EX}d", Literal("7", XSD + "integer")),
+        (f"{EX}n1", f"{EX}s", Literal("ash elm")),
+    )
+    texts = {
+        f"m{a:02d}{w}": f"SELECT * {{ ?x <{EX}d> ?v . ?x <{EX}s> ?t "
+        f'FILTER(?v {op} {a}) FILTER(contains(?t, "{w}")) }}'
+        for a in (0, 5, 7, 20, 49, 50, 60)
+        for w in ("red", "oak", "elm", "blue")
+    }
+    expected = _reference(list(triples), texts)
+    matcher = SemanticMatcher()
+    for name, text in texts.items():
+        matcher.add(Subscription(name, "semantic", text))
+    assert matcher.count_batch([MatchContext(Event("e", triples))]) == [expected]
+    assert len(expected) > 5
 
 
 def test_string_families_with_more_needles_than_the_value_has_pieces() -> None:
