@@ -10,7 +10,9 @@ generator, and for ``--seconds``:
 - a well-behaved subscriber reading the Server-Sent Events stream of a probe subscription;
 - ``/health`` polled every 0.2 s;
 - an attacker (its own subscriber and publisher tokens) sending every hostile input of
-  issue 12, registrations once, the rest in rounds ``--attack-pause`` seconds apart.
+  issue 12, registrations once, the rest in rounds ``--attack-pause`` seconds apart; and,
+  registered before, ``--family`` subscriptions of one family (a two-step path to a value
+  over a bound) with an event each round whose join for each of them has 216,000 rows.
 
 Reported: the good publisher's POST->202 p50/p99/max and refusals, /health latency max,
 5xx responses (anyone's), each hostile input's answers (status and error name), lost
@@ -18,7 +20,7 @@ notifications (acknowledged probe events missing from the subscriber's stream, i
 gapless), and the time from SIGTERM to exit, against the issue's targets.
 
     .venv/bin/python bench/noisy.py [--subs 1000] [--seconds 30] [--rate 50]
-        [--attack-pause 1.0] [--workers 0] [--skip TEXT ...] [--only TEXT ...]
+        [--attack-pause 1.0] [--workers 0] [--family 2000] [--skip TEXT ...] [--only TEXT ...]
 """
 
 from __future__ import annotations
@@ -57,6 +59,23 @@ NT = {"Content-Type": "application/n-triples"}
 def chain(links: int) -> bytes:
     node = EX + "component/assembly/part-number-"
     lines = [f"<{node}{i:05d}> <{EX}partOf> <{node}{i + 1:05d}> ." for i in range(links)]
+    return "\n".join(lines).encode()
+
+
+def family(n: int) -> list[str]:
+    """``n`` subscriptions of one family (a two-step path to a value above a bound): the
+    families' compiled pass counts them together, and each match's solutions are found
+    one by one."""
+    path = f"?x <{EX}link> ?y . ?y <{EX}link> ?z . ?z <{EX}v> ?w"
+    return [f"SELECT * {{ {path} FILTER(?w > {i}) }}" for i in range(n)]
+
+
+def mesh(nodes: int) -> bytes:
+    """Every node linked to every node, each with a value above every family member's
+    bound: a family member's join has ``nodes ** 3`` rows (60: 216,000)."""
+    node = EX + "mesh/"
+    lines = [f"<{node}{i}> <{EX}link> <{node}{j}> ." for i in range(nodes) for j in range(nodes)]
+    lines += [f"<{node}{i}> <{EX}v> 5000 ." for i in range(nodes)]
     return "\n".join(lines).encode()
 
 
@@ -350,6 +369,15 @@ async def run(
     t0 = time.perf_counter()
     await asyncio.gather(*(register(gen.subscription(rng)) for _ in range(args.subs)))
     print(f"registered {args.subs} ordinary subscriptions in {time.perf_counter() - t0:.1f} s")
+    t0 = time.perf_counter()
+
+    async def enrol(text: str) -> None:
+        async with sem:
+            (await attacker_sub_client.post("/subscriptions", content=text)).raise_for_status()
+
+    await asyncio.gather(*(enrol(text) for text in family(args.family)))
+    took = time.perf_counter() - t0
+    print(f"the attacker registered a family of {args.family} subscriptions in {took:.1f} s")
     probe = (
         await good_sub.post("/subscriptions", content=f"SELECT ?v WHERE {{ ?m <{PROBE}> ?v }}")
     ).json()["id"]
@@ -450,6 +478,9 @@ def report(args: argparse.Namespace, tally: Tally, sigterm: float | None) -> Non
 def main() -> None:
     parser = argparse.ArgumentParser(description="semps noisy-neighbour benchmark")
     parser.add_argument("--subs", type=int, default=1000)
+    parser.add_argument(
+        "--family", type=int, default=2000, help="the attacker's subscriptions of one family"
+    )
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--rate", type=float, default=50.0, help="good events per second")
     parser.add_argument("--attack-pause", type=float, default=1.0, help="seconds between rounds")
