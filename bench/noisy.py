@@ -75,7 +75,8 @@ def mesh(nodes: int) -> bytes:
     bound: a family member's join has ``nodes ** 3`` rows (60: 216,000)."""
     node = EX + "mesh/"
     lines = [f"<{node}{i}> <{EX}link> <{node}{j}> ." for i in range(nodes) for j in range(nodes)]
-    lines += [f"<{node}{i}> <{EX}v> 5000 ." for i in range(nodes)]
+    value = '"5000"^^<http://www.w3.org/2001/XMLSchema#integer>'
+    lines += [f"<{node}{i}> <{EX}v> {value} ." for i in range(nodes)]
     return "\n".join(lines).encode()
 
 
@@ -150,6 +151,7 @@ def hostile_inputs(port: int) -> list[Hostile]:
             "3 disconnected patterns",
             f"SELECT * {{ ?a <{EX}q> ?b . ?c <{EX}q> ?d . ?e <{EX}q> ?f }}",
         ),
+        event("60-node mesh x the family (216k rows)", mesh(60)),
         event(
             "200-triple event (cross product)",
             "\n".join(f"<{EX}x{i}> <{EX}q> <{EX}y{i}> ." for i in range(200)).encode(),
