@@ -88,8 +88,9 @@ def _match_shapes(
     event: EventBudget,
 ) -> list[Match]:
     """The matches of the subscriptions without an algebra (in no particular order). A
-    shape the families' pass counted whose verification the ``event`` budget cut before
-    it found a solution matches with its count, no solution and ``truncated``."""
+    shape the families' pass counted whose verification a budget cut matches with the
+    pass's exact count, the solutions found before the cut (maybe none) and
+    ``truncated``."""
     found = shape_pass(index, pairs, budget, watch)
     if not len(found.shapes):
         return []
@@ -102,10 +103,12 @@ def _match_shapes(
         if watch is not None:
             watch(sub.id)
         verdicts[position] = verify(sub, pairs, limit, budget, event)
-    if event.left <= 0:
-        for position in counted:
-            if verdicts[position] is None:
-                verdicts[position] = Verdict(int(found.counts[position]), (), truncated=True)
+    for position in counted:  # the pass's count is exact where verification was cut
+        verdict, exact = verdicts[position], int(found.counts[position])
+        if verdict is None:  # cut before its first solution
+            verdicts[position] = Verdict(exact, (), truncated=True)
+        elif verdict.truncated and verdict.count < exact:
+            verdicts[position] = Verdict(exact, verdict.solutions, truncated=True)
     kept = [(p, v) for p, v in enumerate(verdicts) if v is not None]
     found_slots, sizes = index.slots_of(found.shapes[[p for p, _ in kept]])
     slots = found_slots.tolist()

@@ -1,9 +1,9 @@
 """One event's work is bounded however many subscriptions it meets: the families' compiled
 pass evaluates at most ``MEMBER_ROWS`` x the step budget of member rows, and the
 verifications of the event together visit at most ``EVENT_BUDGETS`` x the step budget.
-What is past the bounds is truncated (a match marked so, a count that is a lower bound, or
-no match), never a count above the true one; a hostile family no longer keeps a broker
-worker verifying for minutes."""
+What is past the bounds is truncated (a match marked so, with the compiled pass's exact
+count or else a count that is a lower bound, or no match), never a count above the true
+one; a hostile family no longer keeps a broker worker verifying for minutes."""
 
 from __future__ import annotations
 
@@ -43,6 +43,17 @@ def test_verifications_past_the_events_budget_leave_counted_members_without_solu
     assert 0 < len(verified) < 50
     assert all(not m.detail for m in verified)
     assert all(m.detail == {"truncated": True} for m in matches if not m.solutions)
+
+
+def test_a_counted_member_cut_after_some_solutions_keeps_the_exact_count() -> None:
+    # 2 x 1,050 rows for the event: ten verifications of ~200 rows, then one cut halfway.
+    (matches,) = _family(50, step_budget=1_050).match_batch([MatchContext(_event())])
+    assert len(matches) == 50
+    assert all(m.count == K * K for m in matches)
+    cut = [m for m in matches if m.solutions and m.detail]
+    assert len(cut) == 1
+    assert 0 < len(cut[0].solutions) < K * K
+    assert cut[0].detail == {"truncated": True}
 
 
 def test_members_past_the_compiled_pass_work_are_verified_within_the_events_budget() -> None:
