@@ -124,6 +124,14 @@ def _registered(
     return texts, matcher
 
 
+def _matcher_of(texts: dict[str, str]) -> SemanticMatcher:
+    """A matcher with ``texts`` registered by name."""
+    matcher = SemanticMatcher()
+    for name, text in texts.items():
+        matcher.add(Subscription(name, "semantic", text))
+    return matcher
+
+
 def _size(result: object) -> int:
     if isinstance(result, ox.QueryBoolean):
         return 1 if result else 0
@@ -178,10 +186,7 @@ def test_a_string_test_after_a_comparison_leaves_the_comparisons_bounds_alone(op
         for w in ("red", "oak", "elm", "blue")
     }
     expected = _reference(list(triples), texts)
-    matcher = SemanticMatcher()
-    for name, text in texts.items():
-        matcher.add(Subscription(name, "semantic", text))
-    assert matcher.count_batch([MatchContext(Event("e", triples))]) == [expected]
+    assert _matcher_of(texts).count_batch([MatchContext(Event("e", triples))]) == [expected]
     assert len(expected) > 5
 
 
@@ -201,9 +206,7 @@ def test_string_families_with_more_needles_than_the_value_has_pieces() -> None:
         triples = ((f"{EX}n0", f"{EX}s", Literal(value)), (f"{EX}n1", f"{EX}s", Literal("")))
         chosen = {n: t for n, t in texts.items() if int(n.split("-")[1]) < members}
         expected = _reference(list(triples), chosen)
-        few = SemanticMatcher()
-        for name, text in chosen.items():
-            few.add(Subscription(name, "semantic", text))
+        few = _matcher_of(chosen)
         assert few.count_batch([MatchContext(Event("e", triples))]) == [expected]
     assert len(expected) > 0
 
