@@ -399,8 +399,12 @@ def event_rows(event: Event) -> Iterator[tuple[str, str, str, str]]:
 def write_table(spark: SparkSession, events: RDD[Event], path: str) -> int:
     """Write events as a triples table (Parquet, or JSON Lines for a ``.jsonl`` path);
     returns the number of triples written."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
     rows = events.flatMap(event_rows)
-    frame = spark.createDataFrame(rows, schema=list(TABLE_COLUMNS))
+    # Every column is text (N3): given, the schema is not inferred by a job of its own.
+    schema = StructType([StructField(name, StringType()) for name in TABLE_COLUMNS])
+    frame = spark.createDataFrame(rows, schema=schema)
     frame = frame.cache()
     count = frame.count()
     writer = frame.write.mode("overwrite")
