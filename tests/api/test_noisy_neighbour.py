@@ -405,6 +405,24 @@ def test_a_filter_of_500_or_terms_registers_and_matches(noisy: Noisy) -> None:
     noisy.healthy()
 
 
+def test_a_family_and_an_event_whose_join_it_multiplies_are_contained(noisy: Noisy) -> None:
+    """Not one of the issue's inputs, found since: 500 subscriptions of one family (a
+    two-step path to a value over a bound) and a 3,660-triple event whose join has 216,000
+    rows for each. Verified one by one, each within its own budget, they kept a worker
+    busy for minutes; the event's work is now bounded as a whole (the matches past it are
+    reported truncated, with the compiled pass's exact count where it has one)."""
+    path = f"?x <{EX}link> ?y . ?y <{EX}link> ?z . ?z <{EX}v> ?w"
+    members = [_register(noisy, f"SELECT * {{ {path} FILTER(?w > {n}) }}") for n in range(500)]
+    nodes = [f"<{EX}mesh/{i}>" for i in range(60)]
+    lines = [f"{a} <{EX}link> {b} ." for a in nodes for b in nodes]
+    lines += [f"{a} <{EX}v> {integer(5000)} ." for a in nodes]
+    matched = _publish_one(noisy, "\n".join(lines).encode())["matched"]
+    assert 0 < matched <= len(members)
+    first = _notes(noisy, members[0])
+    assert [n["count"] for n in first] == [60**3]
+    noisy.healthy()
+
+
 def test_40_streams_that_never_read_are_capped(noisy: Noisy) -> None:
     """The attacker opens 40 streams replaying from 0 and never reads: the first 16 (the
     default --max-streams) are served, the rest refused with 429; the good subscriber,
