@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +17,10 @@ import httpx
 
 #: The CLI, run as the benchmark's own interpreter runs it.
 SEMPS = [sys.executable, "-m", "semps"]
+#: Where ``semps`` subprocesses run: not the checkout, whose ``semps/`` would come first on
+#: their path (``-m`` puts the working directory there) and hide a ``PYTHONPATH`` naming
+#: another checkout (the previous release, for side-by-side figures).
+OUTSIDE = tempfile.gettempdir()
 
 
 def free_port() -> int:
@@ -43,8 +48,9 @@ def create_tokens(data: Path, roles: Mapping[str, str]) -> dict[str, str]:
     """A token per name (``semps token create``), of the role it is mapped to."""
     return {
         name: subprocess.run(
-            [*SEMPS, "token", "create", "--role", role, "--data-dir", str(data)],
+            [*SEMPS, "token", "create", "--role", role, "--data-dir", str(Path(data).resolve())],
             capture_output=True,
+            cwd=OUTSIDE,
             text=True,
             check=True,
         ).stdout.strip()
@@ -65,9 +71,9 @@ def serve(data: Path, extra: list[str], log: IO[bytes] | int = subprocess.DEVNUL
     (waited for up to 20 s)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    cmd = [*SEMPS, "serve", "--port", str(port), "--data-dir", str(data), *extra]
+    cmd = [*SEMPS, "serve", "--port", str(port), "--data-dir", str(Path(data).resolve()), *extra]
     print(f"server: {' '.join(cmd[1:])}", flush=True)
-    server = subprocess.Popen(cmd, stdout=log, stderr=log)
+    server = subprocess.Popen(cmd, stdout=log, stderr=log, cwd=OUTSIDE)
     for _ in range(200):
         try:
             httpx.get(url + "/health")
