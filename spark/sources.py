@@ -190,21 +190,20 @@ def check_exists(spark: SparkSession, path: str) -> None:
     Raises:
         SempsError: ``events not found: PATH``.
     """
-    local = _local_path(path)
-    if local is not None:
-        found = local.exists()
-    else:
-        jvm = spark.sparkContext._jvm
-        assert jvm is not None
-        hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-        try:
-            fs = hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
-            found = bool(fs.exists(hadoop_path))
-        except Exception as exc:  # noqa: BLE001  (no file system for the scheme, no access)
-            from semps.spark.session import first_line
+    if _local_path(path) is not None:
+        check_local(path)
+        return
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    try:
+        fs = hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+        found = bool(fs.exists(hadoop_path))
+    except Exception as exc:  # noqa: BLE001  (no file system for the scheme, no access)
+        from semps.spark.session import first_line
 
-            msg = f"cannot read events at {path}: {first_line(exc)}"
-            raise SempsError(msg) from exc
+        msg = f"cannot read events at {path}: {first_line(exc)}"
+        raise SempsError(msg) from exc
     if not found:
         msg = f"events not found: {path}"
         raise SempsError(msg)
