@@ -8,6 +8,7 @@ a kernel two matchers need (:func:`search_sorted`, :func:`check_slots`) lives he
 
 from __future__ import annotations
 
+import fcntl
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -15,6 +16,49 @@ import numba as nb
 import numpy as np
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _lock_the_disk_cache() -> None:
+    """Make numba's on-disk cache safe for processes compiling at once.
+
+    numba (0.68) saves an entry by reading the function's index (``.nbi``), taking the first
+    data file name (``.N.nbc``) the index does not list, and writing the index, then the
+    data file, with no lock. Two processes saving different signatures of one kernel at
+    once both take ``.1.nbc``: the index then maps one signature to the other's machine
+    code. And a process loading between another's index write and data write reads the
+    data file the index names before it is written: after the kernels' source changed, an
+    older entry's code. Either way a kernel silently computes garbage: the suite's two
+    processes (and a server's spawned workers, or a test's servers) start cold caches
+    together. Once, in the first run after this module's kernels changed, two brick-a
+    tests missed matches in two processes, and passed in every later run.
+
+    Here saves take an exclusive lock on a file beside the index, loads a shared one, so
+    each sees an index and its data files as one save left them."""
+    from numba.core import caching
+
+    cache_file = caching.IndexDataCacheFile
+    if getattr(cache_file.save, "semps_locked", False):
+        return
+    save, load = cache_file.save, cache_file.load
+
+    def locked(method: Callable[..., Any], mode: int) -> Callable[..., Any]:
+        def run(self: Any, *args: Any) -> Any:
+            try:
+                lock = open(self._index_path + ".lock", "ab")  # noqa: SIM115
+            except OSError:  # numba checked the folder is writable: not expected
+                return method(self, *args)
+            with lock:
+                fcntl.flock(lock, mode)  # released when the file closes
+                return method(self, *args)
+
+        run.semps_locked = True  # type: ignore[attr-defined]
+        return run
+
+    cache_file.save = locked(save, fcntl.LOCK_EX)  # type: ignore[method-assign]
+    cache_file.load = locked(load, fcntl.LOCK_SH)  # type: ignore[method-assign]
+
+
+_lock_the_disk_cache()
 
 #: Cache compiled kernels on disk, except when semps is imported from a zip (Spark executors
 #: given ``semps spark package``'s zip): numba then caches in the user's cache folder, which

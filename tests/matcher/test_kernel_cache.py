@@ -1,0 +1,70 @@
+"""numba's disk cache, shared by processes that compile kernels at once
+(:mod:`semps.matcher.kernels` locks its saves and loads)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+KERNEL = """
+from semps.matcher.kernels import jit
+
+
+@jit
+def twice(x):
+    return x.sum() * 2
+"""
+
+RUN = """
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from numba.core import caching
+
+import semps.matcher.kernels  # locks the cache
+import kernel
+
+folder, role = Path(sys.argv[1]), sys.argv[2]
+if role == "saver":  # stops in the middle of its save: index written, data not yet
+    write = caching.IndexDataCacheFile._save_data
+
+    def slow(self, name, data):
+        (folder / "saving").touch()
+        time.sleep(5)
+        write(self, name, data)
+
+    caching.IndexDataCacheFile._save_data = slow
+else:
+    while not (folder / "saving").exists():
+        time.sleep(0.01)
+print(kernel.twice(np.arange(4, dtype=np.int64)), sum(kernel.twice.stats.cache_hits.values()))
+"""
+
+
+def test_a_load_during_another_processs_save_gets_what_it_saves(tmp_path: Path) -> None:
+    """Unlocked, the loader reads the index the saver has written, finds no data file yet,
+    and compiles the kernel again (or, when an older data file of that name is there, runs
+    its machine code: another signature's, or the previous source's)."""
+    (tmp_path / "kernel.py").write_text(KERNEL)
+    (tmp_path / "run.py").write_text(RUN)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path))
+    env["PYTHONPATH"] += os.pathsep + os.environ.get("PYTHONPATH", "")
+
+    def start(role: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, str(tmp_path / "run.py"), str(tmp_path), role],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    saver, loader = start("saver"), start("loader")
+    saved, _ = saver.communicate(timeout=120)
+    loaded, _ = loader.communicate(timeout=120)
+    assert (saver.returncode, loader.returncode) == (0, 0)
+    assert saved.split() == ["12", "0"]  # compiled
+    assert loaded.split() == ["12", "1"]  # waited for the save, then read it
