@@ -7,8 +7,9 @@ reads its files through too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+import os
+from collections.abc import Iterator, Sequence
+from os import PathLike
 from typing import Unpack
 
 from semps.documents import ReadOptions, read_triples
@@ -36,11 +37,20 @@ def read_event(
     return Event(event_id, triples)
 
 
-def read_events(files: list[Path], base: str | None) -> Iterator[Event]:
-    """Read each file into an event; an unreadable file stops with its name in the error."""
+def read_events(files: Sequence[str | PathLike[str]], base: str | None) -> Iterator[Event]:
+    """Read each file into an event whose id is the file's stem (as ``Path.stem``); an
+    unreadable file stops with its name in the error."""
     for path in files:
+        name = os.path.basename(path)
+        dot = name.rfind(".")
+        stem = name[:dot] if 0 < dot < len(name) - 1 else name
         try:
-            yield read_event(path.read_bytes(), event_id=path.stem, filename=path.name, base=base)
+            with open(path, "rb") as f:
+                data = f.read()
+            yield read_event(data, event_id=stem, filename=name, base=base)
         except IngestError as exc:
-            msg = f"{path}:{exc}"
+            msg = f"{os.fspath(path)}:{exc}"
+            raise IngestError(msg) from exc
+        except OSError as exc:
+            msg = f"{os.fspath(path)}: {exc.strerror or exc}"
             raise IngestError(msg) from exc

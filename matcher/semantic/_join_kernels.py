@@ -347,11 +347,59 @@ def _groups(buf: IntArray, at: int, n: int, w: int, proj: IntArray, j0: int, j1:
     return groups
 
 
+@jit
+def run_inputs(
+    shapes: IntArray, grouped: IntArray, bounds: IntArray, shape_fam: IntArray, shape_row: IntArray
+) -> tuple[IntArray, IntArray]:
+    """The pass's inputs from phase 1's grouping (``_kernels.candidate_shapes``): each
+    run's family (its first member's) and each member's parameter column."""
+    n_runs = len(bounds) - 1
+    run_fam = np.empty(n_runs, dtype=np.int64)
+    for q in range(n_runs):
+        run_fam[q] = shape_fam[shapes[grouped[bounds[q]]]]
+    member_cols = np.empty(len(grouped), dtype=np.int64)
+    for i in range(len(grouped)):
+        member_cols[i] = shape_row[shapes[grouped[i]]]
+    return run_fam, member_cols
+
+
+@jit
+def scatter_counts(
+    counts: IntArray, grouped: IntArray, bounds: IntArray, found: IntArray, left: BoolArray
+) -> IntArray:
+    """The pass's outputs into ``counts`` (by shape position; ``found``'s -1, "not
+    reached", as 0); the positions it leaves to verify one by one: the members it did
+    not reach, then every member of each run it left, in order."""
+    n_past = 0
+    n_left = 0
+    for i in range(len(grouped)):
+        c = found[i]
+        counts[grouped[i]] = c if c > 0 else 0
+        n_past += c < 0
+    for q in range(len(left)):
+        if left[q]:
+            n_left += bounds[q + 1] - bounds[q]
+    out = np.empty(n_past + n_left, dtype=np.int64)
+    k = 0
+    for i in range(len(grouped)):
+        if found[i] < 0:
+            out[k] = grouped[i]
+            k += 1
+    for q in range(len(left)):
+        if left[q]:
+            for i in range(bounds[q], bounds[q + 1]):
+                out[k] = grouped[i]
+                k += 1
+    return out
+
+
 def warm() -> None:
-    """Compile (or load from the cache) the kernel now."""
+    """Compile (or load from the cache) the kernels now."""
     z = np.zeros(0, dtype=np.int64)
     one = np.zeros(1, dtype=np.int64)
     nb = np.zeros(0, dtype=np.bool_)
+    run_inputs(z, z, one, z, z)
+    scatter_counts(z, z, one, z, nb)
     family_join_runs(
         z, one, z, np.zeros((1, 1), dtype=np.int64), z, z, one, np.zeros((0, 4), dtype=np.int64),
         z, np.zeros((0, 3), dtype=np.int64), one, one, np.zeros((0, 2), dtype=np.int64), one,

@@ -130,6 +130,39 @@ def write_counts(at: IntArray, counts: IntArray, blob: ByteArray, starts: IntArr
 
 
 @jit
+def write_shape_counts(
+    shapes: IntArray,
+    counts: IntArray,
+    start: IntArray,
+    size: IntArray,
+    flat: IntArray,
+    ranks: IntArray,
+    blob: ByteArray,
+    starts: IntArray,
+) -> ByteArray:
+    """:func:`write_counts` of the slots of the ``shapes`` whose count is not 0 (each
+    slot with its shape's count; the slots of a shape from its block of ``flat``, as
+    ``shapeslots.gather`` reads them), in the order of their ids' ``ranks``."""
+    total = 0
+    for i in range(len(shapes)):
+        if counts[i] != 0:
+            total += size[shapes[i]]
+    at = np.empty(total, dtype=np.int64)
+    of = np.empty(total, dtype=np.int64)
+    k = 0
+    for i in range(len(shapes)):
+        c = counts[i]
+        if c != 0:
+            b = start[shapes[i]]
+            for j in range(size[shapes[i]]):
+                at[k] = ranks[flat[b + j]]
+                of[k] = c
+                k += 1
+    order = np.argsort(at)
+    return write_counts(at[order], of[order], blob, starts)
+
+
+@jit
 def _put(out: ByteArray, n: int, text: ByteArray) -> int:
     for j in range(len(text)):
         out[n + j] = text[j]
@@ -151,5 +184,6 @@ def warm() -> None:
     candidate_shapes(rows, np.ones(1, dtype=np.bool_), none, none)
     blob = np.frombuffer(b"", dtype=np.uint8)  # read-only, as id_text gives it
     write_counts(none, none, blob, np.zeros(1, dtype=np.int64))
+    write_shape_counts(none, none, none, none, none, none, blob, np.zeros(1, dtype=np.int64))
     warm_join()
     warm_slots()

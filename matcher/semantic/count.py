@@ -19,7 +19,8 @@ import numpy.typing as npt
 from semps.event import Event
 from semps.matcher.base import MatchContext
 from semps.matcher.results import result_line
-from semps.matcher.semantic._kernels import write_counts
+from semps.matcher.semantic._join_kernels import run_inputs, scatter_counts
+from semps.matcher.semantic._kernels import write_shape_counts
 from semps.matcher.semantic.familyjoin import count_runs
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
 from semps.matcher.semantic.verify import DEFAULT_STEP_BUDGET, EventBudget, count_solutions
@@ -82,15 +83,27 @@ def count_columns(
     """The slots of the matching subscriptions without an algebra and their solution
     counts (in no particular order; those verified one by one within the ``event``
     budget)."""
+    found = counted_shapes(index, pairs, budget, event)
+    hits = np.flatnonzero(found.counts)
+    slots, sizes = index.slots_of(found.shapes[hits])
+    return slots, np.repeat(found.counts[hits], sizes)
+
+
+def counted_shapes(
+    index: SubscriptionIndex,
+    pairs: EventPairs,
+    budget: int = DEFAULT_STEP_BUDGET,
+    event: EventBudget | None = None,
+) -> ShapePass:
+    """:func:`shape_pass` with the shapes it left verified one by one (within the
+    ``event`` budget): every candidate shape's solution count."""
     if event is None:
         event = EventBudget.of(budget)
     found = shape_pass(index, pairs, budget)
     counts, at, generic = found.counts, index.sub_at, found.generic
     for position, slot in zip(generic, found.first_slots[generic].tolist(), strict=True):
         counts[position] = count_solutions(at[slot], pairs, budget, event)
-    hits = np.flatnonzero(counts)
-    slots, sizes = index.slots_of(found.shapes[hits])
-    return slots, np.repeat(counts[hits], sizes)
+    return found
 
 
 class ShapePass(NamedTuple):
@@ -138,14 +151,9 @@ def _count_families(
     family between ``bounds``) into ``counts``, all in one compiled pass
     (:func:`~semps.matcher.semantic.familyjoin.count_runs`); the positions of the runs it
     leaves to verify one by one."""
-    run_fam = index.shape_fam[shapes[grouped[bounds[:-1]]]]
-    member_cols = index.shape_row[shapes[grouped]]
+    run_fam, member_cols = run_inputs(shapes, grouped, bounds, index.shape_fam, index.shape_row)
     found, left = count_runs(index, pairs, run_fam, bounds, member_cols, budget)
-    past = found < 0  # the pass's work ran out before these members
-    generic: list[int] = grouped[past].tolist() if past.any() else []
-    counts[grouped] = np.maximum(found, 0)
-    for q in np.flatnonzero(left).tolist():
-        generic.extend(grouped[bounds[q] : bounds[q + 1]].tolist())
+    generic: list[int] = scatter_counts(counts, grouped, bounds, found, left).tolist()
     return generic
 
 
@@ -157,17 +165,19 @@ def count_lines(
 ) -> list[str]:
     """The events' output lines (:func:`~semps.matcher.results.result_line`, the same
     text), written from the count columns and the index's ids as JSON text, in id order,
-    by compiled code (``_kernels.write_counts``): no dictionary or string per match."""
+    by compiled code (``_kernels.write_shape_counts``): no dictionary or string per match."""
     out = []
     for event, context in zip(events, contexts, strict=True):
         pairs = EventPairs(context.parts)
         if index.algebra:
             out.append(result_line(event.id, count_parts(index, pairs, budget)))
             continue
-        slots, counts = count_columns(index, pairs, budget)
-        ranks = index.id_ranks()[slots]
-        order = np.argsort(ranks)
+        found = counted_shapes(index, pairs, budget)
+        start, size, flat = index.slot_blocks()
         blob, starts = index.id_text()
-        tail = write_counts(ranks[order], counts[order], blob, starts).tobytes().decode()
+        written = write_shape_counts(
+            found.shapes, found.counts, start, size, flat, index.id_ranks(), blob, starts
+        )
+        tail = written.tobytes().decode()
         out.append(f'{{"event": {json.dumps(event.id)}, "matches": [{tail}')
     return out

@@ -49,8 +49,6 @@ class FamilyTables(NamedTuple):
     """An index's families as arrays, by family number (see ``family_join_runs``)."""
 
     props: dict[str, int]  # the properties families join, numbered
-    #: By join: the properties its steps read.
-    bare_props: tuple[tuple[str, ...], ...]
     #: Per property: whether its subjects, its objects are read by a string template.
     string_sites: dict[str, tuple[bool, bool]]
     fam_bare: IntArray
@@ -77,7 +75,6 @@ def family_tables(families: dict[int, Family], count: int) -> FamilyTables:
     fam_bare, fam_mode = np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64)
     bare_at, program_at, inputs_at, strings_at, proj_at = [0], [0], [0], [0], [0]
     width: list[int] = []
-    bare_props: list[tuple[str, ...]] = []
     proj: list[int] = []
     steps: list[tuple[int, int, int, int]] = []
     programs: list[list[int]] = []
@@ -95,7 +92,6 @@ def family_tables(families: dict[int, Family], count: int) -> FamilyTables:
                     steps.append((props.setdefault(prop, len(props)), mode, col[s_var], col[o_var]))
                 bare_at.append(len(steps))
                 width.append(len(family.columns))
-                bare_props.append(tuple(dict.fromkeys(step[0] for step in family.bare.plan)))
             fam_bare[fid] = b
             if family.ask or (family.distinct and not family.projected):
                 fam_mode[fid] = 1
@@ -116,7 +112,6 @@ def family_tables(families: dict[int, Family], count: int) -> FamilyTables:
         proj_at.append(len(proj))
     return FamilyTables(
         props,
-        tuple(bare_props),
         {prop: (s, o) for prop, (s, o) in sites.items()},
         fam_bare,
         fam_mode,
@@ -342,8 +337,11 @@ def count_runs(
     """The counts of the members of the runs (members ``bounds[q]:bounds[q + 1]`` of
     family ``run_fam[q]``), and by run whether it is left to verify one by one."""
     tables = index.family_tables()
-    joined = tables.bare_props
-    props = dict.fromkeys(p for b in set(tables.fam_bare[run_fam].tolist()) for p in joined[b])
+    # The event's pairs of every property a family joins, not only those of the runs'
+    # families: as many pairs, or hardly more (the joins never read the others), and
+    # cheaper to list than the runs' joins' properties.
+    numbered = tables.props
+    props = [p for p in pairs.by_prop if p in numbered]
     ev = event_terms(index, tables, pairs, props, budget)
     return family_join_runs(
         run_fam,

@@ -590,6 +590,13 @@ class SubscriptionIndex:
             complete.sort()
         return complete
 
+    def slot_blocks(self) -> tuple[IntArray, IntArray, IntArray]:
+        """By shape, where its slots start in the flat array and how many, and the flat
+        array (:class:`.shapeslots.ShapeSlots`), for compiled passes: valid until the
+        next change."""
+        blocks = self._slots
+        return blocks.start, blocks.size, blocks.flat
+
     def slots_of(self, shapes: IntArray) -> tuple[IntArray, IntArray]:
         """The slots of the ``shapes`` one shape after another, and how many each has."""
         return self._slots.of(shapes)

@@ -324,11 +324,9 @@ class SemanticMatcher(Matcher):
             return self._workers().submit_files(paths, base, expansion)
 
         def collect() -> list[str]:
-            from pathlib import Path
-
             from semps.ingest.rdf import read_events
 
-            events = list(read_events([Path(p) for p in paths], base))
+            events = list(read_events(paths, base))
             contexts = [MatchContext(e, expansion) for e in events]
             return self.result_lines(contexts)
 

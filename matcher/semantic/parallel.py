@@ -149,12 +149,11 @@ def _file_lines(
 ) -> tuple[str, Any]:
     """Read, match and write the result lines of some event files: ``("lines", lines)``,
     or ``("error", message)`` for the first file that cannot be read."""
-    from pathlib import Path
 
     from semps.ingest.rdf import read_events
 
     try:
-        events = list(read_events([Path(p) for p in paths], base))
+        events = list(read_events(paths, base))
     except IngestError as exc:
         return ("error", str(exc))
     contexts = [MatchContext(e, expansion) for e in events]

@@ -152,3 +152,22 @@ def test_a_bad_text_constraint_says_where(tmp_path) -> None:
     out = semps("content", "match", "--subscriptions", str(subs), "--events", str(events))
     assert out.returncode == 2
     assert out.stderr.startswith(f"semps: error: {subs}:2: constraints: 1:3: ")
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_an_unreadable_event_file_is_one_error_line_with_any_number_of_workers(
+    tmp_path, workers: str
+) -> None:
+    """A listed event that cannot be opened (a dangling link) stops ``semps match`` with
+    its name, whether this process or a worker process reads it (a worker used to die
+    with a traceback: "semantic worker process 1 died")."""
+    subs, events = tmp_path / "subs", tmp_path / "events"
+    subs.mkdir()
+    events.mkdir()
+    (subs / "s.rq").write_text("SELECT * WHERE { ?x <http://ex/p> ?y }")
+    (events / "a.nt").write_text("<http://ex/a> <http://ex/p> <http://ex/b> .\n")
+    (events / "b.nt").symlink_to(tmp_path / "gone.nt")
+    args = ["--subscriptions", str(subs), "--events", str(events), "--workers", workers]
+    out = semps("match", *args)
+    assert out.returncode == 2
+    assert out.stderr == f"semps: error: {events / 'b.nt'}: No such file or directory\n"
