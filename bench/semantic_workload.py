@@ -29,6 +29,8 @@ event, on a sample, extrapolated).
     .venv/bin/python bench/semantic_workload.py write DIR [--subs 100000] [--events 1000]
         [--selectivity 0.01]
     .venv/bin/python bench/semantic_workload.py run DIR [--cli] [--naive] [--repo PATH]
+    .venv/bin/python bench/semantic_workload.py compare DIR --repo PATH [--rounds 4]
+        [--workers 2]
     .venv/bin/python bench/semantic_workload.py memory [--subs 1000000] [--selectivity 0.01]
 """
 
@@ -39,6 +41,7 @@ import gc
 import os
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -293,6 +296,27 @@ def cli(folder: Path, workers: int, repo: Path | None) -> dict[str, float]:
     }
 
 
+def compare(folder: Path, repo: Path, rounds: int, workers: int) -> None:
+    """``semps match --workers N`` of this checkout and of ``repo``, alternately, ``rounds``
+    times each (this machine's speed drifts by tens of percent within minutes: only runs
+    side by side compare); each run's events/s and events per CPU-second, then medians."""
+    runs: dict[str, list[dict[str, float]]] = {"this": [], str(repo): []}
+    for i in range(rounds):
+        for name, where in (("this", None), (str(repo), repo)):
+            found = cli(folder, workers, where)
+            runs[name].append(found)
+            rate, cpu = found["events_per_s"], found["events_per_cpu_s"]
+            print(f"round {i + 1} {name}: {rate:,.0f} events/s, {cpu:,.0f} per CPU-s", flush=True)
+    for name, found in runs.items():
+        rates = [f["events_per_s"] for f in found]
+        cpu = statistics.median(f["events_per_cpu_s"] for f in found)
+        print(
+            f"median {name}: {statistics.median(rates):,.0f} events/s "
+            f"(range {min(rates):,.0f}-{max(rates):,.0f}), {cpu:,.0f} per CPU-s",
+            flush=True,
+        )
+
+
 class _Run:
     """One timed run of a command whose output went to a file: the file's size as sampled
     over time, its line count, and the process tree's CPU and wall time."""
@@ -410,6 +434,11 @@ def main() -> None:
     r.add_argument("--naive", action="store_true", help="the naive method on a sample")
     r.add_argument("--repo", type=Path, help="PYTHONPATH for the CLI runs (another checkout)")
     r.add_argument("--skip-in-process", action="store_true")
+    c = sub.add_parser("compare", help="semps match here and in another checkout, alternately")
+    c.add_argument("folder", type=Path)
+    c.add_argument("--repo", type=Path, required=True, help="the other checkout")
+    c.add_argument("--rounds", type=int, default=4)
+    c.add_argument("--workers", type=int, default=2)
     m = sub.add_parser("memory", help="bytes per subscription of a built index (no files)")
     m.add_argument("--subs", type=int, default=100_000)
     m.add_argument("--selectivity", type=float, default=0.01)
@@ -417,6 +446,9 @@ def main() -> None:
     print(f"command: {' '.join(sys.argv)}", flush=True)
     if args.command == "write":
         write(args.folder, args.subs, args.events, args.selectivity)
+        return
+    if args.command == "compare":
+        compare(args.folder, args.repo, args.rounds, args.workers)
         return
     if args.command == "memory":
         found = memory(args.subs, args.selectivity)
