@@ -225,7 +225,7 @@ class TermFacts:
                     type(term) is Literal and term[1] == XSD_STRING,
                 )
             at.append(found)
-        return self._table[:, at]
+        return np.ascontiguousarray(self._table[:, at])  # rows contiguous, as warm() compiles for
 
 
 def _string_hits(

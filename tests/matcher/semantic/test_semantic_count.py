@@ -17,8 +17,8 @@ from semps_test_support import to_oxigraph
 from semps.event import Event
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher, count, familyjoin
-from semps.matcher.semantic._join_kernels import family_join_runs
-from semps.matcher.semantic._kernels import candidate_shapes, write_counts
+from semps.matcher.semantic._join_kernels import family_join_runs, run_inputs, scatter_counts
+from semps.matcher.semantic._kernels import candidate_shapes, write_counts, write_shape_counts
 from semps.terms import RDF_TYPE, XSD, Literal
 
 EX = "http://ex/"
@@ -333,7 +333,14 @@ def test_warming_compiles_the_kernels_real_events_call() -> None:
     event's time budget pays for a compilation."""
     matcher = SemanticMatcher()
     matcher.warm()
-    kernels = (family_join_runs, candidate_shapes, write_counts)
+    kernels = (
+        family_join_runs,
+        candidate_shapes,
+        write_counts,
+        write_shape_counts,
+        run_inputs,
+        scatter_counts,
+    )
     warmed = [list(k.signatures) for k in kernels]  # type: ignore[attr-defined]
     for i, needle in enumerate(["red", "oak", "x"]):
         matcher.add(
@@ -348,7 +355,11 @@ def test_warming_compiles_the_kernels_real_events_call() -> None:
                 f"d{i}", "semantic", f"SELECT DISTINCT ?x {{ ?x <{EX}d> ?v FILTER(?v > {i}) }}"
             )
         )
-    triples = ((f"{EX}n0", f"{EX}s", Literal("red oak")), (f"{EX}n0", f"{EX}d", VALUES[3]))
+    triples = (  # several terms: their facts are columns of a table, taken as rows
+        (f"{EX}n0", f"{EX}s", Literal("red oak")),
+        (f"{EX}n0", f"{EX}d", VALUES[3]),
+        (f"{EX}n1", f"{EX}d", VALUES[1]),
+    )
     (line,) = matcher.result_lines([MatchContext(Event("e", triples))])
     assert '"s0": 1' in line and '"d2": 1' in line
     assert [list(k.signatures) for k in kernels] == warmed  # type: ignore[attr-defined]
