@@ -9,7 +9,11 @@ a kernel two matchers need (:func:`search_sorted`, :func:`check_slots`) lives he
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import os
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import numba as nb
@@ -60,10 +64,55 @@ def _lock_the_disk_cache() -> None:
 
 _lock_the_disk_cache()
 
+
+def kernel_sources_digest(root: Path) -> str:
+    """A digest of the source files under ``root`` that define kernels (``@jit`` or
+    ``@pjit``), paths and contents, followed through links."""
+    digest = hashlib.sha256()
+    for folder, subfolders, files in os.walk(root, followlinks=True):
+        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = Path(folder, name)
+            text = path.read_bytes()
+            if b"@jit" in text or b"@pjit" in text:
+                digest.update(path.relative_to(root).as_posix().encode() + b"\0" + text)
+    return digest.hexdigest()[:16]
+
+
+def _cache_by_sources() -> None:
+    """Keep the compiled kernels in a folder named by :func:`kernel_sources_digest`.
+
+    numba checks a cached kernel against its own file only: a kernel calling one of
+    another file (:func:`search_sorted` here, called by the semantic and content kernels)
+    keeps the callee's old machine code after that file changes (numba's documented
+    limitation: "cache invalidation fails to recognize changes in symbols defined in a
+    different file"), and so may a caller compiled while a stale callee was loaded. After
+    an upgrade or an edit, that is a silently wrong kernel. Naming the folder by every
+    kernel file's content makes any change start a new cache.
+
+    The folder is ``$NUMBA_CACHE_DIR/semps-<digest>`` when that variable is set, else
+    ``${XDG_CACHE_HOME:-~/.cache}/semps/numba/semps-<digest>``; when it cannot be
+    created or written, numba's own choice stands."""
+    config: Any = nb.config  # no stubs
+    base = config.CACHE_DIR or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "semps", "numba"
+    )
+    folder = os.path.join(base, f"semps-{kernel_sources_digest(Path(__file__).parents[1])}")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError:
+        return
+    config.CACHE_DIR = folder
+
+
 #: Cache compiled kernels on disk, except when semps is imported from a zip (Spark executors
 #: given ``semps spark package``'s zip): numba then caches in the user's cache folder, which
 #: an executor may not be able to create, and the import fails; compiling costs seconds.
 CACHE = ".zip" not in __file__
+if CACHE:
+    _cache_by_sources()
 
 
 def jit(fn: F) -> F:

@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import semps
+from semps.matcher.kernels import kernel_sources_digest
+
 KERNEL = """
 from semps.matcher.kernels import jit
 
@@ -68,3 +71,27 @@ def test_a_load_during_another_processs_save_gets_what_it_saves(tmp_path: Path) 
     assert (saver.returncode, loader.returncode) == (0, 0)
     assert saved.split() == ["12", "0"]  # compiled
     assert loaded.split() == ["12", "1"]  # waited for the save, then read it
+
+
+def test_a_change_to_any_kernel_file_names_a_new_cache_folder(tmp_path: Path) -> None:
+    """numba checks a cached kernel against its own file only: a caller compiled with an
+    older callee of another file would keep it. Any kernel file's change starts anew."""
+    (tmp_path / "sub").mkdir()
+    kernel, other = tmp_path / "sub" / "k.py", tmp_path / "plain.py"
+    kernel.write_text("@jit\ndef f(x):\n    return x\n")
+    other.write_text("def g():\n    pass\n")
+    first = kernel_sources_digest(tmp_path)
+    other.write_text("def g():\n    return 1\n")  # no kernel in it
+    assert kernel_sources_digest(tmp_path) == first
+    kernel.write_text("@jit\ndef f(x):\n    return x + 1\n")
+    assert kernel_sources_digest(tmp_path) != first
+
+
+def test_kernels_are_cached_under_the_digest_of_the_installed_sources(tmp_path: Path) -> None:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    code = "import numba, semps.matcher.kernels; print(numba.config.CACHE_DIR)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    digest = kernel_sources_digest(Path(semps.__file__).parent)
+    assert out.stdout.strip() == str(tmp_path / f"semps-{digest}")
