@@ -19,7 +19,7 @@ Shape (``write``):
 
 Benchmark (``run``): registration/s, index bytes per subscription, counts-only events/s
 and p50/p99 per event in process (CPU time, one event per call, after a first one; the
-closure excluded), events per CPU second of ``semps match``'s process tree,
+closure excluded), the CPU of ``semps match``'s processes per event,
 ``semps match --workers 1`` and ``2`` events/s (its output written to a file whose size is
 sampled as it grows, the rate taken between 10% and 90% of it: start-up, registration and
 shutdown excluded), and
@@ -40,7 +40,6 @@ import argparse
 import gc
 import os
 import random
-import resource
 import statistics
 import subprocess
 import sys
@@ -267,29 +266,29 @@ def in_process(folder: Path) -> dict[str, float]:
 def cli(folder: Path, workers: int, repo: Path | None) -> dict[str, float]:
     """Events/s of ``semps match`` with its output written to a file, as one would keep
     bulk answers: the file's size is sampled every 10 ms and the rate taken between 10% and
-    90% of the output (start-up, ontology, registration and shutdown excluded); plus the
-    whole run's time, and events per CPU second of the process tree past the first event
-    (the CPU time of the same run on the first event alone, start-up, registration and
-    loading the compiled kernels, taken off; that run is made twice, the first compiling
-    the kernels when their cache is cold): on a shared machine, the figure that depends
-    least on what else runs. (Reading the output through a pipe instead understates a
-    2-worker run at ~4 KB a line: the reader takes CPU from the workers and the pipe's
-    64 KB buffer stalls them.)"""
+    90% of the output (start-up, ontology, registration and shutdown excluded); the CPU
+    time of its processes (the parent and the workers, read from ``/proc`` at each sample)
+    over the same stretch, per event: on a shared machine the figure that depends least on
+    what else runs, and 2 cores / it is the rate the machine allows; plus the whole run's
+    time. A run on the first event alone goes first (it compiles the kernels when their
+    cache is cold). (Reading the output through a pipe instead understates a 2-worker run
+    at ~4 KB a line: the reader takes CPU from the workers and the pipe's 64 KB buffer
+    stalls them.)"""
     env = dict(os.environ)
     if repo is not None:
         env["PYTHONPATH"] = str(repo)
     cmd = [sys.executable, "-m", "semps", "match", "--ontology", str(folder / "ontology.owl")]
     cmd += ["--subscriptions", str(folder / "subscriptions"), "--workers", str(workers)]
-    with tempfile.TemporaryDirectory() as one:  # the same start-up and first event alone
+    with tempfile.TemporaryDirectory() as one:
         first = min((folder / "events").iterdir())
         (Path(one) / first.name).symlink_to(first)
-        _timed(cmd + ["--events", one], env)  # compiles the kernels if the cache is cold
-        start = _timed(cmd + ["--events", one], env)
+        _timed(cmd + ["--events", one], env)
     run = _timed(cmd + ["--events", str(folder / "events")], env)
+    events = 0.8 * run.lines
     return {
         "workers": workers,
-        "events_per_s": 0.8 * run.lines / max(1e-9, run.at(0.9) - run.at(0.1)),
-        "events_per_cpu_s": (run.lines - 1) / max(1e-9, run.cpu - start.cpu),
+        "events_per_s": events / max(1e-9, run.at(0.9) - run.at(0.1)),
+        "cpu_us_per_event": 1e6 * (run.cpu_at(0.9) - run.cpu_at(0.1)) / max(1.0, events),
         "first_output_s": run.at(0.0),
         "total_s": run.wall,
         "output_lines": run.lines,
@@ -299,60 +298,84 @@ def cli(folder: Path, workers: int, repo: Path | None) -> dict[str, float]:
 def compare(folder: Path, repo: Path, rounds: int, workers: int) -> None:
     """``semps match --workers N`` of this checkout and of ``repo``, alternately, ``rounds``
     times each (this machine's speed drifts by tens of percent within minutes: only runs
-    side by side compare); each run's events/s and events per CPU-second, then medians."""
+    side by side compare); each run's events/s and CPU per event, then medians."""
     runs: dict[str, list[dict[str, float]]] = {"this": [], str(repo): []}
     for i in range(rounds):
         for name, where in (("this", None), (str(repo), repo)):
             found = cli(folder, workers, where)
             runs[name].append(found)
-            rate, cpu = found["events_per_s"], found["events_per_cpu_s"]
-            print(f"round {i + 1} {name}: {rate:,.0f} events/s, {cpu:,.0f} per CPU-s", flush=True)
+            rate, cpu = found["events_per_s"], found["cpu_us_per_event"]
+            print(
+                f"round {i + 1} {name}: {rate:,.0f} events/s, {cpu:,.0f} us CPU/event", flush=True
+            )
     for name, found in runs.items():
         rates = [f["events_per_s"] for f in found]
-        cpu = statistics.median(f["events_per_cpu_s"] for f in found)
+        cpu = statistics.median(f["cpu_us_per_event"] for f in found)
         print(
             f"median {name}: {statistics.median(rates):,.0f} events/s "
-            f"(range {min(rates):,.0f}-{max(rates):,.0f}), {cpu:,.0f} per CPU-s",
+            f"(range {min(rates):,.0f}-{max(rates):,.0f}), {cpu:,.0f} us CPU/event",
             flush=True,
         )
 
 
 class _Run:
-    """One timed run of a command whose output went to a file: the file's size as sampled
-    over time, its line count, and the process tree's CPU and wall time."""
+    """One timed run of a command whose output went to a file: the file's size and the CPU
+    time of its processes as sampled over time, its line count, and its wall time."""
 
-    def __init__(self, samples: list[tuple[float, int]], lines: int, cpu: float, wall: float):
-        self.samples, self.lines, self.cpu, self.wall = samples, lines, cpu, wall
+    def __init__(self, samples: list[tuple[float, int, float]], lines: int, wall: float):
+        self.samples, self.lines, self.wall = samples, lines, wall
+
+    def _first(self, share: float) -> tuple[float, int, float]:
+        final = self.samples[-1][1]
+        return next(s for s in self.samples if s[1] > 0 and s[1] >= share * final)
 
     def at(self, share: float) -> float:
         """When the output first reached ``share`` of its final size (seconds from the
         start; the first non-empty sample for 0)."""
-        final = self.samples[-1][1]
-        return next(t for t, size in self.samples if size > 0 and size >= share * final)
+        return self._first(share)[0]
+
+    def cpu_at(self, share: float) -> float:
+        """The processes' CPU seconds when the output first reached ``share`` of it."""
+        return self._first(share)[2]
+
+
+def _tree_cpu(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` and its children, from ``/proc`` (0 for
+    a process gone meanwhile)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        kids = []
+    for p in [pid, *map(int, kids)]:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
 
 def _timed(cmd: list[str], env: dict[str, str]) -> _Run:
     """Run ``cmd`` with its output written to a temporary file, sampling the file's size
-    every 10 ms; the CPU time (user + system) of its process tree (workers included: they
-    are reaped)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    and the CPU time of the process and its children every 10 ms."""
     with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, env=env, stdout=out, cwd=tempfile.gettempdir())
-        samples = [(0.0, 0)]
+        samples = [(0.0, 0, 0.0)]
         while proc.poll() is None:
             time.sleep(0.01)
-            samples.append((time.perf_counter() - t0, os.fstat(out.fileno()).st_size))
+            cpu = _tree_cpu(proc.pid)
+            samples.append((time.perf_counter() - t0, os.fstat(out.fileno()).st_size, cpu))
         wall = time.perf_counter() - t0
         if proc.returncode:
             msg = f"semps match failed with status {proc.returncode}"
             raise RuntimeError(msg)
-        samples.append((wall, os.fstat(out.fileno()).st_size))
+        samples.append((wall, os.fstat(out.fileno()).st_size, samples[-1][2]))
         out.seek(0)
         lines = sum(chunk.count(b"\n") for chunk in iter(lambda: out.read(1 << 20), b""))
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return _Run(samples, lines, cpu, wall)
+    return _Run(samples, lines, wall)
 
 
 def naive(folder: Path, sample_subs: int = 300, sample_events: int = 10) -> float:
