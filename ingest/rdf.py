@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from os import PathLike
+from pathlib import PurePath
 from typing import Unpack
 
 from semps.documents import ReadOptions, read_triples
@@ -38,16 +39,14 @@ def read_event(
 
 
 def read_events(files: Sequence[str | PathLike[str]], base: str | None) -> Iterator[Event]:
-    """Read each file into an event whose id is the file's stem (as ``Path.stem``); an
-    unreadable file stops with its name in the error."""
+    """Read each file into an event whose id is the file's stem; an unreadable file stops
+    with its name in the error."""
     for path in files:
-        name = os.path.basename(path)
-        dot = name.rfind(".")
-        stem = name[:dot] if 0 < dot < len(name) - 1 else name
+        names = PurePath(path)  # names only: reading through Path costs more than open()
         try:
             with open(path, "rb") as f:
                 data = f.read()
-            yield read_event(data, event_id=stem, filename=name, base=base)
+            yield read_event(data, event_id=names.stem, filename=names.name, base=base)
         except IngestError as exc:
             msg = f"{os.fspath(path)}:{exc}"
             raise IngestError(msg) from exc

@@ -167,16 +167,17 @@ def count_lines(
     text), written from the count columns and the index's ids as JSON text, in id order,
     by compiled code (``_kernels.write_shape_counts``): no dictionary or string per match."""
     out = []
+    start, size, flat = index.slot_blocks()  # the index does not change meanwhile
+    ranks = index.id_ranks()
+    blob, starts = index.id_text()
     for event, context in zip(events, contexts, strict=True):
         pairs = EventPairs(context.parts)
         if index.algebra:
             out.append(result_line(event.id, count_parts(index, pairs, budget)))
             continue
         found = counted_shapes(index, pairs, budget)
-        start, size, flat = index.slot_blocks()
-        blob, starts = index.id_text()
         written = write_shape_counts(
-            found.shapes, found.counts, start, size, flat, index.id_ranks(), blob, starts
+            found.shapes, found.counts, start, size, flat, ranks, blob, starts
         )
         tail = written.tobytes().decode()
         out.append(f'{{"event": {json.dumps(event.id)}, "matches": [{tail}')

@@ -225,7 +225,8 @@ class TermFacts:
                     type(term) is Literal and term[1] == XSD_STRING,
                 )
             at.append(found)
-        return np.ascontiguousarray(self._table[:, at])  # rows contiguous, as warm() compiles for
+        # Rows contiguous, as warm() compiles the pass for (``self._table[:, at]``'s are not).
+        return np.take(self._table, at, axis=1)
 
 
 def _string_hits(

@@ -149,7 +149,6 @@ def _file_lines(
 ) -> tuple[str, Any]:
     """Read, match and write the result lines of some event files: ``("lines", lines)``,
     or ``("error", message)`` for the first file that cannot be read."""
-
     from semps.ingest.rdf import read_events
 
     try:
