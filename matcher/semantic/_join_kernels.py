@@ -47,7 +47,8 @@ def family_join_runs(
     ival: IntArray,
     isint: BoolArray,
     isstr: BoolArray,
-    hit_at: IntArray,
+    hit_lo: IntArray,
+    hit_hi: IntArray,
     hits: IntArray,
     known: BoolArray,
     budget: int,
@@ -65,7 +66,8 @@ def family_join_runs(
     rows do (2). The program's operands: term numbers ``tid`` (input kind 0) or integer
     values ``ival`` (kind 1) of a column (``inputs``), and for string templates
     (``strings``: column, function) whether the parameter is among the needle numbers
-    the function finds in the value (``hits``, by ``term * 3 + function``)."""
+    the function finds in the value (``hits[hit_lo[k]:hit_hi[k]]`` for ``k = term * 3 +
+    function``, when ``known[k]``)."""
     n_terms = len(tid)
     # The pairs by (property, subject, object) and by (property, object).
     by_o = np.argsort(pair_o, kind="mergesort")
@@ -194,7 +196,7 @@ def family_join_runs(
                     elif code == MASK:
                         term = buf[row + strings[s0 + a, 0]]
                         k = term * 3 + strings[s0 + a, 1]
-                        h0, h1 = hit_at[k], hit_at[k + 1]  # not lo, hi: the prefilter's
+                        h0, h1 = hit_lo[k], hit_hi[k]
                         needle = params[member, pb]
                         j = search_sorted(hits, h0, h1, needle, False)
                         v = j < h1 and hits[j] == needle
@@ -403,5 +405,5 @@ def warm() -> None:
     family_join_runs(
         z, one, z, np.zeros((1, 1), dtype=np.int64), z, z, one, np.zeros((0, 4), dtype=np.int64),
         z, np.zeros((0, 3), dtype=np.int64), one, one, np.zeros((0, 2), dtype=np.int64), one,
-        np.zeros((0, 2), dtype=np.int64), one, z, z, z, z, z, z, nb, nb, one, z, nb, 0,
+        np.zeros((0, 2), dtype=np.int64), one, z, z, z, z, z, z, nb, nb, z, z, z, nb, 0,
     )  # fmt: skip

@@ -8,9 +8,9 @@ Two kinds of tables feed it:
   joins shared by families numbered once), program, inputs, string templates and
   projection;
 - :class:`EventTerms`, per event: the pairs of the properties families join, with their
-  terms numbered for the event, and per term its number among the index's constants, its
-  integer value (if it is one) and, for plain strings at a place a string template reads,
-  the needles each string function finds in it.
+  terms numbered (:class:`TermFacts`: numbers kept across events), and per term its number
+  among the index's constants, its integer value (if it is one) and, for plain strings at
+  a place a string template reads, the needles each string function finds in it.
 
 A string's needles are found by looking its pieces (substrings, prefixes or suffixes) up
 among the numbered constants, or by trying each needle of the index on it, whichever is
@@ -22,7 +22,7 @@ whose join passes the step budget or whose values are not of the kind compared.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -134,8 +134,9 @@ def _rows(values: Iterable[object], width: int) -> IntArray:
 
 
 class EventTerms(NamedTuple):
-    """One event's pairs of the families' properties over its terms numbered (see
-    ``family_join_runs``)."""
+    """One event's pairs of the families' properties over its terms numbered, and the
+    columns by term number the pass reads (see ``family_join_runs`` and
+    :class:`TermFacts`, whose columns these are)."""
 
     pair_p: IntArray
     pair_s: IntArray
@@ -144,7 +145,8 @@ class EventTerms(NamedTuple):
     ival: IntArray
     isint: BoolArray
     isstr: BoolArray
-    hit_at: IntArray
+    hit_lo: IntArray
+    hit_hi: IntArray
     hits: IntArray
     known: BoolArray
 
@@ -156,10 +158,12 @@ def event_terms(
     props: Iterable[str],
     budget: int,
 ) -> EventTerms:
-    """The event's pairs of ``props`` over its terms numbered; at most ``budget`` steps in
-    all find the strings' needles."""
-    local: dict[Term, int] = {}
-    number = local.setdefault
+    """The event's pairs of ``props`` over its terms numbered (by the index's
+    :class:`TermFacts`); at most ``budget`` steps in all find the strings' needles."""
+    facts = index.term_facts
+    term_ids = index.term_ids
+    facts.start(term_ids)
+    get, add = facts.row.get, facts.add
     ps: list[int] = []
     ss: list[int] = []
     os_: list[int] = []
@@ -171,62 +175,96 @@ def event_terms(
         pid = numbered[prop]
         for s, o in rows:
             ps.append(pid)
-            ss.append(number(s, len(local)))
-            os_.append(number(o, len(local)))
-    facts = index.term_facts.of(local, index.term_ids)
-    isstr = facts[3].astype(np.bool_)
-    hit_at, hits, known = _string_hits(index, tables, pairs, props, local, isstr, budget)
+            a = get(s)
+            ss.append(add(s, term_ids) if a is None else a)
+            b = get(o)
+            os_.append(add(o, term_ids) if b is None else b)
+    hits = _string_hits(index, tables, pairs, props, facts, budget)
     return EventTerms(
         np.array(ps, dtype=np.int64),
         np.array(ss, dtype=np.int64),
         np.array(os_, dtype=np.int64),
-        facts[0],
-        facts[1],
-        facts[2].astype(np.bool_),
-        isstr,
-        hit_at,
+        facts.tid,
+        facts.ival,
+        facts.isint,
+        facts.isstr,
+        facts.hit_lo,
+        facts.hit_hi,
         hits,
-        known,
+        facts.known,
     )
 
 
 class TermFacts:
-    """What the compiled pass reads of a term: its number among the index's constants
-    (-1 for none), its integer value (0 for none), whether it has one, whether it is a
-    plain string. Kept for up to :data:`MEMO_SIZE` terms (events repeat their nodes and
-    values) as columns of one table, forgotten whenever the index numbers a new
-    constant."""
+    """What the compiled pass reads of a term, as columns by term number: its number
+    among the index's constants (``tid``, -1 for none), its integer value (``ival``, 0 for
+    none), whether it has one (``isint``), whether it is a plain string (``isstr``); and
+    by ``term * 3 + string function``, for the current event's strings, whether their
+    needles are known and where they are in its ``hits`` (``hit_lo:hit_hi``).
+
+    Terms are numbered on first sight and kept across events (events repeat their nodes
+    and values): the pass reads the columns as they are, no per-event copy. They are
+    forgotten, before an event, once more than :data:`MEMO_SIZE` are kept or whenever the
+    index has numbered a new constant since. Not for concurrent use (one per index, as
+    matching an index is).
+    """
 
     def __init__(self) -> None:
-        self._row: dict[Term, int] = {}  # by term: its column in the table
-        self._table = np.zeros((4, 8), dtype=np.int64)  # grows by doubling
+        self.row: dict[Term, int] = {}  # by term: its number
         self._numbered = 0  # how many constants the index had numbered when they were kept
+        self._dirty: list[int] = []  # ``known`` entries the last event set
+        self.tid: IntArray = np.zeros(8, dtype=np.int64)
+        self.ival: IntArray = np.zeros(8, dtype=np.int64)
+        self.isint: BoolArray = np.zeros(8, dtype=np.bool_)
+        self.isstr: BoolArray = np.zeros(8, dtype=np.bool_)
+        self.known: BoolArray = np.zeros(24, dtype=np.bool_)
+        self.hit_lo: IntArray = np.zeros(24, dtype=np.int64)
+        self.hit_hi: IntArray = np.zeros(24, dtype=np.int64)
 
-    def of(self, terms: Iterable[Term], term_ids: dict[Term, int]) -> IntArray:
-        """The facts of ``terms`` as four rows (number, value, integer?, string?)."""
-        row = self._row
-        if self._numbered != len(term_ids) or len(row) > MEMO_SIZE:
-            row.clear()
+    def _grow(self) -> None:
+        """Room for twice as many terms, what is held kept."""
+        self.tid, self.ival = _doubled(self.tid), _doubled(self.ival)
+        self.isint, self.isstr = _doubled(self.isint), _doubled(self.isstr)
+        self.known = _doubled(self.known)
+        self.hit_lo, self.hit_hi = _doubled(self.hit_lo), _doubled(self.hit_hi)
+
+    def start(self, term_ids: dict[Term, int]) -> None:
+        """Before an event: the last event's strings forgotten, and every term when the
+        index numbered a new constant or too many are kept."""
+        known = self.known
+        for k in self._dirty:
+            known[k] = False
+        self._dirty.clear()
+        if self._numbered != len(term_ids) or len(self.row) > MEMO_SIZE:
+            self.row.clear()
             self._numbered = len(term_ids)
-        at = []
-        for term in terms:
-            found = row.get(term)
-            if found is None:
-                found = row[term] = len(row)
-                if found >= self._table.shape[1]:
-                    grown = np.zeros((4, 2 * found), dtype=np.int64)
-                    grown[:, :found] = self._table[:, :found]
-                    self._table = grown
-                value = integer_value(term)
-                self._table[:, found] = (
-                    term_ids.get(term, -1),
-                    0 if value is None else value,
-                    value is not None,
-                    type(term) is Literal and term[1] == XSD_STRING,
-                )
-            at.append(found)
-        # Rows contiguous, as warm() compiles the pass for (``self._table[:, at]``'s are not).
-        return np.take(self._table, at, axis=1)
+
+    def add(self, term: Term, term_ids: dict[Term, int]) -> int:
+        """Number ``term`` (not numbered yet) and note its facts; its number."""
+        n = len(self.row)
+        if n == len(self.tid):
+            self._grow()
+        self.row[term] = n
+        value = integer_value(term)
+        self.tid[n] = term_ids.get(term, -1)
+        self.ival[n] = 0 if value is None else value
+        self.isint[n] = value is not None
+        self.isstr[n] = type(term) is Literal and term[1] == XSD_STRING
+        return n
+
+    def found(self, k: int, lo: int, hi: int) -> None:
+        """The needles of string function and term ``k`` (``term * 3 + function``) are
+        ``hits[lo:hi]`` of this event."""
+        self.known[k] = True
+        self.hit_lo[k] = lo
+        self.hit_hi[k] = hi
+        self._dirty.append(k)
+
+
+def _doubled(column: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    grown = np.zeros(2 * len(column), dtype=column.dtype)
+    grown[: len(column)] = column
+    return grown
 
 
 def _string_hits(
@@ -234,18 +272,16 @@ def _string_hits(
     tables: FamilyTables,
     pairs: EventPairs,
     props: Iterable[str],
-    local: dict[Term, int],
-    isstr: BoolArray,
+    facts: TermFacts,
     budget: int,
-) -> tuple[IntArray, IntArray, BoolArray]:
-    """By ``term * 3 + function``: where the needle numbers it finds start in ``hits``
-    (sorted, ending where the next starts), and whether they are known (not past
-    :data:`STRING_STEPS` for the string, nor ``budget`` for them all)."""
-    size = 3 * len(local)
-    known = np.zeros(size, dtype=np.bool_)
-    found: dict[int, list[int]] = {}
+) -> IntArray:
+    """The needle numbers found in the event's plain strings at places string templates
+    read, each (term, function)'s sorted and noted in ``facts`` (:meth:`TermFacts.found`)
+    unless not known (past :data:`STRING_STEPS` for the string, or ``budget`` for them
+    all)."""
     texts: dict[int, str] = {}
     sites = tables.string_sites
+    row, isstr = facts.row, facts.isstr
     for prop in props:
         where = sites.get(prop)
         if where is None:
@@ -254,39 +290,37 @@ def _string_hits(
         for s, o in pairs.by_prop.get(prop, ()):
             for term, site in ((s, at_s), (o, at_o)):
                 if site:
-                    t = local[term]
+                    t = row[term]
                     if isstr[t]:
                         texts[t] = term[0]
-    if texts:
-        needles: Needles = index.needles
-        numbered = index.term_ids
-        memo = needles.found
-        for fn in range(3):
-            every = needles.uses[fn]
-            if not every:
-                continue
-            for t, text in texts.items():
-                ids = memo.get((fn, text))
-                if ids is None:
-                    plan = _plan(fn, len(text), len(every))
-                    if plan is None or plan[0] > budget:
-                        continue
-                    budget -= plan[0]
-                    ids = _needles_in(fn, text, plan[1], numbered, index)
-                    if len(text) <= MEMO_TEXT:
-                        if len(memo) >= MEMO_SIZE:
-                            memo.clear()
-                        memo[fn, text] = ids
-                found[t * 3 + fn] = ids
-                known[t * 3 + fn] = True
-    hit_at = np.zeros(size + 1, dtype=np.int64)
     hits: list[int] = []
-    if found:
-        for k in sorted(found):
-            hit_at[k + 1] = len(found[k])
-            hits.extend(found[k])
-        np.cumsum(hit_at, out=hit_at)
-    return hit_at, np.array(hits, dtype=np.int64), known
+    if not texts:
+        return _NO_HITS
+    needles: Needles = index.needles
+    numbered = index.term_ids
+    memo = needles.found
+    for fn in range(3):
+        every = needles.uses[fn]
+        if not every:
+            continue
+        for t, text in texts.items():
+            ids = memo.get((fn, text))
+            if ids is None:
+                plan = _plan(fn, len(text), len(every))
+                if plan is None or plan[0] > budget:
+                    continue
+                budget -= plan[0]
+                ids = _needles_in(fn, text, plan[1], numbered, index)
+                if len(text) <= MEMO_TEXT:
+                    if len(memo) >= MEMO_SIZE:
+                        memo.clear()
+                    memo[fn, text] = ids
+            facts.found(t * 3 + fn, len(hits), len(hits) + len(ids))
+            hits.extend(ids)
+    return np.array(hits, dtype=np.int64)
+
+
+_NO_HITS: IntArray = np.zeros(0, dtype=np.int64)
 
 
 def _plan(fn: int, size: int, needles: int) -> tuple[int, bool] | None:
@@ -369,7 +403,8 @@ def count_runs(
         ev.ival,
         ev.isint,
         ev.isstr,
-        ev.hit_at,
+        ev.hit_lo,
+        ev.hit_hi,
         ev.hits,
         ev.known,
         budget,

@@ -327,6 +327,32 @@ def test_a_term_seen_before_is_read_again_once_a_subscription_names_it() -> None
     assert matcher.count_batch([MatchContext(Event("e", triples))]) == [expected]
 
 
+def test_a_string_known_in_one_event_is_not_known_in_the_next_under_its_number(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Terms keep their numbers from event to event, and the needles found in a string are
+    noted by number for its event alone: after a new constant renumbers the terms, a
+    string whose needles are not known (past ``STRING_STEPS``) under the number an earlier
+    event's string had is verified one by one, not read with the earlier one's needles."""
+    words = [f"w{i}" for i in range(40)]
+    texts = {
+        f"s{i}": f'SELECT ?x {{ ?x <{EX}s> ?t FILTER(contains(?t, "{w}")) }}'
+        for i, w in enumerate(words)
+    }
+    matcher = _matcher_of(texts)
+    first = ((f"{EX}n0", f"{EX}s", Literal("w1 w2")),)
+    assert matcher.count_batch([MatchContext(Event("e1", first))]) == [
+        _reference(list(first), texts)
+    ]
+    texts["late"] = f"SELECT ?x {{ ?x <{EX}s> <{EX}new> }}"  # a new constant: renumbered
+    matcher.add(Subscription("late", "semantic", texts["late"]))
+    monkeypatch.setattr(familyjoin, "STRING_STEPS", 1)  # the next string's needles: unknown
+    second = ((f"{EX}n0", f"{EX}s", Literal("w3 w4 w5")),)
+    expected = _reference(list(second), texts)
+    assert expected == {"s3": 1, "s4": 1, "s5": 1}
+    assert matcher.count_batch([MatchContext(Event("e2", second))]) == [expected]
+
+
 def test_warming_compiles_the_kernels_real_events_call() -> None:
     """What ``warm`` compiles (the broker's workers call it untimed) is what events call:
     matching families, strings and lines afterwards compiles no other signature, so no
