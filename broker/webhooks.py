@@ -236,7 +236,9 @@ class WebhookDispatcher(Channel):
         try:
             hooks = await asyncio.to_thread(self.store.pending_webhooks)
         except Exception:  # the store is closing or failed: try again at the next poll
-            if not self._stopping.is_set():  # (stopping: the loop's threads may be gone)
+            if not self._stopping.is_set() and threading.main_thread().is_alive():
+                # (stopping: the loop's threads may be gone; the main thread gone: the
+                # process is exiting, and its thread pools take no more work)
                 _log.exception("cannot read the pending webhooks")
             return
         for hook in hooks:
@@ -264,7 +266,8 @@ class WebhookDispatcher(Channel):
         except asyncio.CancelledError:
             raise
         except Exception:  # a store failure: the next poll starts a new worker
-            _log.exception("webhook worker for %s failed", sub)
+            if threading.main_thread().is_alive():  # (else the process is exiting)
+                _log.exception("webhook worker for %s failed", sub)
         finally:
             self._workers.pop(sub, None)
 

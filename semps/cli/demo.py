@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import signal
 import sys
 import threading
 import time
@@ -117,6 +118,9 @@ def run(args: argparse.Namespace) -> int:
     _say(
         f"semps service at {service.url} (data in {args.data_dir}, API docs at {service.url}/docs)"
     )
+    # SIGTERM (a service manager, `docker stop`, `kill`) stops the service as Ctrl-C does:
+    # uvicorn runs in a thread here, and only the main thread can install its handlers.
+    previous = signal.signal(signal.SIGTERM, _interrupted)
     try:
         _demo(service.url, tokens, folder)
         if args.once:
@@ -131,7 +135,12 @@ def run(args: argparse.Namespace) -> int:
         pass
     finally:
         service.stop()
+        signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _demo(url: str, tokens: dict[str, str], folder: Path) -> None:

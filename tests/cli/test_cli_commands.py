@@ -4,9 +4,11 @@ against rdflib SPARQL over the owlrl closure (an independent oracle)."""
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import owlrl
@@ -40,6 +42,42 @@ def test_demo_runs_the_service_and_streams_every_notification(tmp_path: Path) ->
         "teaching-assistants",
     ]
     assert (tmp_path / "d" / "semps.sqlite3").exists()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_the_demo_service_stops_cleanly_on_sigterm_as_on_ctrl_c(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """A service manager's SIGTERM (``docker stop``, systemd) stops ``semps demo`` as
+    Ctrl-C does: the service shut down, exit status 0, no traceback."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    command = [sys.executable, "-m", "semps", "demo", "--port", str(port)]
+    process = subprocess.Popen(
+        [*command, "--data-dir", str(tmp_path / "d")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509
+    )
+    guard = threading.Timer(120, process.kill)  # a demo that never gets ready fails below
+    guard.start()
+    try:
+        assert process.stdout is not None
+        seen = []
+        for line in process.stdout:
+            seen.append(line)
+            if line.startswith("Ctrl-C stops the service"):
+                break
+        assert seen and seen[-1].startswith("Ctrl-C stops the service"), "".join(seen)
+        process.send_signal(sig)
+        out, err = process.communicate(timeout=30)
+    finally:
+        guard.cancel()
+        process.kill()
+    assert process.returncode == 0, err
+    assert "Traceback" not in err, err
 
 
 @pytest.mark.parametrize(
