@@ -30,7 +30,7 @@ event, on a sample, extrapolated).
         [--selectivity 0.01]
     .venv/bin/python bench/semantic_workload.py run DIR [--cli] [--naive] [--repo PATH]
     .venv/bin/python bench/semantic_workload.py compare DIR --repo PATH [--rounds 4]
-        [--workers 2]
+        [--workers 2 | --paired]
     .venv/bin/python bench/semantic_workload.py memory [--subs 1000000] [--selectivity 0.01]
 """
 
@@ -44,6 +44,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -295,19 +296,40 @@ def cli(folder: Path, workers: int, repo: Path | None) -> dict[str, float]:
     }
 
 
-def compare(folder: Path, repo: Path, rounds: int, workers: int) -> None:
+def compare(folder: Path, repo: Path, rounds: int, workers: int, paired: bool = False) -> None:
     """``semps match --workers N`` of this checkout and of ``repo``, alternately, ``rounds``
     times each (this machine's speed drifts by tens of percent within minutes: only runs
-    side by side compare); each run's events/s and CPU per event, then medians."""
+    side by side compare); each run's events/s and CPU per event, then medians.
+
+    ``paired``: the two run *at the same time* instead, ``--workers 1`` each (one core
+    each on a 2-core machine), so each round's two runs see the same machine: the
+    fairest comparison of CPU per event where the speed drifts; each round's ratio too."""
     runs: dict[str, list[dict[str, float]]] = {"this": [], str(repo): []}
+    sides: tuple[tuple[str, Path | None], ...] = (("this", None), (str(repo), repo))
     for i in range(rounds):
-        for name, where in (("this", None), (str(repo), repo)):
-            found = cli(folder, workers, where)
+        if paired:
+            found_by: dict[str, dict[str, float]] = {}
+            threads = [
+                threading.Thread(target=_paired_run, args=(folder, *side, found_by))
+                for side in sides
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if len(found_by) < len(sides):
+                msg = "a paired run failed (see above)"
+                raise RuntimeError(msg)
+            ratio = found_by["this"]["cpu_us_per_event"] / found_by[str(repo)]["cpu_us_per_event"]
+        for name, where in sides:
+            found = found_by[name] if paired else cli(folder, workers, where)
             runs[name].append(found)
             rate, cpu = found["events_per_s"], found["cpu_us_per_event"]
             print(
                 f"round {i + 1} {name}: {rate:,.0f} events/s, {cpu:,.0f} us CPU/event", flush=True
             )
+        if paired:
+            print(f"round {i + 1}: this checkout's CPU per event is {ratio:.2f}x", flush=True)
     for name, found in runs.items():
         rates = [f["events_per_s"] for f in found]
         cpu = statistics.median(f["cpu_us_per_event"] for f in found)
@@ -316,6 +338,12 @@ def compare(folder: Path, repo: Path, rounds: int, workers: int) -> None:
             f"(range {min(rates):,.0f}-{max(rates):,.0f}), {cpu:,.0f} us CPU/event",
             flush=True,
         )
+
+
+def _paired_run(
+    folder: Path, name: str, repo: Path | None, into: dict[str, dict[str, float]]
+) -> None:
+    into[name] = cli(folder, 1, repo)
 
 
 class _Run:
@@ -462,6 +490,9 @@ def main() -> None:
     c.add_argument("--repo", type=Path, required=True, help="the other checkout")
     c.add_argument("--rounds", type=int, default=4)
     c.add_argument("--workers", type=int, default=2)
+    c.add_argument(
+        "--paired", action="store_true", help="both at the same time, 1 worker each (one core)"
+    )
     m = sub.add_parser("memory", help="bytes per subscription of a built index (no files)")
     m.add_argument("--subs", type=int, default=100_000)
     m.add_argument("--selectivity", type=float, default=0.01)
@@ -471,7 +502,7 @@ def main() -> None:
         write(args.folder, args.subs, args.events, args.selectivity)
         return
     if args.command == "compare":
-        compare(args.folder, args.repo, args.rounds, args.workers)
+        compare(args.folder, args.repo, args.rounds, args.workers, args.paired)
         return
     if args.command == "memory":
         found = memory(args.subs, args.selectivity)
