@@ -46,7 +46,9 @@ from semps.ingest.rdf import read_event
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.base import Match, MatchContext, Matcher, Subscription
 from semps.matcher.registry import create_matcher
+from semps.matcher.semantic.matcher import SemanticMatcher
 from semps.matcher.semantic.snapshot import snapshot_memo
+from semps.matcher.semantic.verify import Verdict
 from semps.ontology.expansion import Expansion
 from semps.terms import RDF_TYPE, XSD, Literal, n3
 
@@ -183,6 +185,54 @@ def payload_head(match: Match, limits: Limits = DEFAULT_LIMITS) -> str:
     return f'{text},"solutions":[{",".join(parts)}]{tail}'
 
 
+def verdict_heads(
+    found: Sequence[tuple[str, Verdict]], event_id: str, limits: Limits = DEFAULT_LIMITS
+) -> list[tuple[str, str]]:
+    """``(subscription id, payload head)`` of each ``(id, verdict)`` matched by event
+    ``event_id``: :func:`payload_head` of its match, with each verdict's solutions
+    rendered once for all the subscriptions that share it (subscriptions of one shape)."""
+    event = _dumps(event_id)
+    tails: dict[int, str | None] = {}  # by verdict: what follows the ids, or None: no fast path
+    out: list[tuple[str, str]] = []
+    for sub_id, verdict in found:
+        key = id(verdict)
+        if key in tails:
+            tail = tails[key]
+        else:
+            tail = tails[key] = _tail(verdict, limits)
+        if tail is not None:
+            head = f'{{"subscription":{_dumps(sub_id)},"event":{event}{tail}'
+            if len(head) + 65 <= limits.max_notification_bytes:
+                out.append((sub_id, head))
+                continue
+        match = Match(sub_id, event_id, verdict.count, verdict.solutions, _detail(verdict))
+        out.append((sub_id, payload_head(match, limits)))
+    return out
+
+
+def _tail(verdict: Verdict, limits: Limits) -> str | None:
+    """``,"count":...,"solutions":[...]`` of a verdict :func:`payload_head` writes in one
+    piece (no truncation, no detail), else ``None``."""
+    if verdict.truncated or verdict.count > limits.max_count:
+        return None
+    rendered: list[dict[str, str]] = []
+    for solution in verdict.solutions[: limits.max_solutions]:
+        row = {}
+        for name, value in solution.items():
+            if type(value) is not str:
+                row[name] = n3(value)
+            elif value[:2] == "_:":
+                row[name] = value
+            else:
+                row[name] = "<" + value + ">"
+        rendered.append(row)
+    return f',"count":{verdict.count},"solutions":{_dumps(rendered)}'
+
+
+def _detail(verdict: Verdict) -> dict[str, object]:
+    return {"truncated": True} if verdict.truncated else {}
+
+
 class Worker:
     """The state of one matching worker (also usable in process, as the tests do)."""
 
@@ -315,14 +365,19 @@ class Worker:
             events.append(event)
             contexts.append(context)
             outcomes.append(None)
-        found: list[list[Match]] = [[] for _ in events]
+        limits = self.limits
+        found: list[list[tuple[str, str]]] = [[] for _ in events]
         for matcher in self.matchers.values():
             if not _size(matcher):
                 continue
             if progress is not None:
                 progress.at(MATCHING, 0)
+            if isinstance(matcher, SemanticMatcher):  # a verdict rendered once per shape
+                for i, verdicts in enumerate(matcher.verdict_batch(contexts)):
+                    found[i] += verdict_heads(verdicts, events[i].id, limits)
+                continue
             for i, matches in enumerate(matcher.match_batch(contexts)):
-                found[i] += matches
+                found[i] += [(m.subscription, payload_head(m, limits)) for m in matches]
         if progress is not None:
             progress.at(IDLE, 0)
         it = iter(zip(events, found, strict=True))
@@ -331,8 +386,7 @@ class Worker:
             if outcome is not None:
                 results.append(outcome)
                 continue
-            event, matches = next(it)
-            notes = [(m.subscription, payload_head(m, self.limits)) for m in matches]
+            event, notes = next(it)
             results.append(("ok", event.time, notes))
         return results
 

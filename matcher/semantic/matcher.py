@@ -45,19 +45,36 @@ def match_parts(
     budget: int = DEFAULT_STEP_BUDGET,
     watch: Callable[[str], None] | None = None,
 ) -> list[Match]:
-    """Phases 1 and 3 in one process: the matches of one event, sorted by subscription.
+    """Phases 1 and 3 in one process: the matches of one event, sorted by subscription
+    (:func:`verdicts_of`, a :class:`~semps.matcher.base.Match` each)."""
+    found = verdicts_of(index, pairs, candidates, limit, budget, watch)
+    found.sort(key=lambda pair: pair[0])
+    return [_match(sub_id, event_id, verdict) for sub_id, verdict in found]
+
+
+def verdicts_of(
+    index: SubscriptionIndex,
+    pairs: EventPairs,
+    candidates: Sequence[CompiledSubscription] | None = None,
+    limit: int = DEFAULT_SOLUTION_LIMIT,
+    budget: int = DEFAULT_STEP_BUDGET,
+    watch: Callable[[str], None] | None = None,
+) -> list[tuple[str, Verdict]]:
+    """The matching subscriptions of one event as ``(id, verdict)``, in no order; the
+    subscriptions of one shape share one :class:`Verdict` object (what a caller renders
+    once for all of them).
 
     Candidates of one shape (the same query up to the id) are verified once; a verdict cut
-    by the work ``budget`` gives a match with ``detail["truncated"] = True``. Without
-    ``candidates``, every subscription is a candidate, and the families' compiled pass
+    by the work ``budget`` is ``truncated``. Without ``candidates``, every subscription is
+    a candidate, and the families' compiled pass
     (:func:`~semps.matcher.semantic.count.shape_pass`) picks the shapes worth verifying:
     those it leaves and those it found solutions for (verified for their solutions)."""
     event = EventBudget.of(budget)
     if candidates is None:
-        matches = _match_shapes(index, pairs, event_id, limit, budget, watch, event)
+        found = _shape_verdicts(index, pairs, limit, budget, watch, event)
         candidates = index.algebra_candidates(pairs)
     else:
-        matches = []
+        found = []
     shape_at, slot_of = index.shape_at, index.slot_of
     verdicts: dict[object, Verdict | None] = {}
     for sub in candidates:
@@ -73,21 +90,19 @@ def match_parts(
                 watch(sub.id)
             verdict = verdicts[shape] = verify(sub, pairs, limit, budget, event)
         if verdict is not None:
-            matches.append(_match(sub.id, event_id, verdict))
-    matches.sort(key=lambda m: m.subscription)
-    return matches
+            found.append((sub.id, verdict))
+    return found
 
 
-def _match_shapes(
+def _shape_verdicts(
     index: SubscriptionIndex,
     pairs: EventPairs,
-    event_id: str,
     limit: int,
     budget: int,
     watch: Callable[[str], None] | None,
     event: EventBudget,
-) -> list[Match]:
-    """The matches of the subscriptions without an algebra (in no particular order). A
+) -> list[tuple[str, Verdict]]:
+    """The verdicts of the subscriptions without an algebra (in no particular order). A
     shape the families' pass counted whose verification a budget cut matches with the
     pass's exact count, the solutions found before the cut (maybe none) and
     ``truncated``."""
@@ -113,9 +128,9 @@ def _match_shapes(
     found_slots, sizes = index.slots_of(found.shapes[[p for p, _ in kept]])
     slots = found_slots.tolist()
     ids, start = index.id_at, 0
-    out: list[Match] = []
+    out: list[tuple[str, Verdict]] = []
     for (_, verdict), size in zip(kept, sizes.tolist(), strict=True):
-        out.extend(_match(ids[s], event_id, verdict) for s in slots[start : start + size])
+        out.extend((ids[s], verdict) for s in slots[start : start + size])
         start += size
     return out
 
@@ -271,6 +286,26 @@ class SemanticMatcher(Matcher):
             self.step_budget,
             context.watch,
         )
+
+    def verdict_batch(self, contexts: Sequence[MatchContext]) -> list[list[tuple[str, Verdict]]]:
+        """Per event, the matching subscriptions as ``(id, verdict)`` sorted by id, the
+        subscriptions of one shape sharing one :class:`Verdict` (:func:`verdicts_of`):
+        :meth:`match_batch` without a :class:`~semps.matcher.base.Match` per match, for
+        callers that render each verdict once (the broker's workers)."""
+        if self.workers > 1:
+            return [
+                [(m.subscription, Verdict(m.count, m.solutions, bool(m.detail))) for m in found]
+                for found in self.match_batch(contexts)
+            ]
+        out = []
+        for context in contexts:
+            pairs = EventPairs(context.parts)
+            found = verdicts_of(
+                self.index, pairs, None, self.solution_limit, self.step_budget, context.watch
+            )
+            found.sort(key=lambda pair: pair[0])
+            out.append(found)
+        return out
 
     def match_batch(self, contexts: Sequence[MatchContext]) -> list[list[Match]]:
         """Match many events; with several workers, the events are split between them."""

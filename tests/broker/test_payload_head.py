@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 
-from semps.broker.worker import payload_head
+import pytest
+
+from semps.broker.worker import payload_head, verdict_heads
 from semps.limits import Limits
 from semps.matcher.base import Match
+from semps.matcher.semantic.verify import Verdict
 from semps.terms import XSD, Literal
 
 
@@ -54,3 +57,37 @@ def test_a_count_past_max_count_is_capped_and_said_so() -> None:
     assert doc["count"] == 10 and doc["count_truncated"] is True
     assert doc["solutions"] == [{"x": "<http://ex/a>"}]
     assert "solutions_truncated" not in doc
+
+
+VERDICTS = [
+    Verdict(2, ({"x": "http://ex/a", "n": Literal("4", XSD + "integer")}, {"x": "_:b0"})),
+    Verdict(1, ({"s": Literal('é "quoted"\n', lang="fr")},)),
+    Verdict(3, ({"x": "http://ex/é"},), truncated=True),
+    Verdict(12, ({"x": "http://ex/a"},)),
+    Verdict(50, tuple({"x": f"http://ex/{i:04d}"} for i in range(50))),
+    Verdict(1, ()),
+]
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [Limits(), Limits(max_count=10, max_solutions=1), Limits(max_notification_bytes=400)],
+    ids=["defaults", "capped counts", "small notifications"],
+)
+def test_verdicts_shared_by_a_shapes_subscriptions_are_written_as_their_matches(
+    limits: Limits,
+) -> None:
+    """The workers render a verdict once for every subscription of its shape: each
+    notification is exactly what ``payload_head`` writes for that subscription's match
+    (the oracle), capped, cut and marked truncated alike."""
+    ids = ["s1", "a-much-longer-subscription-id-" + "x" * 300, 'q"uote', "é"]
+    found = [(sub_id, verdict) for verdict in VERDICTS for sub_id in ids]
+    expected = [
+        (sub_id, payload_head(Match(sub_id, "ev-1", v.count, v.solutions, _detail(v)), limits))
+        for sub_id, v in found
+    ]
+    assert verdict_heads(found, "ev-1", limits) == expected
+
+
+def _detail(verdict: Verdict) -> dict[str, object]:
+    return {"truncated": True} if verdict.truncated else {}
