@@ -32,12 +32,13 @@ import json
 import multiprocessing
 import os
 import signal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext, suppress
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from semps._types import Term
 from semps.errors import NotFound, SempsError
 from semps.event import Event
 from semps.gcpolicy import SERVING_THRESHOLDS, BatchCollector
@@ -134,17 +135,7 @@ def payload_head(match: Match, limits: Limits = DEFAULT_LIMITS) -> str:
     left out from the end, with ``"solutions_truncated": true``.
     """
     solutions = match.solutions[: limits.max_solutions]
-    rendered: list[dict[str, str]] = []
-    for solution in solutions:  # (loops: cheaper than comprehensions for one or two)
-        row = {}
-        for name, value in solution.items():
-            if type(value) is not str:
-                row[name] = n3(value)
-            elif value[:2] == "_:":
-                row[name] = value
-            else:
-                row[name] = "<" + value + ">"
-        rendered.append(row)
+    rendered = _rendered(solutions)
     count = match.count
     if count <= limits.max_count and not match.detail:  # the usual case, in one call
         head = {
@@ -215,8 +206,14 @@ def _tail(verdict: Verdict, limits: Limits) -> str | None:
     piece (no truncation, no detail), else ``None``."""
     if verdict.truncated or verdict.count > limits.max_count:
         return None
-    rendered: list[dict[str, str]] = []
-    for solution in verdict.solutions[: limits.max_solutions]:
+    rendered = _rendered(verdict.solutions[: limits.max_solutions])
+    return f',"count":{verdict.count},"solutions":{_dumps(rendered)}'
+
+
+def _rendered(solutions: Sequence[Mapping[str, Term]]) -> list[dict[str, str]]:
+    """Solutions with their terms in N-Triples (IRIs in ``<>``, blank nodes as they are)."""
+    out: list[dict[str, str]] = []
+    for solution in solutions:  # (loops: cheaper than comprehensions for one or two)
         row = {}
         for name, value in solution.items():
             if type(value) is not str:
@@ -225,8 +222,8 @@ def _tail(verdict: Verdict, limits: Limits) -> str | None:
                 row[name] = value
             else:
                 row[name] = "<" + value + ">"
-        rendered.append(row)
-    return f',"count":{verdict.count},"solutions":{_dumps(rendered)}'
+        out.append(row)
+    return out
 
 
 def _detail(verdict: Verdict) -> dict[str, object]:
