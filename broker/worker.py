@@ -59,17 +59,10 @@ try:  # orjson when installed: several times faster for the payloads
     def _dumps(value: object) -> str:
         return orjson.dumps(value).decode()
 
-    def _open_object(value: dict[str, object]) -> str:
-        """``value`` as JSON without its closing brace."""
-        return orjson.dumps(value)[:-1].decode()
-
 except ImportError:  # pragma: no cover - orjson is a dependency
 
     def _dumps(value: object) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-    def _open_object(value: dict[str, object]) -> str:
-        return _dumps(value)[:-1]
 
 
 #: Phases a worker reports in :class:`Progress` (WARMING: compiling a matcher's kernels on
@@ -134,19 +127,13 @@ def payload_head(match: Match, limits: Limits = DEFAULT_LIMITS) -> str:
     solutions that would take the notification past ``limits.max_notification_bytes`` are
     left out from the end, with ``"solutions_truncated": true``.
     """
+    tail = _tail(match.count, match.solutions, not match.detail, limits)
+    usual = _usual_head(match.subscription, _dumps(match.event), tail, limits)
+    if usual is not None:
+        return usual
     solutions = match.solutions[: limits.max_solutions]
     rendered = _rendered(solutions)
     count = match.count
-    if count <= limits.max_count and not match.detail:  # the usual case, in one call
-        head = {
-            "subscription": match.subscription,
-            "event": match.event,
-            "count": count,
-            "solutions": rendered,
-        }
-        text = _open_object(head)
-        if len(text) + 65 <= limits.max_notification_bytes:
-            return text
     head = {
         "subscription": match.subscription,
         "event": match.event,
@@ -190,24 +177,36 @@ def verdict_heads(
         if key in tails:
             tail = tails[key]
         else:
-            tail = tails[key] = _tail(verdict, limits)
-        if tail is not None:
-            head = f'{{"subscription":{_dumps(sub_id)},"event":{event}{tail}'
-            if len(head) + 65 <= limits.max_notification_bytes:
-                out.append((sub_id, head))
-                continue
-        match = Match(sub_id, event_id, verdict.count, verdict.solutions, _detail(verdict))
-        out.append((sub_id, payload_head(match, limits)))
+            tail = tails[key] = _tail(
+                verdict.count, verdict.solutions, not verdict.truncated, limits
+            )
+        head = _usual_head(sub_id, event, tail, limits)
+        if head is None:
+            detail = {"truncated": True} if verdict.truncated else {}
+            match = Match(sub_id, event_id, verdict.count, verdict.solutions, detail)
+            head = payload_head(match, limits)
+        out.append((sub_id, head))
     return out
 
 
-def _tail(verdict: Verdict, limits: Limits) -> str | None:
-    """``,"count":...,"solutions":[...]`` of a verdict :func:`payload_head` writes in one
-    piece (no truncation, no detail), else ``None``."""
-    if verdict.truncated or verdict.count > limits.max_count:
+def _tail(
+    count: int, solutions: Sequence[Mapping[str, Term]], plain: bool, limits: Limits
+) -> str | None:
+    """``,"count":...,"solutions":[...]`` of the usual notification: a ``plain`` match
+    (no detail) whose count is within ``limits.max_count``; else ``None``."""
+    if not plain or count > limits.max_count:
         return None
-    rendered = _rendered(verdict.solutions[: limits.max_solutions])
-    return f',"count":{verdict.count},"solutions":{_dumps(rendered)}'
+    rendered = _rendered(solutions[: limits.max_solutions])
+    return f',"count":{count},"solutions":{_dumps(rendered)}'
+
+
+def _usual_head(sub_id: str, event: str, tail: str | None, limits: Limits) -> str | None:
+    """The usual notification in one piece (``event``: the event id as JSON), or ``None``
+    when there is no ``tail`` or it would not fit in ``limits.max_notification_bytes``."""
+    if tail is None:
+        return None
+    head = f'{{"subscription":{_dumps(sub_id)},"event":{event}{tail}'
+    return head if len(head) + 65 <= limits.max_notification_bytes else None
 
 
 def _rendered(solutions: Sequence[Mapping[str, Term]]) -> list[dict[str, str]]:
@@ -224,10 +223,6 @@ def _rendered(solutions: Sequence[Mapping[str, Term]]) -> list[dict[str, str]]:
                 row[name] = "<" + value + ">"
         out.append(row)
     return out
-
-
-def _detail(verdict: Verdict) -> dict[str, object]:
-    return {"truncated": True} if verdict.truncated else {}
 
 
 class Worker:

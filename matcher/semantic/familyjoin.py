@@ -293,9 +293,9 @@ def _string_hits(
                     t = row[term]
                     if isstr[t]:
                         texts[t] = term[0]
-    hits: list[int] = []
     if not texts:
         return _NO_HITS
+    hits: list[int] = []
     needles: Needles = index.needles
     numbered = index.term_ids
     memo = needles.found

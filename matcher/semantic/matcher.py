@@ -48,7 +48,6 @@ def match_parts(
     """Phases 1 and 3 in one process: the matches of one event, sorted by subscription
     (:func:`verdicts_of`, a :class:`~semps.matcher.base.Match` each)."""
     found = verdicts_of(index, pairs, candidates, limit, budget, watch)
-    found.sort(key=lambda pair: pair[0])
     return [_match(sub_id, event_id, verdict) for sub_id, verdict in found]
 
 
@@ -60,7 +59,7 @@ def verdicts_of(
     budget: int = DEFAULT_STEP_BUDGET,
     watch: Callable[[str], None] | None = None,
 ) -> list[tuple[str, Verdict]]:
-    """The matching subscriptions of one event as ``(id, verdict)``, in no order; the
+    """The matching subscriptions of one event as ``(id, verdict)``, sorted by id; the
     subscriptions of one shape share one :class:`Verdict` object (what a caller renders
     once for all of them).
 
@@ -91,6 +90,7 @@ def verdicts_of(
             verdict = verdicts[shape] = verify(sub, pairs, limit, budget, event)
         if verdict is not None:
             found.append((sub.id, verdict))
+    found.sort(key=lambda pair: pair[0])
     return found
 
 
@@ -297,15 +297,17 @@ class SemanticMatcher(Matcher):
                 [(m.subscription, Verdict(m.count, m.solutions, bool(m.detail))) for m in found]
                 for found in self.match_batch(contexts)
             ]
-        out = []
-        for context in contexts:
-            pairs = EventPairs(context.parts)
-            found = verdicts_of(
-                self.index, pairs, None, self.solution_limit, self.step_budget, context.watch
+        return [
+            verdicts_of(
+                self.index,
+                EventPairs(context.parts),
+                None,
+                self.solution_limit,
+                self.step_budget,
+                context.watch,
             )
-            found.sort(key=lambda pair: pair[0])
-            out.append(found)
-        return out
+            for context in contexts
+        ]
 
     def match_batch(self, contexts: Sequence[MatchContext]) -> list[list[Match]]:
         """Match many events; with several workers, the events are split between them."""
