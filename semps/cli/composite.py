@@ -19,6 +19,7 @@ from typing import IO, Any
 import numpy as np
 import orjson
 
+from semps.cli.paths import need_input
 from semps.errors import CompositeDefinitionError, SempsError
 from semps.matcher.composite import EventTree, parse_definitions
 
@@ -46,6 +47,8 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    need_input(args.definitions, "definitions")
+    need_input(args.stream, "stream")
     try:
         definitions = parse_definitions(args.definitions.read_text(encoding="utf-8"))
     except CompositeDefinitionError as exc:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
+from semps.cli.paths import need_input, need_output
 from semps.errors import JSONEventError, SempsError, SubscriptionError
 from semps.event import Event
 from semps.ingest.json_event import parse_json_event
@@ -145,6 +146,7 @@ def run_index(args: argparse.Namespace) -> int:
     """``semps content index``: load, build, save; one summary line on stdout."""
     if args.buckets < 1:
         raise SubscriptionError(f"--buckets must be at least 1, not {args.buckets}")
+    need_output(args.output)
     threads = use_threads(args)
     index = ContentMatcher(args.algorithm, buckets=args.buckets).index
     load_bulk(args.subscriptions, index, workers=min(4, threads))
@@ -158,6 +160,7 @@ def run_index(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.batch < 1:
         raise SubscriptionError(f"--batch must be at least 1, not {args.batch}")
+    need_input(args.events, "events")  # told before the subscriptions load, not after
     threads = use_threads(args)
     matcher = ContentMatcher(args.algorithm, **options(args))
     if args.index is not None:

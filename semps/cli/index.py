@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from semps.cli.paths import need_output
 from semps.ingest.sparql import Query, parse_memo
 from semps.limits import DEFAULT_LIMITS
 from semps.matcher.semantic.snapshot import save_snapshot
@@ -24,6 +25,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Register every subscription as ``semps match`` does (so the snapshot holds only
     what registers), keeping each text's parse, and save them; one summary line."""
+    need_output(args.output)
     subscriptions = load_subscriptions(args.subscriptions)
     queries: dict[str, Query] = {}
     with parse_memo(queries, DEFAULT_LIMITS):

@@ -21,6 +21,7 @@ from typing import IO, Any, Protocol, TypeVar
 import numpy as np
 import orjson
 
+from semps.cli.paths import need_input
 from semps.errors import IngestError, JSONEventError, SempsError, SubscriptionError
 from semps.event import Event
 from semps.ingest.json_event import refuse_json_constant
@@ -206,6 +207,7 @@ def match_jsonl(
     ``{"event", "matches"}`` per event line, matching ``batch`` events together."""
     if batch < 1:
         raise SubscriptionError(f"--batch must be at least 1, not {batch}")
+    need_input(events, "events")  # told before the subscriptions load, not after
     load(subscriptions)
     quoted = QuotedIds()
     out = sys.stdout

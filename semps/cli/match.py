@@ -104,9 +104,9 @@ def matcher_from(args: argparse.Namespace) -> SemanticMatcher:
 
 
 def run(args: argparse.Namespace) -> int:
+    files = event_files(args.events)  # a wrong path is told before the long load
     expansion = load_expansion(args.ontology) if args.ontology else Expansion()
     matcher = matcher_from(args)
-    files = event_files(args.events)
     matcher.start()  # fork the workers before the progress bar starts its thread
     progress = _progress(len(files))
     try:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from semps.cli.paths import need_output
 from semps.errors import SempsError, SparkError, SubscriptionError
 from semps.matcher.base import Matcher, Subscription
 from semps.spark.sources import FORMATS
@@ -290,10 +291,10 @@ def run_match(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     expansion = load_expansion(args.ontology) if args.ontology else Expansion()
+    need_output(args.output)
+    check_local(args.events)
     parses: dict[str, Query] = {}
     subscriptions, snapshot = _match_subscriptions(args, parses)
-    check_output(args.output)
-    check_local(args.events)
     if args.engine == "graphframes" and args.placement != "none":
         msg = "--engine graphframes matches without placement: drop --placement"
         raise SempsError(msg)
@@ -342,20 +343,6 @@ def run_match(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_output(output: str | None) -> None:
-    """Refuse, before any job, an output whose folder does not exist on the driver.
-
-    Raises:
-        SempsError: ``output folder not found: DIR``.
-    """
-    if output is None or "://" in output:
-        return
-    parent = Path(output).resolve().parent
-    if not parent.is_dir():
-        msg = f"output folder not found: {parent}"
-        raise SempsError(msg)
-
-
 def placement_options(args: argparse.Namespace) -> PlacementOptions:
     """The mined placement's options given by :func:`placement_arguments`."""
     from semps.spark.placement import PlacementOptions
@@ -381,9 +368,11 @@ def run_place(args: argparse.Namespace) -> int:
     from semps.spark.report import placement_report
     from semps.spark.sources import check_local
 
+    check_local(args.events)
+    for output in (args.plot, args.json_out):  # written after the Spark jobs
+        need_output(output)
     subscriptions = load_any_subscriptions(args.subscriptions)
     expansion = load_expansion(args.ontology) if args.ontology else Expansion()
-    check_local(args.events)
     spark = session(args)
     events = _events(spark, args) if args.events else None
     placement, items = _mine(spark, subscriptions, args)
@@ -411,6 +400,7 @@ def run_convert(args: argparse.Namespace) -> int:
     from semps.spark.waiting import ResourceWatch
 
     check_local(args.events)
+    need_output(args.output)
     spark = session(args)
     with ResourceWatch(spark.sparkContext):
         events = _events(spark, args)

@@ -92,7 +92,7 @@ def test_the_top_level_help_lists_each_command_in_users_words() -> None:
     [
         (
             ("composite", "run", "--definitions", "missing.txt", "--stream", "missing.jsonl"),
-            "semps: error: missing.txt: No such file or directory\n",
+            "semps: error: definitions not found: missing.txt\n",
         ),
         (("parse", "missing.rdf"), None),
         (

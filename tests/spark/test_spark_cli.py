@@ -120,6 +120,9 @@ def test_bad_arguments_exit_2_with_one_line(workloads: Path, tmp_path: Path) -> 
     done = semps(*base, "--events", str(case / "events"), "--output", str(tmp_path / "no/a.jsonl"))
     assert done.returncode == 2
     assert done.stderr == f"semps: error: output folder not found: {tmp_path / 'no'}\n"
+    done = semps("place", *workload_options(case), "--plot", str(tmp_path / "no/p.png"))
+    assert done.returncode == 2  # before any Spark job, not after them
+    assert done.stderr == f"semps: error: output folder not found: {tmp_path / 'no'}\n"
     done = semps(*base, "--events", "file:///nowhere/events.parquet")
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1] == (
