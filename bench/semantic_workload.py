@@ -49,6 +49,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from _machine import stamp  # bench/ is on the path: this file runs as a script
+
 EX = "http://bench.example/w#"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
@@ -307,6 +309,7 @@ def compare(folder: Path, repo: Path, rounds: int, workers: int, paired: bool = 
     runs: dict[str, list[dict[str, float]]] = {"this": [], str(repo): []}
     sides: tuple[tuple[str, Path | None], ...] = (("this", None), (str(repo), repo))
     for i in range(rounds):
+        stamp(f"round {i + 1}")
         if paired:
             found_by: dict[str, dict[str, float]] = {}
             threads = [
@@ -330,6 +333,7 @@ def compare(folder: Path, repo: Path, rounds: int, workers: int, paired: bool = 
             )
         if paired:
             print(f"round {i + 1}: this checkout's CPU per event is {ratio:.2f}x", flush=True)
+    stamp("end")
     for name, found in runs.items():
         rates = [f["events_per_s"] for f in found]
         cpu = statistics.median(f["cpu_us_per_event"] for f in found)
@@ -498,6 +502,8 @@ def main() -> None:
     m.add_argument("--selectivity", type=float, default=0.01)
     args = parser.parse_args()
     print(f"command: {' '.join(sys.argv)}", flush=True)
+    if args.command in ("run", "memory"):  # compare stamps each round
+        stamp("start")
     if args.command == "write":
         write(args.folder, args.subs, args.events, args.selectivity)
         return
@@ -521,6 +527,7 @@ def main() -> None:
             )
     if args.naive:
         print(f"naive (pyoxigraph per subscription): {naive(args.folder):.3f} events/s")
+    stamp("end")
 
 
 if __name__ == "__main__":

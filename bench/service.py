@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import semantic as gen  # noqa: E402
 from _common import create_tokens, quantile, serve  # noqa: E402
 from _common import ntriples as event_lines  # noqa: E402
+from _machine import stamp  # noqa: E402
 
 PROBE = "http://bench.example/probe"
 
@@ -311,7 +312,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     print(f"command: {' '.join(sys.argv)}")
+    stamp("start")
     asyncio.run(run(args))
+    stamp("end")
 
 
 if __name__ == "__main__":
