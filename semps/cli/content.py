@@ -7,10 +7,12 @@ import gc
 import io
 import multiprocessing
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
 from semps.cli.paths import need_input, need_output
+from semps.cli.progress import progress
 from semps.errors import JSONEventError, SempsError, SubscriptionError
 from semps.event import Event
 from semps.ingest.json_event import parse_json_event
@@ -197,11 +199,14 @@ def load_bulk(path: Path, index: ContentIndex, *, workers: int | None = None) ->
             workers = min(4, max_threads())
         if "fork" not in multiprocessing.get_all_start_methods():
             workers = 1
-        if workers > 1 and path.is_file() and path.stat().st_size > PARALLEL_BYTES:
-            _load_parallel(path, index, workers)
-        else:
-            for first, lines in raw_chunks(path):
-                _index_chunk(path, index, _parse_chunk(path, lines, first))
+        size = path.stat().st_size if path.is_file() else 0
+        with progress(size, "B", "loading", in_bytes=True) as tick:
+            if workers > 1 and size > PARALLEL_BYTES:
+                _load_parallel(path, index, workers, tick)
+            else:
+                for first, lines in raw_chunks(path):
+                    _index_chunk(path, index, _parse_chunk(path, lines, first))
+                    tick(sum(map(len, lines)))
     finally:
         if paused:
             gc.enable()
@@ -257,7 +262,9 @@ def _index_chunk(path: Path, index: ContentIndex, chunk: _Parsed) -> None:
         raise chunk.error
 
 
-def _load_parallel(path: Path, index: ContentIndex, workers: int) -> None:
+def _load_parallel(
+    path: Path, index: ContentIndex, workers: int, tick: Callable[[int], object]
+) -> None:
     parse_json_many([])  # compile (or load) the kernels once, before forking
     bounds = _chunk_bounds(path, CHUNK_BYTES)
     context = multiprocessing.get_context("fork")
@@ -272,6 +279,7 @@ def _load_parallel(path: Path, index: ContentIndex, workers: int) -> None:
                     lines = io.BytesIO(stream.read(end - start)).readlines()
                 chunk = _parse_chunk(path, lines, first)
             _index_chunk(path, index, chunk)
+            tick(end - start)
             first += count
     finally:
         # close and join, never terminate (what ``with Pool`` does): a worker killed while

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from semps.cli.progress import progress
 from semps.errors import SempsError, SubscriptionError
 from semps.event import Event
 from semps.gcpolicy import BatchCollector, paused_gc
@@ -22,6 +23,8 @@ from semps.ontology import Expansion, load_expansion
 RDF_SUFFIXES = (".rdf", ".owl", ".xml", ".ttl", ".nt", ".jsonld")
 BATCH = 32
 IN_FLIGHT = 3  # batches queued ahead with several workers
+#: Moves the progress bar on (by events written).
+Tick = Callable[[int], object]
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -47,10 +50,13 @@ def load_subscriptions(folder: Path) -> list[Subscription]:
     if not folder.is_dir():
         msg = f"subscriptions folder not found: {folder}"
         raise SempsError(msg)
-    return [
-        Subscription(path.stem, "semantic", path.read_text(encoding="utf-8"))
-        for path in sorted(folder.glob("*.rq"))
-    ]
+    paths = sorted(folder.glob("*.rq"))
+    found = []
+    with progress(len(paths), "subscription", "reading") as tick:
+        for path in paths:
+            found.append(Subscription(path.stem, "semantic", path.read_text(encoding="utf-8")))
+            tick(1)
+    return found
 
 
 def event_files(path: Path) -> list[Path]:
@@ -78,13 +84,14 @@ def _building() -> Iterator[None]:
 def build_matcher(subscriptions: list[Subscription], workers: int) -> SemanticMatcher:
     """Register every subscription (an error names its file)."""
     matcher = SemanticMatcher(workers=workers)
-    with _building():
+    with _building(), progress(len(subscriptions), "subscription", "registering") as tick:
         for sub in subscriptions:
             try:
                 matcher.add(sub)
             except SubscriptionError as exc:
                 msg = f"{sub.id}.rq:{exc}"
                 raise SubscriptionError(msg) from exc
+            tick(1)
     return matcher
 
 
@@ -107,28 +114,26 @@ def run(args: argparse.Namespace) -> int:
     files = event_files(args.events)  # a wrong path is told before the long load
     expansion = load_expansion(args.ontology) if args.ontology else Expansion()
     matcher = matcher_from(args)
-    matcher.start()  # fork the workers before the progress bar starts its thread
-    progress = _progress(len(files))
+    matcher.start()
     try:
-        if args.workers > 1:
-            _pipelined(matcher, files, args.base, expansion, progress)
-            return 0
-        batch: list[Event] = []
-        collector = BatchCollector()  # the cyclic GC between batches, not during them
-        for event in read_events(files, args.base):
-            batch.append(event)
-            if len(batch) == BATCH:
-                _flush(matcher, batch, expansion, collector, progress)
-        _flush(matcher, batch, expansion, collector, progress)
+        with progress(len(files), "event", "matching") as tick:
+            if args.workers > 1:
+                _pipelined(matcher, files, args.base, expansion, tick)
+                return 0
+            batch: list[Event] = []
+            collector = BatchCollector()  # the cyclic GC between batches, not during them
+            for event in read_events(files, args.base):
+                batch.append(event)
+                if len(batch) == BATCH:
+                    _flush(matcher, batch, expansion, collector, tick)
+            _flush(matcher, batch, expansion, collector, tick)
     finally:
         matcher.close()
-        if progress is not None:
-            progress.close()
     return 0
 
 
-def _pipelined(  # type: ignore[no-untyped-def]
-    matcher: SemanticMatcher, files: list[Path], base: str | None, expansion: Expansion, progress
+def _pipelined(
+    matcher: SemanticMatcher, files: list[Path], base: str | None, expansion: Expansion, tick: Tick
 ) -> None:
     """Several workers: they read the event files themselves; a few batches in flight, so
     they never wait for this process to write (requests are paths: they never fill a
@@ -138,24 +143,23 @@ def _pipelined(  # type: ignore[no-untyped-def]
         chunk = [str(p) for p in files[start : start + BATCH]]
         pending.append((len(chunk), matcher.submit_files(chunk, base, expansion)))
         if len(pending) > IN_FLIGHT:
-            _write(*pending.popleft(), progress)
+            _write(*pending.popleft(), tick)
     while pending:
-        _write(*pending.popleft(), progress)
+        _write(*pending.popleft(), tick)
 
 
-def _write(n: int, collect: Callable[[], list[str]], progress) -> None:  # type: ignore[no-untyped-def]
+def _write(n: int, collect: Callable[[], list[str]], tick: Tick) -> None:
     sys.stdout.write("".join(line + "\n" for line in collect()))
     sys.stdout.flush()
-    if progress is not None:
-        progress.update(n)
+    tick(n)
 
 
-def _flush(  # type: ignore[no-untyped-def]
+def _flush(
     matcher: SemanticMatcher,
     batch: list[Event],
     expansion: Expansion,
     collector: BatchCollector,
-    progress,
+    tick: Tick,
 ) -> None:
     contexts = [MatchContext(e, expansion) for e in batch]
     # The output carries counts only: the same counts path as `semps spark match`.
@@ -163,15 +167,5 @@ def _flush(  # type: ignore[no-untyped-def]
         lines = matcher.result_lines(contexts)
     sys.stdout.write("".join(line + "\n" for line in lines))
     sys.stdout.flush()
-    if progress is not None:
-        progress.update(len(batch))
+    tick(len(batch))
     batch.clear()
-
-
-def _progress(total: int):  # type: ignore[no-untyped-def]
-    """A progress bar on stderr for long runs on a terminal; never on stdout."""
-    if total < 20 or not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="event", file=sys.stderr)
