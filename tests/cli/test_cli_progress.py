@@ -8,15 +8,20 @@ content file by bytes) and the answers on stdout are the same bytes as without o
 from __future__ import annotations
 
 import fcntl
+import io
 import os
 import pty
 import struct
 import subprocess
 import sys
 import termios
+import threading
 from pathlib import Path
 
+import pytest
 from semps_test_support import workload_options
+
+from semps.cli.progress import progress
 
 
 def _on_terminal(args: list[str], out: Path) -> tuple[int, str]:
@@ -89,3 +94,21 @@ def test_content_match_shows_the_loading_by_bytes(tmp_path: Path) -> None:
     assert piped.returncode == 0 and piped.stderr == b""
     assert (tmp_path / "tty.jsonl").read_bytes() == (tmp_path / "piped.jsonl").read_bytes()
     assert b'"s0"' in (tmp_path / "piped.jsonl").read_bytes()
+
+
+def test_a_bar_starts_no_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``semps match`` forks its workers after its loading bars, and forks only while it
+    runs one thread (a second one makes it spawn them, and each parses every
+    subscription again): the bars must not start tqdm's monitor thread."""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    before = threading.active_count()
+    with progress(100, "subscription", "registering") as tick:
+        tick(50)
+        assert threading.active_count() == before
+    assert "registering" in screen.getvalue()
