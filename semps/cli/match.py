@@ -21,7 +21,7 @@ from semps.matcher.semantic.snapshot import load_matcher, subscriptions_digest
 from semps.ontology import Expansion, load_expansion
 
 RDF_SUFFIXES = (".rdf", ".owl", ".xml", ".ttl", ".nt", ".jsonld")
-BATCH = 32
+BATCH = 64
 IN_FLIGHT = 3  # batches queued ahead with several workers
 #: Moves the progress bar on (by events written).
 Tick = Callable[[int], object]
