@@ -153,6 +153,28 @@ def test_family_counts_and_lines_equal_the_reference_engine(subs, event, names) 
     )
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    subscriptions,
+    st.lists(triples, min_size=2, max_size=5),
+    st.lists(ids, min_size=40, max_size=40, unique=True),
+)
+def test_each_line_of_a_batch_is_its_own_events_answer(subs, events, names) -> None:
+    """``result_lines`` takes a batch one step at a time (every event's closure, then
+    every counter filtering, then every families' pass, ...): each event's line is still
+    the reference engine's over that event alone, whatever the batch's other events hold
+    (their strings' needles, their terms' numbers)."""
+    texts, matcher = _registered(subs, names)
+    batch = [Event(f"e{i}", tuple(dict.fromkeys(t))) for i, t in enumerate(events)]
+    lines = matcher.result_lines([MatchContext(e) for e in batch])
+    for event, line in zip(batch, lines, strict=True):
+        expected = _reference(list(event.triples), texts)
+        ordered = sorted(expected)
+        assert line == json.dumps(
+            {"event": event.id, "matches": ordered, "solutions": {i: expected[i] for i in ordered}}
+        )
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(subscriptions, triples, st.lists(ids, min_size=40, max_size=40, unique=True))
 def test_matches_found_through_the_families_equal_the_reference_engine(subs, event, names) -> None:
