@@ -195,27 +195,54 @@ def count_lines(
     event at a time: each step's code and data (the ontology's templates, the containers,
     the families' tables, the ids) then stay in the processor's caches from one event to
     the next. On the 0.1% workload (``bench/semantic_workload.py``) in one process that
-    took 225-240 us of CPU an event where event by event took 255-280."""
+    took 225-240 us of CPU an event where event by event took 255-280. The events whose
+    candidates reach :data:`STAGED_CANDIDATES` go through the later steps before the next
+    event's counter filtering, so the memory a batch holds stays bounded where every
+    subscription is a candidate of every event."""
     pairs = [EventPairs(context.parts) for context in contexts]
     if index.algebra:
         return [
             result_line(event.id, count_parts(index, one, budget))
             for event, one in zip(events, pairs, strict=True)
         ]
-    candidates = [index.candidate_shapes(one) for one in pairs]
-    passes = [
-        families_pass(index, one, found, budget)
-        for one, found in zip(pairs, candidates, strict=True)
+    out: list[str] = []
+    group: list[tuple[str, EventPairs, CandidateShapes]] = []
+    held = 0
+    for event, one in zip(events, pairs, strict=True):
+        found = index.candidate_shapes(one)
+        group.append((event.id, one, found))
+        held += len(found.shapes)
+        if held >= STAGED_CANDIDATES:
+            out += _group_lines(index, group, budget)
+            group, held = [], 0
+    return out + _group_lines(index, group, budget)
+
+
+#: Candidate shapes :func:`count_lines` holds between its steps at most (about 50 bytes
+#: each); past it, the events so far go through the later steps first.
+STAGED_CANDIDATES = 1 << 19
+
+
+def _group_lines(
+    index: SubscriptionIndex,
+    group: Sequence[tuple[str, EventPairs, CandidateShapes]],
+    budget: int,
+) -> list[str]:
+    """The lines of events whose counter filtering is done: their families' passes, then
+    their verifications, then their lines (:func:`count_lines`)."""
+    passes = [families_pass(index, pairs, found, budget) for _, pairs, found in group]
+    counted = [
+        _verified(index, pairs, found, budget)
+        for (_, pairs, _), found in zip(group, passes, strict=True)
     ]
-    counted = [_verified(index, *args, budget) for args in zip(pairs, passes, strict=True)]
     start, size, flat = index.slot_blocks()  # the index does not change meanwhile
     ranks = index.id_ranks()
     blob, starts = index.id_text()
     out = []
-    for event, found in zip(events, counted, strict=True):
+    for (event_id, _, _), found in zip(group, counted, strict=True):
         written = write_shape_counts(
             found.shapes, found.counts, start, size, flat, ranks, blob, starts
         )
         tail = written.tobytes().decode()
-        out.append(f'{{"event": {json.dumps(event.id)}, "matches": [{tail}')
+        out.append(f'{{"event": {json.dumps(event_id)}, "matches": [{tail}')
     return out

@@ -163,16 +163,27 @@ def test_each_line_of_a_batch_is_its_own_events_answer(subs, events, names) -> N
     """``result_lines`` takes a batch one step at a time (every event's closure, then
     every counter filtering, then every families' pass, ...): each event's line is still
     the reference engine's over that event alone, whatever the batch's other events hold
-    (their strings' needles, their terms' numbers)."""
+    (their strings' needles, their terms' numbers); also when the candidates it may hold
+    between steps (``STAGED_CANDIDATES``) send the events through in smaller groups."""
     texts, matcher = _registered(subs, names)
     batch = [Event(f"e{i}", tuple(dict.fromkeys(t))) for i, t in enumerate(events)]
-    lines = matcher.result_lines([MatchContext(e) for e in batch])
-    for event, line in zip(batch, lines, strict=True):
+    expected_lines = []
+    for event in batch:
         expected = _reference(list(event.triples), texts)
         ordered = sorted(expected)
-        assert line == json.dumps(
-            {"event": event.id, "matches": ordered, "solutions": {i: expected[i] for i in ordered}}
+        expected_lines.append(
+            json.dumps(
+                {
+                    "event": event.id,
+                    "matches": ordered,
+                    "solutions": {i: expected[i] for i in ordered},
+                }
+            )
         )
+    assert matcher.result_lines([MatchContext(e) for e in batch]) == expected_lines
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(count, "STAGED_CANDIDATES", 2)
+        assert matcher.result_lines([MatchContext(e) for e in batch]) == expected_lines
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
