@@ -9,6 +9,9 @@ memory. Each subscriber may hold :attr:`Streams.max_streams` streams at once (SS
 WebSocket together); one more is refused with :class:`~semps.errors.TooManyRequests` (HTTP
 429, WebSocket close code 4429). Positions (``Last-Event-ID``, ``?after=``) are ASCII digits
 below 2**63 (:func:`parse_position`); anything else is a 400 (WebSocket close code 4400).
+When the server shuts down (:meth:`Streams.close`, called by :class:`semps.api.server.Server`)
+every stream ends after what it has sent: an SSE response completes, a WebSocket is closed
+(uvicorn's code 1012, "service restart"), and clients resume from their position.
 """
 
 from __future__ import annotations
@@ -134,6 +137,15 @@ class Streams:
         self.sent = sent
         self._open: dict[str, int] = {}
         self._readers = asyncio.Semaphore(READERS)
+        #: Set by :meth:`close`: every stream ends, and one opened after ends at once.
+        self.closing = False
+
+    def close(self) -> None:
+        """End every stream (the server is shutting down): each ends after what it has
+        sent, cleanly, so that its client resumes elsewhere with its position rather than
+        have its connection cut once the server stops waiting. Call on the event loop."""
+        self.closing = True
+        self.fanout.wake()  # every waiting stream looks again, and sees it
 
     # -- the cap ---------------------------------------------------------------------------
 
@@ -178,7 +190,7 @@ class Streams:
         listener = self.fanout.listen(sub_id)  # before the first read: nothing falls between
         try:
             last = after
-            while True:
+            while not self.closing:
                 if listener.stale:
                     listener.stale = False
                     page = await self._page(sub_id, last)

@@ -70,9 +70,14 @@ class _Service:
         import uvicorn
 
         from semps.api.app import create_app
+        from semps.api.server import Server
+        from semps.cli.serve import GRACE
 
-        config = uvicorn.Config(create_app(data_dir), host=host, port=port, log_level="warning")
-        self.server = uvicorn.Server(config)
+        app = create_app(data_dir)
+        config = uvicorn.Config(
+            app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=GRACE
+        )
+        self.server = Server(config, app.state.context.streams)  # ends the streams as it stops
         self.url = f"http://{host}:{port}"
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()

@@ -9,6 +9,7 @@ the server.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import logging
 import os
@@ -116,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from semps.api.app import create_app
+    from semps.api.server import Server
     from semps.broker.at_rest import KEY_FILE, private_dir, private_files
     from semps.broker.retention import RetentionPolicy
     from semps.log import configure
@@ -148,13 +150,23 @@ def run(args: argparse.Namespace) -> int:
     gc.set_threshold(*SERVING_THRESHOLDS)
     gc.collect()
     gc.freeze()
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
         log_config=None,
         log_level=settings.log_level,
         access_log=settings.access_log,
-        timeout_graceful_shutdown=3,
+        timeout_graceful_shutdown=GRACE,
     )
+    server = Server(config, app.state.context.streams)  # ends the streams as it stops
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn raises it once stopped
+        server.run()
+    if not server.started:  # uvicorn logged why (as uvicorn.run exits 3 then)
+        return 3
     return 0
+
+
+#: Seconds the server waits for requests still being answered when it stops (the
+#: notification streams end at once: :class:`semps.api.server.Server`).
+GRACE = 3

@@ -214,3 +214,36 @@ def test_position_parsing_without_a_server() -> None:
     with pytest.raises(SempsError) as refused:
         parse_position("9" * 5000, "after")  # past int()'s 4300-digit limit: still a 400
     assert str(refused.value) == f"after {LIMIT_TEXT} '{'9' * 40}...'"
+
+
+def test_sigterm_ends_every_stream_cleanly_after_what_it_sent(tmp_path: Path) -> None:
+    """A stopping server ends its notification streams itself: an SSE client reads its
+    response to the end (every notification sent, then a complete response, not a cut
+    connection) and a WebSocket client a close frame (uvicorn's 1012, "service restart"),
+    so both resume from their position. Before, uvicorn waited out its graceful-shutdown
+    time for the SSE streams and then cut them mid-response."""
+    srv = _server(tmp_path)
+    try:
+        with srv.client("subscriber") as sub, srv.client("publisher") as pub:
+            sub_id = sub.post("/subscriptions", content=CHAIRS).json()["id"]
+            assert pub.post("/events", content=EVENT, headers=RDFXML).status_code == 202
+        url = f"{srv.url}/subscriptions/{sub_id}/notifications"
+        auth = {"Authorization": f"Bearer {srv.tokens['subscriber']}"}
+        with httpx.Client(timeout=60, headers=auth) as client:
+            sse = client.send(client.build_request("GET", url), stream=True)
+            lines = sse.iter_lines()
+            assert next(line for line in lines if line.startswith("id: ")) == "id: 1"
+            with connect(_ws_url(srv, sub_id), open_timeout=10) as ws:
+                assert json.loads(ws.recv(timeout=10))["id"] == 1
+                assert srv.proc is not None
+                srv.proc.terminate()
+                rest = list(lines)  # raises httpx.RemoteProtocolError on a cut response
+                with pytest.raises(ConnectionClosed) as closed:
+                    ws.recv(timeout=60)
+            sse.close()
+        assert not [line for line in rest if line.startswith("id: ")]
+        assert closed.value.rcvd is not None
+        assert closed.value.rcvd.code == 1012
+        assert srv.proc.wait(timeout=60) is not None
+    finally:
+        srv.stop()

@@ -1,0 +1,30 @@
+"""The uvicorn server semps runs its app in (``semps serve``, ``semps demo``)."""
+
+from __future__ import annotations
+
+import socket
+
+import uvicorn
+
+from semps.api.streams import Streams
+
+__all__ = ["Server"]
+
+
+class Server(uvicorn.Server):
+    """:class:`uvicorn.Server` that ends the app's notification streams first when it
+    shuts down (:meth:`Streams.close`).
+
+    uvicorn waits for open responses before it stops, up to ``timeout_graceful_shutdown``,
+    then cuts them; a notification stream never finishes by itself, so every SIGTERM or
+    Ctrl-C waited that long and every stream's client saw its connection cut mid-response.
+    Ended first, each SSE response completes (WebSockets get uvicorn's close code 1012,
+    "service restart"), and the server stops as soon as its other requests are answered."""
+
+    def __init__(self, config: uvicorn.Config, streams: Streams) -> None:
+        super().__init__(config)
+        self.streams = streams
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.streams.close()
+        await super().shutdown(sockets)
