@@ -8,7 +8,11 @@ import uvicorn
 
 from semps.api.streams import Streams
 
-__all__ = ["Server"]
+__all__ = ["GRACE", "Server"]
+
+#: Seconds the server waits for requests still being answered when it stops (its
+#: ``timeout_graceful_shutdown``; the notification streams end at once).
+GRACE = 3
 
 
 class Server(uvicorn.Server):

@@ -37,6 +37,10 @@ IntArray = npt.NDArray[np.int64]
 #: 0.1% workload (1,100 family candidates) is the same with each.
 MIN_GROUPED = 32
 
+#: Candidate shapes :func:`count_lines` holds between its steps at most (about 50 bytes
+#: each); past it, the events so far go through the later steps first.
+STAGED_CANDIDATES = 1 << 19
+
 _NONE: IntArray = np.zeros(0, dtype=np.int64)
 
 
@@ -216,11 +220,6 @@ def count_lines(
             out += _group_lines(index, group, budget)
             group, held = [], 0
     return out + _group_lines(index, group, budget)
-
-
-#: Candidate shapes :func:`count_lines` holds between its steps at most (about 50 bytes
-#: each); past it, the events so far go through the later steps first.
-STAGED_CANDIDATES = 1 << 19
 
 
 def _group_lines(

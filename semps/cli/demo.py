@@ -70,8 +70,7 @@ class _Service:
         import uvicorn
 
         from semps.api.app import create_app
-        from semps.api.server import Server
-        from semps.cli.serve import GRACE
+        from semps.api.server import GRACE, Server
 
         app = create_app(data_dir)
         config = uvicorn.Config(

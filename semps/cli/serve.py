@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from semps.api.app import create_app
-    from semps.api.server import Server
+    from semps.api.server import GRACE, Server
     from semps.broker.at_rest import KEY_FILE, private_dir, private_files
     from semps.broker.retention import RetentionPolicy
     from semps.log import configure
@@ -165,8 +165,3 @@ def run(args: argparse.Namespace) -> int:
     if not server.started:  # uvicorn logged why (as uvicorn.run exits 3 then)
         return 3
     return 0
-
-
-#: Seconds the server waits for requests still being answered when it stops (the
-#: notification streams end at once: :class:`semps.api.server.Server`).
-GRACE = 3

@@ -132,6 +132,14 @@ def _matcher_of(texts: dict[str, str]) -> SemanticMatcher:
     return matcher
 
 
+def _line(event_id: str, counts: dict[str, int]) -> str:
+    """The output line of an event with these counts, as ``result_line`` states it."""
+    ordered = sorted(counts)
+    return json.dumps(
+        {"event": event_id, "matches": ordered, "solutions": {i: counts[i] for i in ordered}}
+    )
+
+
 def _size(result: object) -> int:
     if isinstance(result, ox.QueryBoolean):
         return 1 if result else 0
@@ -146,11 +154,7 @@ def test_family_counts_and_lines_equal_the_reference_engine(subs, event, names) 
     context = MatchContext(e)
     expected = _reference(list(e.triples), texts)
     assert matcher.count_batch([context]) == [expected]
-    (line,) = matcher.result_lines([context])
-    ordered = sorted(expected)
-    assert line == json.dumps(
-        {"event": "e", "matches": ordered, "solutions": {i: expected[i] for i in ordered}}
-    )
+    assert matcher.result_lines([context]) == [_line("e", expected)]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -167,19 +171,7 @@ def test_each_line_of_a_batch_is_its_own_events_answer(subs, events, names) -> N
     between steps (``STAGED_CANDIDATES``) send the events through in smaller groups."""
     texts, matcher = _registered(subs, names)
     batch = [Event(f"e{i}", tuple(dict.fromkeys(t))) for i, t in enumerate(events)]
-    expected_lines = []
-    for event in batch:
-        expected = _reference(list(event.triples), texts)
-        ordered = sorted(expected)
-        expected_lines.append(
-            json.dumps(
-                {
-                    "event": event.id,
-                    "matches": ordered,
-                    "solutions": {i: expected[i] for i in ordered},
-                }
-            )
-        )
+    expected_lines = [_line(e.id, _reference(list(e.triples), texts)) for e in batch]
     assert matcher.result_lines([MatchContext(e) for e in batch]) == expected_lines
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(count, "STAGED_CANDIDATES", 2)
