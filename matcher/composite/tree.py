@@ -36,6 +36,10 @@ from semps.matcher.composite.language import Definition
 Constituents = list[dict[str, Any]]
 IntArray = npt.NDArray[np.int64]
 
+#: The first size of the detection log and of the monitored cells (they grow as needed; a
+#: run that fills one stops, grows it and resumes: see :func:`._kernel.run_arrivals`).
+ROOM = 64
+
 _CODES = {"or": k.OR, "and": k.AND, "then": k.THEN, "all": k.ALL, "times": k.TIMES, "no": k.NO}
 
 
@@ -87,9 +91,9 @@ class EventTree:
         self._count = np.zeros(cap, dtype=np.int64)
         self._mon_head = np.full(cap, -1, dtype=np.int64)
         self._mon_tail = np.full(cap, -1, dtype=np.int64)
-        self._cell_occ = np.zeros(64, dtype=np.int64)
-        self._cell_next = np.zeros(64, dtype=np.int64)
-        self._scal = np.array([0, -1, 0], dtype=np.int64)  # next occurrence, free cell, used
+        self._cell_occ = np.zeros(ROOM, dtype=np.int64)
+        self._cell_next = np.zeros(ROOM, dtype=np.int64)
+        self._scal = np.array([0, -1, 0, 0, 0], dtype=np.int64)  # see _kernel's slots
         self._cons: dict[int, Constituents] = {}
         self._live_after_gc = 0
         self._par_off = self._par_node = self._par_role = np.zeros(1, dtype=np.int64)
@@ -98,13 +102,10 @@ class EventTree:
         self._per_node = (self._code, self._within, self._times)
         self._name_array = np.array([], dtype=object)
         e = np.empty
-        self._log = (
-            e(64, np.int64),
-            e(64, np.int64),
-            e(64, np.int64),
-            e(65, np.int64),
-            e(128, np.int64),
-        )
+        self._stack = (e(1, np.int64), e(1, np.int64), e(1, np.int64))
+        # detections' arrival, node, occurrence, part offsets; parts (reused, grown)
+        self._log = [e(ROOM, np.int64), e(ROOM, np.int64), e(ROOM, np.int64), e(ROOM + 1, np.int64)]
+        self._parts = e(2 * ROOM, np.int64)
 
     # --- structure -------------------------------------------------------------------
 
@@ -170,7 +171,7 @@ class EventTree:
     def _reset(self, nid: int) -> None:
         self._st_set[nid] = False
         self._count[nid] = 0
-        k._clear_monitored(nid, self._mon_head, self._mon_tail, self._cell_next, self._scal)
+        k.clear_monitored(nid, self._mon_head, self._mon_tail, self._cell_next, self._scal)
 
     def _grow(self, cap: int) -> None:
         def grown(a: Any, fill: Any) -> Any:
@@ -205,6 +206,11 @@ class EventTree:
         n = len(self._names)
         self._per_node = (self._code[:n], self._within[:n], self._times[:n])
         self._name_array = np.array(self._names, dtype=object)
+        self._stack = (
+            np.empty(n + 1, np.int64),
+            np.empty(n + 1, np.int64),
+            np.empty(n + 1, np.int64),
+        )
         self._dirty = False
 
     # --- detection -------------------------------------------------------------------
@@ -294,40 +300,71 @@ class EventTree:
         self, ids: IntArray, at: npt.NDArray[np.float64], occ: IntArray
     ) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
         """The compiled loop: detections as (arrival index, node, occurrence, part offsets,
-        parts)."""
+        parts); without constituents, only the first two (the rest are not written)."""
         if self._dirty:
             self._compile()
-        (
-            self._cell_occ,
-            self._cell_next,
-            det_at,
-            det_node,
-            det_occ,
-            part_off,
-            parts,
-            nd,
-        ) = k.run_arrivals(
-            ids,
-            at,
-            occ,
-            self._par_off,
-            self._par_node,
-            self._par_role,
-            self._par_gated,
-            *self._per_node,
-            self._st_set,
-            self._st_time,
-            self._st_occ,
-            self._count,
-            self._mon_head,
-            self._mon_tail,
-            self._cell_occ,
-            self._cell_next,
-            self._scal,
-            *self._log,
-        )
-        self._log = (det_at, det_node, det_occ, part_off, parts)  # grown buffers, reused
-        return det_at[:nd], det_node[:nd], det_occ[:nd], part_off[: nd + 1], parts
+        keep, nd = self._track, 0
+        try:
+            while True:
+                det_at, det_node, det_occ, part_off = self._log
+                nd = k.run_arrivals(
+                    ids,
+                    at,
+                    occ,
+                    self._par_off,
+                    self._par_node,
+                    self._par_role,
+                    self._par_gated,
+                    *self._per_node,
+                    self._st_set,
+                    self._st_time,
+                    self._st_occ,
+                    self._count,
+                    self._mon_head,
+                    self._mon_tail,
+                    self._cell_occ,
+                    self._cell_next,
+                    self._scal,
+                    *self._stack,
+                    det_at,
+                    det_node,
+                    det_occ,
+                    part_off,
+                    self._parts,
+                    nd,
+                    keep,
+                )
+                if self._scal[k.SP] == 0:
+                    break
+                self._make_room(nd)
+        except BaseException:  # the next run starts afresh, not where this one stopped
+            self._scal[k.AT] = self._scal[k.SP] = 0
+            raise
+        det_at, det_node, det_occ, part_off = self._log
+        return det_at[:nd], det_node[:nd], det_occ[:nd], part_off[: nd + 1], self._parts
+
+    def _make_room(self, nd: int) -> None:
+        """Grow what an interrupted :func:`run_arrivals` stopped for (see its contract)."""
+        keep, log = self._track, self._log
+        written = 4 if keep else 2  # the log arrays the run writes (part_off: one more)
+        if nd >= min(len(a) - (i == 3) for i, a in enumerate(log[:written])):
+            for i in range(written):
+                log[i] = _grown(log[i], 2 * nd + 64 + (i == 3))
+        if not keep:
+            return
+        stk_pos = self._stack[1]
+        parent = int(self._par_node[stk_pos[self._scal[k.SP] - 1]])
+        need = int(log[3][nd]) + 2 + int(self._count[parent])
+        if need > len(self._parts):
+            self._parts = _grown(self._parts, 2 * need)
+        self._room_for_a_cell()
+
+    def _room_for_a_cell(self) -> None:
+        scal = self._scal
+        if scal[k.FREE_CELL] < 0 and scal[k.USED_CELLS] >= len(self._cell_occ):
+            size = 2 * len(self._cell_occ)
+            self._cell_occ = _grown(self._cell_occ, size)
+            self._cell_next = _grown(self._cell_next, size)
 
     def _constituents(
         self, log: tuple[IntArray, list[str], IntArray, IntArray, IntArray]
@@ -416,6 +453,14 @@ class EventTree:
     def _append_monitored(self, x: int, cons: Constituents) -> None:
         occ = self._next_occurrences(1)
         self._cons[occ] = cons
-        self._cell_occ, self._cell_next = k.push_monitored(
+        self._room_for_a_cell()
+        k.push_monitored(
             x, occ, self._mon_head, self._mon_tail, self._cell_occ, self._cell_next, self._scal
         )
+
+
+def _grown(a: IntArray, size: int) -> IntArray:
+    """``a`` copied into a new array of ``size`` (at least its own)."""
+    b = np.empty(max(size, len(a)), dtype=a.dtype)
+    b[: len(a)] = a
+    return b

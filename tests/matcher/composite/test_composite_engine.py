@@ -14,6 +14,7 @@ from semps.errors import CompositeDefinitionError
 from semps.event import Event
 from semps.matcher.base import Match, Subscription
 from semps.matcher.composite import CompositeMatcher, EventTree, parse_definitions
+from semps.matcher.composite import tree as tree_module
 
 
 def detect(defs: str, stream: list[str | tuple[str, float]]) -> list[list[str]]:
@@ -167,56 +168,68 @@ def test_matcher_uses_the_owners_subscription_names() -> None:
 # --- reference evaluator: per-definition state machines, no sharing --------------------
 
 
-def reference(defs: list, stream: list[tuple[str, float]]) -> list[list[str]]:
-    state: dict[str, dict] = {d.name: {"s": [None, None], "open": None, "count": 0} for d in defs}
+def reference(defs: list, stream: list[tuple[str, float]]) -> list[list[tuple[str, list]]]:
+    """Per arrival, each detection with its constituents (the arrival indexes it is made
+    of, in order), in delivery order."""
+    state: dict[str, dict] = {
+        d.name: {"s": [None, None], "open": None, "count": 0, "monitored": []} for d in defs
+    }
 
     def expire(d, now: float) -> None:
         st_ = state[d.name]
         if d.within is None:
             return
-        st_["s"] = [t if t is None or now - t <= d.within else None for t in st_["s"]]
-        if st_["open"] is not None and now - st_["open"] > d.within:
-            st_["open"], st_["count"] = None, 0
+        st_["s"] = [s if s is None or now - s[0] <= d.within else None for s in st_["s"]]
+        if st_["open"] is not None and now - st_["open"][0] > d.within:
+            st_["open"], st_["count"], st_["monitored"] = None, 0, []
 
-    def occur(name: str, now: float, out: list[str]) -> None:
+    def occur(name: str, now: float, cons: list, out: list) -> None:
         for d in defs:  # creation order
             if name not in d.operands:
                 continue
             role = d.operands.index(name)
             expire(d, now)
             st_ = state[d.name]
-            fired = False
+            found = None
             if d.op == "or":
-                fired = True
+                found = cons
             elif d.op == "and":
                 if st_["s"][role] is None:
-                    st_["s"][role] = now
+                    st_["s"][role] = (now, cons)
                 if None not in st_["s"]:
-                    st_["s"], fired = [None, None], True
+                    found = st_["s"][0][1] + st_["s"][1][1]
+                    st_["s"] = [None, None]
             elif d.op == "then":
                 if role == 0 and st_["s"][0] is None:
-                    st_["s"][0] = now
+                    st_["s"][0] = (now, cons)
                 elif role == 1 and st_["s"][0] is not None:
-                    st_["s"][0], fired = None, True
+                    found = st_["s"][0][1] + cons
+                    st_["s"][0] = None
             elif role == 0:
                 if st_["open"] is None:
-                    st_["open"], st_["count"] = now, 0
+                    st_["open"], st_["count"], st_["monitored"] = (now, cons), 0, []
             elif st_["open"] is not None and role == 1:
                 st_["count"] += 1
+                st_["monitored"] = st_["monitored"] + cons
             elif st_["open"] is not None and role == 2:
                 c = st_["count"]
-                fired = {"all": c > 0, "times": c == d.n, "no": c == 0}[d.op]
-                st_["open"], st_["count"] = None, 0
-            if fired:
-                out.append(d.name)
-                occur(d.name, now, out)
+                if {"all": c > 0, "times": c == d.n, "no": c == 0}[d.op]:
+                    found = st_["open"][1] + st_["monitored"] + cons
+                st_["open"], st_["count"], st_["monitored"] = None, 0, []
+            if found is not None:
+                out.append((d.name, found))
+                occur(d.name, now, found, out)
 
     result = []
-    for name, now in stream:
-        out: list[str] = []
-        occur(name, now, out)
-        result.append(sorted(out))
+    for at, (name, now) in enumerate(stream):
+        out: list[tuple[str, list]] = []
+        occur(name, now, [at], out)
+        result.append(out)
     return result
+
+
+def reference_names(defs: list, stream: list[tuple[str, float]]) -> list[list[str]]:
+    return [sorted(name for name, _ in found) for found in reference(defs, stream)]
 
 
 PRIMS = ["a", "b", "c", "d"]
@@ -253,7 +266,7 @@ def test_the_shared_tree_agrees_with_the_reference(defs: str, steps: list) -> No
     for name, gap in steps:
         now += gap
         stream.append((name, now))
-    assert detect(defs, stream) == reference(parse_definitions(defs), stream)
+    assert detect(defs, stream) == reference_names(parse_definitions(defs), stream)
 
 
 @settings(max_examples=150, deadline=None)
@@ -261,14 +274,20 @@ def test_the_shared_tree_agrees_with_the_reference(defs: str, steps: list) -> No
     definition_sets(),
     st.lists(st.tuples(st.sampled_from([*PRIMS, "unknown"]), st.integers(0, 3)), max_size=40),
     st.integers(1, 7),
+    st.sampled_from([1, 2, tree_module.ROOM]),
 )
-def test_batched_runs_agree_with_the_reference(defs: str, steps: list, batch: int) -> None:
-    """Arrivals handed over in batches (as the CLI does) detect what one by one would."""
+def test_batched_runs_agree_with_the_reference(
+    defs: str, steps: list, batch: int, room: int
+) -> None:
+    """Arrivals handed over in batches (as the CLI does) detect what one by one would, also
+    when the log starts with room for one detection (runs stop, grow it and resume)."""
     now, stream = 0.0, []
     for name, gap in steps:
         now += gap
         stream.append((name, now))
-    tree = EventTree(constituents=False)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tree_module, "ROOM", room)
+        tree = EventTree(constituents=False)
     tree.define(parse_definitions(defs))
     got: list[list[str]] = [[] for _ in stream]
     for start in range(0, len(stream), batch):
@@ -276,4 +295,38 @@ def test_batched_runs_agree_with_the_reference(defs: str, steps: list, batch: in
         found = tree.run([n for n, _ in chunk], [t for _, t in chunk])
         for at, name in zip(found.at.tolist(), found.names, strict=True):
             got[start + at].append(name)
-    assert [sorted(g) for g in got] == reference(parse_definitions(defs), stream)
+    assert [sorted(g) for g in got] == reference_names(parse_definitions(defs), stream)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    definition_sets(),
+    st.lists(st.tuples(st.sampled_from([*PRIMS, "unknown"]), st.integers(0, 3)), max_size=40),
+    st.integers(1, 7),
+    st.sampled_from([1, 2, tree_module.ROOM]),
+)
+def test_constituents_agree_with_the_reference(
+    defs: str, steps: list, batch: int, room: int
+) -> None:
+    """Each detection's constituents, in delivery order, are the reference's: the arrivals
+    it is made of, in order; also when the log, the parts and the monitored cells start with
+    room for one (runs stop mid-cascade, grow them and resume)."""
+    now, stream = 0.0, []
+    for name, gap in steps:
+        now += gap
+        stream.append((name, now))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tree_module, "ROOM", room)
+        tree = EventTree()
+    tree.define(parse_definitions(defs))
+    got: list[list[tuple[str, list]]] = []
+    for start in range(0, len(stream), batch):
+        chunk = [
+            (n, t, [{"at": start + i}]) for i, (n, t) in enumerate(stream[start : start + batch])
+        ]
+        got += tree.occur_many(chunk)
+    expected = [
+        [(name, [{"at": at} for at in cons]) for name, cons in found]
+        for found in reference(parse_definitions(defs), stream)
+    ]
+    assert got == expected
