@@ -234,6 +234,7 @@ async def run(args: argparse.Namespace) -> None:
         modes = (("single", 1), ("batch", args.batch))
         for mode, batch in (m for m in modes if m[0] in args.modes.split(",")):
             cpu_before = _cpu_seconds(server.pid)
+            client_before = time.process_time()
             lat: list[float] = []
             sent_box: dict[int, float] = {}
             listeners = [
@@ -257,10 +258,12 @@ async def run(args: argparse.Namespace) -> None:
             main_cpu, worker_cpu = (
                 a - b for a, b in zip(_cpu_seconds(server.pid), cpu_before, strict=True)
             )
+            client_cpu = time.process_time() - client_before
             restarts = (data / "server.log").read_text(errors="replace").count("restarted")
             print(
                 f"{'':<12} server CPU per event: main process {1e6 * main_cpu / max(n, 1):.0f} us,"
-                f" workers {1e6 * worker_cpu / max(n, 1):.0f} us; load average"
+                f" workers {1e6 * worker_cpu / max(n, 1):.0f} us (this bench's clients"
+                f" {1e6 * client_cpu / max(n, 1):.0f} us); load average"
                 f" {os.getloadavg()[0]:.2f}; worker restarts so far {restarts}",
                 flush=True,
             )
