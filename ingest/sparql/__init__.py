@@ -11,6 +11,14 @@ VALUES, property paths and the rest as an algebra tree, :mod:`.algebra`).
 
 from semps.ingest.sparql._values import typed
 from semps.ingest.sparql.model import Query, TriplePattern, Var
-from semps.ingest.sparql.parser import parse_memo, parse_query
+from semps.ingest.sparql.parser import open_memo, parse_memo, parse_query
 
-__all__ = ["Query", "TriplePattern", "Var", "parse_memo", "parse_query", "typed"]
+__all__ = [
+    "Query",
+    "TriplePattern",
+    "Var",
+    "open_memo",
+    "parse_memo",
+    "parse_query",
+    "typed",
+]

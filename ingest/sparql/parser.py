@@ -86,6 +86,24 @@ def parse_memo(queries: dict[str, Query], limits: Limits = DEFAULT_LIMITS) -> It
         _MEMO.reset(token)
 
 
+def open_memo(limits: Limits = DEFAULT_LIMITS) -> dict[str, Query] | None:
+    """The memo of the :func:`parse_memo` block this code runs in, if it holds parses under
+    ``limits`` (what :func:`parse_query` with those limits reads and adds to), else ``None``.
+
+    Example:
+        >>> memo: dict[str, Query] = {}
+        >>> with parse_memo(memo):
+        ...     open_memo() is memo
+        True
+        >>> open_memo() is None
+        True
+    """
+    found = _MEMO.get()
+    if found is None or (found[1] is not limits and found[1] != limits):
+        return None
+    return found[0]
+
+
 def parse_query(text: str, *, base: str | None = None, limits: Limits = DEFAULT_LIMITS) -> Query:
     """Parse a subscription, in time linear in its size.
 

@@ -17,6 +17,7 @@ from semps.gcpolicy import BatchCollector, paused_gc
 from semps.ingest.rdf import read_events
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.semantic.bulk import add_parsed_ahead
 from semps.matcher.semantic.snapshot import load_matcher, subscriptions_digest
 from semps.ontology import Expansion, load_expansion
 
@@ -82,16 +83,20 @@ def _building() -> Iterator[None]:
 
 
 def build_matcher(subscriptions: list[Subscription], workers: int) -> SemanticMatcher:
-    """Register every subscription (an error names its file)."""
+    """Register every subscription (an error names its file); many are parsed ahead by a
+    helper process on a second core (:mod:`semps.matcher.semantic.bulk`)."""
     matcher = SemanticMatcher(workers=workers)
     with _building(), progress(len(subscriptions), "subscription", "registering") as tick:
-        for sub in subscriptions:
+
+        def add(sub: Subscription) -> None:
             try:
                 matcher.add(sub)
             except SubscriptionError as exc:
                 msg = f"{sub.id}.rq:{exc}"
                 raise SubscriptionError(msg) from exc
             tick(1)
+
+        add_parsed_ahead(subscriptions, add, matcher.limits)
     return matcher
 
 
