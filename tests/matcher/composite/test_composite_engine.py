@@ -256,39 +256,47 @@ def definition_sets(draw: st.DrawFn) -> str:
     return "\n".join(lines)
 
 
+def timed(steps: list[tuple[str, int]]) -> list[tuple[str, float]]:
+    """(name, gap) steps as (name, time) arrivals."""
+    now, stream = 0.0, []
+    for name, gap in steps:
+        now += gap
+        stream.append((name, now))
+    return stream
+
+
+def roomy_tree(defs: str, room: int, constituents: bool) -> EventTree:
+    """A tree of ``defs`` whose log and cells start with room for ``room``."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tree_module, "ROOM", room)
+        tree = EventTree(constituents=constituents)
+    tree.define(parse_definitions(defs))
+    return tree
+
+
+ARRIVALS = st.lists(st.tuples(st.sampled_from([*PRIMS, "unknown"]), st.integers(0, 3)), max_size=40)
+ROOMS = st.sampled_from([1, 2, tree_module.ROOM])
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     definition_sets(),
     st.lists(st.tuples(st.sampled_from(PRIMS), st.integers(0, 3)), max_size=30),
 )
 def test_the_shared_tree_agrees_with_the_reference(defs: str, steps: list) -> None:
-    now, stream = 0.0, []
-    for name, gap in steps:
-        now += gap
-        stream.append((name, now))
+    stream = timed(steps)
     assert detect(defs, stream) == reference_names(parse_definitions(defs), stream)
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    definition_sets(),
-    st.lists(st.tuples(st.sampled_from([*PRIMS, "unknown"]), st.integers(0, 3)), max_size=40),
-    st.integers(1, 7),
-    st.sampled_from([1, 2, tree_module.ROOM]),
-)
+@given(definition_sets(), ARRIVALS, st.integers(1, 7), ROOMS)
 def test_batched_runs_agree_with_the_reference(
     defs: str, steps: list, batch: int, room: int
 ) -> None:
     """Arrivals handed over in batches (as the CLI does) detect what one by one would, also
     when the log starts with room for one detection (runs stop, grow it and resume)."""
-    now, stream = 0.0, []
-    for name, gap in steps:
-        now += gap
-        stream.append((name, now))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tree_module, "ROOM", room)
-        tree = EventTree(constituents=False)
-    tree.define(parse_definitions(defs))
+    stream = timed(steps)
+    tree = roomy_tree(defs, room, constituents=False)
     got: list[list[str]] = [[] for _ in stream]
     for start in range(0, len(stream), batch):
         chunk = stream[start : start + batch]
@@ -299,26 +307,15 @@ def test_batched_runs_agree_with_the_reference(
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    definition_sets(),
-    st.lists(st.tuples(st.sampled_from([*PRIMS, "unknown"]), st.integers(0, 3)), max_size=40),
-    st.integers(1, 7),
-    st.sampled_from([1, 2, tree_module.ROOM]),
-)
+@given(definition_sets(), ARRIVALS, st.integers(1, 7), ROOMS)
 def test_constituents_agree_with_the_reference(
     defs: str, steps: list, batch: int, room: int
 ) -> None:
     """Each detection's constituents, in delivery order, are the reference's: the arrivals
     it is made of, in order; also when the log, the parts and the monitored cells start with
     room for one (runs stop mid-cascade, grow them and resume)."""
-    now, stream = 0.0, []
-    for name, gap in steps:
-        now += gap
-        stream.append((name, now))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tree_module, "ROOM", room)
-        tree = EventTree()
-    tree.define(parse_definitions(defs))
+    stream = timed(steps)
+    tree = roomy_tree(defs, room, constituents=True)
     got: list[list[tuple[str, list]]] = []
     for start in range(0, len(stream), batch):
         chunk = [
