@@ -23,6 +23,7 @@ import gc
 import multiprocessing
 import os
 import pickle
+import signal
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 
@@ -96,6 +97,7 @@ def _next_chunk(conn: Connection) -> dict[str, Query]:
 def _parse_ahead(conn: Connection, subscriptions: Sequence[Subscription], limits: Limits) -> None:
     """The helper: per chunk, the texts not seen in an earlier chunk, parsed and pickled
     (empty bytes when they cannot be); a text that fails is left out."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the adding process's to handle
     gc.disable()  # many small objects, all kept until sent
     seen: set[str] = set()
     try:
