@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from typing import Any
 
 import uvicorn
 
@@ -28,6 +29,13 @@ class Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, streams: Streams) -> None:
         super().__init__(config)
         self.streams = streams
+
+    @classmethod
+    def of(cls, app: Any, **options: Any) -> Server:
+        """The server of a semps app (:func:`semps.api.app.create_app`): uvicorn ``options``
+        (host, port, logging), the shutdown grace :data:`GRACE`, the app's streams."""
+        config = uvicorn.Config(app, timeout_graceful_shutdown=GRACE, **options)
+        return cls(config, app.state.context.streams)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self.streams.close()

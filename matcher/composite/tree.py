@@ -174,16 +174,12 @@ class EventTree:
         k.clear_monitored(nid, self._mon_head, self._mon_tail, self._cell_next, self._scal)
 
     def _grow(self, cap: int) -> None:
-        def grown(a: Any, fill: Any) -> Any:
-            b = np.full((cap, *a.shape[1:]), fill, dtype=a.dtype)
-            b[: len(a)] = a
-            return b
-
-        self._code, self._within = grown(self._code, -1), grown(self._within, np.inf)
-        self._times, self._count = grown(self._times, 0), grown(self._count, 0)
-        self._st_set, self._st_time = grown(self._st_set, False), grown(self._st_time, 0.0)
-        self._st_occ = grown(self._st_occ, 0)
-        self._mon_head, self._mon_tail = grown(self._mon_head, -1), grown(self._mon_tail, -1)
+        self._code, self._within = _grown(self._code, cap, -1), _grown(self._within, cap, np.inf)
+        self._times, self._count = _grown(self._times, cap, 0), _grown(self._count, cap, 0)
+        self._st_set = _grown(self._st_set, cap, False)
+        self._st_time, self._st_occ = _grown(self._st_time, cap, 0.0), _grown(self._st_occ, cap, 0)
+        self._mon_head = _grown(self._mon_head, cap, -1)
+        self._mon_tail = _grown(self._mon_tail, cap, -1)
 
     def _compile(self) -> None:
         """The parent lists as CSR arrays (after any change of the structure)."""
@@ -349,7 +345,7 @@ class EventTree:
         written = 4 if keep else 2  # the log arrays the run writes (part_off: one more)
         if nd >= min(len(a) - (i == 3) for i, a in enumerate(log[:written])):
             for i in range(written):
-                log[i] = _grown(log[i], 2 * nd + 64 + (i == 3))
+                log[i] = _grown(log[i], 2 * nd + ROOM + (i == 3))
         if not keep:
             return
         stk_pos = self._stack[1]
@@ -459,8 +455,10 @@ class EventTree:
         )
 
 
-def _grown(a: IntArray, size: int) -> IntArray:
-    """``a`` copied into a new array of ``size`` (at least its own)."""
-    b = np.empty(max(size, len(a)), dtype=a.dtype)
+def _grown(a: Any, size: int, fill: Any = None) -> Any:
+    """``a`` copied into the first rows of a new array of ``size`` rows (at least its
+    own), the others ``fill`` (left unset without one)."""
+    shape = (max(size, len(a)), *a.shape[1:])
+    b = np.empty(shape, dtype=a.dtype) if fill is None else np.full(shape, fill, dtype=a.dtype)
     b[: len(a)] = a
     return b

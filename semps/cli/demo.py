@@ -67,16 +67,11 @@ class _Service:
     """The real service in a background thread of this process."""
 
     def __init__(self, data_dir: Path, host: str, port: int) -> None:
-        import uvicorn
-
         from semps.api.app import create_app
-        from semps.api.server import GRACE, Server
+        from semps.api.server import Server
 
-        app = create_app(data_dir)
-        config = uvicorn.Config(
-            app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=GRACE
-        )
-        self.server = Server(config, app.state.context.streams)  # ends the streams as it stops
+        # Server ends the streams as it stops.
+        self.server = Server.of(create_app(data_dir), host=host, port=port, log_level="warning")
         self.url = f"http://{host}:{port}"
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()

@@ -114,10 +114,8 @@ def _startup(settings: Settings, broker: Broker) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from semps.api.app import create_app
-    from semps.api.server import GRACE, Server
+    from semps.api.server import Server
     from semps.broker.at_rest import KEY_FILE, private_dir, private_files
     from semps.broker.retention import RetentionPolicy
     from semps.log import configure
@@ -150,16 +148,14 @@ def run(args: argparse.Namespace) -> int:
     gc.set_threshold(*SERVING_THRESHOLDS)
     gc.collect()
     gc.freeze()
-    config = uvicorn.Config(
+    server = Server.of(  # ends the streams as it stops
         app,
         host=settings.host,
         port=settings.port,
         log_config=None,
         log_level=settings.log_level,
         access_log=settings.access_log,
-        timeout_graceful_shutdown=GRACE,
     )
-    server = Server(config, app.state.context.streams)  # ends the streams as it stops
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn raises it once stopped
         server.run()
     if not server.started:  # uvicorn logged why (as uvicorn.run exits 3 then)
