@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from semps.broker._tables import Tables
+from semps.broker.notifications import NotificationTable
 
 if TYPE_CHECKING:
     from semps.broker.contracts import Store
@@ -46,10 +46,8 @@ class RetentionPolicy:
             raise ValueError(msg)
 
 
-class RetentionTable(Tables):
+class RetentionTable(NotificationTable):
     """The retention methods of :class:`~semps.broker.store.Store`."""
-
-    _last_seq: dict[str, int]  # each subscription's last notification seq
 
     def set_retention(self, sub_id: str, count: int | None, age: float | None) -> None:
         """A subscription's own retention: notifications kept by number and by age in
@@ -85,38 +83,42 @@ class RetentionTable(Tables):
                     "WHERE retain_count IS NOT NULL OR retain_age IS NOT NULL"
                 )
             }
-        tasks: list[tuple[str, int, float]] = []  # (subscription, below seq, before time)
-        for sub_id, last in list(self._last_seq.items()):
+        # (subscription, below seq, before time, its first recent (seq, created) or None)
+        tasks: list[tuple[str, int, float, tuple[int, float] | None]] = []
+        with self._lock, self._reading():
+            recent = self._recent_firsts()
+        # Each subscription's first: its first indexed one, else its first recent one (rows
+        # indexed meanwhile are found indexed). Read 1,000 subscriptions at a time, so the
+        # readers (token checks, streams) never wait long behind a pass.
+        lasts = list(self._last_seq.items())
+        firsts: dict[str, tuple[tuple[int, float] | None, int]] = {}
+        for at in range(0, len(lasts), 1000):
+            with self._lock, self._reading():
+                for sub_id, last in lasts[at : at + 1000]:
+                    firsts[sub_id] = (self._first_indexed(sub_id) or recent.get(sub_id), last)
+        for sub_id, (first, last) in firsts.items():
+            if first is None:
+                continue
             sub_count, sub_age = own.get(sub_id, (None, None))
             keep = count if sub_count is None else sub_count
             oldest = age if sub_age is None else sub_age
-            first = self._first(sub_id)
-            if first is None:
-                continue
+            hint = recent.get(sub_id)
             if keep > 0 and first[0] <= last - keep:
-                tasks.append((sub_id, last - keep + 1, float("inf")))
+                tasks.append((sub_id, last - keep + 1, float("inf"), hint))
             if oldest > 0 and first[1] < now - oldest:
-                tasks.append((sub_id, last + 1, now - oldest))
+                tasks.append((sub_id, last + 1, now - oldest, hint))
         removed = self._delete(tasks, chunk)
         if age > 0:
             removed += self._prune_events(now - age, chunk)
         return removed
 
-    def _first(self, sub_id: str) -> tuple[int, float] | None:
-        """(seq, created) of ``sub_id``'s oldest stored notification (read without the
-        writer, so a pass that has nothing to do never takes the write lock)."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT seq, created FROM notifications WHERE subscription = ? "
-                "ORDER BY seq LIMIT 1",
-                (sub_id,),
-            ).fetchone()
-        return (int(row[0]), float(row[1])) if row else None
-
-    def _delete(self, tasks: list[tuple[str, int, float]], chunk: int) -> int:
-        """For each (subscription, seq, time): delete its notifications under ``seq`` created
-        before ``time``, oldest first, at most ``chunk`` rows a transaction (several
-        subscriptions share one, so small deletions do not cost an fsync each)."""
+    def _delete(
+        self, tasks: list[tuple[str, int, float, tuple[int, float] | None]], chunk: int
+    ) -> int:
+        """For each (subscription, seq, time, first recent): delete its notifications
+        under ``seq`` created before ``time``, oldest first, at most ``chunk`` rows a
+        transaction (several subscriptions share one, so small deletions do not cost an
+        fsync each)."""
         removed = 0
         pending = list(reversed(tasks))
         while pending:
@@ -125,16 +127,11 @@ class RetentionTable(Tables):
                 self._w.execute("BEGIN IMMEDIATE")
                 try:
                     while pending and done < chunk:
-                        sub_id, seq, before = pending[-1]
+                        sub_id, seq, before, hint = pending[-1]
                         room = chunk - done
-                        cursor = self._w.execute(
-                            "DELETE FROM notifications WHERE subscription = ? AND seq IN ("
-                            "SELECT seq FROM notifications WHERE subscription = ? AND seq < ? "
-                            "AND created < ? ORDER BY seq LIMIT ?)",
-                            (sub_id, sub_id, seq, before, room),
-                        )
-                        done += cursor.rowcount
-                        if cursor.rowcount < room:  # nothing more to delete for this one
+                        deleted = self._delete_oldest(sub_id, seq, before, room, hint)
+                        done += deleted
+                        if deleted < room:  # nothing more to delete for this one
                             pending.pop()
                     self._w.execute("COMMIT")
                 except Exception:

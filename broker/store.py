@@ -2,9 +2,10 @@
 
 Tables: subscriptions, tokens, events (the log of accepted events), notifications (the
 outbox: per-subscription increasing sequence numbers, so a client resuming with
-``Last-Event-ID`` gets every later notification and none twice). Events and their
-notifications are committed in groups (:meth:`Store.commit_events`: many events, one
-transaction, one fsync) before their publishers are answered.
+``Last-Event-ID`` gets every later notification and none twice; appended in commit order
+and indexed in bulk, see :mod:`semps.broker.notifications`). Events and their notifications
+are committed in groups (:meth:`Store.commit_events`: many events, one transaction, one
+fsync) before their publishers are answered.
 
 Two connections: one writes (serialised by its own lock), one reads, so readers (streams,
 token checks) never wait behind a commit's fsync (WAL lets them read the last commit). The
@@ -26,6 +27,7 @@ from pathlib import Path
 from semps.broker import contracts
 from semps.broker.at_rest import SEALED_PREFIX, SecretBox, private_dir, private_files
 from semps.broker.contracts import DeadLetter, EventRecord, Notification, Webhook
+from semps.broker.notifications import INDEX_EVERY, NOTIFICATIONS_SCHEMA, NotificationTable
 from semps.broker.retention import RetentionTable
 from semps.broker.tokens import ROLES, Principal, TokenInfo, TokenTable
 from semps.errors import NotFound, StoreError
@@ -49,7 +51,8 @@ WRITER_CHECKPOINT = 10_000
 #: Columns added to ``subscriptions`` after its first release, added to older files on open.
 _LATER_COLUMNS = (("suspended", "TEXT"), ("retain_count", "INTEGER"), ("retain_age", "REAL"))
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS subscriptions (
     id TEXT PRIMARY KEY, kind TEXT NOT NULL, text TEXT NOT NULL, owner TEXT,
     name TEXT, created REAL NOT NULL, suspended TEXT, retain_count INTEGER, retain_age REAL);
@@ -59,9 +62,6 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE TABLE IF NOT EXISTS tokens (
     digest TEXT PRIMARY KEY, role TEXT NOT NULL, subject TEXT NOT NULL, created REAL NOT NULL,
     id TEXT, expires REAL, revoked REAL);
-CREATE TABLE IF NOT EXISTS notifications (
-    subscription TEXT NOT NULL, seq INTEGER NOT NULL, event TEXT NOT NULL,
-    payload TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (subscription, seq));
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS matcher_state (kind TEXT PRIMARY KEY, state TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS webhooks (
@@ -71,24 +71,30 @@ CREATE TABLE IF NOT EXISTS dead_letters (
     id INTEGER PRIMARY KEY AUTOINCREMENT, subscription TEXT NOT NULL, seq INTEGER NOT NULL,
     url TEXT NOT NULL, error TEXT NOT NULL, attempts INTEGER NOT NULL, created REAL NOT NULL);
 """
+    + NOTIFICATIONS_SCHEMA
+)
 
 
-class Store(TokenTable, RetentionTable, contracts.Store):
+class Store(TokenTable, RetentionTable, NotificationTable, contracts.Store):
     """The :class:`~semps.broker.contracts.Store` contract over the broker's SQLite file
-    (durable: each method commits, with an fsync, before it returns)."""
+    (durable: each method commits, with an fsync, before it returns).
 
-    def __init__(self, path: Path) -> None:
+    ``index_every``: recent notifications that trigger indexing them (:mod:`.notifications`).
+    """
+
+    def __init__(self, path: Path, *, index_every: int = INDEX_EVERY) -> None:
         private_dir(path.parent)
         self.path = path
+        self.index_every = index_every
         self._lock = threading.RLock()  # the reading connection
         self._wlock = threading.RLock()  # the writing connection
         try:
             self._w = self._connect(path)
-            # The notifications' (subscription, seq) index takes every commit's inserts at
-            # random pages: a cache that holds it, and a checkpoint every WRITER_CHECKPOINT
-            # pages rather than after nearly every commit (SQLite's 1,000), so a page written
-            # by many commits reaches the database file once (at 10k subscriptions: 140 ->
-            # 95 us an event in commits of 100, 60 in commits of 256).
+            # The notifications' index takes its inserts at random pages: a cache that holds
+            # it, and a checkpoint every WRITER_CHECKPOINT pages rather than after nearly
+            # every commit (SQLite's 1,000), so a page written by many commits reaches the
+            # database file once (at 10k subscriptions: 140 -> 95 us an event in commits of
+            # 100, 60 in commits of 256; then the index went to bulk passes, see .notifications).
             self._w.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB}")
             self._w.execute(f"PRAGMA wal_autocheckpoint={WRITER_CHECKPOINT}")
             self._w.executescript(_SCHEMA)
@@ -99,11 +105,7 @@ class Store(TokenTable, RetentionTable, contracts.Store):
             self._migrate_tokens()
             self._db = self._connect(path)
             self._counters: dict[str, int] = {}
-            self._last_seq: dict[str, int] = dict(
-                self._w.execute(
-                    "SELECT subscription, MAX(seq) FROM notifications GROUP BY subscription"
-                ).fetchall()
-            )
+            self._open_notifications()
             private_files([path])
             self._box = SecretBox.from_dir(path.parent)
             self._seal_plain_secrets()
@@ -188,9 +190,16 @@ class Store(TokenTable, RetentionTable, contracts.Store):
 
     def delete_subscription(self, sub_id: str) -> None:
         with self._wlock:
-            self._w.execute("DELETE FROM subscriptions WHERE id = ?", (sub_id,))
-            self._w.execute("DELETE FROM webhooks WHERE subscription = ?", (sub_id,))
-            self._w.execute("DELETE FROM notifications WHERE subscription = ?", (sub_id,))
+            self._w.execute("BEGIN IMMEDIATE")
+            try:
+                self._w.execute("DELETE FROM subscriptions WHERE id = ?", (sub_id,))
+                self._w.execute("DELETE FROM webhooks WHERE subscription = ?", (sub_id,))
+                self._delete_notifications_of(sub_id)
+                self._w.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._w.execute("ROLLBACK")
+                msg = f"cannot delete subscription {sub_id!r}: {exc}"
+                raise StoreError(msg) from exc
             self._last_seq.pop(sub_id, None)
 
     def subscription(self, sub_id: str) -> Subscription:
@@ -297,7 +306,7 @@ class Store(TokenTable, RetentionTable, contracts.Store):
                     "INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?, ?)",
                     [(r.id, r.received, r.media_type, r.size, len(r.notes)) for r in records],
                 )
-                self._w.executemany("INSERT INTO notifications VALUES (?, ?, ?, ?, ?)", rows)
+                self._append_rows(rows)
                 self._w.executemany(
                     "INSERT INTO matcher_state VALUES (?, ?) "
                     "ON CONFLICT(kind) DO UPDATE SET state = excluded.state",
@@ -309,15 +318,16 @@ class Store(TokenTable, RetentionTable, contracts.Store):
                     self._w.execute("ROLLBACK")
                 msg = f"cannot store {len(records)} events and their notifications: {exc}"
                 raise StoreError(msg) from exc
+            self._rows_appended(len(rows))
             last.update(seqs)
+            self._index_due()
         return out
 
     def notifications_after(self, sub_id: str, after: int, limit: int = 500) -> list[Notification]:
-        rows = self._rows(
-            "SELECT subscription, seq, event, payload FROM notifications "
-            "WHERE subscription = ? AND seq > ? ORDER BY seq LIMIT ?",
-            (sub_id, after, limit),
-        )
+        with self._lock, self._reading():
+            rows = list(
+                self._read_after(sub_id, after, limit, "n.subscription, n.seq, n.event, n.payload")
+            )
         return [Notification(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
 
     # -- webhooks --------------------------------------------------------------------------
@@ -343,12 +353,17 @@ class Store(TokenTable, RetentionTable, contracts.Store):
 
     def webhook_backlog(self) -> int:
         """Notifications stored but not yet delivered to (or dead-lettered from) webhooks."""
-        with self._lock:
-            (count,) = self._db.execute(
-                "SELECT COUNT(*) FROM notifications n JOIN webhooks w "
-                "ON n.subscription = w.subscription WHERE n.seq > w.delivered"
+        with self._lock, self._reading():
+            (indexed,) = self._db.execute(
+                "SELECT COUNT(*) FROM webhooks w CROSS JOIN notification_index i "
+                "ON i.subscription = w.subscription WHERE i.seq > w.delivered"
             ).fetchone()
-        return int(count)
+            (recent,) = self._db.execute(
+                "SELECT COUNT(*) FROM notifications n CROSS JOIN webhooks w "
+                "ON w.subscription = n.subscription WHERE n.row > ? AND n.seq > w.delivered",
+                (self._read_indexed(),),
+            ).fetchone()
+        return int(indexed) + int(recent)
 
     def mark_delivered(self, sub_id: str, seq: int) -> None:
         with self._wlock:
@@ -385,18 +400,14 @@ class Store(TokenTable, RetentionTable, contracts.Store):
         at most ``max_bytes`` of text."""
         page: list[tuple[int, str]] = []
         size = 0
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT seq, payload FROM notifications "
-                "WHERE subscription = ? AND seq > ? ORDER BY seq LIMIT ?",
-                (sub_id, after, limit),
-            )
+        with self._lock, self._reading():
+            rows = self._read_after(sub_id, after, limit, "n.seq, n.payload")
             for seq, payload in rows:
                 size += len(payload)
                 if page and size > max_bytes:
                     break
                 page.append((int(seq), str(payload)))
-            rows.close()  # ends the read (and its snapshot) even when the page stopped early
+            rows.close()  # its statements end before the read does, even when stopped early
         return page
 
     def has_webhooks(self) -> bool:
@@ -406,10 +417,15 @@ class Store(TokenTable, RetentionTable, contracts.Store):
 
     def pending_webhooks(self) -> list[Webhook]:
         """The webhooks that have notifications after their last delivered seq."""
-        with self._lock:
+        with self._lock, self._reading():
             rows = self._db.execute(
-                "SELECT w.subscription, w.url, w.secret, w.delivered FROM webhooks w "
-                "WHERE EXISTS (SELECT 1 FROM notifications n "
-                "WHERE n.subscription = w.subscription AND n.seq > w.delivered)"
+                "SELECT w.subscription, w.url, w.secret, w.delivered, EXISTS (SELECT 1 "
+                "FROM notification_index i WHERE i.subscription = w.subscription "
+                "AND i.seq > w.delivered) FROM webhooks w"
             ).fetchall()
-        return [self._webhook(row) for row in rows]
+            # A webhook whose subscription's last seq is delivered has nothing pending; the
+            # recent part is read (one pass) only when some other has nothing indexed.
+            last = self._last_seq
+            undecided = any(not r[4] and last.get(r[0], 0) > r[3] for r in rows)
+            recent = self._recent_lasts() if undecided else {}
+        return [self._webhook(row[:4]) for row in rows if row[4] or recent.get(row[0], 0) > row[3]]

@@ -212,7 +212,11 @@ def store_backlog(srv: Server, sub_id: str, count: int, pad: int = 100) -> None:
         for seq in range(1, count + 1)
     )
     with db:
-        db.executemany("INSERT INTO notifications VALUES (?, ?, ?, ?, 0)", rows)
+        db.executemany(
+            "INSERT INTO notifications (subscription, seq, event, payload, created) "
+            "VALUES (?, ?, ?, ?, 0)",
+            rows,
+        )
     db.close()
     srv.start()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,15 +25,19 @@ from semps.matcher.base import Subscription
 Open = Callable[[], Store]
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "sqlite-indexed-every-3", "memory"])
 def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Open]:
-    """Opens the store under test (SQLite: the same file each time)."""
+    """Opens the store under test (SQLite: the same file each time; ``indexed-every-3``:
+    its notifications indexed every 3 rows, so most reads straddle the indexed and the
+    recent parts, see semps.broker.notifications)."""
     opened: list[Store] = []
 
     def open_() -> Store:
         store: Store
         if request.param == "sqlite":
             store = SQLiteStore(tmp_path / "data" / "semps.sqlite3")
+        elif request.param == "sqlite-indexed-every-3":
+            store = SQLiteStore(tmp_path / "data" / "semps.sqlite3", index_every=3)
         else:
             store = MemoryStore()
         opened.append(store)
@@ -469,3 +474,72 @@ def test_reopening_the_sqlite_store_keeps_what_was_committed(tmp_path: Path) -> 
     assert again.next_id("sub-") == "sub-2"  # the counter was kept with the subscription
     assert again.commit_events([_record("e3", sub_id)])[0][0][1] == 3  # seqs go on
     again.close()
+
+
+# -- the notifications' two parts (SQLite: semps.broker.notifications) -----------------------------
+
+
+@pytest.mark.parametrize("index_every", [1, 2, 5, 1000])
+def test_reopening_goes_on_numbering_indexed_and_recent_notifications(
+    tmp_path: Path, index_every: int
+) -> None:
+    path = tmp_path / "semps.sqlite3"
+    store = SQLiteStore(path, index_every=index_every)
+    store.commit_events([_record("e1", "a", "b", "a"), _record("e2", "a")])
+    store.commit_events([_record("e3", "b")])
+    store.close()
+    again = SQLiteStore(path, index_every=index_every)
+    numbered = again.commit_events([_record("e4", "a", "b", "c")])[0]
+    assert [(sub, seq) for sub, seq, _ in numbered] == [("a", 4), ("b", 3), ("c", 1)]
+    assert [(n.seq, n.event) for n in again.notifications_after("a", 1)] == [
+        (2, "e1"),
+        (3, "e2"),
+        (4, "e4"),
+    ]
+    again.close()
+
+
+def test_rows_deleted_at_the_top_are_not_numbered_again(tmp_path: Path) -> None:
+    # Rows are indexed up to a number; a row numbered again under it after a deletion and a
+    # restart would be taken for indexed and never be found.
+    path = tmp_path / "semps.sqlite3"
+    store = SQLiteStore(path, index_every=2)
+    store.commit_events([_record("e1", "a", "a")])  # rows 1 and 2, indexed
+    store.delete_subscription("a")
+    store.close()
+    again = SQLiteStore(path, index_every=2)
+    again.commit_events([_record("e2", "b")])
+    assert [n.event for n in again.notifications_after("b", 0)] == ["e2"]
+    assert [h.subscription for h in again.pending_webhooks()] == []
+    again.set_webhook("b", "https://example.org/b")
+    assert [h.subscription for h in again.pending_webhooks()] == ["b"]
+    assert again.webhook_backlog() == 1
+    again.close()
+
+
+def test_a_file_from_before_the_index_is_migrated_on_open(tmp_path: Path) -> None:
+    path = tmp_path / "semps.sqlite3"
+    old = sqlite3.connect(path)
+    old.executescript(  # the table as the releases before semps.broker.notifications made it
+        "CREATE TABLE notifications (subscription TEXT NOT NULL, seq INTEGER NOT NULL, "
+        "event TEXT NOT NULL, payload TEXT NOT NULL, created REAL NOT NULL, "
+        "PRIMARY KEY (subscription, seq));"
+    )
+    rows = [("a", 1, "e1"), ("b", 1, "e1"), ("a", 2, "e2"), ("b", 2, "e3"), ("a", 3, "e3")]
+    old.executemany(
+        "INSERT INTO notifications VALUES (?, ?, ?, ?, 5.0)",
+        [(s, q, e, json.dumps({"subscription": s, "event": e, "id": q})) for s, q, e in rows],
+    )
+    old.commit()
+    old.close()
+    store = SQLiteStore(path)
+    assert [(n.seq, n.event) for n in store.notifications_after("a", 1)] == [(2, "e2"), (3, "e3")]
+    assert [s for s, _ in store.notification_texts_after("b", 0)] == [1, 2]
+    assert store.commit_events([_record("e4", "b")])[0][0][1] == 3
+    store.close()
+    db = sqlite3.connect(path)
+    indexed = db.execute("SELECT subscription, seq FROM notification_index ORDER BY 1, 2")
+    assert indexed.fetchall() == sorted((s, q) for s, q, _ in rows)
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "notifications_before_index" not in tables
+    db.close()
