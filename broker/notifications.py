@@ -63,8 +63,7 @@ class NotificationTable(Tables):
         columns = {r[1] for r in self._w.execute("PRAGMA table_info(notifications)")}
         if "row" not in columns:
             self._migrate_notifications()
-        found = self._w.execute("SELECT value FROM counters WHERE name = ?", (_INDEXED,))
-        self._indexed = int((found.fetchone() or (0,))[0])
+        self._indexed = _indexed_mark(self._w)
         (top,) = self._w.execute("SELECT MAX(row) FROM notifications").fetchone()
         self._next_row = max(self._indexed, top or 0) + 1
         last: dict[str, int] = dict(
@@ -72,11 +71,7 @@ class NotificationTable(Tables):
                 "SELECT subscription, MAX(seq) FROM notification_index GROUP BY subscription"
             ).fetchall()
         )
-        for sub_id, seq in self._w.execute(
-            "SELECT subscription, MAX(seq) FROM notifications WHERE row > ? GROUP BY subscription",
-            (self._indexed,),
-        ):
-            last[sub_id] = max(seq, last.get(sub_id, 0))
+        last.update(self._recent_lasts())  # a recent seq is above every indexed one
         self._last_seq = last
 
     def _migrate_notifications(self) -> None:
@@ -197,8 +192,7 @@ class NotificationTable(Tables):
 
     def _read_indexed(self) -> int:
         """The last indexed row, as the reading connection's transaction sees it."""
-        found = self._db.execute("SELECT value FROM counters WHERE name = ?", (_INDEXED,))
-        return int((found.fetchone() or (0,))[0])
+        return _indexed_mark(self._db)
 
     def _read_after(
         self, sub_id: str, after: int, limit: int, columns: str
@@ -264,6 +258,12 @@ class NotificationTable(Tables):
                 (self._read_indexed(),),
             ).fetchall()
         )
+
+
+def _indexed_mark(db: sqlite3.Connection) -> int:
+    """The last indexed row (0: none), as ``db`` sees it."""
+    found = db.execute("SELECT value FROM counters WHERE name = ?", (_INDEXED,)).fetchone()
+    return int(found[0]) if found else 0
 
 
 class _ReadTransaction:

@@ -25,8 +25,15 @@ if TYPE_CHECKING:
 __all__ = ["Pruner", "RetentionPolicy", "RetentionTable"]
 
 _log = logging.getLogger("semps.retention")
-#: Seconds a pass sleeps between two of its deleting transactions (see ``_delete``).
+#: Seconds a pass sleeps between two of its deleting transactions (see :func:`_hand_over`).
 _HAND_OVER = 0.0005
+
+
+def _hand_over() -> None:
+    """Between two deleting transactions of a pass: a commit waiting for the writer gets
+    it now. A lock released and taken again at once by the same thread is seldom handed
+    over (commits waited for almost the whole pass, 0.2-0.5 s, in bench/retention.py)."""
+    time.sleep(_HAND_OVER)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,10 +148,7 @@ class RetentionTable(NotificationTable):
                         self._w.execute("ROLLBACK")
                     raise
             removed += done
-            # A commit waiting for the writer gets it now: a lock released and taken again
-            # at once by the same thread is seldom handed over (commits waited for almost
-            # the whole pass, 0.2-0.5 s, in bench/retention.py).
-            time.sleep(_HAND_OVER)
+            _hand_over()
         return removed
 
     def _prune_events(self, before: float, chunk: int) -> int:
@@ -159,6 +163,7 @@ class RetentionTable(NotificationTable):
             removed += cursor.rowcount
             if cursor.rowcount < chunk:
                 return removed
+            _hand_over()
 
 
 class Pruner:
