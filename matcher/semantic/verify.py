@@ -46,11 +46,13 @@ DEFAULT_SOLUTION_LIMIT = 100
 DEFAULT_STEP_BUDGET = 1_000_000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Verdict:
     """A verified match: the solution count and the first solutions.
 
-    ``truncated`` says the work budget ran out: ``count`` is then a lower bound."""
+    ``truncated`` says the work budget ran out: ``count`` is then a lower bound. One
+    verdict is shared by the subscriptions of one shape: never changed once made (not
+    frozen: a frozen dataclass costs three times as much to make, ~8 of them an event)."""
 
     count: int
     solutions: tuple[Mapping[str, Term], ...]
@@ -225,7 +227,24 @@ def verify(
     event: EventBudget | None = None,
 ) -> Verdict | None:
     """The subscription's solutions over the event, or ``None`` when it has none (see the
-    module docstring for the work ``budget``; ``event`` bounds it and is charged)."""
+    module docstring for the work ``budget``; ``event`` bounds it and is charged).
+
+    The two commonest verifications are settled here in one step, charged one row: a
+    single pattern without filter or DISTINCT (its binding table is its solutions), and a
+    component whose plan's second step cannot join its first (no solution)."""
+    if sub.algebra is None:
+        patterns = sub.patterns
+        if len(patterns) == 1 and not sub.filters and not sub.distinct:
+            if event is not None and budget > 0 and event.left > 0:
+                event.left -= 1
+            p = patterns[0]
+            rows = pairs.table(p.prop, p.key)
+            return _single(sub, rows, limit) if rows else None
+        for comp in sub.components:
+            if comp.cut is not None and _cut_at_second_step(comp, pairs):
+                if event is not None and budget > 0 and event.left > 0:
+                    event.left -= 1
+                return None
     if event is None:
         return _verify(sub, pairs, limit, budget)[0]
     allowed = max(0, min(budget, event.left))
@@ -237,17 +256,10 @@ def verify(
 def _verify(
     sub: CompiledSubscription, pairs: EventPairs, limit: int, budget: int
 ) -> tuple[Verdict | None, int]:
-    """:func:`verify` and the budget left."""
+    """:func:`verify` past its one-step cases, and the budget left."""
     if sub.algebra is not None:
         return _verify_algebra(sub, pairs, limit, budget)
-    patterns = sub.patterns
-    if len(patterns) == 1 and not sub.filters and not sub.distinct:
-        rows = pairs.table(patterns[0].prop, patterns[0].key)
-        return (_single(sub, rows, limit) if rows else None), budget - 1
     components = sub.components
-    for comp in components:
-        if _cut_at_second_step(comp, pairs):
-            return None, budget - 1
     found = []
     truncated = False
     for comp in components:
@@ -303,10 +315,10 @@ def count_solutions(
 def _cut_at_second_step(comp: Component, pairs: EventPairs) -> bool:
     """True when the plan's second step cannot join its first: none of the values the first
     step binds to the shared variable is a key of the second step's rows (a semi-join
-    check on two cached indexes; most candidates that fail, fail here)."""
+    check on two cached indexes; most candidates that fail, fail here). The component
+    has a ``cut``."""
     cut = comp.cut
-    if cut is None:
-        return False
+    assert cut is not None
     indexes = pairs._indexes  # the cached indexes, read directly: this runs per candidate
     second = indexes.get(cut[1])
     if second is None:
@@ -320,17 +332,28 @@ def _cut_at_second_step(comp: Component, pairs: EventPairs) -> bool:
 def _single(sub: CompiledSubscription, rows: Rows, limit: int) -> Verdict | None:
     """One pattern, no filter, no DISTINCT: every row of its binding table is a solution."""
     (p,) = sub.patterns
-    if p.s_var is not None and p.s_var == p.o_var:
+    s_var, o_var = p.s_var, p.o_var
+    if s_var is not None and s_var == o_var:
         rows = [r for r in rows if r[0] == r[1]]
         if not rows:
             return None
     if sub.ask:
         return Verdict(1, ({},))
     projection = sub.projection
-    solutions = []
-    for s, o in rows[:limit]:
-        full = {p.s_var: s, p.o_var: o}
-        solutions.append({v: full[v] for v in projection if v in full})
+    solutions: list[Mapping[str, Term]]
+    # The usual forms, without a dictionary per row to project (a projected name is a str).
+    if projection == (s_var,):
+        solutions = [{projection[0]: s} for s, _ in rows[:limit]]
+    elif projection == (o_var,):
+        solutions = [{projection[0]: o} for _, o in rows[:limit]]
+    elif projection == (s_var, o_var):
+        first, second = projection
+        solutions = [{first: s, second: o} for s, o in rows[:limit]]
+    else:
+        solutions = []
+        for s, o in rows[:limit]:
+            full = {s_var: s, o_var: o}
+            solutions.append({v: full[v] for v in projection if v in full})
     return Verdict(len(rows), tuple(solutions))
 
 
