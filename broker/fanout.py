@@ -21,10 +21,17 @@ from collections.abc import Sequence
 
 from semps.broker.contracts import Channel, Note
 
-__all__ = ["DEFAULT_INBOX", "Fanout", "Listener", "Note"]
+__all__ = ["DEFAULT_INBOX", "DEFAULT_INBOX_CHARS", "Fanout", "Listener", "Note"]
 
-#: Notifications a listener may hold before it falls back to reading the store.
-DEFAULT_INBOX = 256
+#: Notifications a listener may hold before it falls back to reading the store. Above the
+#: notifications one commit may bring a subscription that every event matches (a commit
+#: takes a worker's batch of up to 256 events, often two): with 256, such a stream fell
+#: back to the store at every commit, and its reads took 10% of the server's main process
+#: in ``bench/service.py``'s batches.
+DEFAULT_INBOX = 2048
+#: Text (characters) a listener may hold before it falls back to reading the store, so a
+#: stream's memory stays bounded by this whatever the notifications' size.
+DEFAULT_INBOX_CHARS = 1 << 20
 
 
 class Listener:
@@ -36,20 +43,27 @@ class Listener:
             replayed yet); the stream clears it before reading.
     """
 
-    def __init__(self, subscription: str, capacity: int = DEFAULT_INBOX) -> None:
+    def __init__(
+        self, subscription: str, capacity: int = DEFAULT_INBOX, chars: int = DEFAULT_INBOX_CHARS
+    ) -> None:
         self.subscription = subscription
         self.capacity = capacity
+        self.chars = chars
         self.stale = True
         self._inbox: deque[tuple[int, str]] = deque()
+        self._held = 0  # characters in the inbox
         self._ready = asyncio.Event()
 
     def put(self, seq: int, text: str) -> None:
-        """Queue one notification; an overflow empties the inbox and marks it stale."""
-        if len(self._inbox) >= self.capacity:
+        """Queue one notification; an overflow (``capacity`` notifications or ``chars``
+        characters) empties the inbox and marks it stale."""
+        if len(self._inbox) >= self.capacity or self._held + len(text) > self.chars:
             self._inbox.clear()
+            self._held = 0
             self.stale = True
         else:
             self._inbox.append((seq, text))
+            self._held += len(text)
         self._ready.set()
 
     def poke(self) -> None:
@@ -61,6 +75,7 @@ class Listener:
         """Everything queued, oldest first, and an empty inbox."""
         items = list(self._inbox)
         self._inbox.clear()
+        self._held = 0
         self._ready.clear()
         return items
 
@@ -85,15 +100,15 @@ class Fanout(Channel):
         [(1, '{"id": 1}')]
     """
 
-    def __init__(self, capacity: int = DEFAULT_INBOX) -> None:
-        self.capacity = capacity
+    def __init__(self, capacity: int = DEFAULT_INBOX, chars: int = DEFAULT_INBOX_CHARS) -> None:
+        self.capacity, self.chars = capacity, chars
         self._listeners: dict[str, set[Listener]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def listen(self, subscription: str) -> Listener:
         """A new listener for ``subscription`` (call on the event loop, before replaying)."""
         self._loop = asyncio.get_running_loop()
-        listener = Listener(subscription, self.capacity)
+        listener = Listener(subscription, self.capacity, self.chars)
         self._listeners.setdefault(subscription, set()).add(listener)
         return listener
 

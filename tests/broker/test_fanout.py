@@ -36,6 +36,37 @@ def test_a_listener_overflows_into_stale() -> None:
     asyncio.run(run())
 
 
+def test_a_listener_overflows_on_the_text_it_holds_too() -> None:
+    async def run() -> None:
+        listener = Listener("s", capacity=100, chars=10)
+        listener.stale = False
+        listener.put(1, "12345")
+        listener.put(2, "12345")  # 10 characters: full, not over
+        assert not listener.stale and [s for s, _ in listener.take()] == [1, 2]
+        listener.put(3, "12345")
+        listener.put(4, "123456")  # 11: over, so emptied
+        assert listener.stale and listener.take() == []
+        listener.put(5, "1234567890")  # the count starts again after an overflow or a take
+        assert [s for s, _ in listener.take()] == [5]
+
+    asyncio.run(run())
+
+
+def test_a_commit_of_a_worker_batch_stays_in_memory() -> None:
+    """A subscription every event matches gets a worker batch's notifications (256) in one
+    commit, often two batches': its stream must not go back to the store for them."""
+
+    async def run() -> None:
+        fanout = Fanout()
+        listener = fanout.listen("s")
+        listener.stale = False
+        fanout.publish([_note("s", seq) for seq in range(1, 513)])
+        assert not listener.stale
+        assert [seq for seq, _ in listener.take()] == list(range(1, 513))
+
+    asyncio.run(run())
+
+
 def test_publish_from_another_thread_hops_onto_the_loop() -> None:
     async def run() -> list[tuple[int, str]]:
         fanout = Fanout()
