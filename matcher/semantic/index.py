@@ -582,6 +582,11 @@ class SubscriptionIndex:
         blocks = self._slots
         return blocks.start, blocks.size, blocks.flat
 
+    @property
+    def shape_sizes(self) -> IntArray:
+        """By shape, how many subscriptions have it (valid until the next change)."""
+        return self._slots.size
+
     def slots_of(self, shapes: IntArray) -> tuple[IntArray, IntArray]:
         """The slots of the ``shapes`` one shape after another, and how many each has."""
         return self._slots.of(shapes)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -90,8 +91,11 @@ def verdicts_of(
             verdict = verdicts[shape] = verify(sub, pairs, limit, budget, event)
         if verdict is not None:
             found.append((sub.id, verdict))
-    found.sort(key=lambda pair: pair[0])
+    found.sort(key=_first)
     return found
+
+
+_first = itemgetter(0)
 
 
 def _shape_verdicts(
@@ -112,9 +116,9 @@ def _shape_verdicts(
     counted = np.flatnonzero(found.counts).tolist()
     todo = counted + found.generic  # sure matches first, while the event's budget lasts
     verdicts: list[Verdict | None] = [None] * len(found.shapes)
-    at = index.sub_at
-    for position, slot in zip(todo, found.first_slots[todo].tolist(), strict=True):
-        sub = at[slot]
+    at, first_slots = index.sub_at, found.first_slots.tolist()
+    for position in todo:
+        sub = at[first_slots[position]]
         if watch is not None:
             watch(sub.id)
         verdicts[position] = verify(sub, pairs, limit, budget, event)
@@ -124,14 +128,25 @@ def _shape_verdicts(
             verdicts[position] = Verdict(exact, (), truncated=True)
         elif verdict.truncated and verdict.count < exact:
             verdicts[position] = Verdict(exact, verdict.solutions, truncated=True)
-    kept = [(p, v) for p, v in enumerate(verdicts) if v is not None]
-    found_slots, sizes = index.slots_of(found.shapes[[p for p, _ in kept]])
-    slots = found_slots.tolist()
-    ids, start = index.id_at, 0
+    # Each matching shape's subscriptions; a shape of one (the usual case) is its
+    # representative, read without the compiled gather and its arrays.
+    ids, shapes, sizes = index.id_at, found.shapes, index.shape_sizes
     out: list[tuple[str, Verdict]] = []
-    for (_, verdict), size in zip(kept, sizes.tolist(), strict=True):
-        out.extend((ids[s], verdict) for s in slots[start : start + size])
-        start += size
+    many: list[int] = []
+    for position, verdict in enumerate(verdicts):
+        if verdict is not None:
+            if sizes[shapes[position]] == 1:
+                out.append((ids[first_slots[position]], verdict))
+            else:
+                many.append(position)
+    if many:
+        slots, counts = index.slots_of(shapes[many])
+        start = 0
+        for position, size in zip(many, counts.tolist(), strict=True):
+            shared = verdicts[position]
+            assert shared is not None
+            out.extend((ids[s], shared) for s in slots[start : start + size].tolist())
+            start += size
     return out
 
 
