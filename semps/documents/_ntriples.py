@@ -50,10 +50,15 @@ _NEEDS_LANGUAGE = frozenset({RDF + "langString", RDF + "dirLangString"})
 
 #: Kinds of term, by position they may take.
 _IRI_KIND, _BLANK_KIND, _LITERAL_KIND = 0, 1, 2
-#: Terms kept at most (then the cache starts again), and the longest kept.
+#: Terms kept at most (then the caches start again), and the longest kept.
 _MAX_TERMS = 20_000
 _MAX_TERM_CHARS = 256
-_terms: dict[str, tuple[int, Term]] = {}
+#: Terms already checked, by the positions they may take: a subject (an IRI or a blank
+#: node), a predicate (an IRI), an object (any). A line whose three texts are all known
+#: costs three look-ups and no check.
+_subjects: dict[str, Term] = {}
+_predicates: dict[str, Term] = {}
+_objects: dict[str, Term] = {}
 
 
 def read_plain(data: bytes) -> tuple[Triple, ...] | None:
@@ -71,7 +76,7 @@ def read_plain(data: bytes) -> tuple[Triple, ...] | None:
     except UnicodeDecodeError:
         return None
     out: dict[Triple, None] = {}
-    get = _terms.get
+    s_get, p_get, o_get = _subjects.get, _predicates.get, _objects.get
     for line in text.split("\n"):
         parts = line.split(" ")
         if len(parts) == 4 and parts[3] == ".":  # the common line: no space in a literal
@@ -85,32 +90,44 @@ def read_plain(data: bytes) -> tuple[Triple, ...] | None:
                 continue  # an empty line
             s_text, _, rest = line[:-2].partition(" ")
             p_text, _, o_text = rest.partition(" ")
-        s = get(s_text) or _term(s_text)
-        p = get(p_text) or _term(p_text)
-        o = get(o_text) or _term(o_text)
-        if s is None or p is None or o is None or s[0] == _LITERAL_KIND or p[0] != _IRI_KIND:
-            return None
-        out[(s[1], p[1], o[1])] = None  # type: ignore[index]
+        s, p, o = s_get(s_text), p_get(p_text), o_get(o_text)
+        if s is None or p is None or o is None:
+            terms = _checked(s_text, p_text, o_text)
+            if terms is None:
+                return None
+            s, p, o = terms
+        out[(s, p, o)] = None  # type: ignore[index]
     return tuple(out)
 
 
+def _checked(s_text: str, p_text: str, o_text: str) -> Triple | None:
+    """A line's terms checked against the plain grammar and their positions, each kept in
+    the cache of its position; ``None`` if the line is not plain."""
+    s, p, o = _term(s_text), _term(p_text), _term(o_text)
+    if s is None or p is None or o is None or s[0] == _LITERAL_KIND or p[0] != _IRI_KIND:
+        return None
+    for cache, text, term in (
+        (_subjects, s_text, s),
+        (_predicates, p_text, p),
+        (_objects, o_text, o),
+    ):
+        if len(text) <= _MAX_TERM_CHARS:
+            if len(cache) >= _MAX_TERMS:
+                cache.clear()
+            cache[text] = term[1]
+    return (s[1], p[1], o[1])  # type: ignore[return-value]
+
+
 def _term(text: str) -> tuple[int, Term] | None:
-    """A term checked against the plain grammar, kept in the cache; ``None`` if not plain."""
+    """A term checked against the plain grammar, with its kind; ``None`` if not plain."""
     found = _TERM.fullmatch(text)
     if found is None:
         return None
     iri, blank, lexical, datatype, language = found.groups()
-    term: tuple[int, Term]
     if iri is not None:
-        term = (_IRI_KIND, iri)
-    elif blank is not None:
-        term = (_BLANK_KIND, blank)
-    elif datatype in _NEEDS_LANGUAGE:
+        return (_IRI_KIND, iri)
+    if blank is not None:
+        return (_BLANK_KIND, blank)
+    if datatype in _NEEDS_LANGUAGE:
         return None
-    else:
-        term = (_LITERAL_KIND, Literal(lexical, datatype, language))
-    if len(text) <= _MAX_TERM_CHARS:
-        if len(_terms) >= _MAX_TERMS:
-            _terms.clear()
-        _terms[text] = term
-    return term
+    return (_LITERAL_KIND, Literal(lexical, datatype, language))
