@@ -48,8 +48,11 @@ _TERM = re.compile(
 )
 _NEEDS_LANGUAGE = frozenset({RDF + "langString", RDF + "dirLangString"})
 
-#: Kinds of term, by position they may take.
+#: Kinds of term, and those each position may take.
 _IRI_KIND, _BLANK_KIND, _LITERAL_KIND = 0, 1, 2
+_SUBJECT_KINDS = (_IRI_KIND, _BLANK_KIND)
+_PREDICATE_KINDS = (_IRI_KIND,)
+_OBJECT_KINDS = (_IRI_KIND, _BLANK_KIND, _LITERAL_KIND)
 #: Terms kept at most (then the caches start again), and the longest kept.
 _MAX_TERMS = 20_000
 _MAX_TERM_CHARS = 256
@@ -101,21 +104,26 @@ def read_plain(data: bytes) -> tuple[Triple, ...] | None:
 
 
 def _checked(s_text: str, p_text: str, o_text: str) -> Triple | None:
-    """A line's terms checked against the plain grammar and their positions, each kept in
-    the cache of its position; ``None`` if the line is not plain."""
-    s, p, o = _term(s_text), _term(p_text), _term(o_text)
-    if s is None or p is None or o is None or s[0] == _LITERAL_KIND or p[0] != _IRI_KIND:
-        return None
-    for cache, text, term in (
-        (_subjects, s_text, s),
-        (_predicates, p_text, p),
-        (_objects, o_text, o),
+    """A line's terms, those not cached yet checked against the plain grammar and their
+    positions and kept in the cache of their position; ``None`` if the line is not plain."""
+    terms: list[Term] = []
+    for cache, text, kinds in (
+        (_subjects, s_text, _SUBJECT_KINDS),
+        (_predicates, p_text, _PREDICATE_KINDS),
+        (_objects, o_text, _OBJECT_KINDS),
     ):
-        if len(text) <= _MAX_TERM_CHARS:
-            if len(cache) >= _MAX_TERMS:
-                cache.clear()
-            cache[text] = term[1]
-    return (s[1], p[1], o[1])  # type: ignore[return-value]
+        term = cache.get(text)
+        if term is None:
+            found = _term(text)
+            if found is None or found[0] not in kinds:
+                return None
+            term = found[1]
+            if len(text) <= _MAX_TERM_CHARS:
+                if len(cache) >= _MAX_TERMS:
+                    cache.clear()
+                cache[text] = term
+        terms.append(term)
+    return (terms[0], terms[1], terms[2])  # type: ignore[return-value]
 
 
 def _term(text: str) -> tuple[int, Term] | None:

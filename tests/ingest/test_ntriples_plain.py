@@ -178,3 +178,20 @@ def test_repeated_lines_are_one_triple_in_first_seen_order() -> None:
         ("a:s", "a:p", "a:o"),
         ("a:s", "a:p", "_:b"),
     )
+
+
+@pytest.mark.parametrize(
+    "misplaced",
+    [
+        b'"x" <a:p> <a:o> .',  # a literal, known as an object, as a subject
+        b'<a:s> "x" <a:o> .',  # ... as a predicate
+        b"<a:s> _:b <a:o> .",  # a blank node, known as a subject and an object, as a predicate
+    ],
+)
+def test_a_term_known_in_one_position_is_checked_again_in_another(misplaced: bytes) -> None:
+    """The reader remembers terms by the positions they may take: a term read before as
+    an object or a subject is no predicate (nor a literal a subject) for that."""
+    known = b'<a:s> <a:p> "x" .\n_:b <a:p> _:b .\n'
+    assert read_plain(known) is not None
+    assert read_plain(known + misplaced) is None
+    assert oxigraph(known + misplaced) is None
