@@ -44,8 +44,9 @@ CREATE TABLE IF NOT EXISTS notification_index (
 """
 
 _INDEXED = "notifications:indexed"
-#: A row to append: (subscription, seq, event, payload, created).
-Row = tuple[str, int, str, str, float]
+#: A row to append: (row number, subscription, seq, event, payload, created), the row
+#: numbered from :meth:`NotificationTable._first_row`.
+Row = tuple[int, str, int, str, str, float]
 
 
 class NotificationTable(Tables):
@@ -102,13 +103,14 @@ class NotificationTable(Tables):
 
     # -- writing (under the writer's lock) ----------------------------------------------------
 
+    def _first_row(self) -> int:
+        """The number of the next row to append (the caller numbers its rows on from it)."""
+        return self._next_row
+
     def _append_rows(self, rows: Sequence[Row]) -> None:
-        """Append notifications inside the caller's transaction."""
-        first = self._next_row
-        self._w.executemany(
-            "INSERT INTO notifications VALUES (?, ?, ?, ?, ?, ?)",
-            [(first + i, *r) for i, r in enumerate(rows)],
-        )
+        """Append notifications inside the caller's transaction, numbered on from
+        :meth:`_first_row`."""
+        self._w.executemany("INSERT INTO notifications VALUES (?, ?, ?, ?, ?, ?)", rows)
 
     def _rows_appended(self, count: int) -> None:
         """The caller's transaction with ``count`` appended rows committed."""

@@ -27,7 +27,7 @@ from pathlib import Path
 from semps.broker import contracts
 from semps.broker.at_rest import SEALED_PREFIX, SecretBox, private_dir, private_files
 from semps.broker.contracts import DeadLetter, EventRecord, Notification, Webhook
-from semps.broker.notifications import INDEX_EVERY, NOTIFICATIONS_SCHEMA, NotificationTable
+from semps.broker.notifications import INDEX_EVERY, NOTIFICATIONS_SCHEMA, NotificationTable, Row
 from semps.broker.retention import RetentionTable
 from semps.broker.tokens import ROLES, Principal, TokenInfo, TokenTable
 from semps.errors import NotFound, StoreError
@@ -288,17 +288,20 @@ class Store(TokenTable, RetentionTable, NotificationTable, contracts.Store):
         with self._wlock:
             last = self._last_seq
             seqs: dict[str, int] = {}
-            rows: list[tuple[str, int, str, str, float]] = []
+            rows: list[Row] = []
             out: list[list[tuple[str, int, str]]] = []
+            row = self._first_row()
             for record in records:
                 numbered = []
+                event_id = record.id
                 for sub_id, head in record.notes:
                     seq = seqs.get(sub_id)
                     seq = (last.get(sub_id, 0) if seq is None else seq) + 1
                     seqs[sub_id] = seq
                     text = f'{head},"id":{seq}}}'
-                    rows.append((sub_id, seq, record.id, text, now))
+                    rows.append((row, sub_id, seq, event_id, text, now))
                     numbered.append((sub_id, seq, text))
+                    row += 1
                 out.append(numbered)
             try:
                 self._w.execute("BEGIN IMMEDIATE")
