@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice, product
+from typing import cast
 
 from semps._types import Term
 from semps.matcher.semantic.compiled import (
@@ -287,6 +288,16 @@ def _solutions(
         return ()
     if len(found) == 1:
         names = sub.components[0].projection
+        if names == sub.projection:  # the usual case: the rows are the solutions, in order
+            solutions: list[Mapping[str, Term]] = []
+            for row in found[0].rows[:limit]:
+                if None in row:  # (a component binds every variable it projects, but still)
+                    solutions.append(
+                        {v: t for v, t in zip(names, row, strict=True) if t is not None}
+                    )
+                else:
+                    solutions.append(dict(zip(names, cast(tuple[Term, ...], row), strict=True)))
+            return tuple(solutions)
         combos: object = ((r,) for r in found[0].rows[:limit])
     else:
         names = tuple(v for c in sub.components for v in c.projection)
