@@ -317,13 +317,13 @@ def close(
     if len(out) > limit:
         raise too_many(limit)
     local = _templates(rules)
-    types, props = local.types, local.props
+    types, by_node, by_literal = local.types, local.by_node, local.by_literal
     for triple in originals:
         s, p, o = triple
         if p == RDF_TYPE and type(o) is str:
             template = types.get(o) or local.of(triple)
         else:
-            template = props.get((p, type(o) is Literal)) or local.of(triple)
+            template = (by_literal if type(o) is Literal else by_node).get(p) or local.of(triple)
         if template.size:
             if template is _NEEDS_EVENT:  # a rule needs the rest of the event: the worklist
                 return _close_with_event(rules, dict.fromkeys(originals), limit)
@@ -393,7 +393,9 @@ class _Templates:
     def __init__(self, rules: Expansion) -> None:
         self.rules = rules
         self.types: dict[str, _Template] = {}
-        self.props: dict[tuple[str, bool], _Template] = {}
+        #: By predicate, with a node object and with a literal one (no key tuple a triple).
+        self.by_node: dict[str, _Template] = {}
+        self.by_literal: dict[str, _Template] = {}
         self.classes = (
             set(rules.classes)
             | set(rules.svf_by_filler)
@@ -431,8 +433,9 @@ class _Templates:
             made = self._make((_S, p, _O_LITERAL if literal else _O))
         else:
             made = _NOTHING
-        if made is not _NOTHING or len(self.props) < _MAX_CACHED:
-            self.props[(p, literal)] = made
+        cache = self.by_literal if literal else self.by_node
+        if made is not _NOTHING or len(cache) < _MAX_CACHED:
+            cache[p] = made
         return made
 
     def _make(self, triple: Triple) -> _Template:
