@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Generator, Sequence
 from typing import Any
 
-from semps.broker._tables import Tables
+from semps.broker._tables import Tables, delete_in, insert_rows
 
 __all__ = ["INDEX_EVERY", "NOTIFICATIONS_SCHEMA", "NotificationTable"]
 
@@ -110,7 +110,7 @@ class NotificationTable(Tables):
     def _append_rows(self, rows: Sequence[Row]) -> None:
         """Append notifications inside the caller's transaction, numbered on from
         :meth:`_first_row`."""
-        self._w.executemany("INSERT INTO notifications VALUES (?, ?, ?, ?, ?, ?)", rows)
+        insert_rows(self._w, "notifications", 6, rows)
 
     def _rows_appended(self, count: int) -> None:
         """The caller's transaction with ``count`` appended rows committed."""
@@ -175,19 +175,24 @@ class NotificationTable(Tables):
             "ORDER BY i.seq LIMIT ?",
             (sub_id, below, before, limit),
         ).fetchall()
-        rows = [(r,) for _, r in cold]
+        rows = [r for _, r in cold]
         if cold:
-            w.executemany(
-                "DELETE FROM notification_index WHERE subscription = ? AND seq = ?",
-                [(sub_id, seq) for seq, _ in cold],
+            delete_in(
+                w,
+                "DELETE FROM notification_index WHERE subscription = ? AND seq IN",
+                [seq for seq, _ in cold],
+                (sub_id,),
             )
         if len(rows) < limit and recent is not None and recent[0] < below and recent[1] < before:
-            rows += w.execute(
-                "SELECT row FROM notifications WHERE row > ? AND subscription = ? AND seq < ? "
-                "AND created < ? ORDER BY row LIMIT ?",
-                (self._indexed, sub_id, below, before, limit - len(rows)),
-            ).fetchall()
-        w.executemany("DELETE FROM notifications WHERE row = ?", rows)
+            rows += [
+                r
+                for (r,) in w.execute(
+                    "SELECT row FROM notifications WHERE row > ? AND subscription = ? "
+                    "AND seq < ? AND created < ? ORDER BY row LIMIT ?",
+                    (self._indexed, sub_id, below, before, limit - len(rows)),
+                )
+            ]
+        delete_in(w, "DELETE FROM notifications WHERE row IN", rows)
         return len(rows)
 
     # -- reading (on the reading connection, in one read transaction) ------------------------

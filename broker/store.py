@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from semps.broker import contracts
+from semps.broker._tables import insert_rows
 from semps.broker.at_rest import SEALED_PREFIX, SecretBox, private_dir, private_files
 from semps.broker.contracts import DeadLetter, EventRecord, Notification, Webhook
 from semps.broker.notifications import INDEX_EVERY, NOTIFICATIONS_SCHEMA, NotificationTable, Row
@@ -305,9 +306,12 @@ class Store(TokenTable, RetentionTable, NotificationTable, contracts.Store):
                 out.append(numbered)
             try:
                 self._w.execute("BEGIN IMMEDIATE")
-                self._w.executemany(
-                    "INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?, ?)",
+                insert_rows(
+                    self._w,
+                    "events",
+                    5,
                     [(r.id, r.received, r.media_type, r.size, len(r.notes)) for r in records],
+                    or_ignore=True,
                 )
                 self._append_rows(rows)
                 self._w.executemany(
