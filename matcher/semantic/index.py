@@ -93,13 +93,19 @@ class HMNPN(Mapping[NPNKey, SC]):
     so probing (:meth:`SubscriptionIndex._hit_containers`) is a dictionary look-up per
     pair, with no key made."""
 
-    __slots__ = ("any", "by_s", "by_o", "by_pair")
+    __slots__ = ("any", "by_s", "by_o", "by_pair", "ends")
 
     def __init__(self) -> None:
         self.any: SC | None = None
         self.by_s: dict[Term, SC] = {}
         self.by_o: dict[Term, SC] = {}
         self.by_pair: dict[tuple[Term, Term], SC] = {}
+        #: The tables probed by one end of a pair, with the end (1: object, 0: subject),
+        #: those that hold containers only.
+        self.ends: tuple[tuple[dict[Term, SC], int], ...] = ()
+
+    def _changed(self) -> None:
+        self.ends = tuple((t, end) for t, end in ((self.by_o, 1), (self.by_s, 0)) if t)
 
     def _table(self, key: NPNKey) -> tuple[dict[Any, SC], Any]:
         s, o = key
@@ -128,6 +134,7 @@ class HMNPN(Mapping[NPNKey, SC]):
         else:
             table, at = self._table(key)
             table[at] = container
+            self._changed()
 
     def __delitem__(self, key: NPNKey) -> None:
         if key[0] == STAR and key[1] == STAR:
@@ -137,6 +144,7 @@ class HMNPN(Mapping[NPNKey, SC]):
         else:
             table, at = self._table(key)
             del table[at]
+            self._changed()
 
     def __iter__(self) -> Iterator[NPNKey]:
         if self.any is not None:
@@ -703,18 +711,10 @@ class SubscriptionIndex:
                 continue
             if hm.any is not None:
                 add(hm.any)
-            table = hm.by_o
-            if table:
+            for table, end in hm.ends:
                 get = table.get
                 for pair in event_pairs:
-                    c = get(pair[1])
-                    if c is not None:
-                        add(c)
-            table = hm.by_s
-            if table:
-                get = table.get
-                for pair in event_pairs:
-                    c = get(pair[0])
+                    c = get(pair[end])
                     if c is not None:
                         add(c)
             if hm.by_pair:
