@@ -84,7 +84,9 @@ class Connection:
         self.writer.close()
 
 
-async def listen(url: str, token: str, sub_id: str, sent: dict[int, float], lat: list[float]):
+async def listen(
+    url: str, token: str, sub_id: str, sent: dict[int, float], lat: list[float]
+) -> None:
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx.AsyncClient(timeout=None) as client:
         async with client.stream(
@@ -320,7 +322,12 @@ def main() -> None:
     args = parser.parse_args()
     print(f"command: {' '.join(sys.argv)}")
     stamp("start")
-    asyncio.run(run(args))
+    try:  # the server's event loop (uvicorn's), for the clients too: their CPU shares the cores
+        import uvloop
+    except ImportError:
+        asyncio.run(run(args))
+    else:
+        uvloop.run(run(args))
     stamp("end")
 
 
