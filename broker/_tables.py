@@ -4,14 +4,15 @@ their locks, and a read under the reading lock."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
+from functools import cache
 from typing import Any
 
 __all__ = ["Tables", "delete_in", "insert_rows"]
 
-#: Rows one INSERT statement takes at most (then halves: 256, 128, ..., 1, one cached
-#: statement per size).
+#: Rows (or values) one statement takes at most; the rest go in statements of 128, 64, ...
+#: 1, so there is one statement text per size.
 _CHUNK = 256
 
 
@@ -29,15 +30,12 @@ def insert_rows(
     Why not ``executemany``: it steps SQLite once per row, and releases and retakes the GIL
     around each step. With another thread of the process busy (the server's event loop),
     each retake can wait for that thread's switch interval: 3,150 rows a commit cost 9.6 us
-    of CPU a row against 2.6 this way (2.0 and 1.7 without the other thread).
+    of CPU a row against 2.6 this way (2.0 and 1.7 without the other thread;
+    ``bench/sqlite_inserts.py``).
     """
-    at, size = 0, _CHUNK
-    while at < len(rows):
-        while size > len(rows) - at:
-            size //= 2
+    for at, size in _chunks(len(rows)):
         values = [v for row in rows[at : at + size] for v in row]
-        db.execute(_statement(table, width, size, or_ignore), values)
-        at += size
+        db.execute(_insert_statement(table, width, size, or_ignore), values)
 
 
 def delete_in(
@@ -46,36 +44,31 @@ def delete_in(
     """Run ``sql``, a ``DELETE`` ending in ``IN``, for ``values`` in chunks of 256, 128,
     ... 1 (a list of placeholders is appended; ``args`` are bound before them): one step a
     chunk, not one a value (see :func:`insert_rows`)."""
-    at, size = 0, _CHUNK
-    while at < len(values):
-        while size > len(values) - at:
-            size //= 2
+    for at, size in _chunks(len(values)):
         db.execute(_in_statement(sql, size), [*args, *values[at : at + size]])
+
+
+def _chunks(n: int) -> Iterator[tuple[int, int]]:
+    """(start, size) of the chunks of ``n`` items: 256 at a time, then halving."""
+    at, size = 0, _CHUNK
+    while at < n:
+        while size > n - at:
+            size //= 2
+        yield at, size
         at += size
 
 
-_in_statements: dict[tuple[str, int], str] = {}
+@cache
+def _insert_statement(table: str, width: int, size: int, or_ignore: bool) -> str:
+    """The statement's text (``table``: one of ours, never user input)."""
+    row = "(" + ",".join("?" * width) + ")"
+    verb = "INSERT OR IGNORE" if or_ignore else "INSERT"
+    return f"{verb} INTO {table} VALUES " + ",".join([row] * size)
 
 
+@cache
 def _in_statement(sql: str, size: int) -> str:
-    found = _in_statements.get((sql, size))
-    if found is None:
-        found = _in_statements[(sql, size)] = f"{sql} ({','.join('?' * size)})"
-    return found
-
-
-_statements: dict[tuple[str, int, int, bool], str] = {}
-
-
-def _statement(table: str, width: int, size: int, or_ignore: bool) -> str:
-    """The statement's text, made once (``table``: one of ours, never user input)."""
-    key = (table, width, size, or_ignore)
-    found = _statements.get(key)
-    if found is None:
-        row = "(" + ",".join("?" * width) + ")"
-        verb = "INSERT OR IGNORE" if or_ignore else "INSERT"
-        found = _statements[key] = f"{verb} INTO {table} VALUES " + ",".join([row] * size)
-    return found
+    return f"{sql} ({','.join('?' * size)})"
 
 
 class Tables:

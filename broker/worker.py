@@ -165,10 +165,8 @@ def verdict_heads(
     ``event_id``: :func:`payload_head` of its match, with each verdict's solutions
     rendered once for all the subscriptions that share it (subscriptions of one shape)."""
     event = _dumps(event_id)
-    room = limits.max_notification_bytes - 65  # what _usual_head allows
     tails: dict[int, str | None] = {}  # by verdict: what follows the ids, or None: no fast path
     out: list[tuple[str, str]] = []
-    dumps = orjson.dumps
     for sub_id, verdict in found:
         key = id(verdict)
         tail = tails.get(key, _UNSEEN)
@@ -176,14 +174,12 @@ def verdict_heads(
             tail = tails[key] = _tail(
                 verdict.count, verdict.solutions, not verdict.truncated, limits
             )
-        if tail is not None:  # _usual_head, inlined: this runs once per notification
-            head = f'{{"subscription":{dumps(sub_id).decode()},"event":{event}{tail}'
-            if len(head) <= room:
-                out.append((sub_id, head))
-                continue
-        detail = {"truncated": True} if verdict.truncated else {}
-        match = Match(sub_id, event_id, verdict.count, verdict.solutions, detail)
-        out.append((sub_id, payload_head(match, limits)))
+        head = _usual_head(sub_id, event, tail, limits)
+        if head is None:
+            detail = {"truncated": True} if verdict.truncated else {}
+            match = Match(sub_id, event_id, verdict.count, verdict.solutions, detail)
+            head = payload_head(match, limits)
+        out.append((sub_id, head))
     return out
 
 

@@ -602,7 +602,8 @@ class SubscriptionIndex:
     def candidate_shapes(self, pairs: EventPairs) -> CandidateShapes:
         """Phase 1 (as :meth:`counter_slots`, in no order) and its survivors' shapes grouped
         by family, in one compiled pass (``_kernels.candidate_shapes``) over the hit
-        containers' rows (:meth:`_rows`)."""
+        containers' rows (each container's kept in it until its anchored slots or the
+        table's width change: :meth:`_build_rows`)."""
         hit = self._hit_containers(pairs)
         width = 2 + self._width
         rows = []
@@ -610,7 +611,7 @@ class SubscriptionIndex:
             if c.anchored:
                 found = c.rows
                 if found is None or c.rows_of is not c._anchored_array or found.shape[1] != width:
-                    found = self._rows(c)
+                    found = self._build_rows(c)
                 rows.append(found)
         if not rows:
             return CandidateShapes(*(_NO_SLOTS,) * 5)
@@ -640,14 +641,13 @@ class SubscriptionIndex:
         mask[cids] = False
         mask[0] = True
 
-    def _rows(self, container: SC) -> npt.NDArray[np.int32]:
-        """The container's anchored slots as rows ``(slot, shape, other containers...)``
-        (cached in the container until its anchored slots or the table's width change)."""
-        slots = container.anchored_array()  # a new array whenever the slots change
-        rows = container.rows
-        if rows is None or container.rows_of is not slots or rows.shape[1] != 2 + self._width:
-            rows = container.rows = self._slot_rows(slots)
-            container.rows_of = slots
+    def _build_rows(self, container: SC) -> npt.NDArray[np.int32]:
+        """The container's anchored slots as rows ``(slot, shape, other containers...)``,
+        kept in it with the slots array they were built from (a new array whenever the
+        slots change)."""
+        slots = container.anchored_array()
+        rows = container.rows = self._slot_rows(slots)
+        container.rows_of = slots
         return rows
 
     @property

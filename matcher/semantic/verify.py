@@ -236,15 +236,13 @@ def verify(
     if sub.algebra is None:
         patterns = sub.patterns
         if len(patterns) == 1 and not sub.filters and not sub.distinct:
-            if event is not None and budget > 0 and event.left > 0:
-                event.left -= 1
+            _charge_one(event, budget)
             p = patterns[0]
             rows = pairs.table(p.prop, p.key)
             return _single(sub, rows, limit) if rows else None
         for comp in sub.components:
             if comp.cut is not None and _cut_at_second_step(comp, pairs):
-                if event is not None and budget > 0 and event.left > 0:
-                    event.left -= 1
+                _charge_one(event, budget)
                 return None
     if event is None:
         return _verify(sub, pairs, limit, budget)[0]
@@ -252,6 +250,13 @@ def verify(
     verdict, left = _verify(sub, pairs, limit, allowed)
     event.left -= allowed - max(0, left)
     return verdict
+
+
+def _charge_one(event: EventBudget | None, budget: int) -> None:
+    """Charge a one-step verification's row to ``event`` (when the verification may visit
+    one: as the general case charges what it visited)."""
+    if event is not None and budget > 0 and event.left > 0:
+        event.left -= 1
 
 
 def _verify(
