@@ -64,8 +64,8 @@ def part_of(module: str) -> str:
 
 
 def modules(root: Path) -> Iterator[tuple[str, Path]]:
-    """Every module under ``root/semps`` (following the links to the customer's folders)."""
-    for folder, _, files in os.walk(root / "semps", followlinks=True):
+    """Every module under ``root/semps``."""
+    for folder, _, files in os.walk(root / "semps"):
         for name in sorted(files):
             if name.endswith(".py"):
                 path = Path(folder) / name
