@@ -82,7 +82,7 @@ def format_duration(seconds: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """What ``semps serve`` runs with (see the README's settings table).
+    """What ``semps serve`` runs with (see the settings table in docs/operations.md).
 
     Attributes:
         host / port: where the HTTP API listens.
@@ -263,7 +263,7 @@ _LIMIT_HELP = {
     "match_timeout": "seconds a batch of events may spend matching",
 }
 
-#: Every setting but the limits, in the README's order.
+#: Every setting but the limits, in the order of docs/operations.md's table.
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "config", _path, "a TOML file of settings (keys: these flags' names with _)", metavar="FILE"

@@ -233,7 +233,7 @@ def expressions(draw: st.DrawFn, depth: int = 2) -> str:
 
 def _oxigraph_filter(expr: str, a: str, b: str) -> bool:
     """The verdict of Oxigraph, an engine that passes the W3C SPARQL suites (rdflib does
-    not: it departs from the W3C results on open-world comparisons, see the README)."""
+    not: it departs from the W3C results on open-world comparisons, see docs/sparql.md)."""
     values = f"VALUES (?a ?b ?n) {{ ({a} {b} 4) }}"
     query = f"PREFIX xsd: <{XSD}> ASK {{ {values} FILTER({expr}) }}"
     return bool(pyoxigraph.Store().query(query))
