@@ -96,7 +96,8 @@ class Settings:
         retain_count / retain_age: stored notifications kept per subscription, by number
             and by age in seconds (0: no bound); a subscription may ask for its own.
         prune_interval: seconds between two retention passes.
-        metrics_token: a bearer token that may read ``/metrics`` only (``None``: admin only).
+        metrics_token: a bearer token that may read ``/metrics`` only (``None``: none; any
+            valid token reads ``/metrics`` either way).
         limits: the per-request limits.
         config: the TOML file the settings were read from, if any.
     """
