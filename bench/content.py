@@ -43,6 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from _results import record  # bench/ is on the path: this file runs as a script
 
 from semps.matcher.content import HcemIndex, PredicateTableIndex, ReinIndex
 from semps.matcher.content.constraints import Constraint, ContentSubscription
@@ -404,8 +405,24 @@ def cli_point(
     out["load_average"] = loads
     for key, by_count in rounds.items():
         few, many = sorted(by_count, key=int)
-        out["modes"][key] = _marginal(by_count[few], by_count[many], int(many) - int(few))  # type: ignore[index]
-        print(f"  {key}: {json.dumps(out['modes'][key])}")  # type: ignore[index]
+        marginal = _marginal(by_count[few], by_count[many], int(many) - int(few))
+        out["modes"][key] = marginal  # type: ignore[index]
+        print(f"  {key}: {json.dumps(marginal)}")
+        label, algorithm, _, batch = key.split()
+        n, prev = next((c[1], c[2]) for c in checkouts if c[0] == label)
+        snap = out[f"{label}_{algorithm}_snapshot"]
+        record(
+            "content",
+            {
+                "mode": f"semps content match --batch {batch}",
+                "n": n,
+                "algorithm": algorithm,
+                "ms_per_event_wall": marginal["wall_min"],
+                "ms_per_event_cpu": marginal["cpu_min"],
+                "load_snapshot_s_wall": snap["load"]["wall_min"],  # type: ignore[index]
+            },
+            checkout=Path(prev) if prev else Path(__file__).resolve().parents[1],
+        )
     return out
 
 
@@ -577,9 +594,23 @@ def main_cli(args: argparse.Namespace) -> None:
     report: dict[str, object] = {"cli": cli_point(args, checkouts)}
     gc.collect()
     if args.hem5dd:
-        report["hem5dd"] = hem5dd_point(args)
-        report["in_process"] = in_process_point(args)
-        print(f"  in process: {json.dumps(report['in_process'])}")
+        report["hem5dd"] = hem5dd = hem5dd_point(args)
+        report["in_process"] = ours = in_process_point(args)
+        print(f"  in process: {json.dumps(ours)}")
+        hem_ms = [r["ms_per_event"] for r in hem5dd["runs"]]  # type: ignore[attr-defined]
+        cells_ms = [r["wall_ms"] for r in ours["runs"]]  # type: ignore[attr-defined]
+        record(
+            "content",
+            {
+                "mode": "one event at a time, in process, beside C++ HEM5DD",
+                "n": args.n,
+                "algorithm": "hcem",
+                "ms_per_event_wall": min(cells_ms),
+                "ms_per_event_cpu": min(r["cpu_ms"] for r in ours["runs"]),  # type: ignore[attr-defined]
+                "hem5dd_ms": min(hem_ms),
+                "cells_B_per_subscription": ours["cells_B_per_subscription"],
+            },
+        )
         gc.collect()
     if not args.no_memory:
         report["memory"] = {n: memory_point(args, n) for n in sorted({100_000, args.n})}
@@ -642,9 +673,36 @@ def main() -> None:
     print(f"default point (n = {args.n:,}, m = {args.m}, k = {args.k}, w = {args.w}, b = {args.b})")
     report["default"] = default_point(args)
     print(json.dumps(report["default"], indent=2))
+    point = report["default"]
+    record(
+        "content",
+        {
+            "mode": "in process",
+            "n": args.n,
+            "rein_ms": point["rein_ms"],  # type: ignore[index]
+            "hcem_single_ms": point["hcem_single_ms"],  # type: ignore[index]
+            "hcem_batch_ms": point["hcem_batch_ms"],  # type: ignore[index]
+            "table_ms": point["table_ms"],  # type: ignore[index]
+            "rein_build_s": point["rein_build_s"],  # type: ignore[index]
+            "table_build_s": point["table_build_s"],  # type: ignore[index]
+            "rein_memory_mb": point["rein_memory_mb"],  # type: ignore[index]
+            "table_memory_mb": point["table_memory_mb"],  # type: ignore[index]
+        },
+    )
     print("symmetric")
     report["symmetric"] = symmetric(args)
     print(json.dumps(report["symmetric"], indent=2))
+    regions = report["symmetric"]
+    record(
+        "content",
+        {
+            "mode": "symmetric sweep",
+            "n": regions["regions"],  # type: ignore[index]
+            "sweep_s": regions["sweep_s"],  # type: ignore[index]
+            "pairs": regions["pairs"],  # type: ignore[index]
+            "single_publication_ms": regions["single_publication_ms"],  # type: ignore[index]
+        },
+    )
     if not args.no_sweeps:
         report["sweeps"] = sweeps(args)
         for result in report["sweeps"]:  # type: ignore[attr-defined]
