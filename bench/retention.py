@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from semps.broker.store import EventRecord, Store
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 
 
 def fill(store: Store, subs: int, per_sub: int) -> None:

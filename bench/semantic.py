@@ -19,8 +19,9 @@ import time
 import tracemalloc
 
 from semps.event import Event
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.values import Subscription
 from semps.ontology import compile_axioms
 from semps.terms import OWL, RDF_TYPE, RDFS, XSD, Literal
 

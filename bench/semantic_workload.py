@@ -448,8 +448,8 @@ def memory(subs: int, selectivity: float, seed: int = 1) -> dict[str, float]:
     """Bytes per subscription of a built index at ``subs`` subscriptions drawn as ``write``
     draws them (held in memory, no files): the growth of the resident set over building
     it, the subscription texts excluded (they are made first); and registration/s."""
-    from semps.matcher.base import Subscription
     from semps.matcher.semantic import SemanticMatcher
+    from semps.matcher.values import Subscription
 
     rng = random.Random(seed)
     _, classes, props = ontology_xml(rng)

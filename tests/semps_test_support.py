@@ -27,7 +27,7 @@ from oracle_corrections import corrected_lines
 
 from semps.cli import main as semps_main
 from semps.cli.match import load_subscriptions
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 from semps.ontology import Expansion, load_expansion
 from semps.terms import RDF_TYPE, Literal
 

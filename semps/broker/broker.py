@@ -46,8 +46,9 @@ from semps.errors import (
 )
 from semps.event import Event
 from semps.limits import DEFAULT_LIMITS, Limits
-from semps.matcher.base import Match, Matcher, Subscription
+from semps.matcher.base import Matcher
 from semps.matcher.registry import create_matcher, get_matcher_class
+from semps.matcher.values import Match, Subscription
 from semps.ontology.store import OntologyStore
 
 log = logging.getLogger("semps.broker")

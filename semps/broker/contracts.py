@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from semps.broker.tokens import Principal, TokenInfo
 from semps.errors import NotFound
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 
 __all__ = [
     "Channel",

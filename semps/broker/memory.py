@@ -36,7 +36,7 @@ from semps.broker.contracts import (
 )
 from semps.broker.tokens import Principal, TokenInfo, digest, new_token
 from semps.errors import NotFound, StoreError
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 
 __all__ = ["MemoryStore", "RecordingChannel"]
 

@@ -45,7 +45,7 @@ from semps.broker.worker import (
 )
 from semps.errors import EventLimitExceeded, MatcherError
 from semps.limits import DEFAULT_LIMITS, Limits
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 from semps.ontology.expansion import Expansion
 
 #: How often (seconds) a worker's thread looks at its progress while it matches.

@@ -32,7 +32,7 @@ from semps.broker.notifications import INDEX_EVERY, NOTIFICATIONS_SCHEMA, Notifi
 from semps.broker.retention import RetentionTable
 from semps.broker.tokens import ROLES, Principal, TokenInfo, TokenTable
 from semps.errors import NotFound, StoreError
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 
 __all__ = [
     "ROLES",

@@ -46,11 +46,11 @@ from semps.gcpolicy import SERVING_THRESHOLDS, BatchCollector
 from semps.ingest.json_event import is_json_media_type, read_json_event
 from semps.ingest.rdf import read_event
 from semps.limits import DEFAULT_LIMITS, Limits
-from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.registry import create_matcher
 from semps.matcher.semantic.matcher import SemanticMatcher
 from semps.matcher.semantic.snapshot import snapshot_memo
-from semps.matcher.semantic.verify import Verdict
+from semps.matcher.values import Match, Subscription, Verdict
 from semps.ontology.expansion import Expansion
 from semps.terms import RDF_TYPE, XSD, Literal, n3
 

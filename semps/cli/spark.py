@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING
 
 from semps.cli.paths import need_output
 from semps.errors import SempsError, SparkError, SubscriptionError
-from semps.matcher.base import Matcher, Subscription
+from semps.matcher.base import Matcher
+from semps.matcher.values import Subscription
 from semps.spark.sources import FORMATS
 
 if TYPE_CHECKING:

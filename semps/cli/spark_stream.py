@@ -21,7 +21,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from semps.errors import SempsError
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 
 if TYPE_CHECKING:
     from semps.spark.sinks import BatchSink

@@ -8,88 +8,20 @@ interface; no caller re-implements matching.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import cached_property
-from types import MappingProxyType
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
-from semps._types import Term
 from semps.event import Event
 from semps.limits import DEFAULT_LIMITS, Limits
+from semps.matcher.partab import EventParts, to_partab
+from semps.matcher.results import MatchColumns, result_line
+from semps.matcher.values import Match, Resolver, Subscription, Verdict
 from semps.ontology.expansion import Expansion
 
-if TYPE_CHECKING:
-    from semps.matcher.partab import EventParts
-    from semps.matcher.results import MatchColumns
-
-
-@dataclass(frozen=True, slots=True)
-class Subscription:
-    """A registered subscription.
-
-    Attributes:
-        id: unique id (a file stem in the CLI, assigned by the broker in the service).
-        kind: the matcher that owns it (``semantic``, ``content``, ...).
-        text: the subscription in its matcher's language (SPARQL-like text, JSON, ...).
-        owner: the subscriber that owns it (``None`` outside the broker).
-        name: an optional human name (composite definitions refer to subscriptions by it).
-    """
-
-    id: str
-    kind: str
-    text: str
-    owner: str | None = None
-    name: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.id:
-            msg = "a subscription id must be a non-empty string"
-            raise ValueError(msg)
-        if not self.kind:
-            msg = f"subscription {self.id!r} has no kind"
-            raise ValueError(msg)
-
-
-#: Subscription id -> the subscription, or None when there is none (the broker's lookup).
-Resolver = Callable[[str], "Subscription | None"]
-
-_NO_DETAIL: Mapping[str, object] = MappingProxyType({})
-
-
-@dataclass(frozen=True, slots=True)
-class Match:
-    """One subscription matched one event.
-
-    Attributes:
-        subscription: the subscription id.
-        event: the event id.
-        count: the number of solutions (SPARQL solutions for semantic subscriptions; 1 for
-            matchers without bindings).
-        solutions: the bindings of the projected variables, possibly truncated to a
-            matcher-defined limit (``count`` is always exact).
-        detail: matcher-specific extras (a composite match lists its constituents here).
-    """
-
-    subscription: str
-    event: str
-    count: int = 1
-    solutions: tuple[Mapping[str, Term], ...] = ()
-    detail: Mapping[str, object] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.count < 1:
-            msg = f"a match needs at least one solution, got {self.count}"
-            raise ValueError(msg)
-        # Most matches carry no detail: share one empty read-only mapping.
-        detail = MappingProxyType(dict(self.detail)) if self.detail else _NO_DETAIL
-        object.__setattr__(self, "detail", detail)
-
-    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        return (
-            Match,
-            (self.subscription, self.event, self.count, self.solutions, dict(self.detail)),
-        )
+# Match and Subscription are the contract's values; they live in semps.matcher.values.
+__all__ = ["Match", "MatchContext", "Matcher", "Resolver", "Subscription", "Verdict"]
 
 
 class MatchContext:
@@ -114,8 +46,6 @@ class MatchContext:
     @cached_property
     def parts(self) -> EventParts:
         """The event's PartA/PartB under the ontology."""
-        from semps.matcher.partab import to_partab
-
         return to_partab(self.event, self.expansion, limits=self.limits)
 
 
@@ -196,8 +126,6 @@ class Matcher(ABC):
         only when asked for (``Match.detail`` is not carried). Those of
         :meth:`unbound_columns` when it gives any (each match then has one empty solution),
         else :meth:`match_batch`'s converted."""
-        from semps.matcher.results import MatchColumns
-
         columns = self.unbound_columns(contexts)
         if columns is None:
             return MatchColumns.from_matches(self.match_batch(contexts), solutions=solutions)
@@ -208,8 +136,6 @@ class Matcher(ABC):
         (:func:`~semps.matcher.results.result_line`): what ``semps match`` and
         ``semps spark match`` write. Matchers with a compiled writer override this; the
         lines must equal the default's."""
-        from semps.matcher.results import result_line
-
         counts = self.count_batch(contexts)
         return [result_line(c.event.id, n) for c, n in zip(contexts, counts, strict=True)]
 

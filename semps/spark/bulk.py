@@ -32,11 +32,12 @@ from typing import TYPE_CHECKING, TypeAlias, TypeVar
 from semps.errors import SparkError
 from semps.event import Event
 from semps.ingest.sparql import Query, parse_memo, parse_query
-from semps.matcher.base import MatchContext, Matcher, Subscription
+from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.registry import create_matcher
 from semps.matcher.results import result_line
 from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.snapshot import load_matcher, snapshot_bytes, subscriptions_digest
+from semps.matcher.values import Subscription
 from semps.ontology.expansion import Expansion
 from semps.spark.placement import Placement
 

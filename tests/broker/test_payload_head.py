@@ -10,8 +10,8 @@ import pytest
 
 from semps.broker.worker import payload_head, verdict_heads
 from semps.limits import Limits
-from semps.matcher.base import Match
 from semps.matcher.semantic.verify import Verdict
+from semps.matcher.values import Match
 from semps.terms import XSD, Literal
 
 

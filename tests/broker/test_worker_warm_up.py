@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from semps.broker.worker import Worker
-from semps.matcher.base import Subscription
 from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.values import Subscription
 
 
 def test_warming_up_asks_each_matcher_with_subscriptions_to_warm_once(

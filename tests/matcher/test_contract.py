@@ -16,9 +16,10 @@ from matcher_samples import WORKLOADS
 from semps.errors import NotFound, SubscriptionError
 from semps.event import Event
 from semps.limits import DEFAULT_LIMITS
-from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.registry import available, create_matcher, get_matcher_class
 from semps.matcher.results import result_line
+from semps.matcher.values import Match, Subscription
 from semps.terms import n3
 
 KINDS = available()

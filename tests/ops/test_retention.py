@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from semps.broker.retention import Pruner, RetentionPolicy
 from semps.broker.store import EventRecord, Store
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from multiprocessing.connection import Connection
 
 from semps.ingest.sparql import Query, open_memo, parse_memo, parse_query
 from semps.limits import Limits
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 
 #: Fewer subscriptions than this are added one by one (a helper costs a fork and ~50 ms).
 MIN_SUBSCRIPTIONS = 8192

@@ -13,7 +13,7 @@ from semps._types import Term
 from semps.errors import NotFound
 from semps.event import Event  # noqa: F401  (doctest name)
 from semps.ingest.sparql import parse_query
-from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.semantic._kernels import warm as warm_kernels
 from semps.matcher.semantic.compiled import (
     STAR,
@@ -27,9 +27,9 @@ from semps.matcher.semantic.verify import (
     DEFAULT_SOLUTION_LIMIT,
     DEFAULT_STEP_BUDGET,
     EventBudget,
-    Verdict,
     verify,
 )
+from semps.matcher.values import Match, Subscription, Verdict
 from semps.ontology.expansion import Expansion
 from semps.terms import RDF_TYPE
 

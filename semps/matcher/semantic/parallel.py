@@ -26,7 +26,7 @@ from semps.errors import IngestError, MatcherError
 from semps.event import Event
 from semps.gcpolicy import BatchCollector
 from semps.ingest.sparql import parse_query
-from semps.matcher.base import Match, MatchContext
+from semps.matcher.base import MatchContext
 from semps.matcher.partab import EventParts
 from semps.matcher.semantic._kernels import warm
 from semps.matcher.semantic.compiled import compile_query
@@ -34,6 +34,7 @@ from semps.matcher.semantic.count import count_lines, count_parts
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
 from semps.matcher.semantic.plan import Scan, plan_partitions
 from semps.matcher.semantic.verify import EventBudget, verify
+from semps.matcher.values import Match
 from semps.ontology.expansion import Expansion
 
 _CHUNK = 4  # candidates claimed per cursor move: fewer lock round trips

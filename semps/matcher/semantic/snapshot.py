@@ -48,8 +48,8 @@ from semps.gcpolicy import paused_gc
 from semps.ingest.sparql import Query, TriplePattern, Var, algebra, parse_memo, parse_query
 from semps.ingest.sparql.filters import Expression
 from semps.limits import DEFAULT_LIMITS, Limits
-from semps.matcher.base import Subscription
 from semps.matcher.semantic.matcher import SemanticMatcher
+from semps.matcher.values import Subscription
 from semps.terms import Literal
 
 __all__ = [

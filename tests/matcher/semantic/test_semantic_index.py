@@ -17,13 +17,14 @@ from semps.errors import NotFound, SubscriptionLimitExceeded, SubscriptionSyntax
 from semps.event import Event
 from semps.ingest.sparql import parse_query
 from semps.limits import Limits
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.partab import to_partab
 from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.compiled import compile_query
 from semps.matcher.semantic.index import EventPairs
 from semps.matcher.semantic.plan import plan_partitions
 from semps.matcher.semantic.verify import verify
+from semps.matcher.values import Subscription
 from semps.ontology import compile_axioms
 from semps.terms import RDF_TYPE, XSD, Literal
 

@@ -28,7 +28,7 @@ from semps.errors import SempsError, SubscriptionError
 from semps.event import Event
 from semps.ingest.sparql import Query, parse_memo, parse_query, parser
 from semps.limits import DEFAULT_LIMITS
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.snapshot import (
     FORMAT,
@@ -42,6 +42,7 @@ from semps.matcher.semantic.snapshot import (
     snapshot_memo,
     subscriptions_digest,
 )
+from semps.matcher.values import Subscription
 from semps.ontology import compile_axioms
 
 CASES = ["synthetic-s7", "lubm-u0", "brick-a"]
