@@ -33,8 +33,10 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "matcher.composite": frozenset(_BELOW_MATCHERS),
     # region matching is built on the content matcher's tables
     "matcher.symmetric": frozenset({*_BELOW_MATCHERS, "matcher.content"}),
-    "broker": frozenset({*_BELOW_MATCHERS, *PLUGINS}),
-    "api": frozenset({*_BELOW_MATCHERS, *PLUGINS, "broker"}),
+    # the broker and the API know the Matcher contract, never a plugin (the registry
+    # creates matchers by kind)
+    "broker": frozenset(_BELOW_MATCHERS),
+    "api": frozenset({*_BELOW_MATCHERS, "broker"}),
     "spark": frozenset({*_BELOW_MATCHERS, *PLUGINS}),
     "client": frozenset({"core"}),
     "cli": frozenset({*_BELOW_MATCHERS, *PLUGINS, "broker", "api", "spark", "client"}),

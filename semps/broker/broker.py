@@ -31,12 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from semps.broker.contracts import Channel, EventRecord, Store
+from semps.broker.payload import payload_head
 from semps.broker.pipeline import Batch, Item, Pipeline
 from semps.broker.retention import Pruner
 from semps.broker.store import Principal, TokenInfo
 from semps.broker.store import Store as SQLiteStore
 from semps.broker.webhooks import WebhookDispatcher
-from semps.broker.worker import payload_head, unpack_error
+from semps.broker.worker import unpack_error
 from semps.errors import (
     AuthError,
     MatcherError,
@@ -59,8 +60,9 @@ LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
 #: Seconds a bearer token's lookup is cached.
 TOKEN_CACHE_SECONDS = 10.0
 
-#: The semantic snapshot beside the database: the workers start from its parses and rewrite
-#: it when the stored subscriptions changed (``semps.matcher.semantic.snapshot``).
+#: The semantic matcher's snapshot beside the database: the workers start from its parses
+#: and rewrite it when the stored subscriptions changed (each matcher kind persists what it
+#: keeps in ``<kind>.snap`` there: :meth:`~semps.matcher.base.Matcher.persisted`).
 SEMANTIC_SNAPSHOT = "semantic.snap"
 
 #: A committed notification: (subscription id, seq, JSON text).
@@ -207,7 +209,7 @@ class Broker:
             ordered=self._ordered,
             workers=workers,
             limits=limits,
-            snapshot=self.data_dir / SEMANTIC_SNAPSHOT,
+            snapshots=self.data_dir,
         )
         self.webhooks.metrics = self.metrics
         self.pruner = Pruner(self.store, after_pass=self.save_metrics)

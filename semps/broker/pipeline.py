@@ -128,8 +128,8 @@ class Pipeline:
         workers: matching processes.
         limits: passed to the workers (event size) and read for ``match_timeout``.
         max_batch: events per batch at most.
-        snapshot: the semantic snapshot the workers load with and rewrite when stale
-            (:func:`~semps.matcher.semantic.snapshot.snapshot_memo`); ``None``: none.
+        snapshots: the folder of the matchers' snapshots the workers load with and rewrite
+            when stale (:meth:`~semps.matcher.base.Matcher.persisted`); ``None``: none.
     """
 
     def __init__(
@@ -143,7 +143,7 @@ class Pipeline:
         workers: int = 2,
         limits: Limits = DEFAULT_LIMITS,
         max_batch: int = 256,
-        snapshot: Path | None = None,
+        snapshots: Path | None = None,
     ) -> None:
         if workers < 1:
             msg = f"the pipeline needs at least one worker, not {workers}"
@@ -159,7 +159,7 @@ class Pipeline:
         self._ahead: set[int] = set()  # batches committed out of order
         self._ordered = ordered
         self._done_cond = threading.Condition()
-        self.snapshot = snapshot
+        self.snapshots = snapshots
         self._running = True
         self.respawns = 0
         self._slots = [_Slot(i) for i in range(workers)]
@@ -260,8 +260,8 @@ class Pipeline:
         process, conn, progress = start_worker(self.limits)
         slot.process, slot.conn, slot.progress = process, conn, progress
         expansion = self._expansion()
-        # Every worker reads the snapshot; the first alone rewrites it when stale.
-        request = ("load", self._load(), expansion, self.snapshot, slot.number == 0)
+        # Every worker reads the snapshots; the first alone rewrites them when stale.
+        request = ("load", self._load(), expansion, self.snapshots, slot.number == 0)
         self._call(slot, request, timeout=None)
         slot.version = expansion.version
         slot.ready = True

@@ -4,9 +4,10 @@ every stateless matcher's index.
 The broker starts one or more of these (:mod:`semps.broker.pipeline`) and talks to each over
 a pipe, one request at a time, with tuples:
 
-- ``("load", subscriptions, expansion, snapshot, write)`` index these subscriptions (start-up,
-  respawn), with the parses of the semantic snapshot at ``snapshot`` (a path or ``None``),
-  rewriting it when stale if ``write`` (one worker of the pool writes);
+- ``("load", subscriptions, expansion, snapshots, write)`` index these subscriptions
+  (start-up, respawn), each matcher with what it persisted in the folder ``snapshots`` (a
+  path or ``None``; the semantic matcher's parses), rewritten when stale if ``write`` (one
+  worker of the pool writes);
 - ``("add", subscription, old_kind)`` index (or replace) one; ``old_kind`` names the matcher
   that held the id before when it changes kind (removed only once the new one is indexed);
 - ``("add_many", subscriptions)`` index new ones, each accepted or refused on its own;
@@ -15,9 +16,9 @@ a pipe, one request at a time, with tuples:
 
 Every request gets one reply: ``("ok", value)`` or ``("error", packed exception)``. A batch's
 value is one outcome per event: ``("ok", event_time, [(subscription id, payload head), ...])``
-(the payload head is the notification's JSON without its closing brace, see
-:class:`~semps.broker.store.EventRecord`) or ``("error", packed exception)`` for an event
-that could not be read.
+(the payload head is the notification's JSON without its closing brace, written by
+:mod:`semps.broker.payload`) or ``("error", packed exception)`` for an event that could
+not be read.
 
 While it works, the worker writes where it is into shared memory (:class:`Progress`): which
 event of the batch, and which subscription is being verified. The broker's watchdog reads it
@@ -31,34 +32,24 @@ import gc
 import multiprocessing
 import os
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import nullcontext, suppress
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from semps._types import Term
+from semps.broker.payload import verdict_heads
 from semps.errors import NotFound, SempsError
 from semps.event import Event
-from semps.gcpolicy import SERVING_THRESHOLDS, BatchCollector
+from semps.gcpolicy import SERVING_THRESHOLDS, BatchCollector, paused_gc
 from semps.ingest.json_event import is_json_media_type, read_json_event
 from semps.ingest.rdf import read_event
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.registry import create_matcher
-from semps.matcher.semantic.matcher import SemanticMatcher
-from semps.matcher.semantic.snapshot import snapshot_memo
-from semps.matcher.values import Match, Subscription, Verdict
+from semps.matcher.values import Subscription
 from semps.ontology.expansion import Expansion
-from semps.terms import RDF_TYPE, XSD, Literal, n3
-
-
-def _dumps(value: object) -> str:
-    """Compact JSON (orjson: several times faster than ``json`` for the payloads)."""
-    return orjson.dumps(value).decode()
-
+from semps.terms import RDF_TYPE, XSD, Literal
 
 #: Phases a worker reports in :class:`Progress` (WARMING: compiling a matcher's kernels on
 #: its first use, which the watchdog does not time).
@@ -115,114 +106,6 @@ def unpack_error(packed: tuple[type[BaseException], str, dict[str, Any]]) -> Bas
     return exc
 
 
-def payload_head(match: Match, limits: Limits = DEFAULT_LIMITS) -> str:
-    """The notification of ``match`` as JSON without its closing brace.
-
-    A count over ``limits.max_count`` is reported as that and ``"count_truncated": true``;
-    solutions that would take the notification past ``limits.max_notification_bytes`` are
-    left out from the end, with ``"solutions_truncated": true``.
-    """
-    tail = _tail(match.count, match.solutions, not match.detail, limits)
-    usual = _usual_head(match.subscription, _dumps(match.event), tail, limits)
-    if usual is not None:
-        return usual
-    solutions = match.solutions[: limits.max_solutions]
-    rendered = _rendered(solutions)
-    count = match.count
-    head = {
-        "subscription": match.subscription,
-        "event": match.event,
-        "count": min(count, limits.max_count),
-    }
-    if count > limits.max_count:
-        head["count_truncated"] = True
-    head["solutions"] = rendered
-    if match.detail:
-        head["detail"] = dict(match.detail)
-    whole = _dumps(head)  # everything fits
-    if len(whole) + 64 <= limits.max_notification_bytes:
-        return whole[:-1]
-    del head["solutions"]
-    head.pop("detail", None)
-    tail = f',"detail":{_dumps(dict(match.detail))}' if match.detail else ""
-    text = _dumps(head)[:-1]
-    budget = limits.max_notification_bytes - len(text) - len(tail) - 64
-    parts: list[str] = []
-    for solution in solutions:
-        part = _dumps({k: n3(v) for k, v in solution.items()})
-        budget -= len(part) + 1
-        if budget < 0:
-            tail = ',"solutions_truncated":true' + tail
-            break
-        parts.append(part)
-    return f'{text},"solutions":[{",".join(parts)}]{tail}'
-
-
-def verdict_heads(
-    found: Sequence[tuple[str, Verdict]], event_id: str, limits: Limits = DEFAULT_LIMITS
-) -> list[tuple[str, str]]:
-    """``(subscription id, payload head)`` of each ``(id, verdict)`` matched by event
-    ``event_id``: :func:`payload_head` of its match, with each verdict's solutions
-    rendered once for all the subscriptions that share it (subscriptions of one shape)."""
-    event = _dumps(event_id)
-    tails: dict[int, str | None] = {}  # by verdict: what follows the ids, or None: no fast path
-    out: list[tuple[str, str]] = []
-    for sub_id, verdict in found:
-        key = id(verdict)
-        tail = tails.get(key, _UNSEEN)
-        if tail is _UNSEEN:
-            tail = tails[key] = _tail(
-                verdict.count, verdict.solutions, not verdict.truncated, limits
-            )
-        head = _usual_head(sub_id, event, tail, limits)
-        if head is None:
-            detail = {"truncated": True} if verdict.truncated else {}
-            match = Match(sub_id, event_id, verdict.count, verdict.solutions, detail)
-            head = payload_head(match, limits)
-        out.append((sub_id, head))
-    return out
-
-
-#: A verdict not rendered yet (:func:`verdict_heads`).
-_UNSEEN = "\x00unseen"
-
-
-def _tail(
-    count: int, solutions: Sequence[Mapping[str, Term]], plain: bool, limits: Limits
-) -> str | None:
-    """``,"count":...,"solutions":[...]`` of the usual notification: a ``plain`` match
-    (no detail) whose count is within ``limits.max_count``; else ``None``."""
-    if not plain or count > limits.max_count:
-        return None
-    rendered = _rendered(solutions[: limits.max_solutions])
-    return f',"count":{count},"solutions":{_dumps(rendered)}'
-
-
-def _usual_head(sub_id: str, event: str, tail: str | None, limits: Limits) -> str | None:
-    """The usual notification in one piece (``event``: the event id as JSON), or ``None``
-    when there is no ``tail`` or it would not fit in ``limits.max_notification_bytes``."""
-    if tail is None:
-        return None
-    head = f'{{"subscription":{_dumps(sub_id)},"event":{event}{tail}'
-    return head if len(head) + 65 <= limits.max_notification_bytes else None
-
-
-def _rendered(solutions: Sequence[Mapping[str, Term]]) -> list[dict[str, str]]:
-    """Solutions with their terms in N-Triples (IRIs in ``<>``, blank nodes as they are)."""
-    out: list[dict[str, str]] = []
-    for solution in solutions:  # (loops: cheaper than comprehensions for one or two)
-        row = {}
-        for name, value in solution.items():
-            if type(value) is not str:
-                row[name] = n3(value)
-            elif value[:2] == "_:":
-                row[name] = value
-            else:
-                row[name] = "<" + value + ">"
-        out.append(row)
-    return out
-
-
 class Worker:
     """The state of one matching worker (also usable in process, as the tests do)."""
 
@@ -245,24 +128,34 @@ class Worker:
         self,
         subscriptions: Sequence[Subscription],
         expansion: Expansion,
-        snapshot: Path | None = None,
-        write_snapshot: bool = True,
+        snapshots: Path | None = None,
+        write_snapshots: bool = True,
     ) -> int:
-        """Index ``subscriptions`` (with the parses of the semantic ``snapshot``, which is
-        rewritten when it did not hold them all if ``write_snapshot``); returns the
-        matchers' sizes."""
+        """Index ``subscriptions``, each matcher with what it persisted in the folder
+        ``snapshots`` (:meth:`~semps.matcher.base.Matcher.persisted`: the semantic
+        matcher's parses), rewritten when stale if ``write_snapshots``; returns the
+        matchers' sizes. A subscription that no longer registers is skipped."""
         self.expansion = expansion
-        memo = (
-            nullcontext()
-            if snapshot is None
-            else snapshot_memo(snapshot, subscriptions, self.limits, write=write_snapshot)
-        )
-        with memo:
-            for sub in subscriptions:
+        by_kind: dict[str, list[Subscription]] = {}
+        for sub in subscriptions:
+            by_kind.setdefault(sub.kind, []).append(sub)
+        with paused_gc():
+            for kind, subs in by_kind.items():
                 try:
-                    self.matcher(sub.kind).add(sub)
-                except SempsError:  # registered under older limits or code: skip, keep serving
+                    matcher = self.matcher(kind)
+                except SempsError:  # a plugin no longer installed: keep serving the others
                     continue
+                persisted = (
+                    nullcontext()
+                    if snapshots is None
+                    else matcher.persisted(snapshots / f"{kind}.snap", subs, write=write_snapshots)
+                )
+                with persisted:
+                    for sub in subs:
+                        try:
+                            matcher.add(sub)
+                        except SempsError:  # registered under older limits or code: skip
+                            continue
         _settle()
         return sum(_size(m) for m in self.matchers.values())
 
@@ -362,12 +255,9 @@ class Worker:
                 continue
             if progress is not None:
                 progress.at(MATCHING, 0)
-            if isinstance(matcher, SemanticMatcher):  # a verdict rendered once per shape
-                for i, verdicts in enumerate(matcher.verdict_batch(contexts)):
-                    found[i] += verdict_heads(verdicts, events[i].id, limits)
-                continue
-            for i, matches in enumerate(matcher.match_batch(contexts)):
-                found[i] += [(m.subscription, payload_head(m, limits)) for m in matches]
+            # a verdict shared by several subscriptions is rendered once
+            for i, verdicts in enumerate(matcher.verdict_batch(contexts)):
+                found[i] += verdict_heads(verdicts, events[i].id, limits)
         if progress is not None:
             progress.at(IDLE, 0)
         it = iter(zip(events, found, strict=True))

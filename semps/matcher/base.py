@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from functools import cached_property
+from pathlib import Path
 from typing import ClassVar
 
 from semps.event import Event
@@ -63,8 +65,8 @@ class Matcher(ABC):
           matches sorted by subscription id.
         - Every per-event method takes the contexts alone: the event of ``context`` is
           ``context.event``.
-        - ``match_batch``, ``count_batch`` and ``match_columns`` give, per context, what
-          ``match`` gives.
+        - ``match_batch``, ``verdict_batch``, ``count_batch`` and ``match_columns`` give,
+          per context, what ``match`` gives.
         - Matchers are not thread-safe; the broker serialises calls.
         - A matcher whose answers depend on earlier events (``stateful = True``: composite
           detection) sees every event in order, in the broker's own process; stateless
@@ -86,6 +88,18 @@ class Matcher(ABC):
         """Take the broker's lookup of subscriptions by id (called once, before any event).
         The default ignores it; a matcher whose subscriptions name others overrides this."""
         del resolver
+
+    def persisted(
+        self, path: Path, subscriptions: Sequence[Subscription], *, write: bool = True
+    ) -> AbstractContextManager[None]:
+        """A block in which :meth:`add` may reuse what the matcher persisted at ``path``
+        for ``subscriptions`` (the semantic matcher keeps their parses there), rewriting it
+        on leaving when it did not hold them all, if ``write`` (several processes loading
+        the same subscriptions need one writer). The file is a cache: a missing, damaged
+        or stale one must change nothing of what :meth:`add` registers, and one that
+        cannot be written is left as it is. The default persists nothing."""
+        del path, subscriptions, write
+        return nullcontext()
 
     def warm(self) -> None:
         """Load (or compile) the matcher's compiled kernels now, so that no event's time
@@ -109,6 +123,18 @@ class Matcher(ABC):
         """Match the events of several contexts at once; matchers with a batch algorithm
         override this."""
         return [self.match(c) for c in contexts]
+
+    def verdict_batch(self, contexts: Sequence[MatchContext]) -> list[list[tuple[str, Verdict]]]:
+        """Per context, its event's matches as ``(subscription id, verdict)``, sorted by id:
+        :meth:`match_batch` without the ids in each answer, so that subscriptions sharing
+        one :class:`~semps.matcher.values.Verdict` object (the semantic matcher's, for the
+        subscriptions of one shape) are rendered once (the broker's workers render
+        notifications from these). The default converts :meth:`match_batch`'s matches,
+        one verdict each; ``verdict.match(id, event id)`` must give back the match."""
+        return [
+            [(m.subscription, Verdict.of(m)) for m in matches]
+            for matches in self.match_batch(contexts)
+        ]
 
     def count_batch(self, contexts: Sequence[MatchContext]) -> list[dict[str, int]]:
         """Per context, ``{subscription id: solution count}`` of its event's matches: what

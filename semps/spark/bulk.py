@@ -36,7 +36,8 @@ from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.registry import create_matcher
 from semps.matcher.results import result_line
 from semps.matcher.semantic import SemanticMatcher
-from semps.matcher.semantic.snapshot import load_matcher, snapshot_bytes, subscriptions_digest
+from semps.matcher.semantic.matcher import load_matcher
+from semps.matcher.semantic.snapshot import snapshot_bytes, subscriptions_digest
 from semps.matcher.values import Subscription
 from semps.ontology.expansion import Expansion
 from semps.spark.placement import Placement

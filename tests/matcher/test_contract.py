@@ -116,6 +116,15 @@ def test_match_is_sorted_leaves_the_event_alone_and_agrees_with_every_batch_form
     contexts = [MatchContext(e) for e in events]
     batch = matcher.match_batch(contexts)
     assert _keys(batch) == _keys(singles)
+    verdicts = matcher.verdict_batch([MatchContext(e) for e in events])
+    rebuilt = [
+        [v.match(sub_id, e.id) for sub_id, v in found]
+        for e, found in zip(events, verdicts, strict=True)
+    ]
+    assert _keys(rebuilt) == _keys(singles)
+    assert [[dict(m.detail) for m in ms] for ms in rebuilt] == [
+        [dict(m.detail) for m in ms] for ms in singles
+    ]
     counts = matcher.count_batch([MatchContext(e) for e in events])
     assert counts == [{m.subscription: m.count for m in ms} for ms in singles]
     lines = matcher.result_lines([MatchContext(e) for e in events])

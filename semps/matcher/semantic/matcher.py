@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from operator import itemgetter
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,6 +25,7 @@ from semps.matcher.semantic.compiled import (
 from semps.matcher.semantic.count import count_lines, count_parts, shape_pass
 from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
 from semps.matcher.semantic.required import ANY_PROPERTY
+from semps.matcher.semantic.snapshot import SHIPPED, Source, register_snapshot, snapshot_memo
 from semps.matcher.semantic.verify import (
     DEFAULT_SOLUTION_LIMIT,
     DEFAULT_STEP_BUDGET,
@@ -308,10 +311,7 @@ class SemanticMatcher(Matcher):
         :meth:`match_batch` without a :class:`~semps.matcher.base.Match` per match, for
         callers that render each verdict once (the broker's workers)."""
         if self.workers > 1:
-            return [
-                [(m.subscription, Verdict(m.count, m.solutions, bool(m.detail))) for m in found]
-                for found in self.match_batch(contexts)
-            ]
+            return super().verdict_batch(contexts)
         return [
             verdicts_of(
                 self.index,
@@ -352,6 +352,14 @@ class SemanticMatcher(Matcher):
             if len(expansions) == 1:
                 return self._workers().lines_many(events, contexts[0].expansion)
         return count_lines(self.index, events, contexts, self.step_budget)
+
+    def persisted(
+        self, path: Path, subscriptions: Sequence[Subscription], *, write: bool = True
+    ) -> AbstractContextManager[None]:
+        """The subscriptions' parses kept in the snapshot at ``path``
+        (:func:`~semps.matcher.semantic.snapshot.snapshot_memo`): only lexing and parsing
+        are skipped, and the snapshot is rewritten on leaving when stale, if ``write``."""
+        return snapshot_memo(path, subscriptions, self.limits, write=write)
 
     def warm(self) -> None:
         """Load (or compile) every kernel of the semantic matcher: the families' pass runs
@@ -398,6 +406,26 @@ class SemanticMatcher(Matcher):
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+
+
+def load_matcher(
+    path: Source,
+    *,
+    workers: int = 1,
+    expect_sha256: str | None = None,
+    name: str = SHIPPED,
+) -> SemanticMatcher:
+    """A :class:`SemanticMatcher` with every subscription of the snapshot at ``path``
+    registered (compiled and indexed by the matcher; parsed only for the spot check):
+    :func:`~semps.matcher.semantic.snapshot.register_snapshot`, whose arguments these are.
+
+    Raises:
+        SubscriptionError: the file is missing, damaged, of another version, stale, or
+            parsed under other limits than the matcher's.
+    """
+    matcher = SemanticMatcher(workers=workers)
+    register_snapshot(path, matcher.add, matcher.limits, expect_sha256=expect_sha256, name=name)
+    return matcher
 
 
 from semps.terms import XSD, Literal  # noqa: E402,F401  (doctest names)

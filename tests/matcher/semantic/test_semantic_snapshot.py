@@ -30,11 +30,11 @@ from semps.ingest.sparql import Query, parse_memo, parse_query, parser
 from semps.limits import DEFAULT_LIMITS
 from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.semantic.matcher import load_matcher
 from semps.matcher.semantic.snapshot import (
     FORMAT,
     MAX_NESTING,
     SPOT_CHECK,
-    load_matcher,
     read_snapshot,
     save_snapshot,
     snapshot_bytes,
