@@ -23,7 +23,7 @@ from semantic import compile_axioms, event, ontology, subscription  # noqa: E402
 
 from semps.matcher.base import MatchContext  # noqa: E402
 from semps.matcher.semantic import SemanticMatcher  # noqa: E402
-from semps.matcher.semantic.index import EventPairs  # noqa: E402
+from semps.matcher.semantic.pairs import EventPairs  # noqa: E402
 from semps.matcher.semantic.verify import verify  # noqa: E402
 from semps.matcher.values import Subscription
 

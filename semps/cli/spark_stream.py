@@ -20,6 +20,13 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from semps.cli.spark_common import (
+    common_arguments,
+    load_any_subscriptions,
+    placement_arguments,
+    placement_options,
+    session,
+)
 from semps.errors import SempsError
 from semps.matcher.values import Subscription
 
@@ -29,10 +36,8 @@ if TYPE_CHECKING:
 
 def register_stream(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``semps spark stream`` to the ``semps spark`` subcommands."""
-    from semps.cli.spark import _common, placement_arguments
-
     stream = sub.add_parser("stream", help="match events continuously (Structured Streaming)")
-    _common(stream)
+    common_arguments(stream)
     given = stream.add_mutually_exclusive_group(required=True)
     given.add_argument("--events", help="folder new RDF files appear in (one event each)")
     given.add_argument("--triples", help="folder new triples-table files appear in")
@@ -81,7 +86,6 @@ def register_stream(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def load_stream_subscriptions(path: Path) -> list[Subscription]:
     """A folder of ``.rq`` files (validated later, only what changed) or JSON Lines."""
     from semps.cli.match import load_subscriptions
-    from semps.cli.spark import load_any_subscriptions
 
     return load_subscriptions(path) if path.is_dir() else load_any_subscriptions(path)
 
@@ -133,7 +137,6 @@ def _check_checkpoint(checkpoint: str) -> None:
 
 
 def run_stream(args: argparse.Namespace) -> int:
-    from semps.cli.spark import placement_options, session
     from semps.ontology import Expansion, load_expansion
     from semps.spark.stream import StreamSource, start_stream
     from semps.spark.watch import SubscriptionWatch

@@ -39,6 +39,7 @@ from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.matcher import load_matcher
 from semps.matcher.semantic.snapshot import snapshot_bytes, subscriptions_digest
 from semps.matcher.values import Subscription
+from semps.ontology.closure import close
 from semps.ontology.expansion import Expansion
 from semps.spark.placement import Placement
 
@@ -391,7 +392,7 @@ def close_event(event: Event, expansion: Expansion) -> Event:
     """``event`` with its triples closed under ``expansion`` (other views unchanged)."""
     if expansion.empty:
         return event
-    closed = tuple(expansion.close(event.triples))
+    closed = tuple(close(expansion, event.triples))
     return Event(event.id, closed, dict(event.values), dict(event.regions), event.time)
 
 

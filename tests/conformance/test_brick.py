@@ -33,7 +33,7 @@ from semps.ingest.rdf import read_events
 from semps.matcher.base import MatchContext
 from semps.matcher.results import result_line
 from semps.matcher.semantic import SemanticMatcher
-from semps.matcher.semantic.index import EventPairs
+from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.values import Subscription
 from semps.ontology import load_expansion
 from semps.ontology.expansion import Expansion

@@ -12,6 +12,7 @@ from semps_test_support import WORKLOADS
 
 from semps.cli.match import event_files, read_events
 from semps.ontology import load_expansion
+from semps.ontology.closure import close
 from semps.terms import Literal
 
 PAIRS = [
@@ -39,7 +40,7 @@ def test_a_correction_is_oxigraph_s_answer_not_rdflib_s(
     expansion = load_expansion(folder / "ontology.owl")
     (found,) = [e for e in read_events(event_files(folder / "events"), None) if e.id == event]
     store = ox.Store()
-    for s, p, o in expansion.close(found.triples):
+    for s, p, o in close(expansion, found.triples):
         store.add(ox.Quad(_node(s), _node(p), _node(o)))
     query = (folder / "subscriptions" / f"{subscription}.rq").read_text()
     assert len(list(store.query(query))) == count  # type: ignore[arg-type]

@@ -29,10 +29,12 @@ from semps.ingest.sparql import parse_query
 from semps.matcher.base import MatchContext
 from semps.matcher.partab import EventParts
 from semps.matcher.semantic._kernels import warm
-from semps.matcher.semantic.compiled import compile_query
+from semps.matcher.semantic.compile_query import compile_query
 from semps.matcher.semantic.count import count_lines, count_parts
-from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
+from semps.matcher.semantic.index import SubscriptionIndex
+from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.plan import Scan, plan_partitions
+from semps.matcher.semantic.verdicts import match_parts
 from semps.matcher.semantic.verify import EventBudget, verify
 from semps.matcher.values import Match
 from semps.ontology.expansion import Expansion
@@ -123,8 +125,6 @@ def _batch(
     budget: int,
 ) -> Any:
     """The reply to one batch request (``match``, ``files``, ``count`` or ``lines``)."""
-    from semps.matcher.semantic.matcher import match_parts
-
     if op == "files":
         paths, base = args
         return _file_lines(index, paths, base, expansion, budget)

@@ -24,15 +24,10 @@ from itertools import islice, product
 from typing import cast
 
 from semps._types import Term
-from semps.matcher.semantic.compiled import (
-    ALL,
-    BY_O,
-    BY_S,
-    CompiledSubscription,
-    Component,
-)
+from semps.matcher.semantic.codes import ALL, BY_O, BY_S
+from semps.matcher.semantic.compiled import CompiledSubscription, Component
 from semps.matcher.semantic.evaluate import Evaluator, OutOfBudget
-from semps.matcher.semantic.index import EventPairs
+from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.values import Verdict
 
 Rows = list[tuple[str, Term]]

@@ -18,7 +18,7 @@ from semps_test_support import events_over, from_oxigraph, to_oxigraph
 from semps.event import Event
 from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
-from semps.matcher.semantic.index import EventPairs
+from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.values import Subscription
 from semps.ontology import compile_axioms
 from semps.terms import OWL, RDF_TYPE, RDFS, XSD, Literal
