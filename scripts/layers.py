@@ -1,10 +1,11 @@
 """The import rules between semps' parts, checked from the source (run by scripts/check).
 
 A *part* is a folder under ``semps/``: the ground floor (every module directly in ``semps/``
-plus ``semps/documents/``), ``ontology``, ``ingest``, ``matcher`` (the contract, registry,
-results and shared kernels) and each matcher plugin, ``broker``, ``api``, ``spark``,
-``client`` and ``cli``. Each part may import only the parts listed for it in :data:`MAY_IMPORT`,
-so the graph of parts has no cycles and the ground floor imports nothing of ours. Imports
+plus ``semps/documents/``), ``pool`` (``semps/pool.py``: worker processes), ``ontology``,
+``ingest``, ``matcher`` (the contract, registry, results and shared kernels) and each
+matcher plugin, ``broker``, ``api``, ``spark``, ``client`` and ``cli``. Each part may import
+only the parts listed for it in :data:`MAY_IMPORT`, so the graph of parts has no cycles and
+the ground floor imports nothing of ours. Imports
 inside functions and under ``TYPE_CHECKING`` count as much as those at the top of a module.
 A private module (``semps.x._y``) may be imported only from inside its own package.
 
@@ -26,6 +27,9 @@ from pathlib import Path
 
 PLUGINS = ("matcher.content", "matcher.semantic", "matcher.symmetric", "matcher.composite")
 _BELOW_MATCHERS = ("core", "ontology", "ingest", "matcher")
+#: Worker processes (semps/pool.py): the broker's matching workers, the semantic matcher's
+#: verification and parse-ahead processes, and the CLI's all run on it.
+_POOL = "pool"
 
 #: part -> the parts it may import (besides itself).
 MAY_IMPORT: dict[str, frozenset[str]] = {
@@ -33,21 +37,22 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "ontology": frozenset({"core"}),
     "ingest": frozenset({"core"}),
     "matcher": frozenset({"core", "ontology", "ingest"}),
+    "pool": frozenset({"core"}),
     "matcher.content": frozenset(_BELOW_MATCHERS),
-    "matcher.semantic": frozenset(_BELOW_MATCHERS),
+    "matcher.semantic": frozenset({*_BELOW_MATCHERS, _POOL}),
     "matcher.composite": frozenset(_BELOW_MATCHERS),
     # region matching is built on the content matcher's tables
     "matcher.symmetric": frozenset({*_BELOW_MATCHERS, "matcher.content"}),
     # the broker and the API know the Matcher contract, never a plugin (the registry
     # creates matchers by kind)
-    "broker": frozenset(_BELOW_MATCHERS),
+    "broker": frozenset({*_BELOW_MATCHERS, _POOL}),
     "api": frozenset({*_BELOW_MATCHERS, "broker"}),
     "spark": frozenset({*_BELOW_MATCHERS, *PLUGINS}),
     "client": frozenset({"core"}),
-    "cli": frozenset({*_BELOW_MATCHERS, *PLUGINS, "broker", "api", "spark", "client"}),
+    "cli": frozenset({*_BELOW_MATCHERS, *PLUGINS, _POOL, "broker", "api", "spark", "client"}),
 }
 
-_TOP_PARTS = ("ontology", "ingest", "matcher", "broker", "api", "spark", "client", "cli")
+_TOP_PARTS = ("pool", "ontology", "ingest", "matcher", "broker", "api", "spark", "client", "cli")
 #: Modules directly in semps/ that are entry points, not ground floor.
 _ENTRY_POINTS = {"semps.__main__": "cli"}
 

@@ -37,7 +37,6 @@ from semps.broker.retention import Pruner
 from semps.broker.store import Principal, TokenInfo
 from semps.broker.store import Store as SQLiteStore
 from semps.broker.webhooks import WebhookDispatcher
-from semps.broker.worker import unpack_error
 from semps.errors import (
     AuthError,
     MatcherError,
@@ -51,6 +50,7 @@ from semps.matcher.base import Matcher
 from semps.matcher.registry import create_matcher, get_matcher_class
 from semps.matcher.values import Match, Subscription
 from semps.ontology.store import OntologyStore
+from semps.pool import unpack_error
 
 log = logging.getLogger("semps.broker")
 

@@ -1,8 +1,8 @@
 """The matching worker: a process that reads events and matches them against its own copy of
 every stateless matcher's index.
 
-The broker starts one or more of these (:mod:`semps.broker.pipeline`) and talks to each over
-a pipe, one request at a time, with tuples:
+The broker starts one or more of these (:mod:`semps.broker.pipeline`) as
+:class:`semps.pool.Worker` processes and sends each, one at a time, requests as tuples:
 
 - ``("load", subscriptions, expansion, snapshots, write)`` index these subscriptions
   (start-up, respawn), each matcher with what it persisted in the folder ``snapshots`` (a
@@ -14,30 +14,29 @@ a pipe, one request at a time, with tuples:
 - ``("remove", subscription_id)``, ``("remove_many", ids)``, ``("ontology", expansion)``;
 - ``("match", [(event_id, media_type, body), ...])`` read and match a batch of events.
 
-Every request gets one reply: ``("ok", value)`` or ``("error", packed exception)``. A batch's
-value is one outcome per event: ``("ok", event_time, [(subscription id, payload head), ...])``
-(the payload head is the notification's JSON without its closing brace, written by
-:mod:`semps.broker.payload`) or ``("error", packed exception)`` for an event that could
-not be read.
+Each gets one reply (:mod:`semps.pool`: a value, or the error raised in the broker). A
+batch's value is one outcome per event: ``("ok", event_time, [(subscription id, payload
+head), ...])`` (the payload head is the notification's JSON without its closing brace,
+written by :mod:`semps.broker.payload`) or ``("error", packed exception)`` for an event
+that could not be read.
 
-While it works, the worker writes where it is into shared memory (:class:`Progress`): which
-event of the batch, and which subscription is being verified. The broker's watchdog reads it
-when a batch overruns its time budget, kills the worker and knows whom to blame.
+While it works, the worker writes where it is into shared memory
+(:class:`~semps.pool.Progress`): which event of the batch (the item), and which
+subscription is being verified (the subject). The broker's watchdog reads it when a batch
+overruns its time budget, kills the worker and knows whom to blame. Idle after a change,
+the worker warms up the matchers' kernels.
 """
 
 from __future__ import annotations
 
-import ctypes
 import gc
-import multiprocessing
 import os
-import signal
 from collections.abc import Sequence
-from contextlib import nullcontext, suppress
-from multiprocessing.connection import Connection
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from semps import pool
 from semps.broker.payload import verdict_heads
 from semps.errors import NotFound, SempsError
 from semps.event import Event
@@ -51,71 +50,53 @@ from semps.matcher.values import Subscription
 from semps.ontology.expansion import Expansion
 from semps.terms import RDF_TYPE, XSD, Literal
 
-#: Phases a worker reports in :class:`Progress` (WARMING: compiling a matcher's kernels on
-#: its first use, which the watchdog does not time).
-IDLE, READING, MATCHING, WARMING = 0, 1, 2, 3
-_SUB_BYTES = 512
-
-
-class Progress:
-    """Where a worker is, in memory shared with the broker (written by the worker only).
-
-    ``phase`` is IDLE, READING or MATCHING; ``event`` the index of the event in the batch;
-    ``subscription`` the id of the subscription being verified (empty when none).
-    """
-
-    def __init__(self, ctx: Any) -> None:
-        self._phase = ctx.RawValue(ctypes.c_int64, 0)
-        self._event = ctx.RawValue(ctypes.c_int64, 0)
-        self._sub = ctx.RawArray(ctypes.c_char, _SUB_BYTES)
-        self._ticks = ctx.RawValue(ctypes.c_int64, 0)
-
-    def at(self, phase: int, event: int) -> None:
-        self._sub.value = b""
-        self._event.value = event
-        self._phase.value = phase
-
-    def watch(self, subscription_id: str) -> None:
-        """Called by matchers before they verify a subscription (each call is progress,
-        even for the same subscription on the next event)."""
-        self._sub.value = subscription_id.encode()[: _SUB_BYTES - 1]
-        self._ticks.value += 1
-
-    def read(self) -> tuple[int, int, str, int]:
-        """(phase, event index, subscription id, watch calls so far)."""
-        return (
-            int(self._phase.value),
-            int(self._event.value),
-            self._sub.value.decode("utf-8", "replace"),
-            int(self._ticks.value),
-        )
-
-
-def pack_error(exc: BaseException) -> tuple[type[BaseException], str, dict[str, Any]]:
-    """An exception as picklable parts (ours have keyword-only arguments pickle can't
-    replay)."""
-    return (type(exc), str(exc), dict(getattr(exc, "__dict__", {})))
-
-
-def unpack_error(packed: tuple[type[BaseException], str, dict[str, Any]]) -> BaseException:
-    """The exception :func:`pack_error` took apart."""
-    cls, message, attrs = packed
-    exc = cls.__new__(cls)
-    Exception.__init__(exc, message)
-    exc.__dict__.update(attrs)
-    return exc
+#: Phases a worker reports in its progress (WARMING: compiling a matcher's kernels on its
+#: first use, which the watchdog does not time).
+IDLE, READING, MATCHING, WARMING = pool.IDLE, 1, 2, pool.UNTIMED
 
 
 class Worker:
-    """The state of one matching worker (also usable in process, as the tests do)."""
+    """The state of one matching worker, and the handler of its requests (also usable in
+    process, as the tests do)."""
 
-    def __init__(self, limits: Limits = DEFAULT_LIMITS, progress: Progress | None = None):
+    def __init__(self, limits: Limits = DEFAULT_LIMITS, progress: pool.Progress | None = None):
         self.limits = limits
         self.progress = progress
         self.matchers: dict[str, Matcher] = {}
         self.expansion = Expansion()
         self._warm: set[str] = set()
         self._collector = BatchCollector()
+
+    def __call__(self, request: tuple[Any, ...]) -> Any:
+        """The value of one request (see the module docstring)."""
+        op = request[0]
+        if op == "match":
+            return self.match(request[1])
+        if op == "add":
+            return self.add(request[1], request[2])
+        if op == "remove":
+            return self.remove(request[1])
+        if op == "add_many":
+            return self.add_many(request[1])
+        if op == "remove_many":
+            for sub_id in request[1]:
+                self.remove(sub_id)
+            return None
+        if op == "ontology":
+            self.expansion = request[1]
+            return None
+        if op == "load":
+            return self.load(request[1], request[2], request[3], request[4])
+        msg = f"unknown worker request {op!r}"
+        raise ValueError(msg)
+
+    def idle(self) -> None:
+        """Nothing waits: warm up now (loading the kernels takes about a second) rather
+        than inside the next event's request. A failure is ignored by the caller: the
+        kernels then load on first use, as they would without this."""
+        self.warm_up()
+        if self.progress is not None:
+            self.progress.at(IDLE, 0)
 
     def matcher(self, kind: str) -> Matcher:
         found = self.matchers.get(kind)
@@ -172,7 +153,7 @@ class Worker:
                 self.matcher(sub.kind).add(sub)
                 outcomes.append(None)
             except SempsError as exc:
-                outcomes.append(pack_error(exc))
+                outcomes.append(pool.pack_error(exc))
         if len(subs) > 1:
             _settle()
         return outcomes
@@ -243,7 +224,7 @@ class Worker:
                 if closing and event.triples:
                     context.parts  # noqa: B018  (the closure, here: its limit is per event)
             except SempsError as exc:
-                outcomes.append(("error", pack_error(exc)))
+                outcomes.append(("error", pool.pack_error(exc)))
                 continue
             events.append(event)
             contexts.append(context)
@@ -291,69 +272,15 @@ def _size(matcher: Matcher) -> int:
     return len(matcher) if hasattr(matcher, "__len__") else 1
 
 
-def serve(conn: Connection, limits: Limits, progress: Progress) -> None:
-    """The worker process's loop: one reply per request until the pipe closes."""
+def serving(limits: Limits, progress: pool.Progress | None) -> Worker:
+    """The handler of a matching worker process (:class:`semps.pool.Worker`'s target)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    # Ctrl-C reaches the whole process group: the broker stops this process (it closes the
-    # pipe, and recv ends), so a KeyboardInterrupt here would only print a traceback.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.set_threshold(*SERVING_THRESHOLDS)  # events allocate many small tuples, none cyclic
-    worker = Worker(limits, progress)
-    while True:
-        try:
-            request = conn.recv()
-        except (EOFError, OSError):  # the broker is gone
-            return
-        op = request[0]
-        try:
-            if op == "match":
-                value: Any = worker.match(request[1])
-            elif op == "add":
-                worker.add(request[1], request[2])
-                value = None
-            elif op == "remove":
-                worker.remove(request[1])
-                value = None
-            elif op == "add_many":
-                value = worker.add_many(request[1])
-            elif op == "remove_many":
-                for sub_id in request[1]:
-                    worker.remove(sub_id)
-                value = None
-            elif op == "ontology":
-                worker.expansion = request[1]
-                value = None
-            elif op == "load":
-                value = worker.load(request[1], request[2], request[3], request[4])
-            else:
-                msg = f"unknown worker request {op!r}"
-                raise ValueError(msg)
-            reply: tuple[Any, ...] = ("ok", value)
-        except Exception as exc:  # reported to the broker, which decides
-            reply = ("error", pack_error(exc))
-        try:
-            conn.send(reply)
-        except (BrokenPipeError, OSError):
-            return
-        if op != "match" and not conn.poll(0):
-            # Idle after a change: warm up now (loading the kernels takes about a second)
-            # rather than inside the next event's request. A failure is ignored here: the
-            # kernels then load on first use, as they would without this.
-            with suppress(Exception):
-                worker.warm_up()
-            progress.at(IDLE, 0)
+    return Worker(limits, progress)
 
 
-def start_worker(
-    limits: Limits,
-) -> tuple[multiprocessing.process.BaseProcess, Connection, Progress]:
-    """Spawn a worker process; returns it, the broker's end of its pipe and its progress."""
-    ctx = multiprocessing.get_context("spawn")
-    progress = Progress(ctx)
-    ours, theirs = ctx.Pipe(duplex=True)
-    process = ctx.Process(
-        target=serve, args=(theirs, limits, progress), name="semps-matcher", daemon=True
+def start_worker(limits: Limits) -> pool.Worker:
+    """A matching worker process (spawned: the broker runs threads) with its progress."""
+    return pool.Worker(
+        serving, (limits,), ctx=pool.context(inherit=False), role="matching", progress=True
     )
-    process.start()
-    theirs.close()
-    return process, ours, progress

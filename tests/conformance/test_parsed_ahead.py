@@ -15,6 +15,7 @@ import pytest
 from oracle_corrections import corrected_lines
 from semps_test_support import WORKLOADS
 
+from semps import pool
 from semps.cli.match import build_matcher, event_files, load_subscriptions
 from semps.errors import SubscriptionError
 from semps.ingest.rdf import read_events
@@ -35,8 +36,9 @@ def parsed_ahead(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(bulk, "MIN_SUBSCRIPTIONS", 0)
     monkeypatch.setattr(bulk, "CHUNK", 7)
     monkeypatch.setattr(bulk, "_cores", lambda: 2)
+    monkeypatch.setattr(pool, "can_fork", lambda: True)  # even with a test's thread left
     if request.param == "helper gone":
-        monkeypatch.setattr(bulk, "_parse_ahead", _helper_gone)
+        monkeypatch.setattr(bulk, "_parser", _helper_gone)
 
 
 @pytest.mark.usefixtures("parsed_ahead")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
-from multiprocessing.connection import Connection
 from typing import Any
 
 import pytest
@@ -20,6 +19,7 @@ from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.registry import available, create_matcher, get_matcher_class
 from semps.matcher.results import result_line
 from semps.matcher.values import Match, Subscription
+from semps.pool import Worker
 from semps.terms import n3
 
 KINDS = available()
@@ -160,28 +160,22 @@ def _wire(event: Event) -> tuple[str, str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def worker() -> Iterator[Connection]:
+def worker() -> Iterator[Worker]:
     from semps.broker.worker import start_worker
 
-    process, conn, _progress = start_worker(DEFAULT_LIMITS)
+    process = start_worker(DEFAULT_LIMITS)
     try:
-        yield conn
+        yield process
     finally:
-        conn.close()
-        process.join(10)
-        if process.is_alive():
-            process.kill()
+        process.close(timeout=10)
 
 
-def _ask(conn: Connection, *request: Any) -> Any:
-    conn.send(request)
-    status, value = conn.recv()
-    assert status == "ok", value
-    return value
+def _ask(worker: Worker, *request: Any) -> Any:
+    return worker.call(request)
 
 
 @pytest.mark.parametrize("kind", STATELESS)
-def test_a_worker_process_answers_as_a_fresh_matcher_does(kind: str, worker: Connection) -> None:
+def test_a_worker_process_answers_as_a_fresh_matcher_does(kind: str, worker: Worker) -> None:
     subs, events = _sample(kind, 3)
     events = [e for e in events if e.triples or e.values or e.regions]  # publishable ones
     gone = [s.id for s in subs[::4]]
