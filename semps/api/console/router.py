@@ -25,8 +25,8 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from semps.api.auth import Auth
+from semps.api.bodies import read_bounded
 from semps.api.console.tree import ontology_tree
-from semps.api.fastpath import read_bounded
 from semps.broker.broker import Broker
 from semps.broker.tokens import Principal
 from semps.errors import NotFound, SubscriptionError
