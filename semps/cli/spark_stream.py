@@ -20,13 +20,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from semps.cli.spark_common import (
-    common_arguments,
-    load_any_subscriptions,
-    placement_arguments,
-    placement_options,
-    session,
-)
+from semps.cli import spark_common as common
 from semps.errors import SempsError
 from semps.matcher.values import Subscription
 
@@ -37,7 +31,7 @@ if TYPE_CHECKING:
 def register_stream(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``semps spark stream`` to the ``semps spark`` subcommands."""
     stream = sub.add_parser("stream", help="match events continuously (Structured Streaming)")
-    common_arguments(stream)
+    common.common_arguments(stream)
     given = stream.add_mutually_exclusive_group(required=True)
     given.add_argument("--events", help="folder new RDF files appear in (one event each)")
     given.add_argument("--triples", help="folder new triples-table files appear in")
@@ -76,7 +70,7 @@ def register_stream(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--available-now", action="store_true", help="process what is there, then stop"
     )
     stream.add_argument("--max-files", type=int, help="files (Kafka records) per batch at most")
-    placement_arguments(
+    common.placement_arguments(
         stream, "partition subscriptions by a placement mined per subscription version"
     )
     stream.add_argument("--base", help="base IRI for relative references (default per event)")
@@ -87,7 +81,7 @@ def load_stream_subscriptions(path: Path) -> list[Subscription]:
     """A folder of ``.rq`` files (validated later, only what changed) or JSON Lines."""
     from semps.cli.match import load_subscriptions
 
-    return load_subscriptions(path) if path.is_dir() else load_any_subscriptions(path)
+    return load_subscriptions(path) if path.is_dir() else common.load_any_subscriptions(path)
 
 
 def _source(args: argparse.Namespace) -> object:
@@ -159,8 +153,8 @@ def run_stream(args: argparse.Namespace) -> int:
 
     watch = SubscriptionWatch(args.subscriptions, load_stream_subscriptions, warn)
     sink = _sink(args)
-    placement = placement_options(args) if args.placement == "mined" else None
-    spark = session(args)
+    placement = common.placement_options(args) if args.placement == "mined" else None
+    spark = common.session(args)
     run = start_stream(
         spark,
         source,

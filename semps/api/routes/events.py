@@ -188,27 +188,46 @@ def events_router(ctx: Context) -> APIRouter:
     """The two publishing operations as the OpenAPI document describes them. Documentation
     only: the application does not mount these routes (:class:`PublishRoute` answers)."""
     router = APIRouter(tags=["events"], dependencies=[Depends(ctx.auth.require("publisher"))])
-
-    @router.post(
-        "/events",
-        status_code=202,
-        openapi_extra=_EVENT_BODY,
-        responses=responses(400, 401, 403, 413, 415, 422),
-    )
-    async def publish() -> Published:
-        """Publish one event; answered once it and its notifications are committed."""
-        raise NotImplementedError  # answered by PublishRoute
-
-    @router.post(
-        "/events/batch",
-        status_code=202,
-        openapi_extra=_BATCH_BODY,
-        response_model_exclude_none=True,
-        responses=responses(400, 401, 403, 413, 415, 422),
-    )
-    async def publish_batch() -> BatchOut:
-        """Many events in one request, each ingested on its own: a bad one gets its error,
-        the others are published."""
-        raise NotImplementedError  # answered by PublishRoute
-
+    for path, name, answer, body, summary in _OPERATIONS:
+        router.add_api_route(
+            path,
+            _described(answer, summary),
+            name=name,
+            methods=["POST"],
+            status_code=202,
+            openapi_extra=body,
+            response_model_exclude_none=True,
+            responses=responses(400, 401, 403, 413, 415, 422),
+        )
     return router
+
+
+#: (path, name, answer model, request body, description) of each publishing operation.
+_OPERATIONS = (
+    (
+        "/events",
+        "publish",
+        Published,
+        _EVENT_BODY,
+        "Publish one event; answered once it and its notifications are committed.",
+    ),
+    (
+        "/events/batch",
+        "publish_batch",
+        BatchOut,
+        _BATCH_BODY,
+        "Many events in one request, each ingested on its own: a bad one gets its error,\n"
+        "the others are published.",
+    ),
+)
+
+
+def _described(answer: type[Any], summary: str) -> Callable[[], Awaitable[Any]]:
+    """An endpoint that only describes an operation (its answer model and summary)."""
+
+    async def publish() -> Any:
+        raise NotImplementedError  # never mounted: PublishRoute answers
+
+    publish.__annotations__["return"] = answer
+    publish.__doc__ = summary
+    return publish
