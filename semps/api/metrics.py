@@ -3,8 +3,8 @@
 The broker keeps plain counters (:class:`~semps.broker.metrics.Metrics`); this module renders
 them, the gauges read at scrape time (subscriptions, queue depths, open streams, dead
 letters) and what only the HTTP layer sees: responses by error status and refused requests,
-counted by :class:`StatusCounter` around the whole application (the publish fast path
-included).
+counted by :class:`StatusCounter` around the whole application (the plain-ASGI publishing
+handler included).
 """
 
 from __future__ import annotations
