@@ -55,10 +55,11 @@ class Expansion:
             scm-eqc1/2, scm-eqp1/2), joined with what the ontology says above them.
 
     Example:
+        >>> from semps.ontology.closure import close
         >>> from semps.ontology.compile import compile_axioms
         >>> ex = "http://ex/"
         >>> e = compile_axioms([(ex + "worksFor", RDFS_SUBPROP, ex + "memberOf")])
-        >>> e.close([(ex + "ann", ex + "worksFor", ex + "dept")])[1]
+        >>> close(e, [(ex + "ann", ex + "worksFor", ex + "dept")])[1]
         ('http://ex/ann', 'http://ex/memberOf', 'http://ex/dept')
     """
 
