@@ -4,7 +4,7 @@
 They keep the :mod:`semps.broker.contracts` contracts in plain Python, except durability:
 **nothing survives the process** (what a method changed is "committed" when it returns only
 in the sense that every thread sees it). Use them to test the broker and the API without a
-database file; use :class:`semps.broker.store.Store` wherever data must survive.
+database file; use :class:`semps.broker.sqlite_store.SQLiteStore` wherever data must survive.
 
 Example:
     >>> store = MemoryStore()
@@ -36,7 +36,7 @@ from semps.broker.contracts import (
 )
 from semps.broker.tokens import Principal, TokenInfo, digest, new_token
 from semps.errors import NotFound, StoreError
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 
 __all__ = ["MemoryStore", "RecordingChannel"]
 

@@ -15,10 +15,12 @@ from semps.errors import SempsError, SubscriptionError
 from semps.event import Event
 from semps.gcpolicy import BatchCollector, paused_gc
 from semps.ingest.rdf import read_events
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.bulk import add_parsed_ahead
-from semps.matcher.semantic.snapshot import load_matcher, subscriptions_digest
+from semps.matcher.semantic.matcher import load_matcher
+from semps.matcher.semantic.snapshot import subscriptions_digest
+from semps.matcher.values import Subscription
 from semps.ontology import Expansion, load_expansion
 
 RDF_SUFFIXES = (".rdf", ".owl", ".xml", ".ttl", ".nt", ".jsonld")

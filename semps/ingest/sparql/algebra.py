@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
 from semps._types import Term
-from semps.ingest.sparql.model import PatternTerm, TriplePattern, Var
+from semps.ingest.sparql.patterns import PatternTerm, TriplePattern, Var
 
 #: A property path (see the module docstring).
 Path: TypeAlias = tuple[Any, ...]

@@ -49,8 +49,8 @@ from semps.ingest.sparql.algebra import (
 )
 from semps.ingest.sparql.filters import EvalError
 from semps.ingest.sparql.model import PatternTerm, TriplePattern, Var
-from semps.matcher.semantic.compiled import STAR
-from semps.matcher.semantic.index import EventPairs
+from semps.matcher.semantic.codes import STAR
+from semps.matcher.semantic.pairs import EventPairs
 from semps.terms import XSD, Literal
 
 Solution = dict[str, Term]

@@ -3,161 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
-from operator import itemgetter
-from typing import TYPE_CHECKING
-
-import numpy as np
+from pathlib import Path
 
 from semps._types import Term
 from semps.errors import NotFound
 from semps.event import Event  # noqa: F401  (doctest name)
 from semps.ingest.sparql import parse_query
-from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.semantic._kernels import warm as warm_kernels
-from semps.matcher.semantic.compiled import (
-    STAR,
-    CompiledSubscription,
-    compile_query,
-)
-from semps.matcher.semantic.count import count_lines, count_parts, shape_pass
-from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
-from semps.matcher.semantic.required import ANY_PROPERTY
+from semps.matcher.semantic.codes import ANY_PROPERTY, STAR
+from semps.matcher.semantic.compile_query import compile_query
+from semps.matcher.semantic.compiled import CompiledSubscription
+from semps.matcher.semantic.count import count_lines, count_parts
+from semps.matcher.semantic.index import SubscriptionIndex
+from semps.matcher.semantic.pairs import EventPairs
+from semps.matcher.semantic.parallel import WorkerPool
+from semps.matcher.semantic.snapshot import SHIPPED, Source, register_snapshot, snapshot_memo
+from semps.matcher.semantic.verdicts import match_parts, verdicts_of
 from semps.matcher.semantic.verify import (
     DEFAULT_SOLUTION_LIMIT,
     DEFAULT_STEP_BUDGET,
-    EventBudget,
-    Verdict,
-    verify,
 )
+from semps.matcher.values import Match, Subscription, Verdict
 from semps.ontology.expansion import Expansion
 from semps.terms import RDF_TYPE
-
-if TYPE_CHECKING:
-    from semps.matcher.semantic.parallel import WorkerPool
-
-
-def match_parts(
-    index: SubscriptionIndex,
-    pairs: EventPairs,
-    event_id: str,
-    candidates: Sequence[CompiledSubscription] | None = None,
-    limit: int = DEFAULT_SOLUTION_LIMIT,
-    budget: int = DEFAULT_STEP_BUDGET,
-    watch: Callable[[str], None] | None = None,
-) -> list[Match]:
-    """Phases 1 and 3 in one process: the matches of one event, sorted by subscription
-    (:func:`verdicts_of`, a :class:`~semps.matcher.base.Match` each)."""
-    found = verdicts_of(index, pairs, candidates, limit, budget, watch)
-    return [_match(sub_id, event_id, verdict) for sub_id, verdict in found]
-
-
-def verdicts_of(
-    index: SubscriptionIndex,
-    pairs: EventPairs,
-    candidates: Sequence[CompiledSubscription] | None = None,
-    limit: int = DEFAULT_SOLUTION_LIMIT,
-    budget: int = DEFAULT_STEP_BUDGET,
-    watch: Callable[[str], None] | None = None,
-) -> list[tuple[str, Verdict]]:
-    """The matching subscriptions of one event as ``(id, verdict)``, sorted by id; the
-    subscriptions of one shape share one :class:`Verdict` object (what a caller renders
-    once for all of them).
-
-    Candidates of one shape (the same query up to the id) are verified once; a verdict cut
-    by the work ``budget`` is ``truncated``. Without ``candidates``, every subscription is
-    a candidate, and the families' compiled pass
-    (:func:`~semps.matcher.semantic.count.shape_pass`) picks the shapes worth verifying:
-    those it leaves and those it found solutions for (verified for their solutions)."""
-    event = EventBudget.of(budget)
-    if candidates is None:
-        found = _shape_verdicts(index, pairs, limit, budget, watch, event)
-        candidates = index.algebra_candidates(pairs)
-    else:
-        found = []
-    shape_at, slot_of = index.shape_at, index.slot_of
-    verdicts: dict[object, Verdict | None] = {}
-    for sub in candidates:
-        shape: object
-        if sub.algebra is None:
-            shape = int(shape_at[slot_of[sub.id]])
-        else:
-            shape = ("algebra", index.algebra_shape[sub.id])
-        if shape in verdicts:
-            verdict = verdicts[shape]
-        else:
-            if watch is not None:  # a watchdog blames an overrun on this subscription
-                watch(sub.id)
-            verdict = verdicts[shape] = verify(sub, pairs, limit, budget, event)
-        if verdict is not None:
-            found.append((sub.id, verdict))
-    found.sort(key=_first)
-    return found
-
-
-_first = itemgetter(0)
-
-
-def _shape_verdicts(
-    index: SubscriptionIndex,
-    pairs: EventPairs,
-    limit: int,
-    budget: int,
-    watch: Callable[[str], None] | None,
-    event: EventBudget,
-) -> list[tuple[str, Verdict]]:
-    """The verdicts of the subscriptions without an algebra (in no particular order). A
-    shape the families' pass counted whose verification a budget cut matches with the
-    pass's exact count, the solutions found before the cut (maybe none) and
-    ``truncated``."""
-    found = shape_pass(index, pairs, budget, watch)
-    if not len(found.shapes):
-        return []
-    counted = np.flatnonzero(found.counts).tolist()
-    todo = counted + found.generic  # sure matches first, while the event's budget lasts
-    verdicts: list[Verdict | None] = [None] * len(found.shapes)
-    at, first_slots = index.sub_at, found.first_slots.tolist()
-    for position in todo:
-        sub = at[first_slots[position]]
-        if watch is not None:
-            watch(sub.id)
-        verdicts[position] = verify(sub, pairs, limit, budget, event)
-    for position in counted:  # the pass's count is exact where verification was cut
-        verdict, exact = verdicts[position], int(found.counts[position])
-        if verdict is None:  # cut before its first solution
-            verdicts[position] = Verdict(exact, (), truncated=True)
-        elif verdict.truncated and verdict.count < exact:
-            verdicts[position] = Verdict(exact, verdict.solutions, truncated=True)
-    # Each matching shape's subscriptions; a shape of one (the usual case) is its
-    # representative, read without the compiled gather and its arrays.
-    ids, shapes, sizes = index.id_at, found.shapes, index.shape_sizes
-    out: list[tuple[str, Verdict]] = []
-    many: list[int] = []
-    for position, verdict in enumerate(verdicts):
-        if verdict is not None:
-            if sizes[shapes[position]] == 1:
-                out.append((ids[first_slots[position]], verdict))
-            else:
-                many.append(position)
-    if many:
-        slots, counts = index.slots_of(shapes[many])
-        start = 0
-        for position, size in zip(many, counts.tolist(), strict=True):
-            shared = verdicts[position]
-            assert shared is not None
-            out.extend((ids[s], shared) for s in slots[start : start + size].tolist())
-            start += size
-    return out
-
-
-def _match(sub_id: str, event_id: str, verdict: Verdict) -> Match:
-    detail = _TRUNCATED if verdict.truncated else _NO_DETAIL
-    return Match(sub_id, event_id, verdict.count, verdict.solutions, detail)
-
-
-_TRUNCATED = {"truncated": True}
-_NO_DETAIL: dict[str, object] = {}
-
 
 #: Texts whose compiled form registration keeps for reuse (cleared when full).
 _COMPILED_CACHE = 65536
@@ -173,7 +44,7 @@ class SemanticMatcher(Matcher):
     """Match RDF events against SPARQL-like subscriptions through the ontology.
 
     A subscription matches an event iff its query has at least one solution over the event
-    closed under the ontology (:meth:`semps.ontology.Expansion.close`).
+    closed under the ontology (:func:`semps.ontology.closure.close`).
 
     Args:
         workers: ``PRCNum``, the number of cores verifying candidates. ``1`` verifies in
@@ -308,10 +179,7 @@ class SemanticMatcher(Matcher):
         :meth:`match_batch` without a :class:`~semps.matcher.base.Match` per match, for
         callers that render each verdict once (the broker's workers)."""
         if self.workers > 1:
-            return [
-                [(m.subscription, Verdict(m.count, m.solutions, bool(m.detail))) for m in found]
-                for found in self.match_batch(contexts)
-            ]
+            return super().verdict_batch(contexts)
         return [
             verdicts_of(
                 self.index,
@@ -353,6 +221,14 @@ class SemanticMatcher(Matcher):
                 return self._workers().lines_many(events, contexts[0].expansion)
         return count_lines(self.index, events, contexts, self.step_budget)
 
+    def persisted(
+        self, path: Path, subscriptions: Sequence[Subscription], *, write: bool = True
+    ) -> AbstractContextManager[None]:
+        """The subscriptions' parses kept in the snapshot at ``path``
+        (:func:`~semps.matcher.semantic.snapshot.snapshot_memo`): only lexing and parsing
+        are skipped, and the snapshot is rewritten on leaving when stale, if ``write``."""
+        return snapshot_memo(path, subscriptions, self.limits, write=write)
+
     def warm(self) -> None:
         """Load (or compile) every kernel of the semantic matcher: the families' pass runs
         only when an event's candidates form families, which a made-up event's do not."""
@@ -385,8 +261,6 @@ class SemanticMatcher(Matcher):
         return collect
 
     def _workers(self) -> WorkerPool:
-        from semps.matcher.semantic.parallel import WorkerPool
-
         if self._pool is None:
             self._pool = WorkerPool(
                 self.workers, self._texts, self.solution_limit, self.step_budget, self.index
@@ -398,6 +272,26 @@ class SemanticMatcher(Matcher):
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+
+
+def load_matcher(
+    path: Source,
+    *,
+    workers: int = 1,
+    expect_sha256: str | None = None,
+    name: str = SHIPPED,
+) -> SemanticMatcher:
+    """A :class:`SemanticMatcher` with every subscription of the snapshot at ``path``
+    registered (compiled and indexed by the matcher; parsed only for the spot check):
+    :func:`~semps.matcher.semantic.snapshot.register_snapshot`, whose arguments these are.
+
+    Raises:
+        SubscriptionError: the file is missing, damaged, of another version, stale, or
+            parsed under other limits than the matcher's.
+    """
+    matcher = SemanticMatcher(workers=workers)
+    register_snapshot(path, matcher.add, matcher.limits, expect_sha256=expect_sha256, name=name)
+    return matcher
 
 
 from semps.terms import XSD, Literal  # noqa: E402,F401  (doctest names)

@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from semps.event import Event
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
-from semps.matcher.semantic.index import EventPairs
+from semps.matcher.semantic.pairs import EventPairs
+from semps.matcher.values import Subscription
 from semps.ontology import compile_axioms
 from semps.terms import OWL, RDFS, XSD, Literal
 
