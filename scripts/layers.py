@@ -1,7 +1,8 @@
 """The import rules between semps' parts, checked from the source (run by scripts/check).
 
 A *part* is a folder under ``semps/``: the ground floor (every module directly in ``semps/``
-plus ``semps/documents/``), ``ontology``, ``ingest``, ``matcher`` (the contract, registry,
+plus ``semps/documents/``), ``ontology``, ``ingest``, ``graph`` (the knowledge graph: its
+store, reasoner and updates), ``matcher`` (the contract, registry,
 results and shared kernels) and each matcher plugin, ``broker``, ``api``, ``spark``,
 ``client`` and ``cli``. Each part may import only the parts listed for it in :data:`MAY_IMPORT`,
 so the graph of parts has no cycles and the ground floor imports nothing of ours. Imports
@@ -20,14 +21,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 PLUGINS = ("matcher.content", "matcher.semantic", "matcher.symmetric", "matcher.composite")
-_BELOW_MATCHERS = ("core", "ontology", "ingest", "matcher")
+_BELOW_MATCHERS = ("core", "ontology", "ingest", "graph", "matcher")
 
 #: part -> the parts it may import (besides itself).
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "core": frozenset(),
     "ontology": frozenset({"core"}),
     "ingest": frozenset({"core"}),
-    "matcher": frozenset({"core", "ontology", "ingest"}),
+    "graph": frozenset({"core", "ontology", "ingest"}),
+    "matcher": frozenset({"core", "ontology", "ingest", "graph"}),
     "matcher.content": frozenset(_BELOW_MATCHERS),
     "matcher.semantic": frozenset(_BELOW_MATCHERS),
     "matcher.composite": frozenset(_BELOW_MATCHERS),
@@ -40,7 +42,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "cli": frozenset({*_BELOW_MATCHERS, *PLUGINS, "broker", "api", "spark", "client"}),
 }
 
-_TOP_PARTS = ("ontology", "ingest", "matcher", "broker", "api", "spark", "client", "cli")
+_TOP_PARTS = ("ontology", "ingest", "graph", "matcher", "broker", "api", "spark", "client", "cli")
 #: Modules directly in semps/ that are entry points, not ground floor.
 _ENTRY_POINTS = {"semps.__main__": "cli"}
 
