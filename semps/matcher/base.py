@@ -20,6 +20,8 @@ from semps.limits import DEFAULT_LIMITS, Limits
 from semps.ontology.expansion import Expansion
 
 if TYPE_CHECKING:
+    from semps.graph.change import GraphChange
+    from semps.graph.view import GraphView
     from semps.matcher.partab import EventParts
     from semps.matcher.results import MatchColumns
 
@@ -92,9 +94,38 @@ class Match:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class ChangeMatch:
+    """One change of the knowledge graph changed one subscription's answers.
+
+    Attributes:
+        subscription: the subscription id.
+        version: the graph version the change made.
+        count: the solutions the change added (0 when it only removed some).
+        solutions: the first added solutions (bindings of the projected variables).
+        removed_count: the solutions the change removed.
+        removed: the first removed solutions.
+        detail: matcher-specific extras.
+    """
+
+    subscription: str
+    version: int
+    count: int = 0
+    solutions: tuple[Mapping[str, Term], ...] = ()
+    removed_count: int = 0
+    removed: tuple[Mapping[str, Term], ...] = ()
+    detail: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.count < 0 or self.removed_count < 0 or not (self.count or self.removed_count):
+            msg = f"a change match adds or removes solutions, not {self.count}/{self.removed_count}"
+            raise ValueError(msg)
+
+
 class MatchContext:
-    """What a matcher may read besides the event: the ontology snapshot, and derived views
-    computed at most once per event whichever matchers ask for them."""
+    """What a matcher may read besides the event: the ontology snapshot, the knowledge graph
+    (a read-only view of its closure at one version, ``None`` without one), and derived
+    views computed at most once per event whichever matchers ask for them."""
 
     def __init__(
         self,
@@ -103,10 +134,14 @@ class MatchContext:
         *,
         watch: Callable[[str], None] | None = None,
         limits: Limits = DEFAULT_LIMITS,
+        graph: GraphView | None = None,
     ) -> None:
         self.event = event
         self.expansion = expansion if expansion is not None else Expansion()
         self.limits = limits
+        #: The knowledge graph the event is matched against (its answers: what the event
+        #: adds to the graph's); ``None`` or an empty graph: the event alone.
+        self.graph = graph
         #: Matchers call ``watch(subscription id)`` before work whose cost depends on that
         #: subscription (verification), so a watchdog can tell who overran; may be ``None``.
         self.watch = watch
@@ -143,6 +178,11 @@ class Matcher(ABC):
           subscription, so an overrun can be blamed on it.
         - A matcher that refers to other subscriptions (composite definitions name them)
           gets the broker's lookup through :meth:`use_resolver`; the others ignore it.
+        - With a knowledge graph (``context.graph``, not empty), an event's matches are the
+          solutions it adds to each subscription's answers over the graph; a matcher that
+          does not read graphs (content, symmetric) ignores it. :meth:`change_matches`
+          gives a graph change's notifications (added and removed solutions); its default
+          is none.
     """
 
     #: The registry name of this matcher.
@@ -237,6 +277,20 @@ class Matcher(ABC):
         """The attribute items the event of ``context`` carries (see
         :meth:`subscription_items`)."""
         return frozenset()
+
+    def change_matches(
+        self,
+        change: GraphChange,
+        graph: GraphView,
+        *,
+        watch: Callable[[str], None] | None = None,
+    ) -> list[ChangeMatch]:
+        """The subscriptions whose answers a change of the knowledge graph changes, sorted
+        by id: the solutions it adds and removes. ``graph`` is the view *before* the change
+        (the caller applies the change to it afterwards). The default (a matcher that does
+        not read graphs): none."""
+        del change, graph, watch
+        return []
 
     def observe(self, event: Event, matches: Sequence[Match]) -> list[Match]:
         """See the other matchers' matches for ``event`` and return derived matches.

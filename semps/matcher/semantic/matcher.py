@@ -34,6 +34,10 @@ from semps.ontology.expansion import Expansion
 from semps.terms import RDF_TYPE
 
 if TYPE_CHECKING:
+    from semps.graph.change import GraphChange
+    from semps.graph.view import GraphView
+    from semps.matcher.base import ChangeMatch
+    from semps.matcher.semantic.graphmatch import GraphMatching
     from semps.matcher.semantic.parallel import WorkerPool
 
 
@@ -150,6 +154,12 @@ def _shape_verdicts(
     return out
 
 
+def with_graph(context: MatchContext) -> bool:
+    """Whether the context's event is matched against a (non-empty) knowledge graph."""
+    graph = context.graph
+    return graph is not None and not graph.empty
+
+
 def _match(sub_id: str, event_id: str, verdict: Verdict) -> Match:
     detail = _TRUNCATED if verdict.truncated else _NO_DETAIL
     return Match(sub_id, event_id, verdict.count, verdict.solutions, detail)
@@ -212,6 +222,8 @@ class SemanticMatcher(Matcher):
         self._compiled: dict[str, CompiledSubscription] = {}  # by text (see _compile)
         self._compiled_limits = self.limits
         self._pool: WorkerPool | None = None
+        #: Matching against a knowledge graph (:mod:`.graphmatch`), set up on first use.
+        self._kg: GraphMatching | None = None
 
     def __len__(self) -> int:
         return len(self.index)
@@ -221,6 +233,8 @@ class SemanticMatcher(Matcher):
         compiled = self._compile(subscription)
         self.index.insert(compiled)
         self._texts[subscription.id] = subscription.text
+        if self._kg is not None:
+            self._kg.shapes.add(compiled)
         if self._pool is not None:
             self._workers().add(subscription.id, subscription.text)
 
@@ -249,6 +263,8 @@ class SemanticMatcher(Matcher):
             msg = f"no semantic subscription {subscription_id!r}"
             raise NotFound(msg) from None
         del self._texts[subscription_id]
+        if self._kg is not None:
+            self._kg.shapes.remove(subscription_id)
         if self._pool is not None:
             self._workers().remove(subscription_id)
 
@@ -285,6 +301,8 @@ class SemanticMatcher(Matcher):
 
     def match(self, context: MatchContext) -> list[Match]:
         """The matching subscriptions with their solution counts, sorted by id."""
+        if with_graph(context):
+            return self._graph_matches(context)
         pairs = EventPairs(context.parts)
         if self.workers == 1:
             candidates = None
@@ -307,6 +325,8 @@ class SemanticMatcher(Matcher):
         subscriptions of one shape sharing one :class:`Verdict` (:func:`verdicts_of`):
         :meth:`match_batch` without a :class:`~semps.matcher.base.Match` per match, for
         callers that render each verdict once (the broker's workers)."""
+        if any(map(with_graph, contexts)):
+            return [self._graph_verdicts(c) for c in contexts]
         if self.workers > 1:
             return [
                 [(m.subscription, Verdict(m.count, m.solutions, bool(m.detail))) for m in found]
@@ -326,6 +346,8 @@ class SemanticMatcher(Matcher):
 
     def match_batch(self, contexts: Sequence[MatchContext]) -> list[list[Match]]:
         """Match many events; with several workers, the events are split between them."""
+        if any(map(with_graph, contexts)):
+            return [self._graph_matches(c) for c in contexts]
         if self.workers == 1 or len(contexts) < 2:
             return super().match_batch(contexts)
         expansions = {id(c.expansion): c.expansion for c in contexts}
@@ -336,6 +358,8 @@ class SemanticMatcher(Matcher):
     def count_batch(self, contexts: Sequence[MatchContext]) -> list[dict[str, int]]:
         """Solution counts only (what bulk jobs report): verified without building any
         solution or match; with several workers, as :meth:`match_batch`."""
+        if any(map(with_graph, contexts)):
+            return [{i: v.count for i, v in self._graph_verdicts(c)} for c in contexts]
         if self.workers > 1 and len(contexts) > 1:
             expansions = {id(c.expansion): c.expansion for c in contexts}
             if len(expansions) == 1:
@@ -346,12 +370,71 @@ class SemanticMatcher(Matcher):
     def result_lines(self, contexts: Sequence[MatchContext]) -> list[str]:
         """:meth:`count_batch` as output lines (:func:`~semps.matcher.results.result_line`),
         written by compiled code; with several workers they write the lines."""
+        if any(map(with_graph, contexts)):
+            return super().result_lines(contexts)
         events = [c.event for c in contexts]
         if self.workers > 1 and len(events) > 1:
             expansions = {id(c.expansion): c.expansion for c in contexts}
             if len(expansions) == 1:
                 return self._workers().lines_many(events, contexts[0].expansion)
         return count_lines(self.index, events, contexts, self.step_budget)
+
+    # -- with a knowledge graph (:mod:`.graphmatch`) --------------------------------------
+
+    def graph_matching(self) -> GraphMatching:
+        """The state of matching against knowledge graphs (built on first use from the
+        indexed subscriptions, then kept in step with every add and remove)."""
+        if self._kg is None:
+            from semps.matcher.semantic.graphmatch import GraphMatching
+
+            self._kg = GraphMatching(self.solution_limit, self.step_budget)
+            for sub in self.index.subscriptions.values():
+                self._kg.shapes.add(sub)
+        return self._kg
+
+    def _graph_verdicts(self, context: MatchContext) -> list[tuple[str, Verdict]]:
+        if not with_graph(context):
+            return verdicts_of(
+                self.index,
+                EventPairs(context.parts),
+                None,
+                self.solution_limit,
+                self.step_budget,
+                context.watch,
+            )
+        assert context.graph is not None
+        kg = self.graph_matching()
+        return kg.verdicts(context.event, context.graph, context.limits, context.watch)
+
+    def _graph_matches(self, context: MatchContext) -> list[Match]:
+        event_id = context.event.id
+        return [_match(i, event_id, v) for i, v in self._graph_verdicts(context)]
+
+    def change_matches(
+        self,
+        change: GraphChange,
+        graph: GraphView,
+        *,
+        watch: Callable[[str], None] | None = None,
+    ) -> list[ChangeMatch]:
+        """The subscriptions whose answers the graph change changes (``graph``: before
+        it), with the solutions added and removed (:mod:`.graphmatch`)."""
+        from semps.matcher.base import ChangeMatch
+
+        out = []
+        for sub_id, v in self.graph_matching().change_verdicts(change, graph, watch):
+            added, removed = v.added, v.removed
+            out.append(
+                ChangeMatch(
+                    sub_id,
+                    change.version,
+                    added.count if added else 0,
+                    added.solutions if added else (),
+                    removed.count if removed else 0,
+                    removed.solutions if removed else (),
+                )
+            )
+        return out
 
     def warm(self) -> None:
         """Load (or compile) every kernel of the semantic matcher: the families' pass runs
