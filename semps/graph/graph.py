@@ -79,9 +79,11 @@ class KnowledgeGraph:
         *,
         limits: Limits = DEFAULT_LIMITS,
         tick: Tick | None = None,
+        write: bool = True,
     ) -> KnowledgeGraph:
         """The graph stored in ``conn`` (created empty if none). When it was closed under
-        another ontology than ``expansion``, its closure is recomputed and stored (once).
+        another ontology than ``expansion``, its closure is recomputed, and stored (once)
+        unless ``write`` is false (a reader: the recompute stays in memory).
 
         Raises:
             StoreError: the tables cannot be read or written.
@@ -94,20 +96,22 @@ class KnowledgeGraph:
         view.terms, view.triples, view.expansion = TermTable(), TripleSet(), Expansion()
         view.rules = IdRules(type=-1)  # until the ontology is taken below
         store.read(view)
-        if store.meta("ontology") != fingerprint(expansion):
+        if store.meta("ontology") == fingerprint(expansion):
+            graph._adopt(expansion, write)
+        elif write:
             graph.set_ontology(expansion, tick=tick)
         else:
-            graph._adopt(expansion)
+            view.apply(plan_ontology(view, expansion, tick=tick), expansion)
         return graph
 
-    def _adopt(self, expansion: Expansion) -> None:
+    def _adopt(self, expansion: Expansion, write: bool = True) -> None:
         """Take ``expansion``'s rules as they are (the closure already follows them); new
-        terms they name are stored."""
+        terms they name are stored (when ``write``)."""
         view = self.view
         first = len(view.terms)
         view.expansion = expansion
         view.rules = id_rules(expansion, view.terms)
-        if self.store is not None and len(view.terms) > first:
+        if write and self.store is not None and len(view.terms) > first:
             self._transaction(lambda: self._store_terms(first))
 
     def _store_terms(self, first: int) -> None:

@@ -177,10 +177,11 @@ class GraphStore:
         )
         parts = (change.added, change.removed, change.asserted, change.unasserted)
         touched = sorted(set().union(*parts))
+        large = change.ontology or change_size(change) > LOG_MAX // 4  # a bulk load
         whole, rows = [], []
         for p in touched:
             n = sum(len(part.get(p, ())) for part in parts)
-            if n > LOG_ROWS or change.ontology:
+            if n > LOG_ROWS or large:
                 whole.append(p)
             else:
                 rows.extend(self._log_rows(p, change, view))

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from semps.graph.view import GraphView
     from semps.matcher.base import ChangeMatch
     from semps.matcher.semantic.graphmatch import GraphMatching
+    from semps.matcher.semantic.graphpool import GraphPool
     from semps.matcher.semantic.parallel import WorkerPool
 
 
@@ -224,6 +225,7 @@ class SemanticMatcher(Matcher):
         self._pool: WorkerPool | None = None
         #: Matching against a knowledge graph (:mod:`.graphmatch`), set up on first use.
         self._kg: GraphMatching | None = None
+        self._gpool: GraphPool | None = None
 
     def __len__(self) -> int:
         return len(self.index)
@@ -441,28 +443,39 @@ class SemanticMatcher(Matcher):
         only when an event's candidates form families, which a made-up event's do not."""
         warm_kernels()
 
-    def start(self) -> None:
+    def start(self, graph: GraphView | None = None, expansion: Expansion | None = None) -> None:
         """Start the worker processes now (with several workers), rather than on first
-        use: forked while this process runs one thread, they share the built index."""
+        use: forked while this process runs one thread, they share the built index (and
+        ``graph``, to match against it under ``expansion``)."""
         if self.workers > 1:
-            self._workers()
+            if graph is not None and not graph.empty:
+                self._graph_pool(graph, expansion or Expansion())
+            else:
+                self._workers()
 
     def submit_files(
-        self, paths: Sequence[str], base: str | None, expansion: Expansion
+        self,
+        paths: Sequence[str],
+        base: str | None,
+        expansion: Expansion,
+        graph: GraphView | None = None,
     ) -> Callable[[], list[str]]:
         """Start matching event files (what ``semps match`` reads) and return a function
         that gives their :meth:`result_lines`, in order. With several workers, the workers
         read the files themselves and several batches may be in flight; with one, the
         work is done when the function is called. An unreadable file raises IngestError
-        (named as ``semps match`` names it) when its batch is collected."""
+        (named as ``semps match`` names it) when its batch is collected. ``graph``: a
+        knowledge graph to match against (the workers fork with it on first use)."""
         if self.workers > 1:
+            if graph is not None and not graph.empty:
+                return self._graph_pool(graph, expansion).submit_files(paths, base)
             return self._workers().submit_files(paths, base, expansion)
 
         def collect() -> list[str]:
             from semps.ingest.rdf import read_events
 
             events = list(read_events(paths, base))
-            contexts = [MatchContext(e, expansion) for e in events]
+            contexts = [MatchContext(e, expansion, graph=graph) for e in events]
             return self.result_lines(contexts)
 
         return collect
@@ -476,11 +489,21 @@ class SemanticMatcher(Matcher):
             )
         return self._pool
 
+    def _graph_pool(self, graph: GraphView, expansion: Expansion) -> GraphPool:
+        from semps.matcher.semantic.graphpool import GraphPool
+
+        if self._gpool is None:
+            self._gpool = GraphPool(self.workers, self, graph, expansion)
+        return self._gpool
+
     def close(self) -> None:
         """Stop the worker processes, if any."""
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+        if self._gpool is not None:
+            self._gpool.close()
+            self._gpool = None
 
 
 from semps.terms import XSD, Literal  # noqa: E402,F401  (doctest names)
