@@ -35,7 +35,7 @@ from semps.errors import (
 )
 from semps.ingest.sparql._lexer import Token, tokenize
 from semps.ingest.sparql.algebra import BGP, Node, Path, PathPattern
-from semps.ingest.sparql.model import TriplePattern, Var
+from semps.ingest.sparql.model import PatternTerm, TriplePattern, Var
 from semps.ingest.sparql.parser import _Parser
 from semps.limits import DEFAULT_LIMITS, Limits
 
@@ -139,6 +139,9 @@ class _UpdateParser(_Parser):
         super().__init__(tokens, base, limits)
         self.template_triples = 0
         self.in_template = False
+        #: What the template being read refuses: variables (DATA), blank nodes (DELETE).
+        self.no_variables = False
+        self.no_blanks = ""
 
     def update(self) -> Update:
         operations: list[Operation] = []
@@ -221,15 +224,35 @@ class _UpdateParser(_Parser):
 
     def data(self, blanks: bool) -> tuple[TriplePattern, ...]:
         """``{ ground triples }`` (blank nodes allowed when ``blanks``)."""
-        patterns = self.template(blanks=blanks, what="DATA")
-        for pattern in patterns:
-            for term in (pattern.s, pattern.p, pattern.o):
-                if type(term) is Var and not term.name.startswith("_"):
-                    raise self.error(f"a variable ?{term.name} in DATA (only ground triples)")
-        return patterns
+        self.no_variables = True
+        try:
+            return self.template(blanks=blanks, what="DATA")
+        finally:
+            self.no_variables = False
+
+    def term(self, position: str) -> PatternTerm:
+        tok = self.tok
+        if self.in_template:
+            if tok.kind == "VAR" and self.no_variables:
+                raise self.error(f"a variable {tok.text} in DATA (only ground triples)")
+            if self.no_blanks and (tok.kind == "BNODE" or tok.is_op("[")):
+                raise self.error(f"a blank node in {self.no_blanks} (not allowed there)")
+        return super().term(position)
+
+    def blank_node_property_list(self) -> PatternTerm:
+        if self.in_template and self.no_blanks:
+            raise self.error(f"a blank node in {self.no_blanks} (not allowed there)")
+        return super().blank_node_property_list()
 
     def template(self, blanks: bool, what: str) -> tuple[TriplePattern, ...]:
         """``{ triples }``: a block of triples (no paths, no groups, no FILTER)."""
+        self.no_blanks = "" if blanks else what
+        try:
+            return self._template(blanks, what)
+        finally:
+            self.no_blanks = ""
+
+    def _template(self, blanks: bool, what: str) -> tuple[TriplePattern, ...]:
         start = self.expect_op("{")
         if self.tok.is_keyword("GRAPH"):
             raise self.refuse(_NAMED["GRAPH"])
@@ -262,9 +285,11 @@ class _UpdateParser(_Parser):
         return tuple(out)
 
     def verb(self) -> Var | Path:
+        tok = self.tok
         found = super().verb()
         if self.in_template and not isinstance(found, Var) and found[0] != "link":
-            raise self.error("a property path in an update template (only IRIs and variables)")
+            msg = "a property path in an update template (only IRIs and variables)"
+            raise self.error(msg, tok)
         return found
 
     def emit(self, pattern: TriplePattern | PathPattern, tok: Token) -> None:
