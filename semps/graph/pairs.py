@@ -57,6 +57,8 @@ class _ByProperty(Mapping[str, list[Pair]]):
     def __getitem__(self, prop: str) -> list[Pair]:
         found: list[Pair] | None = self.get(prop)
         if found is None:
+            if prop in self._names():  # listed, all its triples removed by the overlay
+                return []
             raise KeyError(prop)
         return found
 
