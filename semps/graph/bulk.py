@@ -150,7 +150,8 @@ class BulkCloser:
                 raise BulkTooMany(self.limit)
             for p, k in delta.items():
                 self.so[p] = merge(self.so.get(p, _EMPTY), k)
-                self.os.pop(p, None)
+                if p in self.os:  # kept sorted the other way too, once made
+                    self.os[p] = merge(self.os[p], np.sort(swapped(k)))
                 found.setdefault(p, []).append(k)
             if self.tick is not None:
                 self.tick(sum(len(k) for k in delta.values()))
@@ -227,9 +228,7 @@ class BulkCloser:
             sel = q == prop
             j, z = self._lookup(self._by_object(prop), x[i][sel])
             emit(t, z, rest[sel][j])
-        i, at = self.inter_of.expand(c)
-        if len(i):
-            self._intersections(x[i], self.inter_of.values[at, 0], emit)
+        self._intersections(x, c, emit)
         i, at = self.class_values.expand(c)
         emit_many(self.class_values.values[at, 0], x[i], self.class_values.values[at, 1])
         i, at = self.avf_by_class.expand(c)
@@ -241,16 +240,39 @@ class BulkCloser:
             emit(t, y[keep], target[sel][j][keep])
 
     def _intersections(
-        self, x: IntArray, inter: IntArray, emit: Callable[[int, IntArray, IntArray], None]
+        self, x: IntArray, c: IntArray, emit: Callable[[int, IntArray, IntArray], None]
     ) -> None:
-        """cls-int1: ``(x, I)`` candidates whose every member type ``x`` has."""
-        pairs = np.unique((x << 32) | inter)
-        x, inter = pairs >> 32, pairs & MASK
-        i, at = self.members.expand(inter)
-        present = self._has_type(x[i], self.members.values[at, 0])
-        missing = np.bincount(i[~present], minlength=len(x))
-        ok = missing == 0
-        emit(self.t, x[ok], inter[ok])
+        """cls-int1 for the subjects given new types this round: per intersection one of
+        whose members is among the new classes, the subjects holding its *rarest* member
+        (few, where a common member such as Brick's point tag has thousands), those given a
+        new type, then each checked for every member. A class may be a member of hundreds
+        of intersections: this is what keeps the rule from multiplying the round."""
+        if not len(x):
+            return
+        _, at = self.inter_of.expand(np.unique(c))
+        if not len(at):
+            return
+        touched = np.unique(x)
+        by_object = self._by_object(self.t)
+        for inter in np.unique(self.inter_of.values[at, 0]).tolist():
+            members = self.r.members[inter]
+            ranked = sorted(members, key=lambda m: self._count_of(by_object, m))
+            lo = int(by_object.searchsorted(ranked[0] << 32))
+            hi = int(by_object.searchsorted((ranked[0] + 1) << 32))
+            if lo == hi:
+                continue
+            found = by_object[lo:hi] & MASK
+            found = found[contains(touched, found)]
+            for m in ranked[1:]:
+                if not len(found):
+                    break
+                found = found[self._has_type(found, np.full(len(found), m, dtype=np.int64))]
+            if len(found):
+                emit(self.t, found, np.full(len(found), inter, dtype=np.int64))
+
+    @staticmethod
+    def _count_of(by_object: IntArray, cls: int) -> int:
+        return int(by_object.searchsorted((cls + 1) << 32) - by_object.searchsorted(cls << 32))
 
     def _property_rules(
         self,

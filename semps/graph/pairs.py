@@ -17,6 +17,8 @@ from semps._types import Term, Triple
 from semps.graph.view import GraphView
 
 Pair = tuple[str, Term]
+#: Lookups one view's pairs keep at most.
+MEMO = 1 << 20
 
 
 class _Overlay:
@@ -98,6 +100,9 @@ class GraphPairs:
         view: the graph (read, never changed).
         asserted_only: only the asserted triples (a SPARQL Update's WHERE clause).
         plus / minus: term triples seen as added / removed on top of the view.
+        base: pairs over the same view without overlays, whose lookups (kept while the
+            view does not change: the same sensors' classes and equipment are looked up
+            event after event) these share.
 
     Example:
         >>> from semps.graph.graph import KnowledgeGraph
@@ -115,6 +120,7 @@ class GraphPairs:
         asserted_only: bool = False,
         plus: Iterable[Triple] = (),
         minus: Iterable[Triple] = (),
+        base: GraphPairs | None = None,
     ) -> None:
         self.view = view
         self.asserted_only = asserted_only
@@ -122,6 +128,9 @@ class GraphPairs:
         self.by_prop = _ByProperty(self)
         self.path_cache: dict[Any, Any] = {}
         self._indexes: dict[tuple[str, int], _Index] = {}
+        self.base = base
+        #: Lookups of the view (no overlay), while it holds fewer than MEMO entries.
+        self.memo: dict[tuple[str, Term, int], list[Pair]] = {}
 
     def index(self, prop: str, key: Any, position: int) -> _Index:
         """``prop``'s pairs by subject (0) or object (1) (``key`` is ``("*", "*")``)."""
@@ -132,7 +141,25 @@ class GraphPairs:
 
     def lookup(self, prop: str, node: Term, position: int) -> list[Pair]:
         """The pairs of ``prop`` with ``node`` as subject (0) or object (1)."""
-        view, overlay = self.view, self.overlay
+        overlay = self.overlay
+        source = self.base if self.base is not None else self
+        key = (prop, node, position)
+        out = source.memo.get(key)
+        if out is None:
+            out = source.view_lookup(prop, node, position)
+            if len(source.memo) < MEMO:
+                source.memo[key] = out
+        if overlay.minus and out:
+            minus = overlay.minus
+            out = [pair for pair in out if (pair[0], prop, pair[1]) not in minus]
+        extra = (overlay.by_s if position == 0 else overlay.by_o).get((prop, node))
+        if extra:
+            out = out + extra
+        return out
+
+    def view_lookup(self, prop: str, node: Term, position: int) -> list[Pair]:
+        """:meth:`lookup` in the view alone (no overlay)."""
+        view = self.view
         terms = view.terms
         out: list[Pair] = []
         p, n = terms.get(prop), terms.get(node)
@@ -150,12 +177,6 @@ class GraphPairs:
                     if self.asserted_only:
                         ids = [s for s in ids if seg.is_asserted(s, n)]
                     out = [(at[s], node) for s in ids]  # type: ignore[misc]
-        if overlay.minus and out:
-            minus = overlay.minus
-            out = [pair for pair in out if (pair[0], prop, pair[1]) not in minus]
-        extra = (overlay.by_s if position == 0 else overlay.by_o).get((prop, node))
-        if extra:
-            out.extend(extra)
         return out
 
     def all_pairs(self, prop: str) -> list[Pair]:

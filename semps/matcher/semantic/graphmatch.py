@@ -214,7 +214,7 @@ class GraphMatching:
         if not candidates:
             return []
         old = self._old_pairs(view)
-        new = GraphPairs(view, plus=plus, minus=minus)
+        new = GraphPairs(view, plus=plus, minus=minus, base=old)
         gains, losses = _pairs(name, plus), _pairs(name, minus)
         out: list[tuple[str, ChangeVerdict]] = []
         for key, shape in candidates:
