@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from semps.graph.rules import ANY, IdRules
 from semps.graph.terms import LITERAL
-from semps.graph.triples import MASK, IntArray, swapped
+from semps.graph.triples import MASK, IntArray, swapped, unique
 
 U8Array = npt.NDArray[np.uint8]
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -162,7 +162,7 @@ class BulkCloser:
         """The candidates, unique, without the known ones."""
         out = {}
         for p, parts in candidates.items():
-            keys = np.unique(np.concatenate(parts)) if len(parts) > 1 else np.unique(parts[0])
+            keys = unique(np.concatenate(parts)) if len(parts) > 1 else unique(parts[0])
             keys = keys[~contains(self.so.get(p, _EMPTY), keys)]
             if len(keys):
                 out[p] = keys
@@ -224,7 +224,7 @@ class BulkCloser:
         emit(t, x[i], self.classes.values[at, 0])
         i, at = self.svf_by_filler.expand(c)
         rest, q = self.svf_by_filler.values[at, 0], self.svf_by_filler.values[at, 1]
-        for prop in np.unique(q).tolist():
+        for prop in unique(q).tolist():
             sel = q == prop
             j, z = self._lookup(self._by_object(prop), x[i][sel])
             emit(t, z, rest[sel][j])
@@ -233,7 +233,7 @@ class BulkCloser:
         emit_many(self.class_values.values[at, 0], x[i], self.class_values.values[at, 1])
         i, at = self.avf_by_class.expand(c)
         q, target = self.avf_by_class.values[at, 0], self.avf_by_class.values[at, 1]
-        for prop in np.unique(q).tolist():
+        for prop in unique(q).tolist():
             sel = q == prop
             j, y = self._lookup(self.so.get(prop, _EMPTY), x[i][sel])
             keep = ~self._is_literal(y)
@@ -249,12 +249,12 @@ class BulkCloser:
         of intersections: this is what keeps the rule from multiplying the round."""
         if not len(x):
             return
-        _, at = self.inter_of.expand(np.unique(c))
+        _, at = self.inter_of.expand(unique(c))
         if not len(at):
             return
-        touched = np.unique(x)
+        touched = unique(x)
         by_object = self._by_object(self.t)
-        for inter in np.unique(self.inter_of.values[at, 0]).tolist():
+        for inter in unique(self.inter_of.values[at, 0]).tolist():
             members = self.r.members[inter]
             ranked = sorted(members, key=lambda m: self._count_of(by_object, m))
             lo = int(by_object.searchsorted(ranked[0] << 32))

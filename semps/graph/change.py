@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from semps._types import Term, Triple
-from semps.graph.triples import MASK
+from semps.graph.triples import MASK, unique
 
 IntArray = npt.NDArray[np.int64]
 #: Triples by predicate id: sorted unique ``s << 32 | o`` keys.
@@ -35,7 +35,7 @@ def keyed(rows: Iterable[tuple[int, int, int]]) -> dict[int, IntArray]:
     by_p: dict[int, list[int]] = {}
     for s, p, o in rows:
         by_p.setdefault(p, []).append((s << 32) | o)
-    return {p: np.unique(np.asarray(k, dtype=np.int64)) for p, k in by_p.items()}
+    return {p: unique(np.asarray(k, dtype=np.int64)) for p, k in by_p.items()}
 
 
 def rows_of(triples: Keyed) -> Iterator[tuple[int, int, int]]:

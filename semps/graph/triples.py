@@ -35,6 +35,18 @@ def keys(first: IntArray, second: IntArray) -> IntArray:
     return (first.astype(np.int64) << 32) | second.astype(np.int64)
 
 
+def unique(a: IntArray) -> IntArray:
+    """The sorted distinct values of ``a`` (by sorting: NumPy's hashed ``unique`` was a
+    third of a bulk load's time)."""
+    if len(a) < 2:
+        return a
+    s = np.sort(a)
+    keep = np.empty(len(s), dtype=np.bool_)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
 def swapped(packed: IntArray) -> IntArray:
     """``a << 32 | b`` keys as ``b << 32 | a``."""
     return ((packed & MASK) << 32) | (packed >> 32)
