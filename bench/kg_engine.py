@@ -154,9 +154,7 @@ def load_oxigraph(data: bytes, folder: Path, closure: bytes | None) -> dict[str,
     return out
 
 
-def matching(
-    copies: int, n_subs: int, n_events: int, workers: int, rng: random.Random
-) -> dict[str, float]:
+def matching(copies: int, n_subs: int, n_events: int, rng: random.Random) -> dict[str, float]:
     from semps.graph.graph import KnowledgeGraph
     from semps.ingest.rdf import read_event
     from semps.limits import Limits

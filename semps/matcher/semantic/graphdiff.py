@@ -412,6 +412,8 @@ class Differ:
         live = [bool(p or m) for p, m in diffs]
         if not any(live):
             return [], []
+        if not any(m for _, m in diffs):
+            return self.gains_only(atoms, diffs), []
         gained, lost = diffs[0]
         for k in range(1, len(atoms)):
             if not (gained or lost or any(live[k:])):
@@ -428,6 +430,34 @@ class Differ:
                 new_lost = subtract(new_lost, _joined(lost, m_k))
             gained, lost = new_gained, new_lost
         return gained, lost
+
+    def gains_only(self, atoms: tuple[Atom, ...], diffs: list[tuple[Rows, Rows]]) -> Rows:
+        """The delta rule when nothing is lost (an event): for each pattern ``k`` and each
+        row it gains, the other patterns joined from the row, those before ``k`` over the
+        old graph and those after it over the new one, in the order of what is bound (the
+        row's nodes first: a reading's sensor, then its equipment, never every point of
+        the graph)."""
+        gained: Rows = []
+        for k, (rows, _) in enumerate(diffs):
+            if not rows:
+                continue
+            others = [(a, OLD) for a in atoms[:k]] + [(a, NEW) for a in atoms[k + 1 :]]
+            for r in rows:
+                gained.extend(self.mixed(others, r))
+        return gained
+
+    def mixed(self, atoms: list[tuple[Atom, int]], seed: Sol) -> Rows:
+        """A basic graph pattern whose patterns each read their own side, from ``seed``,
+        the most bound pattern next each time."""
+        rows = [seed]
+        remaining = list(atoms)
+        while remaining and rows:
+            bound = set(rows[0])
+            best = max(range(len(remaining)), key=lambda i: _score(remaining[i][0], bound, i))
+            atom, side = remaining.pop(best)
+            match = self.ev[side].match
+            rows = [out for row in rows for out in match(atom, row)]
+        return rows
 
     def seeded(self, atoms: tuple[Atom, ...], seed: Sol, side: int) -> Rows:
         """A basic graph pattern's solutions extending ``seed`` (every variable of a basic
@@ -644,9 +674,13 @@ def _simple(node: Node) -> bool:
     return False
 
 
-def _score(atom: Atom, bound: set[str], i: int) -> tuple[int, int, int]:
+def _score(atom: Atom, bound: set[str], i: int) -> tuple[int, int, int, int]:
+    """Join order: the patterns with a bound variable first (a node the solution already
+    has: a lookup), then those with constants (a class: maybe every sensor), triples before
+    paths."""
     ends: list[Any] = [atom.s, atom.o]
     if type(atom) is TriplePattern:
         ends.append(atom.p)
-    known = sum(type(t) is not Var or t.name in bound for t in ends)
-    return (known, type(atom) is TriplePattern, -i)
+    tied = sum(type(t) is Var and t.name in bound for t in ends)
+    known = sum(type(t) is not Var for t in ends)
+    return (tied, known, type(atom) is TriplePattern, -i)
