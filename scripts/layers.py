@@ -2,12 +2,13 @@
 
 A *part* is a folder under ``semps/``: the ground floor (every module directly in ``semps/``
 plus ``semps/documents/``), ``pool`` (``semps/pool.py``: worker processes), ``ontology``,
-``ingest``, ``matcher`` (the contract, registry, results and shared kernels) and each
-matcher plugin, ``broker``, ``api``, ``spark``, ``client`` and ``cli``. Each part may import
-only the parts listed for it in :data:`MAY_IMPORT`, so the graph of parts has no cycles and
-the ground floor imports nothing of ours. Imports
-inside functions and under ``TYPE_CHECKING`` count as much as those at the top of a module.
-A private module (``semps.x._y``) may be imported only from inside its own package.
+``ingest``, ``graph`` (the knowledge graph: its store, reasoner and updates), ``matcher``
+(the contract, registry, results and shared kernels) and each matcher plugin, ``broker``,
+``api``, ``spark``, ``client`` and ``cli``. Each part may import only the parts listed for it
+in :data:`MAY_IMPORT`, so the graph of parts has no cycles and the ground floor imports
+nothing of ours. Imports inside functions and under ``TYPE_CHECKING`` count as much as those
+at the top of a module. A private module (``semps.x._y``) may be imported only from inside
+its own package.
 
 Files have no import circles either: read as a graph of files (each import an arrow from its
 file to the file it names: the module, or the package's ``__init__.py``), no file reaches
@@ -26,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 PLUGINS = ("matcher.content", "matcher.semantic", "matcher.symmetric", "matcher.composite")
-_BELOW_MATCHERS = ("core", "ontology", "ingest", "matcher")
+_BELOW_MATCHERS = ("core", "ontology", "ingest", "graph", "matcher")
 #: Worker processes (semps/pool.py): the broker's matching workers, the semantic matcher's
 #: verification and parse-ahead processes, and the CLI's all run on it.
 _POOL = "pool"
@@ -36,7 +37,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "core": frozenset(),
     "ontology": frozenset({"core"}),
     "ingest": frozenset({"core"}),
-    "matcher": frozenset({"core", "ontology", "ingest"}),
+    "graph": frozenset({"core", "ontology", "ingest"}),
+    "matcher": frozenset({"core", "ontology", "ingest", "graph"}),
     "pool": frozenset({"core"}),
     "matcher.content": frozenset(_BELOW_MATCHERS),
     "matcher.semantic": frozenset({*_BELOW_MATCHERS, _POOL}),
@@ -52,7 +54,18 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "cli": frozenset({*_BELOW_MATCHERS, *PLUGINS, _POOL, "broker", "api", "spark", "client"}),
 }
 
-_TOP_PARTS = ("pool", "ontology", "ingest", "matcher", "broker", "api", "spark", "client", "cli")
+_TOP_PARTS = (
+    "pool",
+    "ontology",
+    "ingest",
+    "graph",
+    "matcher",
+    "broker",
+    "api",
+    "spark",
+    "client",
+    "cli",
+)
 #: Modules directly in semps/ that are entry points, not ground floor.
 _ENTRY_POINTS = {"semps.__main__": "cli"}
 

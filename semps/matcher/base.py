@@ -13,22 +13,27 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from semps.event import Event
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.partab import EventParts, to_partab
 from semps.matcher.results import MatchColumns, result_line
-from semps.matcher.values import Match, Resolver, Subscription, Verdict
+from semps.matcher.values import ChangeMatch, Match, Resolver, Subscription, Verdict
 from semps.ontology.expansion import Expansion
 
-# Match and Subscription are the contract's values; they live in semps.matcher.values.
-__all__ = ["Match", "MatchContext", "Matcher", "Resolver", "Subscription", "Verdict"]
+if TYPE_CHECKING:
+    from semps.graph.change import GraphChange
+    from semps.graph.view import GraphView
+
+# The contract's values live in semps.matcher.values.
+__all__ = ["ChangeMatch", "Match", "MatchContext", "Matcher", "Resolver", "Subscription", "Verdict"]
 
 
 class MatchContext:
-    """What a matcher may read besides the event: the ontology snapshot, and derived views
-    computed at most once per event whichever matchers ask for them."""
+    """What a matcher may read besides the event: the ontology snapshot, the knowledge graph
+    (a read-only view of its closure at one version, ``None`` without one), and derived
+    views computed at most once per event whichever matchers ask for them."""
 
     def __init__(
         self,
@@ -37,10 +42,14 @@ class MatchContext:
         *,
         watch: Callable[[str], None] | None = None,
         limits: Limits = DEFAULT_LIMITS,
+        graph: GraphView | None = None,
     ) -> None:
         self.event = event
         self.expansion = expansion if expansion is not None else Expansion()
         self.limits = limits
+        #: The knowledge graph the event is matched against (its answers: what the event
+        #: adds to the graph's); ``None`` or an empty graph: the event alone.
+        self.graph = graph
         #: Matchers call ``watch(subscription id)`` before work whose cost depends on that
         #: subscription (verification), so a watchdog can tell who overran; may be ``None``.
         self.watch = watch
@@ -75,6 +84,11 @@ class Matcher(ABC):
           subscription, so an overrun can be blamed on it.
         - A matcher that refers to other subscriptions (composite definitions name them)
           gets the broker's lookup through :meth:`use_resolver`; the others ignore it.
+        - With a knowledge graph (``context.graph``, not empty), an event's matches are the
+          solutions it adds to each subscription's answers over the graph; a matcher that
+          does not read graphs (content, symmetric) ignores it. :meth:`change_matches`
+          gives a graph change's notifications (added and removed solutions); its default
+          is none.
     """
 
     #: The registry name of this matcher.
@@ -189,6 +203,20 @@ class Matcher(ABC):
         """The attribute items the event of ``context`` carries (see
         :meth:`subscription_items`)."""
         return frozenset()
+
+    def change_matches(
+        self,
+        change: GraphChange,
+        graph: GraphView,
+        *,
+        watch: Callable[[str], None] | None = None,
+    ) -> list[ChangeMatch]:
+        """The subscriptions whose answers a change of the knowledge graph changes, sorted
+        by id: the solutions it adds and removes. ``graph`` is the view *before* the change
+        (the caller applies the change to it afterwards). The default (a matcher that does
+        not read graphs): none."""
+        del change, graph, watch
+        return []
 
     def observe(self, event: Event, matches: Sequence[Match]) -> list[Match]:
         """See the other matchers' matches for ``event`` and return derived matches.

@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 from semps._types import Term
 
-__all__ = ["Match", "Resolver", "Subscription", "Verdict"]
+__all__ = ["ChangeMatch", "Match", "Resolver", "Subscription", "Verdict"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,3 +126,31 @@ class Verdict:
     def match(self, subscription: str, event: str) -> Match:
         """The :class:`Match` of ``subscription`` with this verdict for ``event``."""
         return Match(subscription, event, self.count, self.solutions, self.details())
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeMatch:
+    """One change of the knowledge graph changed one subscription's answers.
+
+    Attributes:
+        subscription: the subscription id.
+        version: the graph version the change made.
+        count: the solutions the change added (0 when it only removed some).
+        solutions: the first added solutions (bindings of the projected variables).
+        removed_count: the solutions the change removed.
+        removed: the first removed solutions.
+        detail: matcher-specific extras.
+    """
+
+    subscription: str
+    version: int
+    count: int = 0
+    solutions: tuple[Mapping[str, Term], ...] = ()
+    removed_count: int = 0
+    removed: tuple[Mapping[str, Term], ...] = ()
+    detail: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.count < 0 or self.removed_count < 0 or not (self.count or self.removed_count):
+            msg = f"a change match adds or removes solutions, not {self.count}/{self.removed_count}"
+            raise ValueError(msg)

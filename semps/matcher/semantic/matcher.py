@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import replace
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from semps._types import Term
 from semps.errors import NotFound
@@ -20,15 +19,28 @@ from semps.matcher.semantic.count import count_lines, count_parts
 from semps.matcher.semantic.index import SubscriptionIndex
 from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.parallel import WorkerPool
-from semps.matcher.semantic.snapshot import SHIPPED, Source, register_snapshot, snapshot_memo
-from semps.matcher.semantic.verdicts import match_parts, verdicts_of
+from semps.matcher.semantic.snapshot import SHIPPED, Source, register_snapshot
+from semps.matcher.semantic.verdicts import as_match, match_parts, verdicts_of
 from semps.matcher.semantic.verify import (
     DEFAULT_SOLUTION_LIMIT,
     DEFAULT_STEP_BUDGET,
 )
-from semps.matcher.values import Match, Subscription, Verdict
+from semps.matcher.values import ChangeMatch, Match, Subscription, Verdict
 from semps.ontology.expansion import Expansion
 from semps.terms import RDF_TYPE
+
+if TYPE_CHECKING:
+    from semps.graph.change import GraphChange
+    from semps.graph.view import GraphView
+    from semps.matcher.semantic.graphmatch import GraphMatching
+    from semps.matcher.semantic.graphpool import GraphPool
+
+
+def with_graph(context: MatchContext) -> bool:
+    """Whether the context's event is matched against a (non-empty) knowledge graph."""
+    graph = context.graph
+    return graph is not None and not graph.empty
+
 
 #: Texts whose compiled form registration keeps for reuse (cleared when full).
 _COMPILED_CACHE = 65536
@@ -83,6 +95,9 @@ class SemanticMatcher(Matcher):
         self._compiled: dict[str, CompiledSubscription] = {}  # by text (see _compile)
         self._compiled_limits = self.limits
         self._pool: WorkerPool | None = None
+        #: Matching against a knowledge graph (:mod:`.graphmatch`), set up on first use.
+        self._kg: GraphMatching | None = None
+        self._gpool: GraphPool | None = None
 
     def __len__(self) -> int:
         return len(self.index)
@@ -92,6 +107,8 @@ class SemanticMatcher(Matcher):
         compiled = self._compile(subscription)
         self.index.insert(compiled)
         self._texts[subscription.id] = subscription.text
+        if self._kg is not None:
+            self._kg.shapes.add(compiled)
         if self._pool is not None:
             self._workers().add(subscription.id, subscription.text)
 
@@ -120,6 +137,8 @@ class SemanticMatcher(Matcher):
             msg = f"no semantic subscription {subscription_id!r}"
             raise NotFound(msg) from None
         del self._texts[subscription_id]
+        if self._kg is not None:
+            self._kg.shapes.remove(subscription_id)
         if self._pool is not None:
             self._workers().remove(subscription_id)
 
@@ -156,6 +175,8 @@ class SemanticMatcher(Matcher):
 
     def match(self, context: MatchContext) -> list[Match]:
         """The matching subscriptions with their solution counts, sorted by id."""
+        if with_graph(context):
+            return self._graph_matches(context)
         pairs = EventPairs(context.parts)
         if self.workers == 1:
             candidates = None
@@ -178,6 +199,8 @@ class SemanticMatcher(Matcher):
         subscriptions of one shape sharing one :class:`Verdict` (:func:`verdicts_of`):
         :meth:`match_batch` without a :class:`~semps.matcher.base.Match` per match, for
         callers that render each verdict once (the broker's workers)."""
+        if any(map(with_graph, contexts)):
+            return [self._graph_verdicts(c) for c in contexts]
         if self.workers > 1:
             return super().verdict_batch(contexts)
         return [
@@ -194,6 +217,8 @@ class SemanticMatcher(Matcher):
 
     def match_batch(self, contexts: Sequence[MatchContext]) -> list[list[Match]]:
         """Match many events; with several workers, the events are split between them."""
+        if any(map(with_graph, contexts)):
+            return [self._graph_matches(c) for c in contexts]
         if self.workers == 1 or len(contexts) < 2:
             return super().match_batch(contexts)
         expansions = {id(c.expansion): c.expansion for c in contexts}
@@ -204,6 +229,8 @@ class SemanticMatcher(Matcher):
     def count_batch(self, contexts: Sequence[MatchContext]) -> list[dict[str, int]]:
         """Solution counts only (what bulk jobs report): verified without building any
         solution or match; with several workers, as :meth:`match_batch`."""
+        if any(map(with_graph, contexts)):
+            return [{i: v.count for i, v in self._graph_verdicts(c)} for c in contexts]
         if self.workers > 1 and len(contexts) > 1:
             expansions = {id(c.expansion): c.expansion for c in contexts}
             if len(expansions) == 1:
@@ -214,6 +241,8 @@ class SemanticMatcher(Matcher):
     def result_lines(self, contexts: Sequence[MatchContext]) -> list[str]:
         """:meth:`count_batch` as output lines (:func:`~semps.matcher.results.result_line`),
         written by compiled code; with several workers they write the lines."""
+        if any(map(with_graph, contexts)):
+            return super().result_lines(contexts)
         events = [c.event for c in contexts]
         if self.workers > 1 and len(events) > 1:
             expansions = {id(c.expansion): c.expansion for c in contexts}
@@ -221,41 +250,99 @@ class SemanticMatcher(Matcher):
                 return self._workers().lines_many(events, contexts[0].expansion)
         return count_lines(self.index, events, contexts, self.step_budget)
 
-    def persisted(
-        self, path: Path, subscriptions: Sequence[Subscription], *, write: bool = True
-    ) -> AbstractContextManager[None]:
-        """The subscriptions' parses kept in the snapshot at ``path``
-        (:func:`~semps.matcher.semantic.snapshot.snapshot_memo`): only lexing and parsing
-        are skipped, and the snapshot is rewritten on leaving when stale, if ``write``."""
-        return snapshot_memo(path, subscriptions, self.limits, write=write)
+    # -- with a knowledge graph (:mod:`.graphmatch`) --------------------------------------
+
+    def graph_matching(self) -> GraphMatching:
+        """The state of matching against knowledge graphs (built on first use from the
+        indexed subscriptions, then kept in step with every add and remove)."""
+        if self._kg is None:
+            from semps.matcher.semantic.graphmatch import GraphMatching
+
+            self._kg = GraphMatching(self.solution_limit, self.step_budget)
+            for sub in self.index.subscriptions.values():
+                self._kg.shapes.add(sub)
+        return self._kg
+
+    def _graph_verdicts(self, context: MatchContext) -> list[tuple[str, Verdict]]:
+        if not with_graph(context):
+            return verdicts_of(
+                self.index,
+                EventPairs(context.parts),
+                None,
+                self.solution_limit,
+                self.step_budget,
+                context.watch,
+            )
+        assert context.graph is not None
+        kg = self.graph_matching()
+        return kg.verdicts(context.event, context.graph, context.limits, context.watch)
+
+    def _graph_matches(self, context: MatchContext) -> list[Match]:
+        event_id = context.event.id
+        return [as_match(i, event_id, v) for i, v in self._graph_verdicts(context)]
+
+    def change_matches(
+        self,
+        change: GraphChange,
+        graph: GraphView,
+        *,
+        watch: Callable[[str], None] | None = None,
+    ) -> list[ChangeMatch]:
+        """The subscriptions whose answers the graph change changes (``graph``: before
+        it), with the solutions added and removed (:mod:`.graphmatch`)."""
+        out = []
+        for sub_id, v in self.graph_matching().change_verdicts(change, graph, watch):
+            added, removed = v.added, v.removed
+            out.append(
+                ChangeMatch(
+                    sub_id,
+                    change.version,
+                    added.count if added else 0,
+                    added.solutions if added else (),
+                    removed.count if removed else 0,
+                    removed.solutions if removed else (),
+                )
+            )
+        return out
 
     def warm(self) -> None:
         """Load (or compile) every kernel of the semantic matcher: the families' pass runs
         only when an event's candidates form families, which a made-up event's do not."""
         warm_kernels()
 
-    def start(self) -> None:
+    def start(self, graph: GraphView | None = None, expansion: Expansion | None = None) -> None:
         """Start the worker processes now (with several workers), rather than on first
-        use: forked while this process runs one thread, they share the built index."""
+        use: forked while this process runs one thread, they share the built index (and
+        ``graph``, to match against it under ``expansion``)."""
         if self.workers > 1:
-            self._workers()
+            if graph is not None and not graph.empty:
+                self._graph_pool(graph, expansion or Expansion())
+            else:
+                self._workers()
 
     def submit_files(
-        self, paths: Sequence[str], base: str | None, expansion: Expansion
+        self,
+        paths: Sequence[str],
+        base: str | None,
+        expansion: Expansion,
+        graph: GraphView | None = None,
     ) -> Callable[[], list[str]]:
         """Start matching event files (what ``semps match`` reads) and return a function
         that gives their :meth:`result_lines`, in order. With several workers, the workers
         read the files themselves and several batches may be in flight; with one, the
         work is done when the function is called. An unreadable file raises IngestError
-        (named as ``semps match`` names it) when its batch is collected."""
+        (named as ``semps match`` names it) when its batch is collected. ``graph``: a
+        knowledge graph to match against (the workers fork with it on first use)."""
         if self.workers > 1:
+            if graph is not None and not graph.empty:
+                return self._graph_pool(graph, expansion).submit_files(paths, base)
             return self._workers().submit_files(paths, base, expansion)
 
         def collect() -> list[str]:
             from semps.ingest.rdf import read_events
 
             events = list(read_events(paths, base))
-            contexts = [MatchContext(e, expansion) for e in events]
+            contexts = [MatchContext(e, expansion, graph=graph) for e in events]
             return self.result_lines(contexts)
 
         return collect
@@ -267,11 +354,21 @@ class SemanticMatcher(Matcher):
             )
         return self._pool
 
+    def _graph_pool(self, graph: GraphView, expansion: Expansion) -> GraphPool:
+        from semps.matcher.semantic.graphpool import GraphPool
+
+        if self._gpool is None:
+            self._gpool = GraphPool(self.workers, self, graph, expansion)
+        return self._gpool
+
     def close(self) -> None:
         """Stop the worker processes, if any."""
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+        if self._gpool is not None:
+            self._gpool.close()
+            self._gpool = None
 
 
 def load_matcher(

@@ -21,7 +21,7 @@ from semps.matcher.semantic.verify import (
 )
 from semps.matcher.values import Match, Verdict
 
-__all__ = ["match_parts", "verdicts_of"]
+__all__ = ["as_match", "match_parts", "verdicts_of"]
 
 
 def match_parts(
@@ -36,7 +36,7 @@ def match_parts(
     """Phases 1 and 3 in one process: the matches of one event, sorted by subscription
     (:func:`verdicts_of`, a :class:`~semps.matcher.values.Match` each)."""
     found = verdicts_of(index, pairs, candidates, limit, budget, watch)
-    return [_match(sub_id, event_id, verdict) for sub_id, verdict in found]
+    return [as_match(sub_id, event_id, verdict) for sub_id, verdict in found]
 
 
 def verdicts_of(
@@ -137,7 +137,8 @@ def _shape_verdicts(
     return out
 
 
-def _match(sub_id: str, event_id: str, verdict: Verdict) -> Match:
+def as_match(sub_id: str, event_id: str, verdict: Verdict) -> Match:
+    """A subscription's verdict on one event as a :class:`~semps.matcher.values.Match`."""
     detail = _TRUNCATED if verdict.truncated else _NO_DETAIL
     return Match(sub_id, event_id, verdict.count, verdict.solutions, detail)
 
