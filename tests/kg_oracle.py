@@ -32,7 +32,7 @@ keeps only what semps claims (:func:`claimed`), so the two are compared on the s
 - the rules that make ``owl:sameAs`` (prp-fp, prp-ifp, prp-key, cls-maxc2, cls-maxqc3/4)
   and property chains (prp-spo2), which semps does not support, are kept: the random
   ontologies (:mod:`kg_strategies`) never use them, and the Brick ontology of
-  ``brick-kg-a`` declares none (``tests/conformance/test_brick_kg.py`` checks it).
+  ``brick-kg-a`` declares none (``tests/conformance/test_brick_kg_oracle.py`` checks it).
 
 pyoxigraph evaluates the queries (it passes the W3C SPARQL suites). Where it departs from
 SPARQL 1.1, callers give it a rewritten text (:class:`kg_strategies.Query` has
