@@ -152,6 +152,8 @@ def test_publish_every_input_form_notifies_what_sparql_answers(
     assert notes[0].event == published.id
     assert notes[0].subscription == sub.id
     assert _solutions(notes) == expected_chairs
+    listed = subscriber.subscription(sub)
+    assert (listed.matches, listed.last_match) == (1, notes[0].time)
     # the same solutions as Python API terms (the chairs' answers are IRIs: bare str)
     as_terms = [{k: f"<{v}>" for k, v in b.items()} for n in notes for b in n.bindings()]
     assert _canonical(as_terms) == expected_chairs
