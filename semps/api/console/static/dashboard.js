@@ -9,8 +9,9 @@ import { bucketsBetween, quantile, rate, sampleOf } from "./metrics.js";
 const POLL_MS = 2000;
 const RATE_MS = 10000;
 const QUANTILE_MS = 60000;
-/** Samples kept (and drawn): ten minutes at POLL_MS. */
+/** Samples kept: ten minutes at POLL_MS; the last DRAWN of them drawn as lines. */
 const KEEP = 300;
+const DRAWN = 60;
 
 const state = { samples: [], timer: null, running: false };
 
@@ -32,27 +33,29 @@ function milliseconds(found) {
   return found.above ? `> ${text} ms` : `${text} ms`;
 }
 
-function tile(id, title, value, note) {
+function tile(id, title, value, note, line = null) {
   return el(
     "div",
     { class: "tile", id },
     el("div", { class: "tile-title" }, title),
     el("div", { class: "tile-value" }, value),
     el("div", { class: "tile-note muted" }, note),
+    line,
   );
 }
 
 /** A line of the last samples' rates of a counter (an SVG polyline). */
 function spark(name) {
   const points = [];
-  for (let i = 1; i < state.samples.length; i += 1) {
-    const value = rate(state.samples[i - 1], state.samples[i], name);
+  const samples = state.samples.slice(-DRAWN - 1);
+  for (let i = 1; i < samples.length; i += 1) {
+    const value = rate(samples[i - 1], samples[i], name);
     points.push(value === null ? 0 : value);
   }
   const top = Math.max(1, ...points);
   const width = 240;
-  const height = 40;
-  const step = width / Math.max(1, KEEP - 1);
+  const height = 36;
+  const step = width / (DRAWN - 1);
   const start = width - step * (points.length - 1);
   const line = points.map((v, i) => `${(start + i * step).toFixed(1)},${(height - (v / top) * (height - 2) - 1).toFixed(1)}`);
   return svg(
@@ -74,8 +77,8 @@ function draw() {
   const { counters: c, gauges: g } = newest;
   fill(
     byId("dash-tiles"),
-    tile("dash-events", "events / s", perSecond(rate(older, newest, "events_in")), rateNote),
-    tile("dash-matches", "matches / s", perSecond(rate(older, newest, "matches")), rateNote),
+    tile("dash-events", "events / s", perSecond(rate(older, newest, "events_in")), rateNote, spark("events_in")),
+    tile("dash-matches", "matches / s", perSecond(rate(older, newest, "matches")), rateNote, spark("matches")),
     tile("dash-queue", "queue depth", g.queue_depth === null ? "–" : count(g.queue_depth), "events waiting to be matched"),
     tile(
       "dash-p99",
@@ -83,11 +86,6 @@ function draw() {
       milliseconds(latest),
       latest === null ? `no event in the last minute; since start ${milliseconds(overall)}` : "last minute (histogram)",
     ),
-  );
-  fill(
-    byId("dash-lines"),
-    el("figure", {}, spark("events_in"), el("figcaption", {}, "events / s")),
-    el("figure", {}, spark("matches"), el("figcaption", {}, "matches / s")),
   );
   const rows = [
     ["events published", c.events_in],

@@ -82,7 +82,7 @@ function pad(n, width = 2) {
 /** A Unix time (seconds) as a <time> element: local date and time to the millisecond,
  * the date left out when it is today; `datetime` holds the UTC ISO form. */
 export function timeElement(seconds, { withDate = false } = {}) {
-  const when = new Date(seconds * 1000);
+  const when = new Date(Math.round(seconds * 1000));
   const today = new Date().toDateString() === when.toDateString();
   const clock = `${pad(when.getHours())}:${pad(when.getMinutes())}:${pad(when.getSeconds())}.${pad(when.getMilliseconds(), 3)}`;
   const day = `${when.getFullYear()}-${pad(when.getMonth() + 1)}-${pad(when.getDate())}`;

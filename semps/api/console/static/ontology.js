@@ -24,7 +24,7 @@ const UPLOAD_TYPES = {
 
 const TREES = { classes: "class-tree", properties: "property-tree" };
 
-const state = { loads: 0, axiomOffset: 0, searchTimer: null, filterTimer: null, searches: 0 };
+const state = { loads: 0, version: null, axiomOffset: 0, searchTimer: null, filterTimer: null, searches: 0 };
 /** Each level list (ul) drawn: its tree, parent, total and the offsets loaded. */
 const levels = new WeakMap();
 /** Called after the ontology's prefixes change (the other panels redraw their names). */
@@ -280,7 +280,10 @@ export async function loadOntology() {
     if (mine !== state.loads) return;
     performance.mark("semps:classes-painted");
     await Promise.all([drawRoots("properties", mine), loadAxioms(0)]);
-    if (mine === state.loads && byId("onto-search").value.trim() !== "") await search();
+    // hits of an older version are searched again (a search typed meanwhile saw this one)
+    const changed = state.version !== null && state.version !== summary.version;
+    state.version = summary.version;
+    if (mine === state.loads && changed && byId("onto-search").value.trim() !== "") await search();
   } catch (error) {
     if (mine === state.loads) flash(`Could not load the ontology: ${describeError(error)}`, true);
   }

@@ -120,6 +120,14 @@ function lastMatch(sub) {
   return el("span", {}, timeElement(sub.last_match, { withDate: true }), el("span", { class: "muted" }, ` (${ago(sub.last_match)})`));
 }
 
+/** A subscription's text: its body in one line (PREFIX lines left out), the whole text
+ * below when opened. */
+function textCell(text) {
+  const body = text.replace(/^\s*PREFIX\s+[^\n]*$/gim, "").replace(/\s+/g, " ").trim();
+  const short = body.length > 160 ? `${body.slice(0, 159)}…` : body;
+  return el("details", {}, el("summary", {}, short || text.slice(0, 160)), el("pre", {}, text));
+}
+
 function row(sub) {
   const id = encodeURIComponent(sub.id);
   const buttons = [];
@@ -140,14 +148,14 @@ function row(sub) {
   return el(
     "tr",
     { "data-id": sub.id },
-    el("td", { class: "id" }, sub.id),
+    el("td", { class: "id nowrap" }, sub.id),
     el("td", { class: "name" }, sub.name ?? ""),
-    el("td", {}, sub.kind),
+    el("td", { class: "nowrap" }, sub.kind),
     can("admin") ? el("td", { class: "owner" }, sub.owner ?? "") : null,
     el("td", { class: "status" }, status),
-    el("td", { class: "matches num" }, count(sub.matches ?? 0)),
+    el("td", { class: "matches num nowrap" }, count(sub.matches ?? 0)),
     el("td", { class: "last" }, lastMatch(sub)),
-    el("td", { class: "text" }, el("pre", {}, sub.text)),
+    el("td", { class: "text" }, textCell(sub.text)),
     el("td", { class: "actions" }, buttons),
   );
 }
