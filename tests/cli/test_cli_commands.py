@@ -32,6 +32,8 @@ def test_demo_runs_the_service_and_streams_every_notification(tmp_path: Path) ->
     result = semps("demo", "--once", "--port", str(port), "--data-dir", str(tmp_path / "d"))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
+    url = f"http://127.0.0.1:{port}"
+    assert lines[1:3] == [f"  web console  {url}/console/", f"  API docs     {url}/docs"]
     notified = [line.split()[1] for line in lines if line.startswith("  notified  ")]
     assert sorted(notified) == [
         "alumni-of-university0",
