@@ -159,6 +159,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="comma-separated .zip/.py files for the executors (semps spark package's zip)",
     )
     parser.add_argument("--jars", help="comma-separated jars, added before the JVM starts")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show Spark's own log lines on stderr (by default they go to a file)",
+    )
 
 
 def placement_arguments(parser: argparse.ArgumentParser, choice: str | None = None) -> None:
@@ -194,7 +199,7 @@ def session(args: argparse.Namespace) -> SparkSession:
         conf = with_graphframes_jar(conf)
     if sys.stderr.isatty():
         conf.setdefault("spark.ui.showConsoleProgress", "true")
-    return spark_session(args.master, conf=conf)
+    return spark_session(args.master, conf=conf, verbose=getattr(args, "verbose", False))
 
 
 def _events(spark: SparkSession, args: argparse.Namespace) -> RDD[Event]:
