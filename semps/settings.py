@@ -262,6 +262,11 @@ _LIMIT_HELP = {
     "max_count": "where solution counts stop",
     "max_notification_bytes": "bytes of one notification (solutions are left out past it)",
     "match_timeout": "seconds a batch of events may spend matching",
+    "max_update_bytes": "bytes of one SPARQL Update of the knowledge graph",
+    "max_update_triples": "triples one graph edit inserts or deletes",
+    "max_load_triples": "triples one bulk load of the knowledge graph brings",
+    "max_edit_inferred": "inferred triples one graph edit may add or remove",
+    "max_edit_inferred_ratio": "that bound as a multiple of the edit's own triples",
 }
 
 #: Every setting but the limits, in the order of docs/operations.md's table.

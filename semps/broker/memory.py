@@ -4,15 +4,15 @@
 They keep the :mod:`semps.broker.contracts` contracts in plain Python, except durability:
 **nothing survives the process** (what a method changed is "committed" when it returns only
 in the sense that every thread sees it). Use them to test the broker and the API without a
-database file; use :class:`semps.broker.store.Store` wherever data must survive.
+database file; use :class:`semps.broker.sqlite_store.SQLiteStore` wherever data must survive.
 
 Example:
     >>> store = MemoryStore()
     >>> sub_id = store.next_id("sub-")
     >>> store.put_subscription(Subscription(sub_id, "semantic", "SELECT * {}", "ann"))
     >>> record = EventRecord("ev-1", 0.0, "text/turtle", 0, [(sub_id, '{"event":"ev-1"')])
-    >>> store.commit_events([record])
-    [[('sub-1', 1, '{"event":"ev-1","id":1}')]]
+    >>> [(sub, seq, text[:22]) for sub, seq, text in store.commit_events([record])[0]]
+    [('sub-1', 1, '{"event":"ev-1","id":1')]
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from semps.broker.contracts import (
 )
 from semps.broker.tokens import Principal, TokenInfo, digest, new_token
 from semps.errors import NotFound, StoreError
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 
 __all__ = ["MemoryStore", "RecordingChannel"]
 

@@ -51,7 +51,7 @@ Row = tuple[int, str, int, str, str, float]
 
 
 class NotificationTable(Tables):
-    """The notification methods of :class:`~semps.broker.store.Store` that know the
+    """The notification methods of :class:`~semps.broker.sqlite_store.SQLiteStore` that know the
     table's two parts (see the module docstring)."""
 
     index_every: int = INDEX_EVERY

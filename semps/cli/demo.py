@@ -20,7 +20,7 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from semps.broker.store import Store
+from semps.broker.sqlite_store import SQLiteStore
 from semps.client import Client, Subscription
 from semps.errors import SempsError
 
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     folder = demo_dir()
     if (args.data_dir / "semps.sqlite3").exists():  # every demo starts from a clean slate
         shutil.rmtree(args.data_dir)
-    store = Store(args.data_dir / "semps.sqlite3")
+    store = SQLiteStore(args.data_dir / "semps.sqlite3")
     tokens = {
         role: store.create_token(role, f"demo-{role}")[1]
         for role in ("admin", "publisher", "subscriber")

@@ -10,16 +10,20 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from semps._types import Triple
 from semps.cli.progress import progress
 from semps.errors import SempsError, SubscriptionError
 from semps.event import Event
 from semps.gcpolicy import BatchCollector, paused_gc
+from semps.graph.view import GraphView
 from semps.ingest.rdf import read_events
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.bulk import add_parsed_ahead
-from semps.matcher.semantic.snapshot import load_matcher, subscriptions_digest
-from semps.ontology import Expansion, load_expansion
+from semps.matcher.semantic.matcher import load_matcher
+from semps.matcher.semantic.snapshot import subscriptions_digest
+from semps.matcher.values import Subscription
+from semps.ontology import Expansion, load_ontology
 
 RDF_SUFFIXES = (".rdf", ".owl", ".xml", ".ttl", ".nt", ".jsonld")
 BATCH = 64
@@ -40,6 +44,14 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--events", type=Path, required=True, help="an RDF file or a folder of RDF files"
+    )
+    parser.add_argument(
+        "--graph",
+        type=Path,
+        metavar="FILE_OR_DIR",
+        help="a knowledge graph: an RDF file, a folder of RDF files, or a data directory "
+        "(semps graph load); each event then matches with the solutions it adds to the "
+        "graph's answers",
     )
     parser.add_argument("--workers", type=int, default=1, help="cores for verification")
     parser.add_argument("--base", help="base IRI for relative references (default per event)")
@@ -139,30 +151,58 @@ def matcher_from(args: argparse.Namespace) -> SemanticMatcher:
         return load_matcher(args.index, workers=args.workers, expect_sha256=expect)
 
 
+def ontology_and_facts(path: Path | None) -> tuple[Expansion, tuple[Triple, ...]]:
+    """The ontology's rules, and the facts its document holds (a note on stderr: they go
+    to the knowledge graph, never dropped in silence)."""
+    if path is None:
+        return Expansion(), ()
+    expansion, facts = load_ontology(path)
+    if facts:
+        print(
+            f"semps: note: {path} holds {len(facts)} triples about individuals (facts, not "
+            "axioms): they join the knowledge graph (--graph)",
+            file=sys.stderr,
+        )
+    return expansion, facts
+
+
 def run(args: argparse.Namespace) -> int:
     files = event_files(args.events)  # a wrong path is told before the long load
-    expansion = load_expansion(args.ontology) if args.ontology else Expansion()
+    if args.graph is not None and not args.graph.exists():
+        msg = f"graph not found: {args.graph}"
+        raise SempsError(msg)
+    expansion, facts = ontology_and_facts(args.ontology)
+    graph = None
+    if args.graph is not None or facts:
+        from semps.cli.graphs import load_graph
+
+        graph = load_graph(args.graph, expansion, facts, args.base)
     matcher = matcher_from(args)
-    matcher.start()
+    matcher.start(graph, expansion)
     try:
         with progress(len(files), "event", "matching") as tick:
             if args.workers > 1:
-                _pipelined(matcher, files, args.base, expansion, tick)
+                _pipelined(matcher, files, args.base, expansion, tick, graph)
                 return 0
             batch: list[Event] = []
             collector = BatchCollector()  # the cyclic GC between batches, not during them
             for event in read_events(files, args.base):
                 batch.append(event)
                 if len(batch) == BATCH:
-                    _flush(matcher, batch, expansion, collector, tick)
-            _flush(matcher, batch, expansion, collector, tick)
+                    _flush(matcher, batch, expansion, collector, tick, graph)
+            _flush(matcher, batch, expansion, collector, tick, graph)
     finally:
         matcher.close()
     return 0
 
 
 def _pipelined(
-    matcher: SemanticMatcher, files: list[Path], base: str | None, expansion: Expansion, tick: Tick
+    matcher: SemanticMatcher,
+    files: list[Path],
+    base: str | None,
+    expansion: Expansion,
+    tick: Tick,
+    graph: GraphView | None = None,
 ) -> None:
     """Several workers: they read the event files themselves; a few batches in flight, so
     they never wait for this process to write (requests are paths: they never fill a
@@ -170,7 +210,7 @@ def _pipelined(
     pending: deque[tuple[int, Callable[[], list[str]]]] = deque()
     for start in range(0, len(files), BATCH):
         chunk = [str(p) for p in files[start : start + BATCH]]
-        pending.append((len(chunk), matcher.submit_files(chunk, base, expansion)))
+        pending.append((len(chunk), matcher.submit_files(chunk, base, expansion, graph)))
         if len(pending) > IN_FLIGHT:
             _write(*pending.popleft(), tick)
     while pending:
@@ -189,8 +229,9 @@ def _flush(
     expansion: Expansion,
     collector: BatchCollector,
     tick: Tick,
+    graph: GraphView | None = None,
 ) -> None:
-    contexts = [MatchContext(e, expansion) for e in batch]
+    contexts = [MatchContext(e, expansion, graph=graph) for e in batch]
     # The output carries counts only: the same counts path as `semps spark match`.
     with collector.batch():
         lines = matcher.result_lines(contexts)

@@ -34,7 +34,8 @@ from semps.ontology.compile import (
     compile_axioms,
 )
 from semps.ontology.expansion import Expansion
-from semps.ontology.load import ontology_triples
+from semps.ontology.load import ontology_triples, refuse_facts
+from semps.ontology.split import split
 
 AXIOMS: dict[str, str] = {
     "subClassOf": SUB_CLASS,
@@ -186,9 +187,11 @@ class OntologyStore:
         """Merge an ontology document into the store, or ``replace`` everything with it.
 
         ``format`` is a media type; by default it comes from the file suffix (RDF/XML for
-        bytes). Nothing changes when the document cannot be read.
+        bytes). Nothing changes when the document cannot be read, or when it describes
+        individuals: those belong in the knowledge graph (:func:`refuse_facts` says so).
         """
         triples = ontology_triples(source, media_type=format)
+        refuse_facts(split(triples), "the ontology document")
         with self._lock:
             if replace:
                 self._clear()

@@ -16,7 +16,7 @@ import pytest
 from inprocess import InProcess
 
 from semps.api.pagination import MAX_LIMIT
-from semps.broker.store import Webhook
+from semps.broker.contracts import Webhook
 
 MAX_BODY = 4096
 METRICS_TOKEN = "metrics-only-secret"

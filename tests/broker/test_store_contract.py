@@ -18,9 +18,9 @@ import pytest
 
 from semps.broker.contracts import Activity, EventRecord, Store, Webhook
 from semps.broker.memory import MemoryStore
-from semps.broker.store import Store as SQLiteStore
+from semps.broker.sqlite_store import SQLiteStore
 from semps.errors import NotFound, StoreError
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 
 Open = Callable[[], Store]
 

@@ -23,6 +23,7 @@ from semps.errors import (
     AuthError,
     ClientError,
     EventLimitExceeded,
+    GraphLimitExceeded,
     NotFound,
     PermissionDenied,
     SempsError,
@@ -62,7 +63,12 @@ def _api_status_table() -> list[tuple[type[Exception], int, str]]:
 def test_every_error_the_api_answers_comes_back_as_the_class_it_raised(
     cls: type[Exception], status: int, code: str
 ) -> None:
-    topic = {EventLimitExceeded: "event", SubscriptionLimitExceeded: "subscription"}.get(cls, "")
+    topics = {
+        EventLimitExceeded: "event",
+        SubscriptionLimitExceeded: "subscription",
+        GraphLimitExceeded: "graph",
+    }
+    topic = topics.get(cls, "")
     body = json.dumps({"error": code, "detail": "what went wrong"}).encode()
     exc = error_from(status, body, topic)
     assert type(exc) is _most_general_with_code(cls, code)

@@ -35,13 +35,13 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from semps.api.auth import Auth
+from semps.api.bodies import read_bounded
 from semps.api.console.tree import OntologyView, TreeName, ViewCache
-from semps.api.fastpath import read_bounded
 from semps.broker.broker import Broker
 from semps.broker.tokens import Principal
 from semps.errors import NotFound, SubscriptionError
-from semps.matcher.base import Subscription
 from semps.matcher.registry import get_matcher_class
+from semps.matcher.values import Subscription
 
 __all__ = ["CONTENT_SECURITY_POLICY", "MAX_PAGE", "STATIC", "console_router"]
 

@@ -24,9 +24,9 @@ from semps.api.models import (
 from semps.api.pagination import DEFAULT_LIMIT, MAX_LIMIT, decode_cursor, encode_cursor, page
 from semps.broker.broker import Broker
 from semps.broker.contracts import Activity
-from semps.broker.store import Principal
+from semps.broker.tokens import Principal
 from semps.errors import SubscriptionSyntaxError
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 from semps.settings import parse_retention_age
 
 __all__ = ["MEDIA_TYPES", "subscriptions_router"]

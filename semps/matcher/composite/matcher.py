@@ -13,9 +13,10 @@ from typing import Any
 
 from semps.errors import NotFound
 from semps.event import Event
-from semps.matcher.base import Match, MatchContext, Matcher, Resolver, Subscription
+from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.composite.language import parse_definitions
 from semps.matcher.composite.tree import EventTree
+from semps.matcher.values import Match, Resolver, Subscription
 
 
 def _ns(owner: str | None, name: str) -> str:

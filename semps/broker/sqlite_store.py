@@ -4,7 +4,7 @@ Tables: subscriptions, tokens, events (the log of accepted events), notification
 outbox: per-subscription increasing sequence numbers, so a client resuming with
 ``Last-Event-ID`` gets every later notification and none twice; appended in commit order
 and indexed in bulk, see :mod:`semps.broker.notifications`). Events and their notifications
-are committed in groups (:meth:`Store.commit_events`: many events, one transaction, one
+are committed in groups (:meth:`SQLiteStore.commit_events`: many events, one transaction, one
 fsync) before their publishers are answered.
 
 Two connections: one writes (serialised by its own lock), one reads, so readers (streams,
@@ -30,20 +30,11 @@ from semps.broker.at_rest import SEALED_PREFIX, SecretBox, private_dir, private_
 from semps.broker.contracts import DeadLetter, EventRecord, Notification, Webhook
 from semps.broker.notifications import INDEX_EVERY, NOTIFICATIONS_SCHEMA, NotificationTable, Row
 from semps.broker.retention import RetentionTable
-from semps.broker.tokens import ROLES, Principal, TokenInfo, TokenTable
+from semps.broker.tokens import TokenTable
 from semps.errors import NotFound, StoreError
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 
-__all__ = [
-    "ROLES",
-    "DeadLetter",
-    "EventRecord",
-    "Notification",
-    "Principal",
-    "Store",
-    "TokenInfo",
-    "Webhook",
-]
+__all__ = ["WRITER_CACHE_KIB", "WRITER_CHECKPOINT", "SQLiteStore"]
 
 #: The writing connection's page cache (KiB) and its WAL checkpoint interval (pages).
 WRITER_CACHE_KIB = 65_536
@@ -76,7 +67,7 @@ CREATE TABLE IF NOT EXISTS dead_letters (
 )
 
 
-class Store(TokenTable, RetentionTable, NotificationTable, contracts.Store):
+class SQLiteStore(TokenTable, RetentionTable, NotificationTable, contracts.Store):
     """The :class:`~semps.broker.contracts.Store` contract over the broker's SQLite file
     (durable: each method commits, with an fsync, before it returns).
 
