@@ -32,6 +32,7 @@ from semps.errors import NotFound
 from semps.matcher.values import Subscription
 
 __all__ = [
+    "Activity",
     "Channel",
     "CounterStore",
     "DeadLetter",
@@ -78,7 +79,8 @@ class EventRecord:
     """An accepted event and its notifications, ready to commit.
 
     ``notes`` holds (subscription id, payload head): the notification's JSON object without
-    its closing brace; the store appends ``,"id":<seq>}`` once it has numbered it.
+    its closing brace; the store appends ``,"id":<seq>,"time":<unix time>}`` once it has
+    numbered it (the time of the commit, in seconds with three decimals).
     """
 
     id: str
@@ -86,6 +88,16 @@ class EventRecord:
     media_type: str
     size: int
     notes: list[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """What a subscription has been notified of: ``notified`` notifications made so far
+    (its last seq: pruned ones count) and ``last``, the Unix time of the latest (``None``:
+    none yet, or pruned before the store could learn it)."""
+
+    notified: int = 0
+    last: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +180,8 @@ class NotificationLog(ABC):
         detection ``states`` (by kind) in one transaction.
 
         Each notification gets its subscription's next seq, in the order of ``records`` and
-        of each record's notes; its text is the note's head with ``,"id":<seq>}`` appended.
+        of each record's notes; its text is the note's head with ``,"id":<seq>,"time":<t>}``
+        appended (``t``: the commit's Unix time, in seconds with three decimals).
         An event id already in the log is not logged twice (its notifications still are).
 
         Returns:
@@ -213,6 +226,11 @@ class NotificationLog(ABC):
         """Notifications of ``sub_id`` after seq ``after`` as (seq, JSON text), in seq
         order: at most ``limit`` of them and, past the first, at most ``max_bytes`` of text
         (the first is always given, however long)."""
+
+    @abstractmethod
+    def activity(self, sub_ids: Sequence[str]) -> dict[str, Activity]:
+        """:class:`Activity` of each of ``sub_ids`` (a subscription never notified, or
+        unknown, has ``Activity()``); bounded work per id (a page of a listing)."""
 
 
 class WebhookStore(ABC):
