@@ -10,6 +10,10 @@ brick:isPartOf ?⟨g1⟩``, the class a parameter too); evaluated once per event
 solutions go to the subscriptions whose constants equal the parameters' values
 (:mod:`.graphgroups`).
 
+A constant written twice is one parameter (``<vav> brick:hasPoint ?s , ?p`` joins its two
+patterns on it, as the query does): evaluated as two, the template would pair every
+equipment's points with the event's.
+
 That is exact where a constant stands in the query's *spine*: a triple pattern (or a
 path that cannot be of length zero) reached from the root through joins, the left sides
 of OPTIONAL and MINUS, FILTER and BIND. There a solution of the query is a solution of the
@@ -195,8 +199,8 @@ def _bgp(node: BGP, constants: list[Term], types: list[int]) -> tuple[Node, Node
             continue
         s = _param(t.s, constants)
         if t.p == RDF_TYPE and type(t.o) is not Var:
-            types.append(len(constants))
             o = _param(t.o, constants)
+            types.append(int(o.name[2:]))
             out.append(TriplePattern(s, t.p, o))
             keyed.append(TriplePattern(s, t.p, TYPE_PARAM))
             continue
@@ -207,8 +211,13 @@ def _bgp(node: BGP, constants: list[Term], types: list[int]) -> tuple[Node, Node
 
 
 def _param(term: Any, constants: list[Term]) -> Any:
+    """The parameter of a constant: one per distinct constant (``<vav> brick:hasPoint ?s ,
+    ?p`` keeps its two patterns joined on the one parameter)."""
     if type(term) is Var:
         return term
+    for i, known in enumerate(constants):
+        if known == term and type(known) is type(term):
+            return Var(param_name(i))
     constants.append(term)
     return Var(param_name(len(constants) - 1))
 

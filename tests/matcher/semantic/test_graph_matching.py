@@ -44,6 +44,8 @@ TEMPLATES = [
     "SELECT * WHERE {{ ?x a :{c} OPTIONAL {{ ?x :{p} ?y . ?y a :{d} }} }}",
     "SELECT ?x WHERE {{ ?x a :{c} ; a :{d} }}",
     "SELECT ?x ?v WHERE {{ ?x :d0 ?v }}",
+    # (a constant twice, or two constants: one template parameter or two)
+    "SELECT ?x ?y WHERE {{ :{n} :{p} ?x . :{m} :{p} ?y . ?y a :{c} }}",
 ]
 
 
@@ -62,8 +64,9 @@ def _instance(draw: st.DrawFn, template: str) -> str:
     short = [[x.removeprefix(EX) for x in xs] for xs in (PROPS, CLASSES, NODES)]
     p, q = draw(st.sampled_from(short[0])), draw(st.sampled_from(short[0]))
     c, d = draw(st.sampled_from(short[1])), draw(st.sampled_from(short[1]))
-    n, k = draw(st.sampled_from(short[2])), draw(st.sampled_from(NUMBERS))
-    return P + template.format(p=p, q=q, c=c, d=d, n=n, k=k)
+    n, m = draw(st.sampled_from(short[2])), draw(st.sampled_from(short[2]))
+    k = draw(st.sampled_from(NUMBERS))
+    return P + template.format(p=p, q=q, c=c, d=d, n=n, m=m, k=k)
 
 
 @st.composite
