@@ -36,6 +36,7 @@ from semps.matcher.values import Subscription
 from semps.ontology.expansion import Expansion
 
 __all__ = [
+    "Activity",
     "Channel",
     "CounterStore",
     "DeadLetter",
@@ -82,7 +83,8 @@ class EventRecord:
     """An accepted event and its notifications, ready to commit.
 
     ``notes`` holds (subscription id, payload head): the notification's JSON object without
-    its closing brace; the store appends ``,"id":<seq>}`` once it has numbered it.
+    its closing brace; the store appends ``,"id":<seq>,"time":<unix time>}`` once it has
+    numbered it (the time of the commit, in seconds with three decimals).
     ``logged``: whether the event log keeps a row for it (a change of the knowledge graph
     made through ``/graph`` is not an event: only its notifications are stored).
     """
@@ -93,6 +95,16 @@ class EventRecord:
     size: int
     notes: list[tuple[str, str]]
     logged: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """What a subscription has been notified of: ``notified`` notifications made so far
+    (its last seq: pruned ones count) and ``last``, the Unix time of the latest (``None``:
+    none yet, or pruned before the store could learn it)."""
+
+    notified: int = 0
+    last: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +188,8 @@ class NotificationLog(ABC):
         detection ``states`` (by kind) in one transaction.
 
         Each notification gets its subscription's next seq, in the order of ``records`` and
-        of each record's notes; its text is the note's head with ``,"id":<seq>}`` appended.
+        of each record's notes; its text is the note's head with ``,"id":<seq>,"time":<t>}``
+        appended (``t``: the commit's Unix time, in seconds with three decimals).
         An event id already in the log is not logged twice (its notifications still are).
         ``within`` runs inside the transaction, before the rows are written (the knowledge
         graph writes a change there: :meth:`open_graph`); when it raises, nothing is
@@ -224,6 +237,11 @@ class NotificationLog(ABC):
         """Notifications of ``sub_id`` after seq ``after`` as (seq, JSON text), in seq
         order: at most ``limit`` of them and, past the first, at most ``max_bytes`` of text
         (the first is always given, however long)."""
+
+    @abstractmethod
+    def activity(self, sub_ids: Sequence[str]) -> dict[str, Activity]:
+        """:class:`Activity` of each of ``sub_ids`` (a subscription never notified, or
+        unknown, has ``Activity()``); bounded work per id (a page of a listing)."""
 
 
 class WebhookStore(ABC):

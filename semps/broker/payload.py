@@ -1,6 +1,6 @@
 """The notification's wire form: a match (or a verdict shared by several subscriptions)
 rendered as the notification's JSON text, without its closing brace (the *payload head*;
-the store appends ``,"id":<seq>}`` once it has numbered it, see
+the store appends ``,"id":<seq>,"time":<t>}`` once it has numbered it, see
 :class:`~semps.broker.contracts.EventRecord`).
 
 The usual notification is ``{"subscription", "event", "count", "solutions"}``, each

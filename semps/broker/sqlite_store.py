@@ -196,6 +196,7 @@ class SQLiteStore(TokenTable, RetentionTable, NotificationTable, contracts.Store
                 msg = f"cannot delete subscription {sub_id!r}: {exc}"
                 raise StoreError(msg) from exc
             self._last_seq.pop(sub_id, None)
+            self._last_time.pop(sub_id, None)
 
     def subscription(self, sub_id: str) -> Subscription:
         with self._lock:
@@ -282,6 +283,7 @@ class SQLiteStore(TokenTable, RetentionTable, NotificationTable, contracts.Store
         seqs numbered on from each subscription's last.
         """
         now = time.time()
+        stamp = f"{now:.3f}"
         with self._wlock:
             last = self._last_seq
             seqs: dict[str, int] = {}
@@ -295,7 +297,7 @@ class SQLiteStore(TokenTable, RetentionTable, NotificationTable, contracts.Store
                     seq = seqs.get(sub_id)
                     seq = (last.get(sub_id, 0) if seq is None else seq) + 1
                     seqs[sub_id] = seq
-                    text = f'{head},"id":{seq}}}'
+                    text = f'{head},"id":{seq},"time":{stamp}}}'
                     rows.append((row, sub_id, seq, event_id, text, now))
                     numbered.append((sub_id, seq, text))
                     row += 1
@@ -333,6 +335,7 @@ class SQLiteStore(TokenTable, RetentionTable, NotificationTable, contracts.Store
                 raise
             self._rows_appended(len(rows))
             last.update(seqs)
+            self._last_time.update(dict.fromkeys(seqs, now))
             self._index_due()
         return out
 

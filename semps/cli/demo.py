@@ -114,9 +114,9 @@ def run(args: argparse.Namespace) -> int:
     }
     store.close()
     service = _Service(args.data_dir, args.host, args.port)
-    _say(
-        f"semps service at {service.url} (data in {args.data_dir}, API docs at {service.url}/docs)"
-    )
+    _say(f"semps service at {service.url} (data in {args.data_dir})")
+    _say(f"  web console  {service.url}/console/")
+    _say(f"  API docs     {service.url}/docs")
     # SIGTERM (a service manager, `docker stop`, `kill`) stops the service as Ctrl-C does:
     # uvicorn runs in a thread here, and only the main thread can install its handlers.
     previous = signal.signal(signal.SIGTERM, _interrupted)
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         _demo(service.url, tokens, folder)
         if args.once:
             return 0
-        _say(f"\nserving at {service.url}; tokens:")
+        _say(f"\nserving at {service.url} (web console: {service.url}/console/); tokens:")
         for role, token in tokens.items():
             _say(f"  {role:<11} {token}")
         _say("Ctrl-C stops the service.")
