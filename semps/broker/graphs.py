@@ -34,7 +34,13 @@ from typing import TypeVar
 from semps.broker.contracts import Store
 from semps.broker.pipeline import Pipeline, Step
 from semps.broker.replica import GraphSource
-from semps.errors import GraphError
+from semps.errors import (
+    DocumentTooLarge,
+    GraphError,
+    HostileInputError,
+    IngestError,
+    UnsupportedMediaType,
+)
 from semps.graph.change import GraphChange
 from semps.graph.edit import plan_ontology
 from semps.graph.formats import fresh_prefix, renamed
@@ -49,6 +55,10 @@ __all__ = ["SPARQL_UPDATE", "Applied", "GraphDesk", "update_text"]
 
 log = logging.getLogger("semps.broker")
 T = TypeVar("T")
+
+#: A graph document's refusals that are answered as an event's (413, 400, 415); its other
+#: reading errors are the graph's (``bad_graph``, with line and column).
+_AS_FOR_EVENTS = (DocumentTooLarge, HostileInputError, UnsupportedMediaType)
 
 #: The media type of a SPARQL 1.1 Update (``POST /graph``, or published as an event).
 SPARQL_UPDATE = "application/sparql-update"
@@ -154,10 +164,21 @@ class GraphDesk:
         return _done(await self._edit(plan, event_id))
 
     async def load(self, data: bytes, media_type: str | None, *, replace: bool) -> Applied:
-        """Merge a document's triples in, or ``replace`` the graph's with them."""
+        """Merge a document's triples in, or ``replace`` the graph's with them.
+
+        Raises:
+            GraphError: the document does not read (its ``line`` and ``column``), or the
+                graph refuses its triples; DocumentTooLarge, HostileInputError,
+                UnsupportedMediaType: as for an event; GraphLimitExceeded.
+        """
 
         def plan(g: KnowledgeGraph) -> _Planned:
-            return _Planned(g.plan_load(data, media_type=media_type, replace=replace))
+            try:
+                return _Planned(g.plan_load(data, media_type=media_type, replace=replace))
+            except IngestError as exc:
+                if isinstance(exc, _AS_FOR_EVENTS):
+                    raise
+                raise GraphError(exc.detail, line=exc.line, column=exc.column) from None
 
         return _done(await self._edit(plan, None))
 
