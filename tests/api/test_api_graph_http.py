@@ -229,6 +229,21 @@ REFUSED = [
     ),
     ("not UTF-8", UPDATE, b'INSERT DATA { <urn:a> <urn:b> "\xff" }', 400, None),
     ("bad Turtle", TURTLE, b"<urn:a> <urn:b> .", 400, "bad_graph"),
+    (
+        "remote JSON-LD context",
+        {"Content-Type": "application/ld+json"},
+        b'{"@context": "http://127.0.0.1:9/ctx.jsonld", "@id": "urn:a", "name": "x"}',
+        400,
+        "bad_graph",
+    ),
+    (
+        "DTD entity",
+        {"Content-Type": "application/rdf+xml"},
+        b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY e SYSTEM "file:///etc/passwd">]>'
+        b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">&e;</rdf:RDF>',
+        400,
+        "hostile_input",
+    ),
     ("media type", {"Content-Type": "image/png"}, b"\x89PNG", 415, "unsupported_media_type"),
     (
         "update size",
