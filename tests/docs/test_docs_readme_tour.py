@@ -1,9 +1,10 @@
-"""The README's five-minute tour (and its knowledge-graph section) runs as written, against
-a real ``semps serve``: its shell blocks (tokens, the service, the curl calls, ``semps
-match`` on shared workloads) and its Python block (saved as ``tour.py`` and run as the README says), in one bash session from the
-repository root. Each ``# -> `` line of the tour is the output it promises, in order (``...``
-stands for what differs between runs, such as an event's id); only the port, the data folder
-and the path of ``.venv/bin/`` are changed, so that the test runs beside other servers."""
+"""The README's five-minute tour (and its knowledge-graph section) runs as written,
+against a real ``semps serve``: its shell blocks (tokens, the service, the curl calls,
+``semps match`` on shared workloads) and its Python block (saved as ``tour.py`` and run as
+the README says), in one bash session from the repository root. Each ``# -> `` line is the
+output it promises, in order (``...`` stands for what differs between runs, such as an
+event's id); only the port, the data folder and the path of ``.venv/bin/`` are changed, so
+that the test runs beside other servers."""
 
 from __future__ import annotations
 
