@@ -1,11 +1,9 @@
 """The reference pages' examples run: every Python block of docs/ (but the client's quick
-start, which tests/client runs against a server) runs from the repository root (tests/ on
-the path, for the oracle's page), and the
+start, which tests/client runs against a server) runs from the repository root, and the
 composite page's definitions, stream and output are what ``semps composite run`` does."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -31,15 +29,8 @@ def python_examples() -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize(("where", "code"), python_examples(), ids=lambda v: str(v)[:24])
 def test_the_python_example_runs(where: str, code: str) -> None:
-    # tests/ on the path: kg-oracle.md shows the oracle the tests import
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(
-            filter(None, [str(ROOT / "tests"), os.environ.get("PYTHONPATH")])
-        ),
-    }
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, f"{where}: {done.stderr}"
     assert done.stdout.strip(), f"{where} printed nothing"
