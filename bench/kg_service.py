@@ -12,7 +12,10 @@ subscriptions, telemetry events):
 4. ``--updates`` one-triple SPARQL Updates (``INSERT DATA``), one after another, each
    changing a probe subscription's answers: POST->200 (the change and its notifications
    committed, and visible to the next event) and POST->the probe's notification on its SSE
-   stream, p50/p99/max.
+   stream, p50/p99/max;
+5. a further load of ``--extra-triples`` triples (the campus' first graph lines, its
+   individuals renamed) while one publisher posts single events: the events' POST->202
+   during the load against the load's own time (how long an edit holds up matching).
 
     .venv/bin/python bench/knowledge_graph.py write /tmp/campus --triples 100000 \\
         --subs 10000 --events 2000
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -160,6 +164,52 @@ def _updates(url: str, tokens: dict[str, str], probe: str, count: int) -> None:
         )
 
 
+def _during_load(
+    url: str, port: int, tokens: dict[str, str], folder: Path, args: argparse.Namespace
+) -> None:
+    first = sorted((folder / "graph").iterdir())[-1]
+    with first.open("rb") as f:
+        lines = [next(f) for _ in range(args.extra_triples)]
+    body = re.sub(rb"<http://(?!www\.w3\.org)", b"<http://copy.", b"".join(lines))
+    bodies = [p.read_bytes() for p in sorted((folder / "events").iterdir())[:200]]
+    latencies: list[float] = []
+    loading = threading.Event()
+
+    def publish() -> None:
+        headers = {
+            "Authorization": f"Bearer {tokens['publisher']}",
+            "Content-Type": "application/n-triples",
+        }
+        with httpx.Client(base_url=url, headers=headers, timeout=None) as client:
+            i = 0
+            while loading.is_set():
+                t0 = time.perf_counter()
+                client.post("/events", content=bodies[i % len(bodies)]).raise_for_status()
+                latencies.append(time.perf_counter() - t0)
+                i += 1
+
+    headers = {
+        "Authorization": f"Bearer {tokens['publisher']}",
+        "Content-Type": "application/n-triples",
+    }
+    loading.set()
+    publisher = threading.Thread(target=publish, daemon=True)
+    publisher.start()
+    t0 = time.perf_counter()
+    with httpx.Client(base_url=url, headers=headers, timeout=None) as client:
+        edit = client.post("/graph", content=body)
+        edit.raise_for_status()
+    seconds = time.perf_counter() - t0
+    loading.clear()
+    publisher.join(120)
+    print(
+        f"load of {edit.json()['inserted']} triples ({edit.json()['inferred_added']} inferred)"
+        f" in {seconds:.2f} s; {len(latencies)} events meanwhile, POST->202"
+        f" p50 {quantile(latencies, 0.5):.0f} ms max {1000 * max(latencies):.0f} ms",
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path)
@@ -168,6 +218,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--updates", type=int, default=50)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--extra-triples", type=int, default=20_000)
     args = parser.parse_args()
     print(f"command: {' '.join(sys.argv)}; load {os.getloadavg()[0]:.1f}", flush=True)
     stamp("start")
@@ -181,6 +232,7 @@ def main() -> None:
             bodies = [p.read_bytes() for p in sorted((args.folder / "events").iterdir())]
             asyncio.run(_publish(served.port, tokens["publisher"], bodies, args))
             _updates(served.url, tokens, probe, args.updates)
+            _during_load(served.url, served.port, tokens, args.folder, args)
         finally:
             served.process.terminate()
             served.process.wait(30)
