@@ -267,6 +267,7 @@ _LIMIT_HELP = {
     "max_load_triples": "triples one bulk load of the knowledge graph brings",
     "max_edit_inferred": "inferred triples one graph edit may add or remove",
     "max_edit_inferred_ratio": "that bound as a multiple of the edit's own triples",
+    "max_stream_subscriptions": "subscriptions one multiplexed stream (/notifications) carries",
 }
 
 #: Every setting but the limits, in the order of docs/operations.md's table.

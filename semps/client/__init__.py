@@ -25,6 +25,7 @@ from semps.client._models import (
     Subscription,
     Token,
 )
+from semps.client._mux import MuxPosition
 from semps.client._stream import Retry
 from semps.client._sync import Client
 from semps.errors import ClientError
@@ -35,6 +36,7 @@ __all__ = [
     "Client",
     "ClientError",
     "DeadLetter",
+    "MuxPosition",
     "NewToken",
     "Notification",
     "Published",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from semps.api.routes.deadletters import deadletters_router
 from semps.api.routes.events import PublishRoute, events_router
 from semps.api.routes.health import health_router
+from semps.api.routes.notifications import notifications_router
 from semps.api.routes.ontology import ontology_router
 from semps.api.routes.streams import streams_router
 from semps.api.routes.subscriptions import subscriptions_router
@@ -17,6 +18,7 @@ __all__ = [
     "deadletters_router",
     "events_router",
     "health_router",
+    "notifications_router",
     "ontology_router",
     "streams_router",
     "subscriptions_router",

@@ -1,5 +1,7 @@
-// Live notifications of one subscription: the SSE stream read with fetch(), because
-// EventSource cannot send the Authorization header. Reconnects from the last id seen.
+// Live notifications of one subscription, or of all of them over one multiplexed stream
+// (GET /notifications): the SSE stream read with fetch(), because EventSource cannot send
+// the Authorization header. Reconnects from the last id seen (the multiplexed stream's ids
+// are cursors; each subscription's last seq is kept so a resumed stream shows none twice).
 
 import { call } from "./api.js";
 import { byId, el, fill } from "./dom.js";
@@ -7,6 +9,8 @@ import { byId, el, fill } from "./dom.js";
 /** Most notifications kept on the page (older ones are dropped from the list). */
 const MAX_SHOWN = 500;
 const RETRY_MS = 1000;
+/** The menu's value for the multiplexed stream of all the caller's subscriptions. */
+const ALL = "*";
 
 /** The stream being followed: its AbortController and the last id seen (null: none). */
 let current = null;
@@ -52,14 +56,14 @@ function describe(text) {
   return { title: title.filter(Boolean).join(", "), lines };
 }
 
-function show(frame) {
+function show(frame, seq, sub) {
   const { title, lines } = describe(frame.data.join("\n"));
   const list = byId("note-list");
   list.prepend(
     el(
       "li",
-      { "data-seq": frame.id ?? "" },
-      el("strong", {}, `#${frame.id ?? "?"} ${title}`),
+      { "data-seq": seq ?? "" },
+      el("strong", {}, `${sub ? `${sub} ` : ""}#${seq ?? "?"} ${title}`),
       lines.map((line) => el("div", { class: "solution" }, line)),
     ),
   );
@@ -78,18 +82,48 @@ async function read(response, session) {
       const frame = parseFrame(buffer.slice(0, cut));
       buffer = buffer.slice(cut + 2);
       if (session !== current) return; // stopped, or another subscription chosen
-      if (frame.id !== null && /^\d+$/.test(frame.id)) session.last = frame.id;
-      if (frame.data.length > 0) show(frame);
+      if (session.seqs) multiplexed(frame, session);
+      else {
+        if (frame.id !== null && /^\d+$/.test(frame.id)) session.last = frame.id;
+        if (frame.data.length > 0) show(frame, frame.id);
+      }
       cut = buffer.indexOf("\n\n");
     }
   }
+}
+
+/** One frame of the multiplexed stream: a notification not shown before, its cursor kept. */
+function multiplexed(frame, session) {
+  if (frame.event === "end") {
+    session.controller.abort();
+    setState(`stream ended: ${frame.data.join("\n")}`);
+    return;
+  }
+  if (frame.event !== "notification" || frame.data.length === 0) return;
+  if (frame.id !== null) session.cursor = frame.id;
+  let doc;
+  try {
+    doc = JSON.parse(frame.data.join("\n"));
+  } catch {
+    return;
+  }
+  if ((session.seqs.get(doc.subscription) ?? 0) >= doc.id) return;
+  session.seqs.set(doc.subscription, doc.id);
+  show(frame, String(doc.id), String(doc.subscription));
+}
+
+function streamPath(subId, session) {
+  if (subId !== ALL) {
+    return `/subscriptions/${encodeURIComponent(subId)}/notifications?after=${session.last}`;
+  }
+  return session.cursor ? `/notifications?cursor=${encodeURIComponent(session.cursor)}` : "/notifications";
 }
 
 async function follow(subId, session) {
   const { signal } = session.controller;
   while (!signal.aborted) {
     try {
-      const path = `/subscriptions/${encodeURIComponent(subId)}/notifications?after=${session.last}`;
+      const path = streamPath(subId, session);
       const response = await call("GET", path, { accept: "text/event-stream", signal });
       setState(`watching ${subId}`);
       await read(response, session);
@@ -118,7 +152,8 @@ function start(event) {
   if (!subId) return;
   stopWatching();
   fill(byId("note-list"));
-  current = { controller: new AbortController(), last: "0" };
+  current = { controller: new AbortController(), last: "0", cursor: null, seqs: null };
+  if (subId === ALL) current.seqs = new Map();
   setState(`connecting to ${subId}`);
   follow(subId, current);
 }
@@ -127,11 +162,11 @@ function start(event) {
 export function updateWatchMenu(subs) {
   const menu = byId("watch-sub");
   const chosen = menu.value;
-  fill(
-    menu,
-    subs.map((s) => el("option", { value: s.id }, s.name ? `${s.id} (${s.name})` : s.id)),
-  );
-  if (subs.some((s) => s.id === chosen)) menu.value = chosen;
+  fill(menu, [
+    el("option", { value: ALL }, "all my subscriptions (one stream)"),
+    ...subs.map((s) => el("option", { value: s.id }, s.name ? `${s.id} (${s.name})` : s.id)),
+  ]);
+  if (chosen === ALL || subs.some((s) => s.id === chosen)) menu.value = chosen;
 }
 
 export function setUpNotifications() {
