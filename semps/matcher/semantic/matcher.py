@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from semps._types import Term
@@ -19,7 +21,7 @@ from semps.matcher.semantic.count import count_lines, count_parts
 from semps.matcher.semantic.index import SubscriptionIndex
 from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.parallel import WorkerPool
-from semps.matcher.semantic.snapshot import SHIPPED, Source, register_snapshot
+from semps.matcher.semantic.snapshot import SHIPPED, Source, register_snapshot, snapshot_memo
 from semps.matcher.semantic.verdicts import as_match, match_parts, verdicts_of
 from semps.matcher.semantic.verify import (
     DEFAULT_SOLUTION_LIMIT,
@@ -249,6 +251,14 @@ class SemanticMatcher(Matcher):
             if len(expansions) == 1:
                 return self._workers().lines_many(events, contexts[0].expansion)
         return count_lines(self.index, events, contexts, self.step_budget)
+
+    def persisted(
+        self, path: Path, subscriptions: Sequence[Subscription], *, write: bool = True
+    ) -> AbstractContextManager[None]:
+        """The subscriptions' parses kept in the snapshot at ``path``
+        (:func:`~semps.matcher.semantic.snapshot.snapshot_memo`): only lexing and parsing
+        are skipped, and the snapshot is rewritten on leaving when stale, if ``write``."""
+        return snapshot_memo(path, subscriptions, self.limits, write=write)
 
     # -- with a knowledge graph (:mod:`.graphmatch`) --------------------------------------
 
