@@ -354,16 +354,21 @@ class Broker:
             raise result
         return result
 
-    async def publish_many(self, documents: Sequence[tuple[str, bytes]]) -> list[Outcome]:
-        """Accept several events (each published or refused on its own), in order."""
+    async def publish_many(
+        self, documents: Sequence[tuple[str, bytes]], ids: Sequence[str | None] = ()
+    ) -> list[Outcome]:
+        """Accept several events (each published or refused on its own), in order; ``ids``
+        names them where given (a bridge's ids: the same message redelivered keeps its id),
+        the broker the others."""
         if not documents:
             return []
         now = time.time()
         waiter = Waiter.on(asyncio.get_running_loop(), len(documents))
-        prefix, ids = self._id_prefix, self._ids
+        prefix, counter = self._id_prefix, self._ids
+        named = list(ids) + [None] * (len(documents) - len(ids))
         items = [
-            Item(f"{prefix}{next(ids)}", media_type, body, now, (waiter, i))
-            for i, (media_type, body) in enumerate(documents)
+            Item(given or f"{prefix}{next(counter)}", media_type, body, now, (waiter, i))
+            for i, ((media_type, body), given) in enumerate(zip(documents, named, strict=True))
         ]
         self.pipeline.submit(items)
         return await waiter.future
