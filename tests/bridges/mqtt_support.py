@@ -31,7 +31,7 @@ class Mosquitto:
     """mosquitto on a free port with persistence in ``folder`` (saved at every change), so
     a restart after SIGKILL keeps the sessions and the queued messages."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, secure: dict[str, str] | None = None) -> None:
         if not os.access(MOSQUITTO, os.X_OK):
             pytest.fail("mosquitto is not installed (scripts/bootstrap installs it with apt-get)")
         self.folder, self.port = folder, _free_port()
@@ -51,6 +51,10 @@ class Mosquitto:
             "max_inflight_messages 0\n"
             f"log_dest file {folder}/mosquitto.log\n"
         )
+        if secure is not None:
+            self.conf.write_text(
+                self.conf.read_text().replace("allow_anonymous true", secure_conf(folder, secure))
+            )
         self.proc: subprocess.Popen[bytes] | None = None
         self.start()
 
@@ -87,15 +91,91 @@ class Mosquitto:
             self.proc.wait(timeout=30)
 
 
+def _run(*argv: str) -> None:
+    subprocess.run(argv, check=True, capture_output=True, timeout=120)
+
+
+def secure_conf(folder: Path, users: dict[str, str]) -> str:
+    """TLS with a CA made here (``ca.crt``: trust it) and a certificate for 127.0.0.1, and a
+    password file with ``users``; nobody anonymous."""
+    ca, key = folder / "ca.crt", folder / "ca.key"
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    _run(
+        "openssl",
+        "req",
+        "-x509",
+        *ec,
+        "-keyout",
+        str(key),
+        "-out",
+        str(ca),
+        "-days",
+        "2",
+        "-subj",
+        "/CN=semps test CA",
+    )
+    _run(
+        "openssl",
+        "req",
+        *ec,
+        "-keyout",
+        str(folder / "server.key"),
+        "-out",
+        str(folder / "server.csr"),
+        "-subj",
+        "/CN=127.0.0.1",
+    )
+    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    _run(
+        "openssl",
+        "x509",
+        "-req",
+        "-in",
+        str(folder / "server.csr"),
+        "-CA",
+        str(ca),
+        "-CAkey",
+        str(key),
+        "-CAcreateserial",
+        "-out",
+        str(folder / "server.crt"),
+        "-days",
+        "2",
+        "-extfile",
+        str(folder / "san.ext"),
+    )
+    passwords = folder / "passwords"
+    passwords.touch()
+    for user, password in users.items():
+        _run("mosquitto_passwd", "-b", str(passwords), user, password)
+    return (
+        "allow_anonymous false\n"
+        f"password_file {passwords}\n"
+        f"cafile {ca}\n"
+        f"certfile {folder / 'server.crt'}\n"
+        f"keyfile {folder / 'server.key'}\n"
+    )
+
+
 class Collector:
     """A paho subscriber with a persistent session, collecting messages by topic."""
 
-    def __init__(self, port: int, topics: list[str], client_id: str) -> None:
+    def __init__(
+        self,
+        port: int,
+        topics: list[str],
+        client_id: str,
+        secure: tuple[Path, str, str] | None = None,
+    ) -> None:
         self.messages: list[tuple[str, bytes]] = []
         self.lock = threading.Lock()
         self.client = paho.Client(
             CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False
         )
+        if secure is not None:
+            ca, user, password = secure
+            self.client.tls_set(ca_certs=str(ca))
+            self.client.username_pw_set(user, password)
 
         def on_connect(c: object, u: object, flags: object, code: object, p: object) -> None:
             for topic in topics:
@@ -123,10 +203,16 @@ class Collector:
 class Publisher:
     """A paho publisher (QoS 1) that queues while the broker is away."""
 
-    def __init__(self, port: int, client_id: str) -> None:
+    def __init__(
+        self, port: int, client_id: str, secure: tuple[Path, str, str] | None = None
+    ) -> None:
         self.client = paho.Client(
             CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False
         )
+        if secure is not None:
+            ca, user, password = secure
+            self.client.tls_set(ca_certs=str(ca))
+            self.client.username_pw_set(user, password)
         self.client.max_queued_messages_set(0)
         self.client.reconnect_delay_set(1, 2)
         self.client.connect_async("127.0.0.1", port, keepalive=10)

@@ -226,3 +226,51 @@ def test_metrics_count_mqtt_notifications(tmp_path: Path, mosquitto: Mosquitto) 
         sensors.close()
         out.close()
         server.stop()
+
+
+def test_tls_and_a_password(tmp_path: Path) -> None:
+    """mosquitto with TLS only (a CA made by the test) and a password file: semps connects
+    with mqtts://, the CA and its credentials, and carries telemetry both ways; a wrong
+    password is refused by mosquitto and logged by semps, which keeps trying."""
+    users = {"semps": "s3cret pass", "device": "d3vice"}
+    mosquitto = Mosquitto(tmp_path / "mosquitto", secure=users)
+    ca = mosquitto.folder / "ca.crt"
+    wrong = Server(
+        tmp_path / "wrong",
+        extra=(
+            "--mqtt",
+            f"mqtts://semps:nope@127.0.0.1:{mosquitto.port}",
+            "--mqtt-ca-file",
+            str(ca),
+        ),
+    )
+    server = Server(
+        tmp_path / "data",
+        extra=(
+            "--mqtt",
+            f"mqtts://127.0.0.1:{mosquitto.port}",
+            "--mqtt-ca-file",
+            str(ca),
+            "--mqtt-username",
+            "semps",
+            "--mqtt-password",
+            users["semps"],
+            "--mqtt-topics",
+            "sensors/+/temperature=text/turtle",
+        ),
+    )
+    device = (ca, "device", users["device"])
+    out = Collector(mosquitto.port, ["semps/#"], "watcher", secure=device)
+    sensors = Publisher(mosquitto.port, "sensors", secure=device)
+    try:
+        sub = _subscribe(server)
+        sensors.send("sensors/room7/temperature", reading(7, 45))
+        assert wait_for(lambda: len(out.json_on(f"semps/{sub}")) == 1, 120)
+        assert _rooms(out.json_on(f"semps/{sub}")) == ["<http://ex.org/room7>"]
+        assert wait_for(lambda: "connection: Not authorized" in wrong.log.read_text(), 120)
+    finally:
+        sensors.close()
+        out.close()
+        server.stop()
+        wrong.stop()
+        mosquitto.stop()
