@@ -36,12 +36,14 @@ from semps.bridges.mqtt_out import CursorFile, MqttPublisher
 from semps.broker.broker import Broker
 from semps.errors import WIRE, DocumentTooLarge
 
-__all__ = ["BATCH", "CURSOR_FILE", "MqttBridge"]
+__all__ = ["BATCH", "CURSOR_FILE", "IN_FLIGHT", "MqttBridge"]
 
 log = logging.getLogger("semps.mqtt")
 
 #: Messages published to the pipeline at once.
 BATCH = 256
+#: Batches in the pipeline at once (their PUBACKs go in order).
+IN_FLIGHT = 4
 #: The outbound durable cursor's file in the data directory.
 CURSOR_FILE = "mqtt.sqlite3"
 _SHOWN = 64 * 1024
@@ -123,20 +125,33 @@ class MqttBridge:
 
         self._inbound = self.links.inbound(received) if self.options.topics else None
         publishing = asyncio.create_task(self.publisher.run())
+        slots = asyncio.Semaphore(IN_FLIGHT)
+        ahead: asyncio.Task[None] | None = None
         try:
             while not self._stopping:
                 await self._arrived.wait()
                 self._arrived.clear()
                 while self._queue and not self._stopping:
+                    await slots.acquire()
                     batch = [self._queue.popleft() for _ in range(min(BATCH, len(self._queue)))]
-                    await self._read(batch)
+                    ahead = asyncio.create_task(self._read(batch, ahead, slots))
         finally:
+            if ahead is not None:
+                await ahead
             self.publisher.stop()
             await publishing
 
-    async def _read(self, batch: list[Message]) -> None:
+    async def _read(
+        self, batch: list[Message], ahead: asyncio.Task[None] | None, slot: asyncio.Semaphore
+    ) -> None:
         """Publish a batch of messages as events, dead-letter the unreadable, then
-        acknowledge each in the order received."""
+        (once the batch ``ahead`` is done) acknowledge each in the order received."""
+        try:
+            await self._publish(batch, ahead)
+        finally:
+            slot.release()
+
+    async def _publish(self, batch: list[Message], ahead: asyncio.Task[None] | None) -> None:
         documents: list[tuple[str, bytes]] = []
         ids: list[str | None] = []
         placed: list[int] = []
@@ -160,6 +175,8 @@ class MqttBridge:
                 refused[i] = outcome
         self.broker.metrics.mqtt_messages_in += len(batch)
         self.broker.metrics.mqtt_redelivered += sum(m.dup for m in batch)
+        if ahead is not None:
+            await ahead  # PUBACKs in the order the messages came (MQTT 3.1.1 4.6)
         inbound = self._inbound
         if inbound is None:
             return
