@@ -140,13 +140,15 @@ class MuxStream:
         self._cursor_at = 0.0
         self._closed = False
         wanted = list(roster()) if roster is not None else list(positions)
-        self._check_size(len(wanted))
+        self.check_size(len(wanted))
         for sub in wanted:
             self._follow(sub, positions.get(sub, 0))
 
     # -- the set ---------------------------------------------------------------------------
 
-    def _check_size(self, count: int) -> None:
+    def check_size(self, count: int) -> None:
+        """Raises :class:`SubscriptionLimitExceeded` if ``count`` subscriptions are more
+        than one stream may carry."""
         limit = self.mux.max_subscriptions
         if count > limit:
             msg = (
@@ -178,7 +180,7 @@ class MuxStream:
             SubscriptionLimitExceeded: the set would pass the limit (nothing is added).
         """
         new = [sub for sub in positions if sub not in self._taps]
-        self._check_size(len(self._taps) + len(new))
+        self.check_size(len(self._taps) + len(new))
         self.roster = None
         for sub in new:
             self._follow(sub, positions[sub])
