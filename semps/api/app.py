@@ -34,6 +34,7 @@ from semps.api.routes import (
     notifications_router,
     ontology_router,
     sepa_router,
+    solid_router,
     streams_router,
     subscriptions_router,
     tokens_router,
@@ -125,6 +126,7 @@ def create_app(
         app.include_router(router(ctx))
     app.include_router(notifications_router(ctx, mux))  # many subscriptions, one stream
     app.include_router(sepa_router(ctx, mux))  # SEPA's SPARQL 1.1 Subscribe protocol
+    app.include_router(solid_router(ctx, mux))  # the Solid Notifications Protocol
     app.include_router(docs_router())
     app.include_router(console_router())  # the web console, /console/
     # POST /events and /events/batch, answered without the framework's per-request cost

@@ -207,6 +207,10 @@ class NotificationLog(ABC):
         return found[0]
 
     @abstractmethod
+    def last_seq(self, sub_id: str) -> int:
+        """The seq of ``sub_id``'s newest committed notification (0: none yet)."""
+
+    @abstractmethod
     def notification_texts_after(
         self, sub_id: str, after: int, limit: int = 200, max_bytes: int = 256 * 1024
     ) -> list[tuple[int, str]]:

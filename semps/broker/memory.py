@@ -244,6 +244,10 @@ class MemoryStore(Store):
             for n in self._after(sub_id, after, limit)
         ]
 
+    def last_seq(self, sub_id: str) -> int:
+        with self._lock:
+            return self._s.last_seq.get(sub_id, 0)
+
     def notification_texts_after(
         self, sub_id: str, after: int, limit: int = 200, max_bytes: int = 256 * 1024
     ) -> list[tuple[int, str]]:

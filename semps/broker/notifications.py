@@ -58,6 +58,10 @@ class NotificationTable(Tables):
     _next_row: int  # the next row number (rows are numbered by the store, never reused)
     _indexed: int  # every row up to this one is in the index
 
+    def last_seq(self, sub_id: str) -> int:
+        """The seq of ``sub_id``'s newest committed notification (0: none yet)."""
+        return self._last_seq.get(sub_id, 0)  # one dict read: no lock needed
+
     def _open_notifications(self) -> None:
         """Migrate a file from before the index (its notifications keyed by (subscription,
         seq)), then read where the rows and the index stand. On the writer, at open."""

@@ -193,6 +193,12 @@ def test_a_text_page_stops_at_its_byte_budget_but_always_gives_one(store: Store)
     assert [seq for seq, _ in store.notification_texts_after("a", 0, limit=4)] == [1, 2, 3, 4]
 
 
+def test_the_last_seq_is_the_newest_committed_notifications(store: Store) -> None:
+    assert store.last_seq("a") == 0
+    store.commit_events([_record("e1", "a"), _record("e2", "a"), _record("e3", "b")])
+    assert (store.last_seq("a"), store.last_seq("b"), store.last_seq("c")) == (2, 1, 0)
+
+
 def test_one_notification_by_seq(store: Store) -> None:
     store.commit_events([_record("e1", "a"), _record("e2", "a")])
     found = store.notification("a", 2)

@@ -10,6 +10,7 @@ from semps.api.routes.health import health_router
 from semps.api.routes.notifications import notifications_router
 from semps.api.routes.ontology import ontology_router
 from semps.api.routes.sepa import sepa_router
+from semps.api.routes.solid import solid_router
 from semps.api.routes.streams import streams_router
 from semps.api.routes.subscriptions import subscriptions_router
 from semps.api.routes.tokens import tokens_router
@@ -22,6 +23,7 @@ __all__ = [
     "notifications_router",
     "ontology_router",
     "sepa_router",
+    "solid_router",
     "streams_router",
     "subscriptions_router",
     "tokens_router",
