@@ -30,6 +30,7 @@ __all__ = [
     "Channel",
     "SubscriptionRequest",
     "description",
+    "gateway",
     "notification",
     "parse_duration",
     "parse_request",
@@ -112,7 +113,7 @@ def parse_request(body: bytes, base: str, now: float | None = None) -> Subscript
         raise SempsError(msg) from exc
     if not isinstance(request, dict):
         raise SempsError("the subscription request must be a JSON object")
-    kind = request.get("type")
+    kind = request.get("type", CHANNEL_TYPE)  # none: Inrupt's gateway form (see gateway())
     if kind not in (CHANNEL_TYPE, NOTIFY + CHANNEL_TYPE, f"notify:{CHANNEL_TYPE}"):
         msg = f"'type' must be {CHANNEL_TYPE} (the channel type this service offers)"
         raise SempsError(msg)
@@ -184,6 +185,7 @@ class Channel:
             "type": CHANNEL_TYPE,
             "topic": f"{base}/subscriptions/{self.subscription}",
             "receiveFrom": f"{ws}/solid/channel/{sealed}",
+            "endpoint": f"{ws}/solid/channel/{sealed}",  # the same, for Inrupt's clients
             "accept": _MEDIA,
         }
         if self.start_at is not None:
@@ -195,12 +197,36 @@ class Channel:
         return body
 
 
+def gateway(base: str, body: bytes) -> dict[str, Any]:
+    """The answer of Inrupt's notification gateway (the negotiation that
+    ``@inrupt/solid-client-notifications`` speaks before a channel): ``{"protocols": ["ws"],
+    "features": [...]}`` -> where to ask for the channel.
+
+    Raises:
+        SempsError: not that request, or no ``ws`` among the protocols.
+    """
+    try:
+        request = json.loads(body)
+    except ValueError as exc:
+        msg = f"the gateway request is not JSON: {exc}"
+        raise SempsError(msg) from exc
+    protocols = request.get("protocols") if isinstance(request, dict) else None
+    if not isinstance(protocols, list) or "ws" not in protocols:
+        raise SempsError("'protocols' must list 'ws' (the only protocol served)")
+    return {
+        "endpoint": f"{base}/solid/subscription/{CHANNEL_TYPE}",
+        "protocol": "ws",
+        "features": list(FEATURES),
+    }
+
+
 def description(base: str) -> dict[str, Any]:
     """The description resource (``/.well-known/solid``): the subscription service."""
     return {
         "@context": [CONTEXT],
         "id": f"{base}/.well-known/solid",
         "type": "http://www.w3.org/ns/pim/space#Storage",
+        "notificationGateway": f"{base}/solid/gateway",
         "subscription": [
             {
                 "id": f"{base}/solid/subscription/{CHANNEL_TYPE}",

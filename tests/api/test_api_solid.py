@@ -156,3 +156,16 @@ def test_a_made_up_channel_is_closed(server: Server) -> None:
         with pytest.raises(ConnectionClosed) as closed:
             ws.recv(timeout=60)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 4404
+
+
+def test_the_gateway_points_ws_clients_to_the_subscription_service(server: Server) -> None:
+    """Inrupt's negotiation: protocols and features in, the endpoint to ask out."""
+    with server.client("subscriber") as client:
+        good = client.post("/solid/gateway", json={"protocols": ["ws"], "features": []})
+        bad = client.post("/solid/gateway", json={"protocols": ["sse"], "features": []})
+    assert good.status_code == 200
+    assert good.json()["endpoint"] == f"{server.url}/solid/subscription/WebSocketChannel2023"
+    assert bad.status_code == 400 and "'ws'" in bad.json()["detail"]
+    assert httpx.get(f"{server.url}/.well-known/solid").json()["notificationGateway"] == (
+        f"{server.url}/solid/gateway"
+    )

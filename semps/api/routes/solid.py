@@ -52,6 +52,15 @@ def solid_router(ctx: Context, mux: Multiplexer) -> APIRouter:
         """The description resource: the subscription service and its features."""
         return JSONResponse(solid.description(_base(request)), media_type=_JSONLD)
 
+    @router.post("/solid/gateway", responses=responses(400, 401, 403, 413))
+    async def gateway(request: Request, who: Subscriber) -> JSONResponse:
+        """Inrupt's notification gateway: where to ask for a WebSocket channel."""
+        body = await request.body()
+        if len(body) > _MAX_REQUEST:
+            msg = f"a gateway request is at most {_MAX_REQUEST} bytes"
+            raise HostileInputError(msg)
+        return JSONResponse(solid.gateway(_base(request), body))
+
     @router.post(
         f"/solid/subscription/{solid.CHANNEL_TYPE}",
         responses=responses(400, 401, 403, 404, 413, 415),
