@@ -30,6 +30,7 @@ from semps.api.routes import (
     PublishRoute,
     deadletters_router,
     events_router,
+    graph_router,
     health_router,
     notifications_router,
     ontology_router,
@@ -120,6 +121,7 @@ def create_app(
         subscriptions_router,
         streams_router,
         ontology_router,
+        graph_router,
         deadletters_router,
         tokens_router,
     ):

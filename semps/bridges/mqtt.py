@@ -166,7 +166,7 @@ class MqttBridge:
             ids.append(self.options.event_id_of(message.topic, message.payload))
             placed.append(i)
         try:
-            outcomes = await self.broker.publish_many(documents, ids)
+            outcomes = await self.broker.publish_many(documents, ids=ids)
         except Exception as exc:  # the pipeline is closing: leave them unacknowledged
             log.warning("MQTT messages not published (%s); the MQTT broker keeps them", exc)
             return

@@ -24,14 +24,19 @@ from __future__ import annotations
 import json
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from semps.broker.tokens import Principal, TokenInfo
 from semps.errors import NotFound
+from semps.graph.graph import KnowledgeGraph
+from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.values import Subscription
+from semps.ontology.expansion import Expansion
 
 __all__ = [
+    "Activity",
     "Channel",
     "CounterStore",
     "DeadLetter",
@@ -78,7 +83,10 @@ class EventRecord:
     """An accepted event and its notifications, ready to commit.
 
     ``notes`` holds (subscription id, payload head): the notification's JSON object without
-    its closing brace; the store appends ``,"id":<seq>}`` once it has numbered it.
+    its closing brace; the store appends ``,"id":<seq>,"time":<unix time>}`` once it has
+    numbered it (the time of the commit, in seconds with three decimals).
+    ``logged``: whether the event log keeps a row for it (a change of the knowledge graph
+    made through ``/graph`` is not an event: only its notifications are stored).
     """
 
     id: str
@@ -86,6 +94,17 @@ class EventRecord:
     media_type: str
     size: int
     notes: list[tuple[str, str]]
+    logged: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """What a subscription has been notified of: ``notified`` notifications made so far
+    (its last seq: pruned ones count) and ``last``, the Unix time of the latest (``None``:
+    none yet, or pruned before the store could learn it)."""
+
+    notified: int = 0
+    last: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,13 +182,18 @@ class NotificationLog(ABC):
         self,
         records: Sequence[EventRecord],
         states: dict[str, dict[str, object]] | None = None,
+        within: Callable[[], None] | None = None,
     ) -> list[list[Note]]:
         """Commit a group of accepted events, their notifications and the matchers'
         detection ``states`` (by kind) in one transaction.
 
         Each notification gets its subscription's next seq, in the order of ``records`` and
-        of each record's notes; its text is the note's head with ``,"id":<seq>}`` appended.
+        of each record's notes; its text is the note's head with ``,"id":<seq>,"time":<t>}``
+        appended (``t``: the commit's Unix time, in seconds with three decimals).
         An event id already in the log is not logged twice (its notifications still are).
+        ``within`` runs inside the transaction, before the rows are written (the knowledge
+        graph writes a change there: :meth:`open_graph`); when it raises, nothing is
+        committed and its error is raised as it is.
 
         Returns:
             Per record, its notifications as (subscription id, seq, JSON text).
@@ -207,16 +231,17 @@ class NotificationLog(ABC):
         return found[0]
 
     @abstractmethod
-    def last_seq(self, sub_id: str) -> int:
-        """The seq of ``sub_id``'s newest committed notification (0: none yet)."""
-
-    @abstractmethod
     def notification_texts_after(
         self, sub_id: str, after: int, limit: int = 200, max_bytes: int = 256 * 1024
     ) -> list[tuple[int, str]]:
         """Notifications of ``sub_id`` after seq ``after`` as (seq, JSON text), in seq
         order: at most ``limit`` of them and, past the first, at most ``max_bytes`` of text
         (the first is always given, however long)."""
+
+    @abstractmethod
+    def activity(self, sub_ids: Sequence[str]) -> dict[str, Activity]:
+        """:class:`Activity` of each of ``sub_ids`` (a subscription never notified, or
+        unknown, has ``Activity()``); bounded work per id (a page of a listing)."""
 
 
 class WebhookStore(ABC):
@@ -365,6 +390,15 @@ class Store(
     @abstractmethod
     def close(self) -> None:
         """Release the store (a durable store has already committed everything)."""
+
+    def open_graph(
+        self, expansion: Expansion, limits: Limits = DEFAULT_LIMITS
+    ) -> tuple[KnowledgeGraph, Path | None]:
+        """The knowledge graph this store keeps, and the database file other processes
+        read it from (``None``: it lives in this process only). A change the graph applies
+        inside :meth:`commit_events`' ``within`` commits with that transaction. The default
+        keeps an empty graph in memory (not durable)."""
+        return KnowledgeGraph(expansion, limits=limits), None
 
 
 class Channel(ABC):

@@ -11,8 +11,8 @@ Example:
     >>> sub_id = store.next_id("sub-")
     >>> store.put_subscription(Subscription(sub_id, "semantic", "SELECT * {}", "ann"))
     >>> record = EventRecord("ev-1", 0.0, "text/turtle", 0, [(sub_id, '{"event":"ev-1"')])
-    >>> store.commit_events([record])
-    [[('sub-1', 1, '{"event":"ev-1","id":1}')]]
+    >>> [(sub, seq, text[:22]) for sub, seq, text in store.commit_events([record])[0]]
+    [('sub-1', 1, '{"event":"ev-1","id":1')]
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from semps.broker.contracts import (
+    Activity,
     Channel,
     DeadLetter,
     EventRecord,
@@ -71,6 +72,7 @@ class _State:
     subs: dict[str, _Sub] = field(default_factory=dict)  # insertion order: creation order
     notes: dict[str, list[_Note]] = field(default_factory=dict)  # per subscription, by seq
     last_seq: dict[str, int] = field(default_factory=dict)
+    last_time: dict[str, float] = field(default_factory=dict)
     events: dict[str, float] = field(default_factory=dict)  # id -> received
     counters: dict[str, int] = field(default_factory=dict)
     metrics: dict[str, int] = field(default_factory=dict)
@@ -124,6 +126,7 @@ class MemoryStore(Store):
             self._s.webhooks.pop(sub_id, None)
             self._s.notes.pop(sub_id, None)
             self._s.last_seq.pop(sub_id, None)
+            self._s.last_time.pop(sub_id, None)
 
     def subscription(self, sub_id: str) -> Subscription:
         with self._lock:
@@ -211,6 +214,7 @@ class MemoryStore(Store):
         self,
         records: Sequence[EventRecord],
         states: dict[str, dict[str, object]] | None = None,
+        within: Callable[[], None] | None = None,
     ) -> list[list[Note]]:
         now = time.time()
         try:  # what would not serialise fails before anything changes
@@ -220,18 +224,27 @@ class MemoryStore(Store):
             raise StoreError(msg) from exc
         out: list[list[Note]] = []
         with self._lock:
+            if within is not None:
+                within()
             for record in records:
-                self._s.events.setdefault(record.id, record.received)
+                if record.logged:
+                    self._s.events.setdefault(record.id, record.received)
                 numbered: list[Note] = []
                 for sub_id, head in record.notes:
                     seq = self._s.last_seq.get(sub_id, 0) + 1
                     self._s.last_seq[sub_id] = seq
-                    text = f'{head},"id":{seq}}}'
+                    self._s.last_time[sub_id] = now
+                    text = f'{head},"id":{seq},"time":{now:.3f}}}'
                     self._s.notes.setdefault(sub_id, []).append(_Note(seq, record.id, text, now))
                     numbered.append((sub_id, seq, text))
                 out.append(numbered)
             self._s.matcher_states.update(saved)
         return out
+
+    def activity(self, sub_ids: Sequence[str]) -> dict[str, Activity]:
+        with self._lock:
+            last, when = self._s.last_seq, self._s.last_time
+            return {s: Activity(last.get(s, 0), when.get(s)) for s in sub_ids}
 
     def _after(self, sub_id: str, after: int, limit: int) -> list[_Note]:
         with self._lock:
@@ -243,10 +256,6 @@ class MemoryStore(Store):
             Notification(sub_id, n.seq, n.event, json.loads(n.text))
             for n in self._after(sub_id, after, limit)
         ]
-
-    def last_seq(self, sub_id: str) -> int:
-        with self._lock:
-            return self._s.last_seq.get(sub_id, 0)
 
     def notification_texts_after(
         self, sub_id: str, after: int, limit: int = 200, max_bytes: int = 256 * 1024

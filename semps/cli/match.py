@@ -35,7 +35,7 @@ Tick = Callable[[int], object]
 def register(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``semps match``."""
     parser.add_argument("--ontology", type=Path, help="OWL/RDFS ontology file")
-    parser.add_argument("--subscriptions", type=Path, help="folder of .rq files")
+    parser.add_argument("--subscriptions", type=Path, help="a folder of .rq files, or one .rq file")
     parser.add_argument(
         "--index",
         type=Path,
@@ -58,18 +58,40 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=run)
 
 
-def load_subscriptions(folder: Path) -> list[Subscription]:
-    """Every ``*.rq`` in ``folder`` (id = file stem), sorted by id."""
-    if not folder.is_dir():
-        msg = f"subscriptions folder not found: {folder}"
+class SubscriptionFiles(list[Subscription]):
+    """Subscriptions read from ``.rq`` files, and the file each came from (``paths``: by
+    id), so an error names the file as the user gave it, as event errors do."""
+
+    def __init__(self, found: list[tuple[Subscription, Path]]) -> None:
+        super().__init__(sub for sub, _ in found)
+        self.paths = {sub.id: path for sub, path in found}
+
+
+def load_subscriptions(path: Path) -> SubscriptionFiles:
+    """Every ``*.rq`` in the folder ``path`` (id = file stem), sorted by id; or the one
+    ``.rq`` file ``path``.
+
+    Raises:
+        SempsError: ``path`` is missing, or a file that is not ``.rq``.
+    """
+    expected = "expected a folder of .rq files, or one .rq file"
+    if path.is_file():
+        if path.suffix.lower() != ".rq":
+            msg = f"--subscriptions {path} is a file but not a .rq file ({expected})"
+            raise SempsError(msg)
+        paths = [path]
+    elif path.is_dir():
+        paths = sorted(path.glob("*.rq"))
+    else:
+        msg = f"subscriptions not found: {path} ({expected})"
         raise SempsError(msg)
-    paths = sorted(folder.glob("*.rq"))
     found = []
     with progress(len(paths), "subscription", "reading") as tick:
-        for path in paths:
-            found.append(Subscription(path.stem, "semantic", path.read_text(encoding="utf-8")))
+        for rq in paths:
+            text = rq.read_text(encoding="utf-8")
+            found.append((Subscription(rq.stem, "semantic", text), rq))
             tick(1)
-    return found
+    return SubscriptionFiles(found)
 
 
 def event_files(path: Path) -> list[Path]:
@@ -95,16 +117,18 @@ def _building() -> Iterator[None]:
 
 
 def build_matcher(subscriptions: list[Subscription], workers: int) -> SemanticMatcher:
-    """Register every subscription (an error names its file); many are parsed ahead by a
-    helper process on a second core (:mod:`semps.matcher.semantic.bulk`)."""
+    """Register every subscription (an error names its file: the path it was read from,
+    for :class:`SubscriptionFiles`); many are parsed ahead by a helper process on a second
+    core (:mod:`semps.matcher.semantic.bulk`)."""
     matcher = SemanticMatcher(workers=workers)
+    paths = subscriptions.paths if isinstance(subscriptions, SubscriptionFiles) else {}
     with _building(), progress(len(subscriptions), "subscription", "registering") as tick:
 
         def add(sub: Subscription) -> None:
             try:
                 matcher.add(sub)
             except SubscriptionError as exc:
-                msg = f"{sub.id}.rq:{exc}"
+                msg = f"{paths.get(sub.id, f'{sub.id}.rq')}:{exc}"
                 raise SubscriptionError(msg) from exc
             tick(1)
 

@@ -31,7 +31,8 @@ __all__ = [
 
 
 def common_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--master``, ``--conf``, ``--py-files`` and ``--jars``: every Spark command's."""
+    """``--master``, ``--conf``, ``--py-files``, ``--jars`` and ``--verbose``: every Spark
+    command's."""
     parser.add_argument("--master", help="Spark master URL (default local[*])")
     parser.add_argument(
         "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
@@ -41,6 +42,11 @@ def common_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated .zip/.py files for the executors (semps spark package's zip)",
     )
     parser.add_argument("--jars", help="comma-separated jars, added before the JVM starts")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show Spark's own log lines on stderr (by default they go to a file)",
+    )
 
 
 def placement_arguments(parser: argparse.ArgumentParser, choice: str | None = None) -> None:
@@ -76,7 +82,7 @@ def session(args: argparse.Namespace) -> SparkSession:
         conf = with_graphframes_jar(conf)
     if sys.stderr.isatty():
         conf.setdefault("spark.ui.showConsoleProgress", "true")
-    return spark_session(args.master, conf=conf)
+    return spark_session(args.master, conf=conf, verbose=getattr(args, "verbose", False))
 
 
 def load_any_subscriptions(

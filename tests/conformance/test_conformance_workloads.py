@@ -92,5 +92,6 @@ def test_cli_names_a_bad_subscription_file(tmp_path: Path) -> None:
         text=True,
     )
     assert result.returncode == 2
-    assert result.stderr == "semps: error: broken.rq:2:6: unknown prefix 'ub'\n"
+    broken = tmp_path / "subs" / "broken.rq"
+    assert result.stderr == f"semps: error: {broken}:2:6: unknown prefix 'ub'\n"
     assert result.stdout == ""

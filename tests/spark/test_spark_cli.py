@@ -34,6 +34,21 @@ def test_spark_match_prints_the_expected_answers(workloads: Path) -> None:
     assert "30 events against 100 subscriptions" in done.stderr
 
 
+def test_spark_match_keeps_sparks_log_lines_off_stderr_unless_verbose(workloads: Path) -> None:
+    """stderr holds semps' own summary only: Spark's lines (the address it guessed, its
+    log level, Hadoop's native library) go to the log file, or to stderr with --verbose."""
+    case = workloads / "synthetic-s7"
+    quiet = semps("match", *workload_options(case))
+    loud = semps("match", *workload_options(case), "--verbose")
+    assert quiet.returncode == loud.returncode == 0, quiet.stderr + loud.stderr
+    assert quiet.stdout == loud.stdout
+    (summary,) = quiet.stderr.splitlines()
+    assert summary.startswith("semps: 30 events against 100 subscriptions")
+    spark_lines = [line for line in loud.stderr.splitlines() if not line.startswith("semps: ")]
+    assert spark_lines  # what --verbose lets through
+    assert not [line for line in loud.stderr.splitlines() if "loopback address" in line]
+
+
 def test_spark_match_from_a_snapshot_prints_the_expected_answers(
     workloads: Path, tmp_path: Path
 ) -> None:

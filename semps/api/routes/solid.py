@@ -74,7 +74,9 @@ def solid_router(ctx: Context, mux: Multiplexer) -> APIRouter:
         base = _base(request)
         wanted = solid.parse_request(body, base)
         broker.visible(wanted.topic, who)  # NotFound for another's or a missing one
-        after = wanted.state if wanted.state is not None else broker.store.last_seq(wanted.topic)
+        after = wanted.state
+        if after is None:  # from now: after the topic's last notification
+            after = broker.store.activity([wanted.topic])[wanted.topic].notified
         channel = solid.Channel(
             who.subject, wanted.topic, after, wanted.start_at, wanted.end_at, wanted.rate
         )
