@@ -14,9 +14,9 @@ Answers::
     {"unsubscribed": {"spuid": "S"}}
     {"error": "invalid_request", "status_code": 400, "error_description": "...", "alias": "A"}
 
-The first notification of a subscription (``sequence`` 0) answers the subscribe request and
-carries the current answers; each later one (``sequence`` = the semps notification's seq)
-the solutions added and removed since.
+The first notification of a subscription (``sequence`` 0) answers the subscribe request;
+each later one (``sequence`` = the semps notification's seq) carries the solutions an event
+or a knowledge-graph change added and, for a change, those it removed.
 
 Example:
     >>> parse_request('{"unsubscribe": {"spuid": "sub-1"}}')
@@ -161,16 +161,13 @@ def first_notification(
     return _notification(spuid, alias, 0, results(names, current), results(names, []))
 
 
-def notification(
-    alias: str | None, variables: Iterable[str], note: Mapping[str, Any], removed: bool = False
-) -> str:
-    """A semps notification (its JSON) as a SEPA notification: its solutions added (or,
-    ``removed``, removed), its seq the sequence."""
+def notification(alias: str | None, variables: Iterable[str], note: Mapping[str, Any]) -> str:
+    """A semps notification (its JSON) as a SEPA notification: its ``solutions`` added, its
+    ``removed`` (a knowledge-graph change's) removed, its seq the sequence."""
     names = list(variables)
-    solutions = note.get("solutions") or []
-    changed, empty = results(names, solutions), results(names, [])
-    added, gone = (empty, changed) if removed else (changed, empty)
-    return _notification(str(note["subscription"]), alias, int(note["id"]), added, gone)
+    added = results(names, note.get("solutions") or [])
+    removed = results(names, note.get("removed") or [])
+    return _notification(str(note["subscription"]), alias, int(note["id"]), added, removed)
 
 
 def unsubscribed(spuid: str) -> str:

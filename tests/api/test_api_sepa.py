@@ -193,3 +193,34 @@ def test_terms_in_the_sparql_json_results_format() -> None:
     }
     assert sepa.term('"a \\"b\\""') == {"type": "literal", "value": 'a "b"'}
     assert sepa.term("_:x1") == {"type": "bnode", "value": "x1"}
+
+
+def test_knowledge_graph_changes_add_and_remove_results(server: Server) -> None:
+    """SPARQL 1.1 Updates to the knowledge graph (``POST /graph``, as SEPA's ``/update``
+    takes them): an INSERT is an addedResults, a DELETE of it a removedResults, each row
+    as pyoxigraph answers the query over the graph before and after."""
+    query = "PREFIX ex: <http://ex.org/> SELECT ?room ?label WHERE { ?room ex:label ?label }"
+    insert = 'PREFIX ex: <http://ex.org/> INSERT DATA { ex:room9 ex:label "Lab"@en }'
+    delete = 'PREFIX ex: <http://ex.org/> DELETE DATA { ex:room9 ex:label "Lab"@en }'
+    row = {
+        "room": {"type": "uri", "value": "http://ex.org/room9"},
+        "label": {"type": "literal", "value": "Lab", "xml:lang": "en"},
+    }
+    oracle = ox.Store()
+    oracle.update(insert)
+    (solution,) = list(oracle.query(query))  # type: ignore[arg-type]
+    assert _ours(row["label"]) == _oracle_term(solution["label"])
+    with _socket(server, server.tokens["subscriber"]) as ws:
+        ws.send(json.dumps({"subscribe": {"sparql": query, "alias": "labels"}}))
+        assert _receive(ws)["notification"]["sequence"] == 0
+        sparql = {"Content-Type": "application/sparql-update"}
+        with server.client("publisher") as pub:
+            assert pub.post("/graph", content=insert, headers=sparql).status_code == 200
+            added = _receive(ws)["notification"]
+            assert added["addedResults"]["results"]["bindings"] == [row]
+            assert added["removedResults"]["results"]["bindings"] == []
+            assert pub.post("/graph", content=delete, headers=sparql).status_code == 200
+            removed = _receive(ws)["notification"]
+        assert removed["sequence"] == added["sequence"] + 1
+        assert removed["addedResults"]["results"]["bindings"] == []
+        assert removed["removedResults"]["results"]["bindings"] == [row]

@@ -16,9 +16,9 @@ request of one socket must be the same subscriber's. The socket counts once agai
 ``WS /notifications/ws`` (close 1009, 4429). An error is answered in SEPA's shape
 (``{"error", "status_code", "error_description", "alias"}``) and the socket goes on.
 
-Not yet: answers over the knowledge graph (the first notification's current answers and
-``removedResults`` come with the knowledge graph's change subscriptions; until then a
-subscription matches events, its first notification is empty and nothing is removed).
+A knowledge-graph change's notification carries the rows it removed as ``removedResults``.
+Not yet: the first notification's current answers (it is empty: a subscription is notified
+of what changes after it is registered).
 """
 
 from __future__ import annotations
