@@ -16,6 +16,7 @@ over it (:class:`~semps.matcher.semantic.graphmatch.GraphMatching`) is built onc
 
 from __future__ import annotations
 
+import gc
 import uuid
 from dataclasses import dataclass
 
@@ -106,6 +107,10 @@ def worker_graph(shipped: ShippedGraph | None, expansion: Expansion) -> GraphVie
     if found is None:
         _VIEWS.clear()
         found = _VIEWS[shipped.token] = unpacked_graph(shipped, expansion)
+        # Kept as long as the worker: out of the cyclic GC's later scans (its literals are
+        # tuples), as the subscriptions' index is (semps.spark.bulk.worker_matchers).
+        gc.collect()
+        gc.freeze()
     return found
 
 

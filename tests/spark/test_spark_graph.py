@@ -31,7 +31,7 @@ from semps_test_support import WORKLOADS
 from semps.cli.graphs import load_graph
 from semps.cli.match import load_subscriptions
 from semps.ontology import load_ontology
-from semps.spark.bulk import match_lines
+from semps.spark.bulk import match_events, match_lines
 from semps.spark.sources import load_events
 
 pytestmark = pytest.mark.spark
@@ -116,8 +116,9 @@ def test_spark_stream_with_the_model_as_graph_writes_what_semps_match_prints(
 )
 @given(case=event_cases())
 def test_events_add_on_spark_the_solutions_the_oracle_adds(spark: object, case: EventCase) -> None:
-    """The library path of ``spark match --graph`` (the graph loaded and closed on the
-    driver, shipped, each event's line written by an executor) against the oracle, on the
+    """The library paths of ``spark match --graph`` (the graph loaded and closed on the
+    driver, shipped; each event's line written by an executor, or its counts as a Parquet
+    output and the stream take them) against the oracle, on the
     cases where the graph changes the answers (a quarter of them: with the graph left
     behind on the driver, the others would pass too)."""
     expected = oracle_lines(case)
@@ -129,8 +130,11 @@ def test_events_add_on_spark_the_solutions_the_oracle_adds(spark: object, case: 
         events = load_events(spark, str(paths["events"]))  # type: ignore[arg-type]
         subscriptions = load_subscriptions(paths["subscriptions"])
         lines = match_lines(events, subscriptions, expansion, graph=graph).collect()
+        counts = match_events(events, subscriptions, expansion, graph=graph).collect()
+    queries = {qid: q.text for qid, q in case.queries.items()}
     found = read_lines("\n".join(line for _, line in sorted(lines)))
-    assert found == expected, {qid: q.text for qid, q in case.queries.items()}
+    assert found == expected, queries
+    assert sorted(counts) == [(row["event"], row["solutions"]) for row in expected], queries
 
 
 def test_bad_graph_input_is_one_error_line_and_exit_2(tmp_path: Path) -> None:
