@@ -185,14 +185,20 @@ def check_graph_options(args: argparse.Namespace, semantic: bool) -> None:
     if not semantic:
         msg = "--graph matches SPARQL subscriptions: give a folder of .rq files or --index"
         raise SempsError(msg)
+    _refuse_routing(args, "--graph")
+
+
+def _refuse_routing(args: argparse.Namespace, what: str) -> None:
+    """Refuse a mined placement or the GraphFrames engine with a graph (``what`` says where
+    it came from)."""
     if getattr(args, "placement", "none") != "none":
         msg = (
-            "--graph matches without placement (it routes events by what they carry "
+            f"{what} matches without placement (it routes events by what they carry "
             "alone): drop --placement"
         )
         raise SempsError(msg)
     if getattr(args, "engine", "matcher") != "matcher":
-        msg = "--graph matches with the matcher engine: drop --engine graphframes"
+        msg = f"{what} matches with the matcher engine: drop --engine graphframes"
         raise SempsError(msg)
 
 
@@ -205,6 +211,8 @@ def ontology_and_graph(args: argparse.Namespace) -> tuple[Expansion, GraphView |
     Raises:
         OntologyError, IngestError: a file that does not parse (named).
         GraphLimitExceeded: more than ``--max-graph-triples`` asserted triples.
+        SempsError: individuals in the ontology document (a graph) with a placement or the
+            GraphFrames engine.
     """
     from semps.cli.graphs import load_graph
     from semps.cli.match import ontology_and_facts
@@ -214,6 +222,8 @@ def ontology_and_graph(args: argparse.Namespace) -> tuple[Expansion, GraphView |
     expansion, facts = ontology_and_facts(args.ontology)
     if args.graph is None and not facts:
         return expansion, None
+    if args.graph is None:
+        _refuse_routing(args, f"a graph (the individuals of --ontology {args.ontology})")
     limits = Limits(max_load_triples=args.max_graph_triples, max_edit_inferred=1 << 40)
     try:
         graph = load_graph(args.graph, expansion, facts, args.base, limits)

@@ -177,3 +177,39 @@ def test_bad_graph_input_is_one_error_line_and_exit_2(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert done.stderr.startswith(f"semps: error: {bad}:1:29: ")
+
+
+def test_an_ontologys_individuals_join_the_graph_as_in_semps_match(tmp_path: Path) -> None:
+    """An ontology document that also describes individuals: they join the knowledge graph
+    (with a note), as ``semps match --ontology`` hands them over; before, ``semps spark``
+    refused the document."""
+    ex = "PREFIX : <http://ex/> PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>"
+    ontology = tmp_path / "onto.ttl"
+    ontology.write_text(
+        "@prefix : <http://ex/> . @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+        ":Sensor rdfs:subClassOf :Point .\n:s1 a :Sensor .\n"
+    )
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / "q1.rq").write_text(
+        f"{ex} SELECT ?s ?v WHERE {{ ?s a :Point ; :value ?v }}"
+    )
+    (tmp_path / "events").mkdir()
+    (tmp_path / "events" / "e1.ttl").write_text("@prefix : <http://ex/> . :s1 :value 5 .\n")
+    (tmp_path / "events" / "e2.ttl").write_text("@prefix : <http://ex/> . :s2 :value 6 .\n")
+    args = ["--ontology", str(ontology), "--subscriptions", str(tmp_path / "subs")]
+    args += ["--events", str(tmp_path / "events")]
+    on_spark = semps("spark", "match", "--master", "local[2]", *args)
+    assert on_spark.returncode == 0, on_spark.stderr
+    # :s1 is a :Point only through the ontology's individual; :s2 is no :Point at all
+    assert read_lines(on_spark.stdout) == [
+        {"event": "e1", "matches": ["q1"], "solutions": {"q1": 1}},
+        {"event": "e2", "matches": [], "solutions": {}},
+    ]
+    assert on_spark.stdout == semps("match", *args).stdout
+    assert "holds 1 triples about individuals" in on_spark.stderr
+    refused = semps("spark", "match", *args, "--placement", "mined")
+    assert (refused.returncode, refused.stderr.splitlines()[-1]) == (
+        2,
+        f"semps: error: a graph (the individuals of --ontology {ontology}) matches without "
+        "placement (it routes events by what they carry alone): drop --placement",
+    )
