@@ -152,33 +152,67 @@ def _label(view: GraphView, s: int) -> str | None:
 
 def describe(view: GraphView, term: Term, limit: int, offset: int = 0) -> dict[str, object]:
     """A term's triples: ``outgoing`` (it is the subject: ``predicate``, ``object``) and
-    ``incoming`` (it is the object: ``subject``, ``predicate``), each sorted and cut to
-    ``limit`` from ``offset``, with ``asserted`` false for an inferred triple, and their
-    totals. Terms are N-Triples text; a term the graph has never seen has none."""
+    ``incoming`` (it is the object: ``subject``, ``predicate``), by predicate (``rdf:type``
+    first) then by the other term, cut to ``limit`` from ``offset``, with ``asserted`` false
+    for an inferred triple, and their totals. Terms are N-Triples text; a term the graph has
+    never seen has none. Only the page's terms are written out and flagged."""
     terms = view.terms
     t = terms.get(term)
-    out: list[tuple[str, str, bool]] = []
-    into: list[tuple[str, str, bool]] = []
+    out: list[tuple[int, list[int]]] = []
+    into: list[tuple[int, list[int]]] = []
     if t is not None:
+        segments = view.triples.segments
+        rdf_type = terms.get(RDF_TYPE)
         subject = terms.kind(t) != LITERAL
-        for p, seg in view.triples.segments.items():
-            pname = n3(terms.term(p))
-            if subject:
-                out.extend(
-                    (pname, n3(terms.term(o)), seg.is_asserted(t, o)) for o in seg.objects(t)
-                )
-            into.extend((n3(terms.term(s)), pname, seg.is_asserted(s, t)) for s in seg.subjects(t))
-    rdf_type = n3(RDF_TYPE)
-    out.sort(key=lambda r: (r[0] != rdf_type, r[0], r[1]))
-    into.sort(key=lambda r: (r[1], r[0]))
-    end = offset + limit
+        for p in sorted(segments, key=lambda p: (p != rdf_type, n3(terms.term(p)))):
+            seg = segments[p]
+            if subject and (objects := seg.objects(t)):
+                out.append((p, _by_text(view, objects)))
+            if subjects := seg.subjects(t):
+                into.append((p, _by_text(view, subjects)))
+    segs, name, at = view.triples.segments, terms.term, -1 if t is None else t
     return {
         "version": view.version,
         "term": n3(term),
         "label": None if t is None else _label(view, t),
-        "outgoing": [{"predicate": p, "object": o, "asserted": a} for p, o, a in out[offset:end]],
-        "incoming": [{"subject": s, "predicate": p, "asserted": a} for s, p, a in into[offset:end]],
-        "outgoing_total": len(out),
-        "incoming_total": len(into),
+        "outgoing": [
+            {
+                "predicate": n3(name(p)),
+                "object": n3(name(o)),
+                "asserted": segs[p].is_asserted(at, o),
+            }
+            for p, o in _window(out, offset, limit)
+        ],
+        "incoming": [
+            {
+                "subject": n3(name(s)),
+                "predicate": n3(name(p)),
+                "asserted": segs[p].is_asserted(s, at),
+            }
+            for p, s in _window(into, offset, limit)
+        ],
+        "outgoing_total": sum(len(ids) for _, ids in out),
+        "incoming_total": sum(len(ids) for _, ids in into),
         "offset": offset,
     }
+
+
+def _by_text(view: GraphView, ids: list[int]) -> list[int]:
+    """Term ids in the order of their N-Triples text."""
+    name = view.terms.term
+    return sorted(ids, key=lambda i: n3(name(i)))
+
+
+def _window(groups: list[tuple[int, list[int]]], offset: int, limit: int) -> list[tuple[int, int]]:
+    """Items ``offset`` to ``offset + limit`` of the groups laid end to end."""
+    found: list[tuple[int, int]] = []
+    for p, ids in groups:
+        if offset >= len(ids):
+            offset -= len(ids)
+            continue
+        taken = ids[offset : offset + limit - len(found)]
+        found.extend((p, i) for i in taken)
+        offset = 0
+        if len(found) >= limit:
+            break
+    return found
