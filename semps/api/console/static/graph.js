@@ -19,10 +19,11 @@ export function graphHref(iri) {
   return `#graph/${encodeURIComponent(iri)}`;
 }
 
-/** An N-Triples term as CURIE text; an IRI or blank node links to its resource. */
-function termCell(term) {
+/** An N-Triples term as CURIE text; an IRI (and a blank node of the graph, with `blanks`)
+ * links to its resource. */
+export function termCell(term, { blanks = true } = {}) {
   const iri = term.match(/^<([^<>]*)>$/);
-  const target = iri ? iri[1] : term.startsWith("_:") ? term : null;
+  const target = iri ? iri[1] : blanks && term.startsWith("_:") ? term : null;
   const text = compactTerm(term);
   const title = text === term ? null : term;
   if (target === null) return el("span", { class: "term", title }, text);
@@ -56,6 +57,7 @@ async function loadPage() {
     fill(body, el("tr", {}, el("td", { colspan: "4" }, empty(what))));
   } else {
     fill(body, page.items.map(subjectRow));
+    for (const row of body.children) row.classList.toggle("chosen", row.dataset.iri === state.shown);
   }
   byId("graph-range").textContent =
     page.total === 0 ? "" : `${count(first + 1)}–${count(first + page.items.length)} of ${count(page.total)}`;
@@ -150,6 +152,7 @@ function tripleTable(kind, rows, total) {
 /** Show one resource's triples under the list (the target of #graph/IRI). */
 export async function showResource(iri) {
   state.shown = iri;
+  for (const row of byId("graph-rows").children) row.classList.toggle("chosen", row.dataset.iri === iri);
   const box = byId("graph-resource");
   box.hidden = false;
   const title = el("h3", {}, el("span", { class: "iri", title: iri }, compact(iri)));
