@@ -18,7 +18,7 @@ function triplesTable(triples) {
       {},
       triples.map((t) => {
         const [s, p, o] = Array.isArray(t) ? t : [t.subject, t.predicate, t.object];
-        return el("tr", {}, [s, p, o].map((term) => el("td", {}, termCell(String(term), { blanks: false }))));
+        return el("tr", {}, [s, p, o].map((term) => el("td", { title: String(term) }, termCell(String(term), { blanks: false }))));
       }),
     ),
   );
