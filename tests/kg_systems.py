@@ -3,10 +3,11 @@
 A system under test implements :class:`KgSystem` (two methods: what events add, what
 updates change) and is listed in :data:`SYSTEMS`; ``tests/graph/test_kg_oracle_properties.py``
 then runs the random cases of :mod:`kg_strategies` through it and compares its answers with
-:mod:`kg_oracle`'s. :data:`SYSTEMS` holds semps' engine (:class:`SempsGraphSystem`).
-:class:`RdflibReference` (rdflib's SPARQL over owlrl's closure, recomputed for everything)
-is registered in :data:`REFERENCES`: its agreement with pyoxigraph checks the oracle, and
-its disagreements are the documented differences between the two engines.
+:mod:`kg_oracle`'s. :data:`SYSTEMS` holds semps' engine in process (:mod:`kg_semps`;
+the service runs the same cases over HTTP in tests/api). :class:`RdflibReference`
+(rdflib's SPARQL over owlrl's closure, recomputed for everything) is registered in
+:data:`REFERENCES` so that the properties run now: its agreement with pyoxigraph checks the
+oracle, and its disagreements are the documented differences between the two engines.
 
 Terms are semps' (``str`` IRIs, ``"_:label"`` blank nodes, :class:`semps.terms.Literal`);
 a solution is a ``frozenset`` of (variable name without ``?``, term) pairs of the
@@ -69,70 +70,9 @@ class KgSystem(ABC):
         leaves alone may be left out."""
 
 
-class SempsGraphSystem(KgSystem):
-    """semps' knowledge graph and semantic matcher, in process: the graph
-    (:class:`semps.graph.graph.KnowledgeGraph`, its closure kept incrementally), the
-    subscriptions registered once, each event matched (:meth:`SemanticMatcher.match`), each
-    update planned, its change matches taken (:meth:`SemanticMatcher.change_matches`,
-    against the graph before it) and then committed."""
-
-    name = "semps"
-
-    def _setup(self, ontology, graph, queries):  # type: ignore[no-untyped-def]
-        from semps.graph.graph import KnowledgeGraph
-        from semps.matcher.base import Subscription
-        from semps.matcher.semantic import SemanticMatcher
-        from semps.ontology import compile_axioms
-
-        expansion = compile_axioms(list(ontology))
-        kg = KnowledgeGraph(expansion)
-        if graph:
-            kg.load(list(graph))
-        matcher = SemanticMatcher(solution_limit=1_000_000)
-        for qid, text in queries.items():
-            matcher.add(Subscription(qid, "semantic", text))
-        return expansion, kg, matcher
-
-    def added(self, ontology, graph, events, queries):  # type: ignore[no-untyped-def]
-        from semps.event import Event
-        from semps.matcher.base import MatchContext
-
-        expansion, kg, matcher = self._setup(ontology, graph, queries)
-        out = []
-        for i, triples in enumerate(events):
-            event = Event(f"e{i}", tuple(dict.fromkeys(triples)))
-            found = matcher.match(MatchContext(event, expansion, graph=kg.view))
-            out.append({m.subscription: _solutions(m.solutions, m.count) for m in found})
-        return out
-
-    def change(self, ontology, graph, updates, queries):  # type: ignore[no-untyped-def]
-        _, kg, matcher = self._setup(ontology, graph, queries)
-        out = []
-        for text in updates:
-            change = kg.plan_update(text)
-            found = matcher.change_matches(change, kg.view)
-            out.append(
-                {
-                    m.subscription: (
-                        _solutions(m.solutions, m.count),
-                        _solutions(m.removed, m.removed_count),
-                    )
-                    for m in found
-                }
-            )
-            kg.commit(change)
-        return out
-
-
-def _solutions(rows: Sequence[Mapping[str, object]], count: int) -> Solutions:
-    """semps' solutions as the oracle's (an ASK's: ``count`` empty solutions)."""
-    if not rows:
-        return Counter({frozenset(): count}) if count else Counter()
-    return Counter(frozenset(row.items()) for row in rows)
-
-
-#: The engines under test.
-SYSTEMS: list[KgSystem] = [SempsGraphSystem()]
+#: The engines under test: each registers its adapter here (``SYSTEMS.append(...)`` from a
+#: module this file imports at its end): semps in process (:mod:`kg_semps`).
+SYSTEMS: list[KgSystem] = []
 
 
 class RdflibReference(KgSystem):
@@ -250,3 +190,5 @@ def _keep_empty_solutions(text: str) -> str:
 
 #: Systems run by the properties now, beside :data:`SYSTEMS`.
 REFERENCES: list[KgSystem] = [RdflibReference()]
+
+import kg_semps  # noqa: E402, F401  (registers semps' engine in SYSTEMS)
