@@ -261,6 +261,21 @@ _LIMIT_HELP = {
     "max_count": "where solution counts stop",
     "max_notification_bytes": "bytes of one notification (solutions are left out past it)",
     "match_timeout": "seconds a batch of events may spend matching",
+    "max_ontology_bytes": "bytes of an ontology document (PUT/POST /ontology)",
+    "max_ontology_triples": "triples the ontology may hold",
+    "max_hierarchy_depth": "longest subClassOf/subPropertyOf chain of the ontology",
+    "max_ontology_rules": "entries of the ontology's compiled rule tables",
+    "ontology_timeout": "seconds an ontology edit may take to compile",
+    "max_definitions": "composite event definitions one subscriber may hold",
+    "max_detections": "composite detections one event may cause",
+    "max_header_bytes": "bytes of an HTTP request's header fields (431)",
+    "max_headers": "header fields of an HTTP request (431)",
+    "max_request_line": "bytes of an HTTP request line (414)",
+    "header_timeout": "seconds a connection may take to send a request head (408)",
+    "body_timeout": "seconds a request body may take to arrive (408)",
+    "idle_timeout": "seconds a kept-alive connection may stay idle",
+    "max_connections": "open HTTP connections in all (fitted to the file limit)",
+    "max_client_connections": "open HTTP connections of one client address",
 }
 
 #: Every setting but the limits, in the README's order.

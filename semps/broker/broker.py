@@ -164,7 +164,7 @@ class Broker:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.limits = limits
         self.store = store if store is not None else SQLiteStore(self.data_dir / "semps.sqlite3")
-        self.ontology = OntologyStore(self.data_dir / "ontology.sqlite3")
+        self.ontology = OntologyStore(self.data_dir / "ontology.sqlite3", limits=limits)
         self.metrics = Metrics()
         self.metrics.restore(self.store.saved_counters())  # counters survive restarts
         self._subs: dict[str, Subscription] = {}

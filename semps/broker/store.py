@@ -33,6 +33,7 @@ from semps.broker.retention import RetentionTable
 from semps.broker.tokens import ROLES, Principal, TokenInfo, TokenTable
 from semps.errors import NotFound, StoreError
 from semps.matcher.base import Subscription
+from semps.sqlite_errors import storage_error
 
 __all__ = [
     "ROLES",
@@ -139,6 +140,14 @@ class Store(TokenTable, RetentionTable, NotificationTable, contracts.Store):
         db.execute("PRAGMA synchronous=FULL")
         return db
 
+    def _rollback(self) -> None:
+        """End a failed write's transaction (SQLite may have ended it already: a full disk)."""
+        if self._w.in_transaction:
+            try:
+                self._w.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
     def close(self) -> None:
         with self._wlock, self._lock:
             self._db.close()
@@ -180,9 +189,8 @@ class Store(TokenTable, RetentionTable, NotificationTable, contracts.Store):
                 )
                 self._w.execute("COMMIT")
             except sqlite3.Error as exc:
-                self._w.execute("ROLLBACK")
-                msg = f"cannot store {len(subs)} subscriptions: {exc}"
-                raise StoreError(msg) from exc
+                self._rollback()
+                raise storage_error(exc, f"cannot store {len(subs)} subscriptions") from exc
 
     def set_suspended(self, sub_id: str, reason: str | None) -> None:
         """Suspend a subscription with a reason its owner can read (``None``: resume)."""
@@ -198,9 +206,8 @@ class Store(TokenTable, RetentionTable, NotificationTable, contracts.Store):
                 self._delete_notifications_of(sub_id)
                 self._w.execute("COMMIT")
             except sqlite3.Error as exc:
-                self._w.execute("ROLLBACK")
-                msg = f"cannot delete subscription {sub_id!r}: {exc}"
-                raise StoreError(msg) from exc
+                self._rollback()
+                raise storage_error(exc, f"cannot delete subscription {sub_id!r}") from exc
             self._last_seq.pop(sub_id, None)
 
     def subscription(self, sub_id: str) -> Subscription:
@@ -321,10 +328,11 @@ class Store(TokenTable, RetentionTable, NotificationTable, contracts.Store):
                 )
                 self._w.execute("COMMIT")
             except (sqlite3.Error, TypeError, ValueError) as exc:  # ValueError: a JSON cycle
-                if self._w.in_transaction:
-                    self._w.execute("ROLLBACK")
-                msg = f"cannot store {len(records)} events and their notifications: {exc}"
-                raise StoreError(msg) from exc
+                self._rollback()
+                what = f"cannot store {len(records)} events and their notifications"
+                if isinstance(exc, sqlite3.Error):
+                    raise storage_error(exc, what) from exc
+                raise StoreError(f"{what}: {exc}") from exc
             self._rows_appended(len(rows))
             last.update(seqs)
             self._index_due()
@@ -343,11 +351,14 @@ class Store(TokenTable, RetentionTable, NotificationTable, contracts.Store):
         """Attach a callback URL to a subscription; returns its new HMAC secret."""
         secret = secrets.token_hex(16)
         with self._wlock:
-            self._w.execute(
-                "INSERT INTO webhooks VALUES (?, ?, ?, 0) ON CONFLICT(subscription) DO UPDATE "
-                "SET url = excluded.url, secret = excluded.secret",
-                (sub_id, url, self._box.seal(secret)),
-            )
+            try:
+                self._w.execute(
+                    "INSERT INTO webhooks VALUES (?, ?, ?, 0) ON CONFLICT(subscription) DO "
+                    "UPDATE SET url = excluded.url, secret = excluded.secret",
+                    (sub_id, url, self._box.seal(secret)),
+                )
+            except sqlite3.Error as exc:
+                raise storage_error(exc, f"cannot store the webhook of {sub_id!r}") from exc
         return secret
 
     def webhooks(self) -> list[Webhook]:

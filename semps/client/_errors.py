@@ -16,6 +16,7 @@ from semps.errors import (
     ClientError,
     EventLimitExceeded,
     IngestError,
+    OntologyLimitExceeded,
     SempsError,
     SubscriptionError,
     SubscriptionLimitExceeded,
@@ -46,6 +47,8 @@ def _limit_class(topic: str) -> type[SempsError]:
         return EventLimitExceeded
     if topic == "subscription":
         return SubscriptionLimitExceeded
+    if topic == "ontology":
+        return OntologyLimitExceeded
     return SempsError
 
 

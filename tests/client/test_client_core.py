@@ -24,6 +24,7 @@ from semps.errors import (
     ClientError,
     EventLimitExceeded,
     NotFound,
+    OntologyLimitExceeded,
     PermissionDenied,
     SempsError,
     SubscriptionLimitExceeded,
@@ -62,7 +63,11 @@ def _api_status_table() -> list[tuple[type[Exception], int, str]]:
 def test_every_error_the_api_answers_comes_back_as_the_class_it_raised(
     cls: type[Exception], status: int, code: str
 ) -> None:
-    topic = {EventLimitExceeded: "event", SubscriptionLimitExceeded: "subscription"}.get(cls, "")
+    topic = {
+        EventLimitExceeded: "event",
+        SubscriptionLimitExceeded: "subscription",
+        OntologyLimitExceeded: "ontology",
+    }.get(cls, "")
     body = json.dumps({"error": code, "detail": "what went wrong"}).encode()
     exc = error_from(status, body, topic)
     assert type(exc) is _most_general_with_code(cls, code)

@@ -113,11 +113,13 @@ def test_the_metrics_token_is_not_shown_in_the_settings_repr() -> None:
     assert s.metrics_token == "hush-hush" and "hush-hush" not in repr(s)
 
 
-def test_the_readme_table_lists_every_setting_with_its_flag_and_variable() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+def test_the_settings_tables_list_every_setting_with_its_flag_and_variable() -> None:
+    """The README's settings table and docs/operations.md's limits and protections."""
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "README.md").read_text() + (root / "docs" / "operations.md").read_text()
     rows = {
         line.split("|")[1].strip(" `"): line
-        for line in readme.splitlines()
+        for line in text.splitlines()
         if line.startswith("| `") and "`SEMPS_" in line
     }
     assert set(rows) == {s.name for s in SETTINGS}

@@ -127,8 +127,8 @@ def console_router() -> APIRouter:
     async def tree(request: Request, authorization: str | None = Header(None)) -> dict[str, object]:
         broker = _broker(request)
         _who(request, authorization)
-        store = broker.ontology
-        return await run_in_threadpool(lambda: ontology_tree(store.triples(), store.version))
+        snap = broker.ontology.snapshot()  # one version's triples; never waits for an edit
+        return await run_in_threadpool(ontology_tree, snap.triples, snap.version)
 
     @router.post("/api/check")
     async def check(
