@@ -33,7 +33,8 @@ re-raised as one of ours ``from`` the original::
     ├── RequestRefused              the HTTP request itself is refused (its head, its pace)
     │   ├── HeadersTooLarge         the request head is over a size or count limit (431)
     │   ├── RequestLineTooLong      the request line is over its limit (414)
-    │   └── RequestTimeout          the request did not arrive in time (408)
+    │   ├── RequestTimeout          the request did not arrive in time (408)
+    │   └── Overloaded              every connection the server may hold is busy (503)
     ├── SettingsError               a setting (flag, SEMPS_* variable, TOML file) is refused
     ├── ClientError                 semps.client could not reach the server or read its answer
     └── SparkError                  the Spark pipeline could not start or run
@@ -59,6 +60,7 @@ __all__ = [
     "NotFound",
     "OntologyError",
     "OntologyLimitExceeded",
+    "Overloaded",
     "PermissionDenied",
     "PluginNotFound",
     "RDFSyntaxError",
@@ -238,6 +240,11 @@ class RequestTimeout(RequestRefused):
     """The request head or body did not arrive within ``header_timeout`` / ``body_timeout``."""
 
 
+class Overloaded(RequestRefused):
+    """The server holds ``max_connections`` connections, each busy with a request, so a new
+    one is refused (an idle one would have been closed to make room)."""
+
+
 class ClientError(SempsError):
     """:mod:`semps.client` could not reach the server, lost it beyond its retries, got an
     answer it cannot read (a 5xx, a body that is not the API's), or the server does not offer
@@ -281,5 +288,6 @@ WIRE: tuple[tuple[type[SempsError], int, str], ...] = (
     (HeadersTooLarge, 431, "headers_too_large"),
     (RequestLineTooLong, 414, "request_line_too_long"),
     (RequestTimeout, 408, "request_timeout"),
+    (Overloaded, 503, "overloaded"),
     (SempsError, 400, "bad_request"),
 )
