@@ -156,8 +156,12 @@ class Store(TokenTable, RetentionTable, NotificationTable, contracts.Store):
     # -- subscriptions ---------------------------------------------------------------------
 
     def next_id(self, prefix: str) -> str:
-        """A new id ``<prefix><n>``; the counter is persisted with the next subscription
-        stored (an id handed out for a refused subscription may be handed out again)."""
+        """A new id ``<prefix><n>``; the counter is committed before it is returned, so no id
+        is handed out twice, whatever becomes of the subscription."""
+        return self.next_ids(prefix, 1)[0]
+
+    def next_ids(self, prefix: str, count: int) -> list[str]:
+        """``count`` new ids, the counter committed once for them all."""
         with self._wlock:
             value = self._counters.get(prefix)
             if value is None:
@@ -165,9 +169,16 @@ class Store(TokenTable, RetentionTable, NotificationTable, contracts.Store):
                     "SELECT value FROM counters WHERE name = ?", (prefix,)
                 ).fetchone()
                 value = row[0] if row else 0
-            value += 1
-            self._counters[prefix] = value
-        return f"{prefix}{value}"
+            try:
+                self._w.execute(
+                    "INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) "
+                    "DO UPDATE SET value = MAX(value, excluded.value)",
+                    (prefix, value + count),
+                )
+            except sqlite3.Error as exc:
+                raise storage_error(exc, "cannot keep the id counter") from exc
+            self._counters[prefix] = value + count
+        return [f"{prefix}{value + i}" for i in range(1, count + 1)]
 
     def put_subscriptions(self, subs: Sequence[Subscription]) -> None:
         """:meth:`put_subscription` for several, in one transaction."""
