@@ -51,7 +51,9 @@ class PublishFastPath:
             return
         headers = dict(scope["headers"])
         try:
-            self.broker.authorize(bearer_token(_text(headers.get(b"authorization"))), "publisher")
+            token = bearer_token(_text(headers.get(b"authorization")))
+            client = scope.get("client")
+            self.broker.authorize(token, "publisher", client=client[0] if client else None)
             content_type = _text(headers.get(b"content-type"))
             if path == "/events/batch":
                 check_batch_media_type(content_type)

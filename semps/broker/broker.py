@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from semps.broker.contracts import Channel, EventRecord, Store
+from semps.broker.guesses import WINDOW, Guesses
 from semps.broker.pipeline import Batch, Item, Pipeline
 from semps.broker.retention import Pruner
 from semps.broker.store import Principal, TokenInfo
@@ -43,6 +44,7 @@ from semps.errors import (
     NotFound,
     PermissionDenied,
     SubscriptionLimitExceeded,
+    TooManyRequests,
 )
 from semps.event import Event
 from semps.limits import DEFAULT_LIMITS, Limits
@@ -55,8 +57,9 @@ log = logging.getLogger("semps.broker")
 #: Upper bounds (seconds) of the publish-latency histogram buckets.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 
-#: Seconds a bearer token's lookup is cached.
-TOKEN_CACHE_SECONDS = 10.0
+#: Seconds a bearer token's lookup is cached (a token revoked by ``semps token revoke`` in
+#: another process stops working, and its open streams end, within this and a stream's check).
+TOKEN_CACHE_SECONDS = 2.0
 
 #: The semantic snapshot beside the database: the workers start from its parses and rewrite
 #: it when the stored subscriptions changed (``semps.matcher.semantic.snapshot``).
@@ -102,6 +105,14 @@ class Metrics:
         for i, bound in enumerate(LATENCY_BUCKETS):
             if seconds <= bound:
                 self.buckets[i] += 1
+
+
+def _guessing(client: str | None) -> TooManyRequests:
+    msg = (
+        f"too many bad bearer tokens from {client}; a token is checked again once they are "
+        f"older than {WINDOW:g} s"
+    )
+    return TooManyRequests(msg)
 
 
 def _too_many(owner: str, held: int) -> SubscriptionLimitExceeded:
@@ -171,6 +182,7 @@ class Broker:
         self._suspended: dict[str, str] = {}
         self._owned: Counter[str] = Counter()
         self._tokens: dict[str, tuple[float, Principal | None]] = {}
+        self.guesses = Guesses()
         # Event ids: a random prefix per start and a counter (unique across restarts).
         self._id_prefix = f"ev-{uuid.uuid4().hex[:12]}-"
         self._ids = itertools.count(1)
@@ -238,6 +250,7 @@ class Broker:
         matcher = self.observers.get(kind)
         if matcher is None:
             matcher = self.observers[kind] = create_matcher(kind)
+            matcher.limits = self.limits
             matcher.use_resolver(self._subs.get)
         return matcher
 
@@ -279,10 +292,22 @@ class Broker:
             if old_kind is not None and old_kind != kind:
                 if cls.stateful or get_matcher_class(old_kind).stateful:
                     self._drop_from_matchers(sub.id, old_kind)
-            self.store.put_subscription(sub)
+            try:
+                self.store.put_subscription(sub)
+            except BaseException:  # not stored: not matching either (no ghost detections)
+                self._unregister(sub, old)
+                raise
             self._remember(sub)
             self._suspended.pop(sub.id, None)
         return sub
+
+    def _unregister(self, sub: Subscription, old: Subscription | None) -> None:
+        """Undo indexing ``sub`` (its store write failed): drop it, put ``old`` back."""
+        with contextlib.suppress(Exception):
+            self._drop_from_matchers(sub.id, sub.kind)
+        if old is not None:
+            with contextlib.suppress(Exception):
+                self._add_to_matchers(old, None)
 
     def _subscribe_grouped(self, mine: _Pending) -> Subscription:
         """New stateless subscriptions register in groups: whoever holds the registration
@@ -308,15 +333,18 @@ class Broker:
     def _register_group(self, group: list[_Pending]) -> None:
         accepted: list[tuple[_Pending, Subscription]] = []
         held = Counter(self._owned)
+        wanted: list[_Pending] = []
         for p in group:
             if held[p.owner] >= self.limits.max_subscriptions:
                 p.result = _too_many(p.owner, held[p.owner])
                 continue
             held[p.owner] += 1
-            sub = Subscription(self.store.next_id("sub-"), p.kind, p.text, p.owner, p.name)
-            accepted.append((p, sub))
-        if not accepted:
+            wanted.append(p)
+        if not wanted:
             return
+        ids = self.store.next_ids("sub-", len(wanted))  # kept before any is acknowledged
+        for p, sub_id in zip(wanted, ids, strict=True):
+            accepted.append((p, Subscription(sub_id, p.kind, p.text, p.owner, p.name)))
         status, value = self.pipeline.command(("add_many", [s for _, s in accepted]))[0]
         if status == "error":
             raise unpack_error(value)
@@ -530,15 +558,19 @@ class Broker:
 
     # -- tokens ----------------------------------------------------------------------------
 
-    def authorize(self, token: str, *roles: str) -> Principal:
+    def authorize(self, token: str, *roles: str, client: str | None = None) -> Principal:
         """The principal a bearer token belongs to, with one of ``roles`` (an admin may do
-        anything); lookups are cached for :data:`TOKEN_CACHE_SECONDS`.
+        anything); lookups are cached for :data:`TOKEN_CACHE_SECONDS`. Bad tokens are
+        counted by ``client`` address (:mod:`semps.broker.guesses`).
 
         Raises:
             AuthError: an unknown, expired or revoked token.
             PermissionDenied: the token's role is not one of ``roles``.
+            TooManyRequests: ``client`` sent too many bad tokens lately.
         """
         now = time.monotonic()
+        if self.guesses.blocked(client, token, now=now):
+            raise _guessing(client)
         cached = self._tokens.get(token)
         if cached is not None and now - cached[0] < TOKEN_CACHE_SECONDS:
             who = cached[1]
@@ -547,9 +579,13 @@ class Broker:
             if len(self._tokens) > 10_000:
                 self._tokens.clear()
             self._tokens[token] = (now, who)
+            if who is not None:
+                self.guesses.accepted(token, now=now)
         if who is not None and who.expires is not None and who.expires <= time.time():
             who = None  # expired while cached
         if who is None:
+            if self.guesses.refused(client, token, now=now):
+                raise _guessing(client)
             msg = "unknown, expired or revoked bearer token"
             raise AuthError(msg)
         if roles and who.role not in roles and who.role != "admin":
