@@ -34,6 +34,7 @@ from semps.api.routes import (
     tokens_router,
 )
 from semps.api.streams import DEFAULT_MAX_STREAMS, Streams
+from semps.broker.at_rest import SecretBox
 from semps.broker.broker import Broker
 from semps.broker.callbacks import CallbackPolicy
 from semps.broker.contracts import Store
@@ -89,6 +90,7 @@ def create_app(
 
     streams = Streams(broker.store, fanout, max_streams=max_streams, sent=sent)
     ctx = Context(broker, Auth(broker), streams, policy, max_body, metrics_token)
+    ctx.cursor_key = SecretBox.from_dir(broker.data_dir).derive("list cursors")
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

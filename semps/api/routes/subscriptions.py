@@ -122,13 +122,13 @@ def subscriptions_router(ctx: Context) -> APIRouter:
     ) -> SubscriptionPage:
         """The caller's subscriptions (an admin's: every one), in registration order."""
         owner = None if who.role == "admin" else who.subject
-        after = decode_cursor(cursor, "subscriptions")
+        after = decode_cursor(cursor, "subscriptions", ctx.cursor_key)
         items, last = page(
             broker.subscriptions(owner), _order, None if after is None else _key(after), limit
         )
         return SubscriptionPage(
             items=[subscription_out(s, broker) for s in items],
-            next=None if last is None else encode_cursor("subscriptions", last.id),
+            next=None if last is None else encode_cursor("subscriptions", last.id, ctx.cursor_key),
         )
 
     @router.get("/subscriptions/{sub_id}", responses=responses(401, 403, 404))
