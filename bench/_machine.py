@@ -16,7 +16,7 @@ import time
 
 def reference_ms(repeats: int = 3) -> float:
     """The least CPU time (ms) of ``repeats`` runs of the reference workload (~80 ms each
-    on the machine the README's figures come from, in its fast stretches)."""
+    on the machine bench/README.md's figures come from, in its fast stretches)."""
     best = float("inf")
     for _ in range(repeats):
         rng = random.Random(5)

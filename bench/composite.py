@@ -23,6 +23,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from _results import record  # bench/ is on the path: this file runs as a script
+
 from semps.matcher.composite import EventTree, parse_definitions
 
 PRIMS = [f"p{i}" for i in range(100)]
@@ -70,6 +72,7 @@ def main_cli(args: argparse.Namespace) -> None:
     detections = len(tree.run(stream).names)
     inproc = len(stream) / (time.perf_counter() - start)
     print(f"in process (EventTree.run): {inproc:,.0f} arrivals/s, {detections:,} detections")
+    record("composite", {"definitions": 1_000, "mode": "in process, batched", "arrivals_s": inproc})
     for label, prev in (("this", None), ("prev", args.prev)):
         if label == "prev" and not prev:
             continue
@@ -83,6 +86,19 @@ def main_cli(args: argparse.Namespace) -> None:
             f"{base[0]:.2f} s); marginal {n / (full[1] - base[0]):,.0f}-"
             f"{n / (full[0] - base[0]):,.0f} arrivals/s; by CPU time "
             f"{n / (full[4] - base[3]):,.0f}-{n / (full[3] - base[3]):,.0f} arrivals/s"
+        )
+        record(
+            "composite",
+            {
+                "definitions": 1_000,
+                "mode": "semps composite run",
+                "arrivals": n,
+                "arrivals_s": n / full[0],
+                "arrivals_s_worst": n / full[1],
+                "marginal_arrivals_s": n / (full[0] - base[0]),
+                "startup_s": base[0],
+            },
+            checkout=Path(prev) if prev else Path(__file__).resolve().parents[1],
         )
 
 
@@ -137,6 +153,18 @@ def main() -> None:
             f"{per_call:,.0f}/s one call each with constituents, "
             f"{detections / len(stream):.2f} detections/arrival, "
             f"{mem / n:,.0f} B/definition; naive scan alone {naive:,.0f} arrivals/s"
+        )
+        record(
+            "composite",
+            {
+                "definitions": n,
+                "mode": "in process, batched",
+                "arrivals_s": rate,
+                "one_call_arrivals_s": per_call,
+                "detections_per_arrival": detections / len(stream),
+                "bytes_per_definition": mem / n,
+                "naive_arrivals_s": naive,
+            },
         )
 
 

@@ -44,6 +44,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).parent))
 import semantic as gen  # noqa: E402
 from _common import create_tokens, ntriples, quantile, serve  # noqa: E402
+from _results import record  # noqa: E402
 
 EX = "http://ex/"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
@@ -475,6 +476,21 @@ def report(args: argparse.Namespace, tally: Tally, sigterm: float | None) -> Non
         print(f"{name:<28} {value:<36} {target:<10} {('yes' if met[0] else 'NO') if met else ''}")
     if lost:
         print(f"lost probe numbers (first 20): {lost[:20]}")
+    record(
+        "noisy",
+        {
+            "subs": args.subs,
+            "family": args.family,
+            "good_p50_ms": quantile(tally.acks, 0.5),
+            "good_p99_ms": p99,
+            "good_max_ms": top,
+            "good_refused": sum(tally.good_refused.values()),
+            "health_max_ms": health_max,
+            "errors_5xx": five,
+            "lost": len(lost),
+            "sigterm_s": "" if sigterm is None else sigterm,
+        },
+    )
 
 
 def main() -> None:

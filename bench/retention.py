@@ -20,6 +20,8 @@ import threading
 import time
 from pathlib import Path
 
+from _results import record  # bench/ is on the path: this file runs as a script
+
 from semps.broker.store import EventRecord, Store
 from semps.matcher.base import Subscription
 
@@ -41,12 +43,18 @@ def commits(store: Store, stop: threading.Event, out: list[float]) -> None:
         out.append(time.perf_counter() - start)
 
 
-def summary(label: str, latencies: list[float]) -> str:
+def figures(latencies: list[float]) -> tuple[float, float, float]:
+    """Median, 99th percentile and worst of commit latencies, in ms."""
     ordered = sorted(latencies)
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return statistics.median(ordered) * 1e3, p99 * 1e3, ordered[-1] * 1e3
+
+
+def summary(label: str, latencies: list[float]) -> str:
+    median, p99, worst = figures(latencies)
     return (
-        f"{label}: {len(ordered)} commits, median {statistics.median(ordered) * 1e3:.2f} ms, "
-        f"p99 {p99 * 1e3:.2f} ms, worst {ordered[-1] * 1e3:.2f} ms"
+        f"{label}: {len(latencies)} commits, median {median:.2f} ms, "
+        f"p99 {p99:.2f} ms, worst {worst:.2f} ms"
     )
 
 
@@ -82,6 +90,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(summary("commits alone", baseline))
     print(summary("commits during the pass", during))
+    alone, meanwhile = figures(baseline), figures(during)
+    record(
+        "retention",
+        {
+            "subs": args.subs,
+            "per_sub": args.per_sub,
+            "keep": args.keep,
+            "pass_s": took,
+            "rows_deleted": removed,
+            "commit_median_ms": meanwhile[0],
+            "commit_p99_ms": meanwhile[1],
+            "commit_worst_ms": meanwhile[2],
+            "alone_median_ms": alone[0],
+            "alone_p99_ms": alone[1],
+            "alone_worst_ms": alone[2],
+        },
+    )
     return 0
 
 

@@ -18,6 +18,8 @@ import sys
 import time
 import tracemalloc
 
+from _results import record  # bench/ is on the path: this file runs as a script
+
 from semps.event import Event
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher
@@ -173,6 +175,21 @@ def main() -> None:
                 f"{r['events_per_s']:>7.0f} {r['batch_events_per_s']:>10.0f} {r['p50_ms']:>7.2f} "
                 f"{r['p99_ms']:>7.2f} {r['matches_per_event']:>5.1f} {naive_rate:>10.2f}",
                 flush=True,
+            )
+            record(
+                "semantic",
+                {
+                    "subs": r["subs"],
+                    "workers": workers,
+                    "reg_per_s": r["reg_per_s"],
+                    "bytes_per_sub": r["bytes_per_sub"],
+                    "events_s": r["events_per_s"],
+                    "batch_events_s": r["batch_events_per_s"],
+                    "p50_ms": r["p50_ms"],
+                    "p99_ms": r["p99_ms"],
+                    "matches_per_event": r["matches_per_event"],
+                    "naive_events_s": "" if workers != 1 else naive_rate,
+                },
             )
 
 

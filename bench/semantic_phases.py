@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from _results import record  # noqa: E402
 from semantic import compile_axioms, event, ontology, subscription  # noqa: E402
 
 from semps.matcher.base import MatchContext, Subscription  # noqa: E402
@@ -68,6 +69,19 @@ def main() -> None:
         f"counter {counter:.3f} ms, verify every candidate {verifying:.3f} ms, "
         f"match {whole:.3f} ms per event -> {1000 / whole:.0f} events/s, "
         f"count_batch {counts:.3f} ms -> {1000 / counts:.0f} events/s"
+    )
+    record(
+        "semantic_phases",
+        {
+            "subs": args.subs,
+            "events": n,
+            "counter_ms": counter,
+            "verify_ms": verifying,
+            "match_ms": whole,
+            "match_events_s": 1000 / whole,
+            "count_batch_ms": counts,
+            "count_batch_events_s": 1000 / counts,
+        },
     )
 
 

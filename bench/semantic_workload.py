@@ -50,7 +50,10 @@ import tracemalloc
 from pathlib import Path
 
 from _machine import stamp  # bench/ is on the path: this file runs as a script
+from _results import record
 
+#: This checkout (the ``compare`` runs without ``--repo`` run its ``semps``).
+HERE = Path(__file__).resolve().parents[1]
 EX = "http://bench.example/w#"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
@@ -327,6 +330,12 @@ def compare(folder: Path, repo: Path, rounds: int, workers: int, paired: bool = 
         for name, where in sides:
             found = found_by[name] if paired else cli(folder, workers, where)
             runs[name].append(found)
+            how = "compare --paired" if paired else "compare"
+            record(
+                "semantic_workload",
+                {"folder": folder.name, "run": f"{how} round {i + 1}", **found},
+                checkout=where or HERE,
+            )
             rate, cpu = found["events_per_s"], found["cpu_us_per_event"]
             print(
                 f"round {i + 1} {name}: {rate:,.0f} events/s, {cpu:,.0f} us CPU/event", flush=True
@@ -513,17 +522,20 @@ def main() -> None:
     if args.command == "memory":
         found = memory(args.subs, args.selectivity)
         print("memory:", {k: round(v, 1) for k, v in found.items()}, flush=True)
+        record("semantic_workload", {"run": "memory", "selectivity": args.selectivity, **found})
         return
     if not args.skip_in_process:
-        print(
-            "in process:", {k: round(v, 3) for k, v in in_process(args.folder).items()}, flush=True
-        )
+        found = in_process(args.folder)
+        print("in process:", {k: round(v, 3) for k, v in found.items()}, flush=True)
+        record("semantic_workload", {"folder": args.folder.name, "run": "in-process", **found})
     if args.cli:
         for workers in (1, 2):
-            print(
-                "semps match:",
-                {k: round(v, 3) for k, v in cli(args.folder, workers, args.repo).items()},
-                flush=True,
+            found = cli(args.folder, workers, args.repo)
+            print("semps match:", {k: round(v, 3) for k, v in found.items()}, flush=True)
+            record(
+                "semantic_workload",
+                {"folder": args.folder.name, "run": "semps match", **found},
+                checkout=args.repo or HERE,
             )
     if args.naive:
         print(f"naive (pyoxigraph per subscription): {naive(args.folder):.3f} events/s")

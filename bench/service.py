@@ -43,7 +43,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import semantic as gen  # noqa: E402
 from _common import create_tokens, quantile, serve  # noqa: E402
 from _common import ntriples as event_lines  # noqa: E402
-from _machine import stamp  # noqa: E402
+from _machine import reference_ms, stamp  # noqa: E402
+from _results import record  # noqa: E402
 
 PROBE = "http://bench.example/probe"
 
@@ -191,6 +192,7 @@ def in_process(subs: list[str], onto: bytes, events: list[object], seconds: floa
 
 
 async def run(args: argparse.Namespace) -> None:
+    reference = reference_ms()  # the machine's speed, beside every recorded row
     data = Path(tempfile.mkdtemp(prefix="semps-bench-"))
     tok = create_tokens(data, {r: r for r in ("admin", "publisher", "subscriber")})
     extra = ["--max-subscriptions", str(args.subs + 10)]  # one subscriber holds them all
@@ -273,10 +275,33 @@ async def run(args: argparse.Namespace) -> None:
                 f" {os.getloadavg()[0]:.2f}; worker restarts so far {restarts}",
                 flush=True,
             )
+            record(
+                "service",
+                {
+                    "subs": args.subs,
+                    "mode": mode if batch == 1 else f"{mode} x{batch}",
+                    "events_s": n / elapsed,
+                    "post_p50_ms": quantile(acks, 0.5),
+                    "post_p99_ms": quantile(acks, 0.99),
+                    "post_max_ms": quantile(acks, 1.0),
+                    "notify_p50_ms": quantile(lat, 0.5),
+                    "notify_p99_ms": quantile(lat, 0.99),
+                    "errors": errors,
+                    "main_us_per_event": 1e6 * main_cpu / max(n, 1),
+                    "workers_us_per_event": 1e6 * worker_cpu / max(n, 1),
+                    "clients_us_per_event": 1e6 * client_cpu / max(n, 1),
+                },
+                reference=reference,
+            )
         if "in-process" not in args.modes.split(","):
             return
         rate = in_process(subs, onto, events, args.seconds)
         print(f"{'in-process':<12} {rate:>9.0f}   (the same matcher, one core, batches of 100)")
+        record(
+            "service",
+            {"subs": args.subs, "mode": "in-process", "events_s": rate},
+            reference=reference,
+        )
     finally:
         server_log.close()
         server.terminate()

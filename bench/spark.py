@@ -39,6 +39,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _results import record
 from spark_cpu import Measured, load_average, measured
 
 SEMPS = str(Path(sys.executable).with_name("semps"))
@@ -144,6 +145,20 @@ def main() -> None:
             print(f"{label:<40} {'marginal':>7} {gap:>8.1f} {cpu_gap:>8.1f} "
                   f"{marginal[label]:>9.1f}  ({1000 * cpu_gap / extra:.0f} ms CPU an event)",
                   flush=True)  # fmt: skip
+            record(
+                "spark",
+                {
+                    "case": args.case.name,
+                    "command_run": label,
+                    "events_n": counts["N"],
+                    "seconds_n": runs["N"].seconds,
+                    "cpu_s_n": runs["N"].cpu,
+                    "seconds_half": runs["N/2"].seconds,
+                    "cpu_s_half": runs["N/2"].cpu,
+                    "marginal_events_s": marginal[label],
+                    "marginal_cpu_ms_per_event": 1000 * cpu_gap / extra,
+                },
+            )
         if len(marginal) == 2:
             inproc, spark = marginal.values()
             print(f"marginal speed-up, spark / in process: {spark / inproc:.2f}x", flush=True)

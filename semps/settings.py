@@ -82,7 +82,7 @@ def format_duration(seconds: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """What ``semps serve`` runs with (see the README's settings table).
+    """What ``semps serve`` runs with (see the settings table in docs/operations.md).
 
     Attributes:
         host / port: where the HTTP API listens.
@@ -96,7 +96,8 @@ class Settings:
         retain_count / retain_age: stored notifications kept per subscription, by number
             and by age in seconds (0: no bound); a subscription may ask for its own.
         prune_interval: seconds between two retention passes.
-        metrics_token: a bearer token that may read ``/metrics`` only (``None``: admin only).
+        metrics_token: a bearer token that may read ``/metrics`` only (``None``: none; any
+            valid token reads ``/metrics`` either way).
         limits: the per-request limits.
         config: the TOML file the settings were read from, if any.
     """
@@ -278,7 +279,7 @@ _LIMIT_HELP = {
     "max_client_connections": "open HTTP connections of one client address",
 }
 
-#: Every setting but the limits, in the README's order.
+#: Every setting but the limits, in the order of docs/operations.md's table.
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "config", _path, "a TOML file of settings (keys: these flags' names with _)", metavar="FILE"

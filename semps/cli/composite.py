@@ -35,7 +35,8 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--definitions",
         type=Path,
         required=True,
-        help="text file of composite event definitions (create event NAME ...; see the README)",
+        help="text file of composite event definitions (create event NAME ...; see "
+        "docs/composite.md)",
     )
     run_p.add_argument(
         "--stream",

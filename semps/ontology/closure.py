@@ -129,7 +129,7 @@ class _Closure:
     def _on_declaration(self, s: str, cls: str) -> None:
         """scm-cls, scm-op, scm-dp (and RDFS rdfs6/rdfs10): a declared class or property
         is its own subclass / subproperty and equivalent."""
-        if cls == OWL + "Class":  # (owl:Nothing below every class: left out, see README)
+        if cls == OWL + "Class":  # (owl:Nothing below every class: left out, see docs/ontology.md)
             for triple in ((s, SUB_CLASS, s), (s, EQ_CLASS, s), (s, SUB_CLASS, THING)):
                 self.add(triple)
         elif cls == RDFS + "Class":

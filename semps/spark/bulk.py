@@ -18,7 +18,7 @@ count columns by compiled code, no dictionary per event).
 (The opt-in GraphFrames engine, :mod:`semps.spark.graph_join`, only picks candidate events
 with a bulk graph join and hands them to this matcher. An earlier one, subscriptions as
 motif queries joined and counted in the JVM, was retired: it ran 158x slower than this one
-on 200 events x 200 subscriptions, 300.5 s against 1.9 s; see the README.)
+on 200 events x 200 subscriptions, 300.5 s against 1.9 s.)
 """
 
 from __future__ import annotations

@@ -259,7 +259,7 @@ def test_a_projection_keeps_its_first_order_without_repeats() -> None:
 
 
 def test_a_string_cast_drops_a_language_tag_as_str_does() -> None:
-    """xsd:string("a"@en) is the simple literal "a" (rdflib keeps the tag; the README lists
+    """xsd:string("a"@en) is the simple literal "a" (rdflib keeps the tag; docs/sparql.md lists
     it among rdflib's departures)."""
     cast = f"<{XSD}string>(?y)"
     assert holds(f'lang({cast}) = ""', Literal("a", lang="en"))

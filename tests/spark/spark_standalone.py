@@ -1,5 +1,5 @@
 """A real Spark standalone cluster on 127.0.0.1 for the tests: one master and one worker,
-started from pyspark's bundled ``sbin/spark-daemon.sh`` (the README's "Running on a
+started from pyspark's bundled ``sbin/spark-daemon.sh`` (docs/spark.md's "Running on a
 cluster" recipe), and an executor Python that has semps' dependencies but not semps, so
 executors can only import semps from the zip ``semps spark package`` writes."""
 

@@ -1,5 +1,5 @@
 """semps on a real standalone cluster (master and worker from pyspark's bundled scripts), run
-exactly as the README's "Running on a cluster" says: ``semps spark package``, then
+exactly as docs/spark.md's "Running on a cluster" says: ``semps spark package``, then
 ``spark-submit --py-files`` with the zip, or the CLI with ``--master`` and ``--py-files``.
 The executors' Python has semps' dependencies but not semps, so they import it from the zip.
 Answers are compared with in-process ``semps match`` (an independent path)."""
@@ -60,7 +60,7 @@ def match_args(case: Path) -> list[str]:
 def submit(
     cluster: Cluster, package: tuple[Path, Path], python: Path, *args: str, cwd: Path
 ) -> subprocess.CompletedProcess[str]:
-    """The README's spark-submit command line."""
+    """docs/spark.md's spark-submit command line."""
     zip_path, main = package
     env = {**os.environ, "SPARK_HOME": str(SPARK_HOME)}
     env.pop("PYSPARK_PYTHON", None)

@@ -18,7 +18,7 @@ The evaluator API (FILTER, BIND, ``SELECT (expr AS ?v)``):
 
 Semantics follow SPARQL 1.1 sections 17.2-17.5 as the W3C test suites pin them down
 (:mod:`._values` for operators, :mod:`._functions` for the built-ins and casts); where
-rdflib answers differently the W3C results win (the README lists the differences).
+rdflib answers differently the W3C results win (docs/sparql.md lists the differences).
 """
 
 from __future__ import annotations
