@@ -36,7 +36,7 @@ __all__ = ["JSONFormatter", "Redactor", "configure", "redact", "reset"]
 #: A secret in a URL's query (``?token=``, ``&access_token=``), a header, or a credential.
 _SECRETS = re.compile(
     r"(?i)(?P<key>[?&;](?:access_)?token=|authorization[\"']?\s*[:=]\s*[\"']?"
-    r"(?:bearer\s+|basic\s+)?|bearer\s+)(?P<secret>[^\s&;\"',)\]]+)"
+    r"(?:bearer\s+|basic\s+)?|bearer\s+(?=[\w.~+/=-]{12}))(?P<secret>[^\s&;\"',)\]]+)"
 )
 REDACTED = "[redacted]"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import resource
 import signal
 import socket
 import sqlite3
@@ -99,21 +100,28 @@ def stalled_reader(port: int, request: bytes) -> socket.socket:
 
 
 class Server:
-    """A `semps serve` process and bearer tokens for each role."""
+    """A `semps serve` process and bearer tokens for each role (``nofile``: the process's
+    file limit, soft and hard)."""
 
     def __init__(
-        self, data_dir: Path, max_body: int = 1_000_000, extra: tuple[str, ...] = ()
+        self,
+        data_dir: Path,
+        max_body: int = 1_000_000,
+        extra: tuple[str, ...] = (),
+        nofile: int | None = None,
     ) -> None:
-        self.data_dir, self.max_body, self.extra = data_dir, max_body, extra
+        self.data_dir, self.max_body, self.extra, self.nofile = data_dir, max_body, extra, nofile
         self.tokens = {role: self._token(role) for role in ("admin", "publisher", "subscriber")}
         self.proc: subprocess.Popen[bytes] | None = None
         self.start()
 
-    def _token(self, role: str) -> str:
+    def _token(self, role: str, subject: str | None = None) -> str:
         """A token made by ``semps token create`` (run in this process: the same command
         and store, without a second of interpreter start-up for each server)."""
         out, err = io.StringIO(), io.StringIO()
         argv = ["token", "create", "--role", role, "--data-dir", str(self.data_dir)]
+        if subject is not None:
+            argv += ["--subject", subject]
         with redirect_stdout(out), redirect_stderr(err):
             status = semps_main(argv)
         assert status == 0, err.getvalue()
@@ -140,14 +148,21 @@ class Server:
                 ],
                 stdout=log,
                 stderr=log,
+                preexec_fn=self._limit if self.nofile else None,
             )
-        for _ in range(200):
+        # Wait for the server to answer, or to die: no fixed bound (a loaded machine may take
+        # long to start it; the test's own time-out ends a hung run).
+        while self.proc.poll() is None:
             try:
-                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
+                if httpx.get(self.url + "/health", timeout=None).status_code == 200:
                     return
             except httpx.TransportError:
                 time.sleep(0.1)
         raise RuntimeError(self.log.read_text())
+
+    def _limit(self) -> None:
+        assert self.nofile is not None
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.nofile, self.nofile))
 
     def kill(self) -> None:
         assert self.proc is not None
@@ -160,8 +175,12 @@ class Server:
             self.proc.wait(timeout=10)
 
     def client(self, role: str) -> httpx.Client:
+        """A client with ``role``'s token and no time-out (a slow machine is not a failure;
+        the test's own time-out ends a hung run)."""
         return httpx.Client(
-            base_url=self.url, timeout=30, headers={"Authorization": f"Bearer {self.tokens[role]}"}
+            base_url=self.url,
+            timeout=None,
+            headers={"Authorization": f"Bearer {self.tokens[role]}"},
         )
 
 
