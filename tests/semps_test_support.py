@@ -33,6 +33,10 @@ from semps.ontology import Expansion, load_expansion
 from semps.terms import RDF_TYPE, Literal
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The longest a test waits for one thing to happen (a server to answer, a stream's next
+#: message, a process to end). It only ends a broken run: a test waits on the event itself,
+#: and a loaded machine (load 8 on 2 cores runs the suite 3.5 times slower) must not fail one.
+PATIENCE = 600.0
 WORKLOADS = ROOT.parent / "shared" / "workloads"
 E = TypeVar("E", bound=BaseException)
 
@@ -70,7 +74,7 @@ class LocalServer:
         self.httpd.server_close()
 
 
-def wait_for(predicate: Callable[[], bool], seconds: float = 20.0) -> bool:
+def wait_for(predicate: Callable[[], bool], seconds: float = PATIENCE) -> bool:
     """Whether ``predicate`` holds within ``seconds``, polled (no timing is asserted: the
     bound only ends a broken run)."""
     deadline = time.monotonic() + seconds
@@ -172,7 +176,7 @@ class Server:
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
-            self.proc.wait(timeout=10)
+            self.proc.wait(timeout=PATIENCE)
 
     def client(self, role: str) -> httpx.Client:
         """A client with ``role``'s token and no time-out (a slow machine is not a failure;

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from semps_test_support import LocalServer, QuietHandler, Server, wait_for
+from semps_test_support import PATIENCE, LocalServer, QuietHandler, Server, wait_for
 from websockets.sync.client import connect
 
 from semps.cli.demo import demo_dir
@@ -115,13 +115,13 @@ def test_websocket_streams_and_resumes(server: Server) -> None:
             pub.post("/events", content=EVENT, headers=RDFXML)
     token = server.tokens["subscriber"]
     ws_url = server.url.replace("http://", "ws://") + f"/subscriptions/{sub_id}/ws"
-    with connect(f"{ws_url}?token={token}", open_timeout=10) as ws:
-        assert [json.loads(ws.recv(timeout=10))["id"] for _ in range(2)] == [1, 2]
-    with connect(f"{ws_url}?token={token}&after=1", open_timeout=10) as ws:
-        assert json.loads(ws.recv(timeout=10))["id"] == 2
+    with connect(f"{ws_url}?token={token}", open_timeout=PATIENCE) as ws:
+        assert [json.loads(ws.recv(timeout=PATIENCE))["id"] for _ in range(2)] == [1, 2]
+    with connect(f"{ws_url}?token={token}&after=1", open_timeout=PATIENCE) as ws:
+        assert json.loads(ws.recv(timeout=PATIENCE))["id"] == 2
         with server.client("publisher") as pub:
             pub.post("/events", content=EVENT, headers=RDFXML)
-        assert json.loads(ws.recv(timeout=10))["id"] == 3
+        assert json.loads(ws.recv(timeout=PATIENCE))["id"] == 3
 
 
 class Hanging:

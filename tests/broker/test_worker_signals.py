@@ -7,6 +7,8 @@ import os
 import signal
 import time
 
+from semps_test_support import PATIENCE
+
 from semps.broker.worker import start_worker
 from semps.limits import DEFAULT_LIMITS
 
@@ -24,5 +26,5 @@ def test_a_worker_ignores_ctrl_c_and_exits_cleanly_when_its_pipe_closes() -> Non
         assert conn.recv() == ("ok", None)  # still serving
     finally:
         conn.close()
-        process.join(timeout=10)
+        process.join(timeout=PATIENCE)
     assert process.exitcode == 0

@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import pytest
-from semps_test_support import ROOT, Server
+from semps_test_support import PATIENCE, ROOT, Server
 
-pytestmark = [pytest.mark.server, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.server
 
 EXAMPLE = ROOT / "examples" / "client_quickstart.py"
 PAGE = ROOT / "docs" / "client.md"
@@ -34,7 +34,7 @@ def shown_output() -> list[str]:
 def test_the_example_runs_against_a_server(server: Server) -> None:
     env = {**os.environ, "SEMPS_URL": server.url, "SEMPS_TOKEN": server.tokens["admin"]}
     done = subprocess.run(
-        [sys.executable, str(EXAMPLE)], env=env, capture_output=True, text=True, timeout=100
+        [sys.executable, str(EXAMPLE)], env=env, capture_output=True, text=True, timeout=PATIENCE
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
