@@ -372,7 +372,10 @@ class Broker:
         """Index ``sub`` where its kind runs (it validates: raises before any change)."""
         if get_matcher_class(sub.kind).stateful:
             with self._observe:
-                self._observer(sub.kind).add(sub)
+                matcher = self._observer(sub.kind)
+            matcher.prepare(sub)  # the slow part, outside the lock every commit takes
+            with self._observe:
+                matcher.add(sub)
         else:
             self._call_workers(("add", sub, old_kind))
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import rdflib
+import pyoxigraph as ox
 
 from semps import terms
 from semps._types import Term, Triple
@@ -44,7 +44,7 @@ from semps.ontology.compile import (
 )
 from semps.ontology.expansion import Expansion
 from semps.ontology.load import ontology_triples
-from semps.ontology.quadstore import ONTOLOGY_IRI, Quadstore, normal, to_node
+from semps.ontology.quadstore import ONTOLOGY_IRI, Quadstore, normal
 
 __all__ = ["AXIOMS", "ONTOLOGY_IRI", "OntologySnapshot", "OntologyStore"]
 
@@ -61,7 +61,12 @@ PROPERTY_KINDS = {
     "datatype": terms.OWL + "DatatypeProperty",
 }
 OWL_CLASS = terms.OWL + "Class"
-_FORMATS = {"rdfxml": "xml", "turtle": "turtle", "ntriples": "nt"}
+_FORMATS = {
+    "rdfxml": ox.RdfFormat.RDF_XML,
+    "turtle": ox.RdfFormat.TURTLE,
+    "ntriples": ox.RdfFormat.N_TRIPLES,
+}
+_PREFIXES = {"rdf": terms.RDF, "rdfs": terms.RDFS, "owl": terms.OWL, "xsd": terms.XSD}
 
 
 def _check_iri(iri: str) -> str:
@@ -71,11 +76,15 @@ def _check_iri(iri: str) -> str:
     return iri
 
 
-def _exported(term: Term) -> rdflib.term.Node:
+def _exported(term: Term) -> ox.NamedNode | ox.BlankNode | ox.Literal:
     """A term as an exported document writes it (a blank node's label a valid NCName)."""
-    if type(term) is str and term.startswith("_:"):
-        return rdflib.BNode("b" + term[2:].replace(".", "_"))
-    return to_node(term)
+    if isinstance(term, terms.Literal):
+        if term.lang:
+            return ox.Literal(term.lexical, language=term.lang)
+        return ox.Literal(term.lexical, datatype=ox.NamedNode(term.datatype))
+    if term.startswith("_:"):
+        return ox.BlankNode("b" + term[2:].replace(".", "_"))
+    return ox.NamedNode(term)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -182,7 +191,7 @@ class OntologyStore:
 
     def export(self, format: Literal["rdfxml", "turtle", "ntriples"] = "rdfxml") -> bytes:
         """The ontology serialised as RDF/XML, Turtle or N-Triples (made once per version
-        and format: concurrent readers share the work)."""
+        and format by pyoxigraph's serialiser: concurrent readers share the work)."""
         if format not in _FORMATS:
             msg = f"unknown export format {format!r} (use rdfxml, turtle or ntriples)"
             raise OntologyError(msg)
@@ -191,10 +200,12 @@ class OntologyStore:
             cached = self._exports.get(format)
             if cached is not None and cached[0] == snap.version:
                 return cached[1]
-            graph = rdflib.Graph()
-            for s, p, o in snap.triples:
-                graph.add((_exported(s), rdflib.URIRef(p), _exported(o)))
-            body = graph.serialize(format=_FORMATS[format], encoding="utf-8")
+            made = [
+                ox.Triple(_exported(s), ox.NamedNode(p), _exported(o))  # type: ignore[arg-type]
+                for s, p, o in snap.triples
+            ]
+            prefixes = None if format == "ntriples" else _PREFIXES
+            body = ox.serialize(made, format=_FORMATS[format], prefixes=prefixes) or b""
             self._exports[format] = (snap.version, body)
             return body
 

@@ -147,10 +147,22 @@ class _Parser:
         return op, (a, b, c), n
 
 
+def parse_statements(text: str) -> list[Definition]:
+    """The definitions ``text`` states, read (syntax only: see :func:`parse_definitions`).
+
+    Raises:
+        CompositeDefinitionError: the text does not parse (line and column).
+    """
+    return _Parser(text).statements()
+
+
 def parse_definitions(
-    text: str, defined: set[str] | None = None, primitives: set[str] | None = None
+    text: str | list[Definition],
+    defined: set[str] | None = None,
+    primitives: set[str] | None = None,
 ) -> list[Definition]:
-    """Parse and check definitions, given the composites and primitives already known.
+    """Parse and check definitions, given the composites and primitives already known
+    (``text`` may be what :func:`parse_statements` read of it).
 
     Example:
         >>> text = "create event x = a then b; create event y = 2 times x in c, d within 30s;"
@@ -160,7 +172,8 @@ def parse_definitions(
     known = set(defined or ())
     used = set(primitives or ())
     out = []
-    for d in _Parser(text).statements():
+    statements = parse_statements(text) if isinstance(text, str) else text
+    for d in statements:
         where = {"line": d.line, "column": d.column}
         if d.name in known:
             raise CompositeDefinitionError(f"event {d.name!r} is already defined", **where)

@@ -23,7 +23,7 @@ from typing import Any
 from semps.errors import NotFound, SubscriptionLimitExceeded
 from semps.event import Event
 from semps.matcher.base import Match, MatchContext, Matcher, Resolver, Subscription
-from semps.matcher.composite.language import Definition, parse_definitions
+from semps.matcher.composite.language import Definition, parse_definitions, parse_statements
 from semps.matcher.composite.tree import EventTree
 
 log = logging.getLogger("semps.composite")
@@ -54,6 +54,12 @@ class CompositeMatcher(Matcher):
         self.owner: dict[str, str] = {}  # subscription id -> its owner ("" for none)
         self.by_owner: dict[str, set[str]] = {}  # owner -> its composite subscriptions
         self.owner_of: dict[Key, str] = {}  # composite -> the subscription defining it
+        self._read: tuple[str, list[Definition]] | None = None  # prepare()'s last text
+
+    def prepare(self, subscription: Subscription) -> None:
+        """Parse the definitions (the syntax; the names are checked by :meth:`add`), so that
+        ``add`` under the broker's lock only checks and links them."""
+        self._read = (subscription.text, parse_statements(subscription.text))
 
     def use_resolver(self, resolver: Resolver) -> None:
         self.resolver = resolver
@@ -73,7 +79,10 @@ class CompositeMatcher(Matcher):
         others = self.by_owner.get(owner, set()) - {subscription.id}
         known = {d.name for sub in others for d in self.definitions[sub]}
         used = {o for sub in others for d in self.definitions[sub] for o in d.operands} - known
-        definitions = parse_definitions(subscription.text, known, used)  # raises, no change
+        read = self._read
+        self._read = None
+        text = read[1] if read is not None and read[0] == subscription.text else subscription.text
+        definitions = parse_definitions(text, known, used)  # raises, no change
         held = sum(len(self.definitions[sub]) for sub in others)
         limit = self.limits.max_definitions
         if held + len(definitions) > limit:
