@@ -295,6 +295,10 @@ REFUSALS = {
         "http://127.0.0.1:9/hook",
         "refused callback to 127.0.0.1: a loopback address (see --webhook-allow)",
     ),
+    "callback-to-localhost": unsafe_callback(  # issue 38: it was accepted with 201
+        "http://localhost:8000/hook",
+        "refused callback to localhost: a loopback address (see --webhook-allow)",
+    ),
     "callback-with-nul": unsafe_callback(
         "http://example.com/%00hook",
         "callback URL contains a control character or space: 'http://example.com/%00hook'",
