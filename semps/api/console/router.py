@@ -101,6 +101,7 @@ def console_router() -> APIRouter:
     """The console's routes, to be included in the application (``/console/...``)."""
     router = APIRouter(prefix="/console", include_in_schema=False)
     files = _static_files()
+    trees: dict[int, dict[str, object]] = {}  # the last version's tree: readers share it
 
     @router.get("")
     def console_root() -> RedirectResponse:
@@ -128,7 +129,12 @@ def console_router() -> APIRouter:
         broker = _broker(request)
         _who(request, authorization)
         snap = broker.ontology.snapshot()  # one version's triples; never waits for an edit
-        return await run_in_threadpool(ontology_tree, snap.triples, snap.version)
+        found = trees.get(snap.version)
+        if found is None:
+            found = await run_in_threadpool(ontology_tree, snap.triples, snap.version)
+            trees.clear()
+            trees[snap.version] = found
+        return found
 
     @router.post("/api/check")
     async def check(
