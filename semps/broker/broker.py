@@ -321,6 +321,11 @@ class Broker:
                     group, self._queued = self._queued, []
                 try:
                     self._register_group(group)
+                except BaseException as exc:  # e.g. a full disk: each waiter hears why
+                    for pending in group:
+                        if pending.result is None:
+                            pending.result = exc
+                    raise
                 finally:
                     for pending in group:
                         if pending.result is None:
@@ -587,7 +592,8 @@ class Broker:
         if who is not None and who.expires is not None and who.expires <= time.time():
             who = None  # expired while cached
         if who is None:
-            if self.guesses.refused(client, token, now=now):
+            # A request's token is a guess to count; a stream's recheck (no client) is not.
+            if client is not None and self.guesses.refused(client, token, now=now):
                 raise _guessing(client)
             msg = "unknown, expired or revoked bearer token"
             raise AuthError(msg)
