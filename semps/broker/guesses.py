@@ -10,7 +10,7 @@ authenticated in the last :data:`REMEMBER` seconds) keeps working.
 Example:
     >>> g = Guesses(max_guesses=2, window=60.0)
     >>> g.refused("10.0.0.1", "nope", now=0.0), g.refused("10.0.0.1", "nope2", now=1.0)
-    (False, False)
+    (False, True)
     >>> g.blocked("10.0.0.1", "nope3", now=2.0), g.blocked("10.0.0.2", "x", now=2.0)
     (True, False)
     >>> g.blocked("10.0.0.1", "nope3", now=62.0)
