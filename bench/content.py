@@ -11,18 +11,23 @@ regions x 150k subscription regions in d = 3 (the sweep), seconds and pairs foun
     .venv/bin/python bench/content.py            # the full run (about 15 minutes)
     .venv/bin/python bench/content.py --quick    # a small run (about a minute)
     .venv/bin/python bench/content.py --cli [--n 1000000] [--repeat 3] [--prev WORKTREE]
-        [--prev-n N] [--algorithms rein,hcem] [--no-memory]
+        [--prev-n N] [--modes hcem:1,hcem:1000] [--threads N] [--load] [--no-memory]
+        [--hem5dd BINARY [--hem5dd-be 4,6]]
 
 ``--cli`` times ``semps content match`` end to end on generated JSONL files (the same
-workload): the load (a run with no events: start-up, reading, validating and indexing),
-the marginal cost per event with answers written (two runs with different event counts,
-so the load, the first build and compilation cancel out; both start from a snapshot the
-checkout wrote with ``semps content index``, whose load varies far less between runs than
-the JSONL load's), each as the min and median of ``--repeat`` runs, wall and CPU; the
-peak RSS per subscription; the load from the snapshot; and, with ``--prev``, the same
-commands from another checkout (``--prev-n`` subscriptions). The memory point loads
-100k and ``--n`` subscriptions in process: bytes per subscription of the index arrays
-and of the resident set.
+workload), per mode (``--modes``: algorithm and ``--batch``; by default one event at a time,
+which HCEM matches with its cell bitsets, and batches of 1,000, one pass each): the
+marginal cost per event with answers written (two runs with different event counts, so
+the load, the first build and compilation cancel out; both start from a snapshot the
+checkout wrote with ``semps content index``), as the min and median of ``--repeat``
+runs, wall and CPU; the load from the snapshot (and, with ``--load``, from JSONL, with its
+peak RSS per subscription). With ``--prev``, the same commands from another checkout
+(``--prev-n`` subscriptions), alternating with this one run by run; the load average and
+the machine's reference time (:mod:`_machine`) are noted before every round. With
+``--hem5dd``, C++ HEM5DD on the same workload, beside the cell bitsets in this process on
+the same events (see :func:`hem5dd_point`). The memory point loads 100k and ``--n``
+subscriptions in process: bytes per subscription of the index arrays (HCEM's with and
+without its cell bitsets) and of the resident set.
 
 Times are the matching algorithms' own work on encoded events (slot arrays out); turning
 slots into sorted id strings and Match objects is reported once, separately.
@@ -79,9 +84,11 @@ def build(cls: type[CompiledIndex], n: int, m: int, k: int, w: float, **options:
     return index, seconds
 
 
-def single_ms(index: CompiledIndex, evs: list) -> float:
-    index.match_encoded(evs[0])  # compile, warm caches
-    seconds = timed(lambda: [index.match_encoded(e) for e in evs], repeat=2)
+def single_ms(index: CompiledIndex, evs: list, *, rein: bool = False) -> float:
+    """ms per event, one at a time (``rein``: HCEM's REIN lists, as REIN matches)."""
+    match = (lambda e: ReinIndex.match_encoded(index, e)) if rein else index.match_encoded
+    match(evs[0])  # compile, warm caches
+    seconds = timed(lambda: [match(e) for e in evs], repeat=2)
     return 1e3 * seconds / len(evs)
 
 
@@ -136,11 +143,12 @@ def _rein_point(args: argparse.Namespace) -> dict[str, object]:
     hcem, seconds = build(HcemIndex, n, m, k, w, buckets=args.b)
     evs = events(hcem, args.events, m)
     single = single_ms(hcem, evs[: args.single])
+    rein = single_ms(hcem, evs[: args.single], rein=True)
     views = [{f"a{j}": [float(e.values[e.start[j]])] for j in range(m)} for e in evs[:100]]
     return {
         "rein_build_s": seconds,
-        "rein_ms": single,
-        "hcem_single_ms": single,  # HCEM's single-event path is REIN's
+        "rein_ms": rein,
+        "hcem_single_ms": single,  # the cell bitsets
         "hcem_batch_ms": batch_ms(hcem, evs, args.batch),
         "matches_per_event": float(np.mean([len(hcem.match_encoded(e)) for e in evs[:20]])),
         "rein_memory_mb": hcem.memory() / 1e6,
@@ -181,7 +189,8 @@ def rein_hcem(
     index, _ = build(HcemIndex, n, m, k, w, buckets=b)
     evs = events(index, args.events, m)
     out = {
-        "REIN": single_ms(index, evs[: args.single]),
+        "REIN": single_ms(index, evs[: args.single], rein=True),
+        "HCEM single (cell bitsets)": single_ms(index, evs[: args.single]),
         "HCEM batched": batch_ms(index, evs, batch),
     }
     del index
@@ -224,7 +233,11 @@ def plot(result: dict[str, object], path: Path) -> None:
     name = str(result["parameter"])
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     xs = [r["value"] for r in rows]
-    for series, marker in (("REIN", "o"), ("HCEM batched", "s"), ("predicate table", "^")):
+    series_markers = (
+        ("REIN", "o"), ("HCEM single (cell bitsets)", "D"), ("HCEM batched", "s"),
+        ("predicate table", "^"),
+    )  # fmt: skip
+    for series, marker in series_markers:
         if series in rows[0]:
             ax.plot(xs, [r[series] for r in rows], marker=marker, label=series)
     ax.set_xlabel(name)
@@ -331,62 +344,197 @@ def _runs(args: list[str], repeat: int, prev: str | None) -> dict[str, float]:
     }  # fmt: skip
 
 
-def cli_point(args: argparse.Namespace, n: int, prev: str | None) -> dict[str, object]:
-    """``semps content match`` timed end to end (see the module doc)."""
-    plan = {"rein": (100, 600), "hcem": (1000, 9000)}
-    plan = {a: plan[a] for a in args.algorithms.split(",")}
-    counts = sorted({0, *(c for pair in plan.values() for c in pair)})
+def mode_counts(batch: int, label: str) -> tuple[int, int]:
+    """Event counts of the two runs whose difference gives a mode's marginal cost: enough
+    events between them (seconds of work) that the snapshot load's own variance (about
+    half a second at n = 1M) is small beside it; the previous checkout matched single
+    events with REIN (~10 ms each), so it needs fewer."""
+    if batch >= 100:
+        return (1000, 21000)
+    return (100, 1100) if label == "prev" else (500, 10500)
+
+
+def cli_modes(args: argparse.Namespace) -> list[tuple[str, int]]:
+    """``--modes``: (algorithm, batch) pairs, e.g. ``hcem:1,hcem:1000``."""
+    out = []
+    for item in args.modes.split(","):
+        algorithm, _, batch = item.partition(":")
+        out.append((algorithm, int(batch or args.batch)))
+    return out
+
+
+def cli_point(
+    args: argparse.Namespace, checkouts: list[tuple[str, int, str | None]]
+) -> dict[str, object]:
+    """``semps content match`` per mode (algorithm and ``--batch``) and checkout, timed end to
+    end: two runs with different event counts from the checkout's own snapshot, their
+    difference per event (the load, the first build and compilation cancel out). The
+    checkouts alternate run by run, ``--repeat`` rounds, so the machine's drift touches
+    them alike; the load average is noted before every round."""
+    modes = cli_modes(args)
+    counts = sorted(
+        {0, *(c for _, b in modes for label, _, _ in checkouts for c in mode_counts(b, label))}
+    )
     folder = OUT / "cli-content"
-    subs, events = write_cli_files(folder, n, args.m, args.k, args.w, counts)
-    one = folder / "one.jsonl"
-    one.write_bytes(subs.open("rb").readline())
-    out: dict[str, object] = {"n": n, "checkout": prev or "this", "repeat": args.repeat}
-    for algorithm, (few, many) in plan.items():
-
-        def cmd(source: list[str], count: int, algorithm: str = algorithm) -> list[str]:
-            return [
-                "content", "match", "--algorithm", algorithm, "--batch", str(args.batch),
-                "--buckets", str(args.b), *source, "--events", str(events[count]),
-            ]  # fmt: skip
-
-        jsonl = ["--subscriptions", str(subs)]
-        base = _runs(cmd(["--subscriptions", str(one)], 0), 1, prev)
-        load = _runs(cmd(jsonl, 0), args.repeat, prev)
-        snapshot = snapshot_point(args, algorithm, subs, events[0], prev)
-        indexed = ["--index", str(snapshot.pop("path"))]
-        t_few = _runs(cmd(indexed, few), args.repeat, prev)
-        t_many = _runs(cmd(indexed, many), args.repeat, prev)
-        row: dict[str, object] = {
-            "startup_s": base["wall_min"],
-            "load": load,
-            f"run_{few}_events": t_few,
-            f"run_{many}_events": t_many,
-            "ms_per_event_marginal": {
-                k: 1e3 * (t_many[k] - t_few[k]) / (many - few)
-                for k in ("wall_min", "wall_median", "cpu_min", "cpu_median")
-            },
-            "peak_rss_B_per_subscription_load": load["peak_rss_mb"] * 1e6 / n,
-            "snapshot": snapshot,
-        }
-        print(f"  {algorithm}: {json.dumps(row)}")
-        out[algorithm] = row
-        marginal = row["ms_per_event_marginal"]
+    snapshots: dict[tuple[str, str], Path] = {}
+    events: dict[int, Path] = {}
+    out: dict[str, object] = {"repeat": args.repeat, "threads": args.threads, "modes": {}}
+    for label, n, prev in checkouts:
+        subs, events = write_cli_files(folder, n, args.m, args.k, args.w, counts)
+        for algorithm in sorted({a for a, _ in modes}):
+            snap = snapshot_point(args, algorithm, subs, events[0], prev)
+            snapshots[label, algorithm] = Path(str(snap.pop("path")))
+            out[f"{label}_{algorithm}_snapshot"] = snap
+            if args.load:
+                out[f"{label}_{algorithm}_jsonl"] = jsonl_load(args, algorithm, subs, n, prev)
+    rounds: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    loads = []
+    for r in range(args.repeat):
+        loads.append(_load_note(f"round {r + 1}"))
+        for algorithm, batch in modes:
+            for label, _n, prev in checkouts:
+                key = f"{label} {algorithm} --batch {batch}"
+                for count in mode_counts(batch, label):
+                    cmd = [
+                        "content", "match", "--batch", str(batch),
+                        "--index", str(snapshots[label, algorithm]),
+                        "--events", str(events[count]), *_threads(args),
+                    ]  # fmt: skip
+                    rounds.setdefault(key, {}).setdefault(str(count), []).append(_one(cmd, prev))
+    loads.append(_load_note("end"))
+    out["load_average"] = loads
+    for key, by_count in rounds.items():
+        few, many = sorted(by_count, key=int)
+        marginal = _marginal(by_count[few], by_count[many], int(many) - int(few))
+        out["modes"][key] = marginal  # type: ignore[index]
+        print(f"  {key}: {json.dumps(marginal)}")
+        label, algorithm, _, batch = key.split()
+        n, prev = next((c[1], c[2]) for c in checkouts if c[0] == label)
+        snap = out[f"{label}_{algorithm}_snapshot"]
         record(
             "content",
             {
-                "mode": "semps content match",
+                "mode": f"semps content match --batch {batch}",
                 "n": n,
                 "algorithm": algorithm,
-                "ms_per_event_wall": marginal["wall_min"],  # type: ignore[index]
-                "ms_per_event_cpu": marginal["cpu_min"],  # type: ignore[index]
-                "load_jsonl_s_wall": load["wall_min"],
-                "load_jsonl_s_cpu": load["cpu_min"],
-                "load_snapshot_s_wall": snapshot["load"]["wall_min"],  # type: ignore[index]
-                "peak_rss_B_per_subscription": load["peak_rss_mb"] * 1e6 / n,
+                "ms_per_event_wall": marginal["wall_min"],
+                "ms_per_event_cpu": marginal["cpu_min"],
+                "load_snapshot_s_wall": snap["load"]["wall_min"],  # type: ignore[index]
             },
             checkout=Path(prev) if prev else Path(__file__).resolve().parents[1],
         )
     return out
+
+
+def _threads(args: argparse.Namespace) -> list[str]:
+    return [] if args.threads is None else ["--threads", str(args.threads)]
+
+
+def _one(cmd: list[str], prev: str | None) -> tuple[float, float]:
+    from cli_timing import run
+
+    wall, cpu, _ = run(cmd, prev)
+    return wall, cpu
+
+
+def _marginal(
+    few: list[tuple[float, float]], many: list[tuple[float, float]], extra: int
+) -> dict[str, float]:
+    """ms per event from the fastest (and the median) runs of each count, wall and CPU."""
+    from statistics import median
+
+    out = {}
+    for i, name in enumerate(("wall", "cpu")):
+        a, b = [x[i] for x in few], [x[i] for x in many]
+        out[f"{name}_min"] = 1e3 * (min(b) - min(a)) / extra
+        out[f"{name}_median"] = 1e3 * (median(b) - median(a)) / extra
+    return out
+
+
+def _load_note(label: str) -> dict[str, object]:
+    """The load average and the machine's reference time (:mod:`_machine`), printed."""
+    import os
+
+    from _machine import reference_ms
+
+    one, five, fifteen = os.getloadavg()
+    note = {"at": label, "time": time.strftime("%H:%M:%S"), "loadavg": [one, five, fifteen],
+            "reference_ms": round(reference_ms(), 1)}  # fmt: skip
+    print(f"  {label}: {json.dumps(note)}", flush=True)
+    return note
+
+
+def jsonl_load(
+    args: argparse.Namespace, algorithm: str, subs: Path, n: int, prev: str | None
+) -> dict[str, object]:
+    """The load from JSONL (a run with no events): start-up, reading, validating, indexing."""
+    _, events = write_cli_files(OUT / "cli-content", n, args.m, args.k, args.w, [0])
+    cmd = ["content", "match", "--algorithm", algorithm, "--buckets", str(args.b),
+           "--subscriptions", str(subs), "--events", str(events[0]), *_threads(args)]  # fmt: skip
+    load = _runs(cmd, args.repeat, prev)
+    return {"load": load, "peak_rss_B_per_subscription": load["peak_rss_mb"] * 1e6 / n}
+
+
+def hem5dd_point(args: argparse.Namespace) -> dict[str, object]:
+    """C++ HEM5DD (shiwanghua/HEM) on the same workload, one event at a time, timed by the
+    binary ``--hem5dd`` around each match: a driver built outside semps that reads the file
+    written here and prints one JSON line. The file: int32 ``n, m, k, events, domain``,
+    then the attributes (``n x k``), the lows and the highs, then the events' values
+    (``events x m``); every value as ``floor(x * domain)``, the integer domain HEM uses."""
+    import subprocess
+
+    n, m, k, count, dom = args.n, args.m, args.k, args.hem5dd_events, 1_000_000
+    path = OUT / "cli-content" / f"hem5dd-{n}-{m}-{k}-{args.w}-{count}.bin"
+    if not path.exists():
+        _, _, cols, bounds = workload(n, m, k, args.w)
+        values = np.random.default_rng(2).random((count, m))
+
+        def grid(x: np.ndarray) -> np.ndarray:
+            return np.clip(np.floor(x * dom), 0, dom - 1).astype(np.int32)
+
+        with open(path, "wb") as out:
+            np.array([n, m, k, count, dom], np.int32).tofile(out)
+            cols.astype(np.int32).tofile(out)
+            grid(bounds[..., 0]).tofile(out)
+            grid(bounds[..., 1]).tofile(out)
+            grid(values).tofile(out)
+    runs = []
+    for be in args.hem5dd_be.split(","):
+        for _ in range(args.repeat):
+            _load_note(f"hem5dd be={be}")
+            done = subprocess.run([args.hem5dd, str(path), be], capture_output=True, check=True)
+            runs.append(json.loads(done.stdout.decode().strip().splitlines()[-1]))
+            print(f"  hem5dd: {json.dumps(runs[-1])}", flush=True)
+    return {"runs": runs}
+
+
+def in_process_point(args: argparse.Namespace) -> dict[str, object]:
+    """The cell bitsets one event at a time in this process, on the events HEM5DD matches
+    (the same draws as real numbers): the kernel's own cost, as the binary times its own."""
+    from semps.matcher.kernels import set_threads
+
+    set_threads(1)
+    index, _ = build(HcemIndex, args.n, args.m, args.k, args.w, buckets=args.b)
+    values = np.random.default_rng(2).random((args.hem5dd_events, args.m))
+    evs = [index.encode({f"a{j}": [row[j]] for j in range(args.m)}) for row in values]
+    index.match_encoded(evs[0])  # the cell bitsets built, the kernel compiled
+    runs = []
+    for _ in range(args.repeat):
+        wall, cpu = time.perf_counter(), time.process_time()
+        found = sum(len(index.match_encoded(e)) for e in evs)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        note = _load_note("in process")
+        runs.append(
+            {"wall_ms": 1e3 * wall / len(evs), "cpu_ms": 1e3 * cpu / len(evs),
+             "matches_per_event": found / len(evs), **note}
+        )  # fmt: skip
+    cells = index.cell_bitsets()
+    return {
+        "runs": runs,
+        "cells_B_per_subscription": cells.nbytes() / args.n,
+        "cells_rows": cells.rows,
+        "index_B_per_subscription": index.memory() / args.n,
+    }
 
 
 def snapshot_point(
@@ -427,6 +575,9 @@ def memory_point(args: argparse.Namespace, n: int) -> dict[str, float]:
         index = cls(**({} if cls is PredicateTableIndex else {"buckets": args.b}))  # type: ignore[arg-type]
         load_bulk(subs, index, workers=1)
         index.rebuild()
+        if isinstance(index, HcemIndex):
+            out["hcem_without_cells_arrays_B"] = index.memory() / n
+            index.cell_bitsets()  # built at the first small batch
         gc.collect()
         out[f"{cls.name}_arrays_B"] = index.memory() / n
         out[f"{cls.name}_rss_B"] = (rss() - before) / n
@@ -436,12 +587,30 @@ def memory_point(args: argparse.Namespace, n: int) -> dict[str, float]:
 
 def main_cli(args: argparse.Namespace) -> None:
     """``--cli``: this checkout at ``--n``, the previous one (``--prev``) at ``--prev-n``."""
-    report = {}
-    for label, n, prev in (("this", args.n, None), ("prev", args.prev_n, args.prev)):
-        if label == "prev" and not prev:
-            continue
-        print(f"semps content match, {label} checkout, n = {n:,}")
-        report[label] = cli_point(args, n, prev)
+    checkouts: list[tuple[str, int, str | None]] = [("this", args.n, None)]
+    if args.prev:
+        checkouts.append(("prev", args.prev_n, args.prev))
+    print(f"semps content match: {', '.join(f'{c[0]} n = {c[1]:,}' for c in checkouts)}")
+    report: dict[str, object] = {"cli": cli_point(args, checkouts)}
+    gc.collect()
+    if args.hem5dd:
+        report["hem5dd"] = hem5dd = hem5dd_point(args)
+        report["in_process"] = ours = in_process_point(args)
+        print(f"  in process: {json.dumps(ours)}")
+        hem_ms = [r["ms_per_event"] for r in hem5dd["runs"]]  # type: ignore[attr-defined]
+        cells_ms = [r["wall_ms"] for r in ours["runs"]]  # type: ignore[attr-defined]
+        record(
+            "content",
+            {
+                "mode": "one event at a time, in process, beside C++ HEM5DD",
+                "n": args.n,
+                "algorithm": "hcem",
+                "ms_per_event_wall": min(cells_ms),
+                "ms_per_event_cpu": min(r["cpu_ms"] for r in ours["runs"]),  # type: ignore[attr-defined]
+                "hem5dd_ms": min(hem_ms),
+                "cells_B_per_subscription": ours["cells_B_per_subscription"],
+            },
+        )
         gc.collect()
     if not args.no_memory:
         report["memory"] = {n: memory_point(args, n) for n in sorted({100_000, args.n})}
@@ -470,8 +639,28 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="--cli: runs per figure")
     parser.add_argument("--prev", default=None, help="--cli: a worktree of the previous commit")
     parser.add_argument("--prev-n", type=int, default=100_000, help="--cli: n for --prev")
-    parser.add_argument("--algorithms", default="rein,hcem", help="--cli: which ones (comma)")
+    parser.add_argument(
+        "--modes",
+        default="hcem:1,hcem:1000",
+        help="--cli: algorithm:batch pairs, comma-separated (default: one event at a time and "
+        "batches of 1,000)",
+    )
+    parser.add_argument(
+        "--threads", type=int, default=None, help="--cli: semps content match --threads"
+    )
+    parser.add_argument(
+        "--load", action="store_true", help="--cli: also time the load from JSONL (slow)"
+    )
     parser.add_argument("--no-memory", action="store_true", help="--cli: skip the memory point")
+    parser.add_argument(
+        "--hem5dd",
+        default=None,
+        help="--cli: a HEM5DD driver binary to run side by side (see hem5dd_point)",
+    )
+    parser.add_argument("--hem5dd-be", default="4", help="--cli: HEM5DD bit exponents (comma)")
+    parser.add_argument(
+        "--hem5dd-events", type=int, default=2000, help="--cli: events HEM5DD matches"
+    )
     args = parser.parse_args()
     if args.cli:
         OUT.mkdir(exist_ok=True)
@@ -491,6 +680,7 @@ def main() -> None:
             "mode": "in process",
             "n": args.n,
             "rein_ms": point["rein_ms"],  # type: ignore[index]
+            "hcem_single_ms": point["hcem_single_ms"],  # type: ignore[index]
             "hcem_batch_ms": point["hcem_batch_ms"],  # type: ignore[index]
             "table_ms": point["table_ms"],  # type: ignore[index]
             "rein_build_s": point["rein_build_s"],  # type: ignore[index]

@@ -3,7 +3,7 @@ a commit waits while one runs.
 
 A store gets ``--subs`` subscriptions with ``--per-sub`` notifications each; one thread then
 commits one small event at a time (as the broker's commit thread does) while another runs
-:meth:`Store.prune` down to ``--keep`` a subscription. Reports the pass's time and rows, the
+:meth:`SQLiteStore.prune` down to ``--keep`` a subscription. Reports the pass's time and rows, the
 commits made meanwhile and their latency (median, 99th percentile, worst), against the same
 commits with no pass running.
 
@@ -22,18 +22,19 @@ from pathlib import Path
 
 from _results import record  # bench/ is on the path: this file runs as a script
 
-from semps.broker.store import EventRecord, Store
-from semps.matcher.base import Subscription
+from semps.broker.contracts import EventRecord
+from semps.broker.sqlite_store import SQLiteStore
+from semps.matcher.values import Subscription
 
 
-def fill(store: Store, subs: int, per_sub: int) -> None:
+def fill(store: SQLiteStore, subs: int, per_sub: int) -> None:
     store.put_subscriptions([Subscription(f"s{i}", "semantic", "ASK {}", "o") for i in range(subs)])
     notes = [(f"s{i}", '{"n":1') for i in range(subs)]
     for n in range(per_sub):
         store.commit_events([EventRecord(f"fill-{n}", time.time(), "", 0, notes)])
 
 
-def commits(store: Store, stop: threading.Event, out: list[float]) -> None:
+def commits(store: SQLiteStore, stop: threading.Event, out: list[float]) -> None:
     n = 0
     while not stop.is_set():
         n += 1
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=int, default=100)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        store = Store(Path(tmp) / "semps.sqlite3")
+        store = SQLiteStore(Path(tmp) / "semps.sqlite3")
         fill(store, args.subs, args.per_sub)
         baseline: list[float] = []
         stop = threading.Event()

@@ -21,9 +21,11 @@ import tracemalloc
 from _results import record  # bench/ is on the path: this file runs as a script
 
 from semps.event import Event
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.values import Subscription
 from semps.ontology import compile_axioms
+from semps.ontology.closure import close
 from semps.terms import OWL, RDF_TYPE, RDFS, XSD, Literal
 
 EX = "http://bench.example/"
@@ -147,7 +149,10 @@ def naive(result: dict, sample_subs: int = 200, sample_events: int = 20) -> floa
     for e in result["events"][:sample_events]:
         store = ox.Store()
         store.extend(
-            [ox.Quad(term(s), term(p), term(o)) for s, p, o in result["expansion"].close(e.triples)]
+            [
+                ox.Quad(term(s), term(p), term(o))
+                for s, p, o in close(result["expansion"], e.triples)
+            ]
         )
         for text in texts:
             list(store.query(text))

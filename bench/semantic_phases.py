@@ -22,10 +22,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _results import record  # noqa: E402
 from semantic import compile_axioms, event, ontology, subscription  # noqa: E402
 
-from semps.matcher.base import MatchContext, Subscription  # noqa: E402
+from semps.matcher.base import MatchContext  # noqa: E402
 from semps.matcher.semantic import SemanticMatcher  # noqa: E402
-from semps.matcher.semantic.index import EventPairs  # noqa: E402
+from semps.matcher.semantic.pairs import EventPairs  # noqa: E402
 from semps.matcher.semantic.verify import verify  # noqa: E402
+from semps.matcher.values import Subscription
 
 
 def main() -> None:

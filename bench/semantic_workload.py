@@ -52,6 +52,8 @@ from pathlib import Path
 from _machine import stamp  # bench/ is on the path: this file runs as a script
 from _results import record
 
+from semps.ontology.closure import close
+
 #: This checkout (the ``compare`` runs without ``--repo`` run its ``semps``).
 HERE = Path(__file__).resolve().parents[1]
 EX = "http://bench.example/w#"
@@ -439,7 +441,7 @@ def naive(folder: Path, sample_subs: int = 300, sample_events: int = 10) -> floa
     t0 = time.perf_counter()
     for e in events[:sample_events]:
         store = ox.Store()
-        closed = expansion.close(e.triples)
+        closed = close(expansion, e.triples)
         store.extend([ox.Quad(term(s), term(p), term(o)) for s, p, o in closed])
         for text in texts:
             list(store.query(text))
@@ -457,8 +459,8 @@ def memory(subs: int, selectivity: float, seed: int = 1) -> dict[str, float]:
     """Bytes per subscription of a built index at ``subs`` subscriptions drawn as ``write``
     draws them (held in memory, no files): the growth of the resident set over building
     it, the subscription texts excluded (they are made first); and registration/s."""
-    from semps.matcher.base import Subscription
     from semps.matcher.semantic import SemanticMatcher
+    from semps.matcher.values import Subscription
 
     rng = random.Random(seed)
     _, classes, props = ontology_xml(rng)

@@ -166,8 +166,9 @@ def in_process(subs: list[str], onto: bytes, events: list[object], seconds: floa
     """Events/s of the same matcher on the same workload in this process (one core)."""
     from semps.gcpolicy import SERVING_THRESHOLDS, BatchCollector
     from semps.ingest.rdf import read_event
-    from semps.matcher.base import MatchContext, Subscription
+    from semps.matcher.base import MatchContext
     from semps.matcher.semantic import SemanticMatcher
+    from semps.matcher.values import Subscription
     from semps.ontology.store import OntologyStore
 
     store = OntologyStore()

@@ -33,10 +33,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from semantic import EX, N_CLASSES, N_NODES, N_PROPS, ontology  # noqa: E402
 
 from semps.event import Event  # noqa: E402
-from semps.matcher.base import MatchContext, Subscription  # noqa: E402
+from semps.matcher.base import MatchContext  # noqa: E402
 from semps.matcher.semantic import SemanticMatcher  # noqa: E402
 from semps.matcher.semantic._kernels import warm  # noqa: E402
-from semps.matcher.semantic.index import EventPairs  # noqa: E402
+from semps.matcher.semantic.pairs import EventPairs  # noqa: E402
+from semps.matcher.values import Subscription
 from semps.ontology import compile_axioms  # noqa: E402
 from semps.terms import RDF_TYPE  # noqa: E402
 

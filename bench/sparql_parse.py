@@ -76,7 +76,7 @@ def _timed(label: str, n: int, work: Callable[[], Any]) -> Any:
 def workload(folder: Path) -> None:
     """The figures of the module doc for one workload folder."""
     from semps.cli.match import build_matcher, load_subscriptions
-    from semps.matcher.semantic.compiled import compile_query
+    from semps.matcher.semantic.compile_query import compile_query
     from semps.matcher.semantic.index import SubscriptionIndex
 
     subs = load_subscriptions(folder / "subscriptions")

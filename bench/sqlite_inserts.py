@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from semps.broker._tables import insert_rows
-from semps.broker.store import WRITER_CACHE_KIB, WRITER_CHECKPOINT
+from semps.broker.sqlite_store import WRITER_CACHE_KIB, WRITER_CHECKPOINT
 
 PAYLOAD = (
     '{"subscription":"sub-1234","event":"ev-0123456789abcdef","count":1,'

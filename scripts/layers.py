@@ -1,12 +1,19 @@
 """The import rules between semps' parts, checked from the source (run by scripts/check).
 
 A *part* is a folder under ``semps/``: the ground floor (every module directly in ``semps/``
-plus ``semps/documents/``), ``ontology``, ``ingest``, ``matcher`` (the contract, registry,
-results and shared kernels) and each matcher plugin, ``broker``, ``api``, ``spark``,
-``client`` and ``cli``. Each part may import only the parts listed for it in :data:`MAY_IMPORT`,
-so the graph of parts has no cycles and the ground floor imports nothing of ours. Imports
-inside functions count as much as those at the top of a module. A private module
-(``semps.x._y``) may be imported only from inside its own package.
+plus ``semps/documents/``), ``pool`` (``semps/pool.py``: worker processes), ``ontology``,
+``ingest``, ``graph`` (the knowledge graph: its store, reasoner and updates), ``matcher``
+(the contract, registry, results and shared kernels) and each matcher plugin, ``broker``,
+``api``, ``spark``, ``client`` and ``cli``. Each part may import only the parts listed for it
+in :data:`MAY_IMPORT`, so the graph of parts has no cycles and the ground floor imports
+nothing of ours. Imports inside functions and under ``TYPE_CHECKING`` count as much as those
+at the top of a module. A private module (``semps.x._y``) may be imported only from inside
+its own package.
+
+Files have no import circles either: read as a graph of files (each import an arrow from its
+file to the file it names: the module, or the package's ``__init__.py``), no file reaches
+itself. Each circle is reported as a path, ``a.py:3 -> b.py:12 -> a.py`` (each file with the
+line of its import of the next), every file of a circle in at least one path.
 
 Usage: ``python scripts/layers.py [ROOT]``; prints each violation and exits 1 if any.
 """
@@ -20,27 +27,45 @@ from collections.abc import Iterator
 from pathlib import Path
 
 PLUGINS = ("matcher.content", "matcher.semantic", "matcher.symmetric", "matcher.composite")
-_BELOW_MATCHERS = ("core", "ontology", "ingest", "matcher")
+_BELOW_MATCHERS = ("core", "ontology", "ingest", "graph", "matcher")
+#: Worker processes (semps/pool.py): the broker's matching workers, the semantic matcher's
+#: verification and parse-ahead processes, and the CLI's all run on it.
+_POOL = "pool"
 
 #: part -> the parts it may import (besides itself).
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "core": frozenset(),
     "ontology": frozenset({"core"}),
     "ingest": frozenset({"core"}),
-    "matcher": frozenset({"core", "ontology", "ingest"}),
+    "graph": frozenset({"core", "ontology", "ingest"}),
+    "matcher": frozenset({"core", "ontology", "ingest", "graph"}),
+    "pool": frozenset({"core"}),
     "matcher.content": frozenset(_BELOW_MATCHERS),
-    "matcher.semantic": frozenset(_BELOW_MATCHERS),
+    "matcher.semantic": frozenset({*_BELOW_MATCHERS, _POOL}),
     "matcher.composite": frozenset(_BELOW_MATCHERS),
     # region matching is built on the content matcher's tables
     "matcher.symmetric": frozenset({*_BELOW_MATCHERS, "matcher.content"}),
-    "broker": frozenset({*_BELOW_MATCHERS, *PLUGINS}),
-    "api": frozenset({*_BELOW_MATCHERS, *PLUGINS, "broker"}),
+    # the broker and the API know the Matcher contract, never a plugin (the registry
+    # creates matchers by kind)
+    "broker": frozenset({*_BELOW_MATCHERS, _POOL}),
+    "api": frozenset({*_BELOW_MATCHERS, "broker"}),
     "spark": frozenset({*_BELOW_MATCHERS, *PLUGINS}),
     "client": frozenset({"core"}),
-    "cli": frozenset({*_BELOW_MATCHERS, *PLUGINS, "broker", "api", "spark", "client"}),
+    "cli": frozenset({*_BELOW_MATCHERS, *PLUGINS, _POOL, "broker", "api", "spark", "client"}),
 }
 
-_TOP_PARTS = ("ontology", "ingest", "matcher", "broker", "api", "spark", "client", "cli")
+_TOP_PARTS = (
+    "pool",
+    "ontology",
+    "ingest",
+    "graph",
+    "matcher",
+    "broker",
+    "api",
+    "spark",
+    "client",
+    "cli",
+)
 #: Modules directly in semps/ that are entry points, not ground floor.
 _ENTRY_POINTS = {"semps.__main__": "cli"}
 
@@ -106,7 +131,8 @@ def _private_owner(root: Path, target: str) -> str | None:
 
 
 def violations(root: Path) -> list[str]:
-    """Every import that crosses a forbidden direction or reaches into a private module."""
+    """Every import that crosses a forbidden direction or reaches into a private module, and
+    every import circle between files (:func:`circles`)."""
     found: list[str] = []
     for module, path in modules(root):
         source = part_of(module)
@@ -120,7 +146,112 @@ def violations(root: Path) -> list[str]:
             owner = _private_owner(root, target)
             if owner is not None and not (module == owner or module.startswith(owner + ".")):
                 found.append(f"{where}: private module imported from outside {owner} ({target})")
+    found.extend(circle_report(root, path) for path in circles(root))
     return found
+
+
+def import_graph(root: Path) -> dict[str, dict[str, int]]:
+    """module -> {module it imports: the line of its first such import}, ``semps`` only."""
+    graph: dict[str, dict[str, int]] = {}
+    for module, path in modules(root):
+        arrows: dict[str, int] = {}
+        for line, target in imports(path, module):
+            if not target.startswith("semps.") and target != "semps":
+                continue
+            named = target if _is_module(root, target) else target.rpartition(".")[0]
+            if named != module and _is_module(root, named):
+                arrows.setdefault(named, line)
+        graph[module] = arrows
+    return graph
+
+
+def _components(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, arrows = work[-1]
+            step = next((n for n in arrows if n not in index or n in on_stack), None)
+            if step is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+            elif step in index:
+                low[node] = min(low[node], index[step])
+            else:
+                index[step] = low[step] = len(index)
+                stack.append(step)
+                on_stack.add(step)
+                work.append((step, iter(sorted(graph[step]))))
+    return found
+
+
+def _shortest_circle(graph: dict[str, dict[str, int]], start: str, inside: set[str]) -> list[str]:
+    """The shortest path from ``start`` back to it through modules of ``inside``."""
+    came: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for step in sorted(graph[node]):
+                if step == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came[path[-1]])
+                    return [*reversed(path), start]
+                if step in inside and step not in came:
+                    came[step] = node
+                    following.append(step)
+        frontier = following
+    raise AssertionError(f"{start} is in no circle")  # pragma: no cover
+
+
+def circles(root: Path) -> list[list[str]]:
+    """Import circles between files, as module paths ``[a, b, ..., a]``: per strongly
+    connected component of the file graph, shortest circles until each of its modules is
+    on one."""
+    graph = import_graph(root)
+    found: list[list[str]] = []
+    for component in _components(graph):
+        inside, left = set(component), set(component)
+        while left:
+            path = _shortest_circle(graph, min(left), inside)
+            found.append(path)
+            left -= set(path)
+    return found
+
+
+def _file(root: Path, module: str) -> str:
+    path = root.joinpath(*module.split("."))
+    found = path.with_suffix(".py") if path.with_suffix(".py").is_file() else path / "__init__.py"
+    return str(found.relative_to(root))
+
+
+def circle_report(root: Path, path: list[str]) -> str:
+    """``import circle: a.py:3 -> b.py:12 -> a.py`` (each line: the import of the next)."""
+    graph = import_graph(root)
+    steps = [f"{_file(root, a)}:{graph[a][b]}" for a, b in zip(path, path[1:], strict=False)]
+    return "import circle: " + " -> ".join([*steps, _file(root, path[-1])])
 
 
 def _check_table_is_acyclic() -> None:

@@ -19,6 +19,12 @@ re-raised as one of ours ``from`` the original::
     │   └── CompositeDefinitionError   a composite event definition is refused
     ├── OntologyError               an ontology could not be loaded or edited
     │   └── OntologyLimitExceeded   the ontology passes a documented limit (size, depth, rules)
+    ├── GraphError                  the knowledge graph refused an edit or a document
+    │   ├── UpdateSyntaxError       a SPARQL Update does not parse (carries line and column)
+    │   ├── UnsupportedUpdateError  valid SPARQL Update semps does not run (LOAD, SERVICE,
+    │   │                           named graphs)
+    │   └── GraphLimitExceeded      the edit passes a documented limit (size, triples,
+    │                               closure growth); nothing of it was applied
     ├── MatcherError                a matcher failed on valid input
     │   └── PluginNotFound          no matcher registered under that name
     ├── StoreError                  the persistent store refused or failed
@@ -52,6 +58,8 @@ __all__ = [
     "DeliveryError",
     "DocumentTooLarge",
     "EventLimitExceeded",
+    "GraphError",
+    "GraphLimitExceeded",
     "HeadersTooLarge",
     "HostileInputError",
     "IngestError",
@@ -80,6 +88,8 @@ __all__ = [
     "UnsafeCallback",
     "UnsupportedMediaType",
     "UnsupportedQueryError",
+    "UnsupportedUpdateError",
+    "UpdateSyntaxError",
     "WIRE",
 ]
 
@@ -170,6 +180,37 @@ class OntologyLimitExceeded(OntologyError):
     """The ontology an edit would make (or the one stored) passes a documented limit
     (document size, triples, hierarchy depth, compiled rules, compile time); the message
     names the limit and its value. Nothing of the edit was applied."""
+
+
+class GraphError(_Located):
+    """The knowledge graph refused an edit, a query over it or a document for it; nothing of
+    the edit was applied."""
+
+
+class UpdateSyntaxError(GraphError):
+    """A SPARQL Update text does not parse."""
+
+
+class UnsupportedUpdateError(GraphError):
+    """Valid SPARQL Update that semps does not run: ``LOAD``, ``SERVICE`` or anything else
+    that fetches remote data, named graphs other than the default one. ``construct`` names
+    it."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        construct: str,
+        line: int | None = None,
+        column: int | None = None,
+    ):
+        self.construct = construct
+        super().__init__(message, line=line, column=column)
+
+
+class GraphLimitExceeded(GraphError):
+    """An edit passes a documented limit (update size, triples per load, closure growth);
+    the message names the limit and its value."""
 
 
 class MatcherError(SempsError):
@@ -275,6 +316,7 @@ WIRE: tuple[tuple[type[SempsError], int, str], ...] = (
     (DocumentTooLarge, 413, "too_large"),
     (UnsupportedMediaType, 415, "unsupported_media_type"),
     (EventLimitExceeded, 422, "limit_exceeded"),
+    (GraphLimitExceeded, 422, "limit_exceeded"),
     (SubscriptionLimitExceeded, 422, "limit_exceeded"),
     (OntologyLimitExceeded, 422, "limit_exceeded"),
     (HostileInputError, 400, "hostile_input"),
@@ -283,6 +325,9 @@ WIRE: tuple[tuple[type[SempsError], int, str], ...] = (
     (UnsupportedQueryError, 422, "unsupported_query"),
     (PluginNotFound, 400, "unknown_kind"),
     (OntologyError, 400, "bad_ontology"),
+    (UpdateSyntaxError, 400, "update_syntax_error"),
+    (UnsupportedUpdateError, 422, "unsupported_update"),
+    (GraphError, 400, "bad_graph"),
     (UnsafeCallback, 400, "unsafe_callback"),
     (TooManyRequests, 429, "too_many_requests"),
     (HeadersTooLarge, 431, "headers_too_large"),

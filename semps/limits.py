@@ -3,9 +3,10 @@
 Every input is hostile: a subscriber, publisher or document may be crafted to make the
 broker work hard. Each limit below bounds the cost of one request by what it sent; passing
 one raises a clear error (:class:`~semps.errors.SubscriptionLimitExceeded`,
-:class:`~semps.errors.EventLimitExceeded`, :class:`~semps.errors.DocumentTooLarge`) whose
-message names the limit. ``semps serve`` takes each as a flag (its name with dashes for
-underscores: ``--max-patterns``, ``--header-timeout``); ``docs/operations.md`` lists them.
+:class:`~semps.errors.EventLimitExceeded`, :class:`~semps.errors.DocumentTooLarge`,
+:class:`~semps.errors.GraphLimitExceeded`) whose message names the limit. ``semps serve``
+takes each as a flag (its name with dashes for underscores: ``--max-patterns``,
+``--header-timeout``); ``docs/operations.md`` lists them.
 """
 
 from __future__ import annotations
@@ -68,6 +69,16 @@ class Limits:
             request is closed to make room, or the new one is refused.
         max_client_connections: open HTTP connections of one client address (the same
             rule).
+        max_update_bytes: size of one SPARQL Update text, in bytes.
+        max_update_triples: triples one graph edit inserts or deletes (an update, once its
+            WHERE clause is evaluated, or a Graph Store Protocol DELETE of that many).
+        max_load_triples: triples one bulk load of the knowledge graph brings (a document
+            loaded, replaced or merged in).
+        max_edit_inferred: inferred triples one graph edit may add or remove (its closure
+            growth, or what a deletion takes with it); the edit is refused whole past it.
+        max_edit_inferred_ratio: ... or this many times the triples the edit inserts or
+            deletes, when larger (a bulk load of a building model infers about ten times
+            its triples under Brick).
     """
 
     max_query_bytes: int = 64 * 1024
@@ -97,6 +108,11 @@ class Limits:
     idle_timeout: float = 5.0
     max_connections: int = 4096
     max_client_connections: int = 256
+    max_update_bytes: int = 1024 * 1024
+    max_update_triples: int = 100_000
+    max_load_triples: int = 10_000_000
+    max_edit_inferred: int = 1_000_000
+    max_edit_inferred_ratio: int = 32
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -125,6 +141,10 @@ class Limits:
     def closure_limit(self, triples: int) -> int:
         """The closure limit of an event of ``triples`` triples."""
         return max(self.max_closure_triples, self.max_closure_ratio * triples)
+
+    def edit_limit(self, triples: int) -> int:
+        """Inferred triples a graph edit of ``triples`` asserted triples may add or remove."""
+        return max(self.max_edit_inferred, self.max_edit_inferred_ratio * triples)
 
 
 #: The defaults, for callers that were given no limits.

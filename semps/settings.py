@@ -277,6 +277,11 @@ _LIMIT_HELP = {
     "idle_timeout": "seconds a kept-alive connection may stay idle",
     "max_connections": "open HTTP connections in all (fitted to the file limit)",
     "max_client_connections": "open HTTP connections of one client address",
+    "max_update_bytes": "bytes of one SPARQL Update of the knowledge graph",
+    "max_update_triples": "triples one graph edit inserts or deletes",
+    "max_load_triples": "triples one bulk load of the knowledge graph brings",
+    "max_edit_inferred": "inferred triples one graph edit may add or remove",
+    "max_edit_inferred_ratio": "that bound as a multiple of the edit's own triples",
 }
 
 #: Every setting but the limits, in the order of docs/operations.md's table.

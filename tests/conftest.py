@@ -16,17 +16,17 @@ def workloads() -> Path:
     return WORKLOADS
 
 
-def _hypothesis_outside_the_checkout() -> None:
-    """Hypothesis keeps its example database in the user's cache, not in the work tree."""
-    import os
-
+def _hypothesis_in_the_checkout() -> None:
+    """Hypothesis keeps its example database in this checkout (``.hypothesis/``, ignored by
+    git): an example found here is replayed here, never in another checkout on the machine,
+    so what one found cannot make another's run pass or fail."""
     from hypothesis import settings
     from hypothesis.database import DirectoryBasedExampleDatabase
 
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    database = DirectoryBasedExampleDatabase(str(cache / "semps" / "hypothesis"))
+    root = Path(__file__).resolve().parents[1]
+    database = DirectoryBasedExampleDatabase(str(root / ".hypothesis" / "examples"))
     settings.register_profile("semps", database=database)
     settings.load_profile("semps")
 
 
-_hypothesis_outside_the_checkout()
+_hypothesis_in_the_checkout()

@@ -8,7 +8,7 @@ import random
 from collections.abc import Callable
 
 from semps.event import Event
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 from semps.terms import RDF_TYPE, XSD, Literal
 
 EX = "http://example.org/"

@@ -4,6 +4,6 @@
 :mod:`semps.api.routes`, request and response models in :mod:`semps.api.models`, the one
 error shape in :mod:`semps.api.errors`, bearer tokens in :mod:`semps.api.auth`, ``/metrics``
 text in :mod:`semps.api.metrics`, SSE and WebSocket streams in :mod:`semps.api.streams`, the
-``POST /events`` fast path in :mod:`semps.api.fastpath`, offline ``/docs`` in
+``POST /events`` handler in :mod:`semps.api.routes.events`, offline ``/docs`` in
 :mod:`semps.api.docs`.
 """

@@ -2,7 +2,8 @@
 
 :func:`create_app` wires the broker, the routers (:mod:`semps.api.routes`, one per area), the
 error handlers (every 4xx/5xx is ``{"error", "detail"}``: :mod:`semps.api.errors`), the
-publish fast path and the offline ``/docs``. Every endpoint but ``/health``, ``/docs`` and
+plain-ASGI publishing handler (:class:`~semps.api.routes.events.PublishRoute`) and the
+offline ``/docs``. Every endpoint but ``/health``, ``/docs`` and
 ``/openapi.json`` needs ``Authorization: Bearer <token>``.
 """
 
@@ -15,16 +16,17 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from starlette.routing import BaseRoute
 
 from semps.api.auth import Auth
 from semps.api.console import console_router
 from semps.api.context import Context
 from semps.api.docs import docs_router
 from semps.api.errors import error_parts, install_error_handlers, responses
-from semps.api.fastpath import PublishFastPath
 from semps.api.metrics import StatusCounter
 from semps.api.models import BODY_MODELS
 from semps.api.routes import (
+    PublishRoute,
     deadletters_router,
     events_router,
     health_router,
@@ -58,7 +60,6 @@ def create_app(
     limits: Limits | None = None,
     workers: int = 2,
     webhook_options: dict[str, Any] | None = None,
-    fast_publish: bool = True,
     metrics_token: str | None = None,
     store: Store | None = None,
 ) -> FastAPI:
@@ -112,7 +113,6 @@ def create_app(
         health_router,
         subscriptions_router,
         streams_router,
-        events_router,
         ontology_router,
         deadletters_router,
         tokens_router,
@@ -120,18 +120,21 @@ def create_app(
         app.include_router(router(ctx))
     app.include_router(docs_router())
     app.include_router(console_router())  # the web console, /console/
-    if fast_publish:  # POST /events without the framework's per-request cost
-        app.add_middleware(PublishFastPath, broker=broker, max_body=max_body, errors=error_parts)
+    # POST /events and /events/batch, answered without the framework's per-request cost
+    app.add_middleware(PublishRoute, broker=broker, max_body=max_body, errors=error_parts)
     app.add_middleware(StatusCounter, counts=ctx.errors)  # outermost: sees every response
-    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    documented = events_router(ctx).routes  # described in the OpenAPI document, not mounted
+    app.openapi = lambda: _openapi(app, documented)  # type: ignore[method-assign]
     return app
 
 
-def _openapi(app: FastAPI) -> dict[str, Any]:
-    """The OpenAPI document, with the schemas of the bodies the routes read themselves."""
+def _openapi(app: FastAPI, documented: Sequence[BaseRoute]) -> dict[str, Any]:
+    """The OpenAPI document: the application's routes and the ``documented`` ones answered
+    ahead of it, with the schemas of the bodies the routes read themselves."""
     if app.openapi_schema is None:
+        routes = [*app.routes, *documented]
         doc = get_openapi(
-            title=app.title, version=app.version, description=_DESCRIPTION, routes=app.routes
+            title=app.title, version=app.version, description=_DESCRIPTION, routes=routes
         )
         schemas = doc.setdefault("components", {}).setdefault("schemas", {})
         for model in BODY_MODELS:

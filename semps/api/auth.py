@@ -14,7 +14,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from semps.broker.broker import Broker
-from semps.broker.store import Principal
+from semps.broker.tokens import Principal
 from semps.errors import AuthError
 
 __all__ = ["Auth", "bearer_scheme", "bearer_token"]

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import AsyncIterator, Collection
 from typing import Any
 
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
-from semps.api.fastpath import read_bounded
-from semps.errors import UnsupportedMediaType
+from semps.errors import DocumentTooLarge, UnsupportedMediaType
 
 __all__ = [
     "JSON",
+    "read_bounded",
     "json_body",
     "media_type",
     "read_body",
@@ -70,3 +70,23 @@ def validation_message(exc: ValidationError) -> str:
         where = ".".join(str(p) for p in err["loc"]) or "body"
         parts.append(f"{where}: {err['msg']}")
     return "; ".join(parts)
+
+
+async def read_bounded(declared: str | None, chunks: AsyncIterator[bytes], limit: int) -> bytes:
+    """A request body, refused as soon as it passes ``limit`` bytes (a declared
+    Content-Length over the limit before anything is read).
+
+    Raises:
+        DocumentTooLarge: the body is larger than ``limit``.
+    """
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        msg = f"body of {declared} bytes exceeds the limit of {limit} bytes"
+        raise DocumentTooLarge(msg)
+    parts, size = [], 0
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            msg = f"body exceeds the limit of {limit} bytes"
+            raise DocumentTooLarge(msg)
+        parts.append(chunk)
+    return b"".join(parts)

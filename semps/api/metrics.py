@@ -1,10 +1,10 @@
 """``/metrics``: the Prometheus text exposition of the service, and the HTTP error counts.
 
-The broker keeps plain counters (:class:`~semps.broker.broker.Metrics`); this module renders
+The broker keeps plain counters (:class:`~semps.broker.metrics.Metrics`); this module renders
 them, the gauges read at scrape time (subscriptions, queue depths, open streams, dead
 letters) and what only the HTTP layer sees: responses by error status and refused requests,
-counted by :class:`StatusCounter` around the whole application (the publish fast path
-included).
+counted by :class:`StatusCounter` around the whole application (the plain-ASGI publishing
+handler included).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from semps.broker.broker import LATENCY_BUCKETS, Metrics
+from semps.broker.metrics import LATENCY_BUCKETS, Metrics
 
 __all__ = ["REJECTED", "StatusCounter", "render"]
 

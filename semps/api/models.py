@@ -72,6 +72,12 @@ class SubscriptionOut(BaseModel):
     name: str | None
     status: Literal["active", "suspended"]
     reason: str | None = Field(None, description="why it is suspended")
+    matches: int = Field(
+        0, description="notifications made so far (events that matched; pruned ones count)"
+    )
+    last_match: float | None = Field(
+        None, description="Unix time of the latest notification (null: none yet)"
+    )
 
 
 class SubscriptionPage(BaseModel):

@@ -35,7 +35,7 @@ from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from semps.api.errors import error_body, error_parts
-from semps.broker.contracts import Store
+from semps.broker.contracts import NotificationLog
 from semps.broker.fanout import Fanout, Listener
 from semps.errors import SempsError, TooManyRequests
 
@@ -143,7 +143,7 @@ class Streams:
 
     def __init__(
         self,
-        store: Store,
+        store: NotificationLog,
         fanout: Fanout,
         *,
         max_streams: int = DEFAULT_MAX_STREAMS,

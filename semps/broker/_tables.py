@@ -1,5 +1,5 @@
-"""What the tables of :class:`~semps.broker.store.Store` share: its two SQLite connections,
-their locks, and a read under the reading lock."""
+"""What the tables of :class:`~semps.broker.sqlite_store.SQLiteStore` share: its two SQLite
+connections, their locks, and a read under the reading lock."""
 
 from __future__ import annotations
 

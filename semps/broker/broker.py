@@ -1,13 +1,14 @@
-"""The broker: accept -> durable log -> match in batches -> deliver.
+"""The broker, a facade: subscriptions, tokens, and the entry of published events.
 
 A published event is accepted on the event loop (nothing there waits on matching), queued
 to the :class:`~semps.broker.pipeline.Pipeline`, read and matched in batches by worker
 processes that each hold every stateless matcher's index, then committed with its
 notifications in groups (one transaction and one fsync for many events) before its
-publisher gets the 202. Stateful matchers (composite detection) observe every event's
-matches in order, on the commit thread, and their state commits with the notifications.
-Committed notifications go to the broker's :attr:`Broker.channels` (the webhook dispatcher,
-and the live streams' fan-out the app adds); the database is the log they replay from.
+publisher gets the 202 (:mod:`semps.broker.commit`). Stateful matchers (composite
+detection, :class:`~semps.broker.observers.Observers`) observe every event's matches in
+order, on the commit thread, and their state commits with the notifications. Committed
+notifications go to the broker's :attr:`Broker.channels` (the webhook dispatcher, and the
+live streams' fan-out the app adds); the database is the log they replay from.
 
 Subscriptions live in the store and in an in-memory registry (token checks, visibility and
 the composite resolver read it, not SQLite); a restart rebuilds the workers' indexes from the
@@ -26,18 +27,20 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from semps.broker.contracts import Channel, EventRecord, Store
+from semps.broker.commit import Committer, Outcome, Waiter
+from semps.broker.contracts import Channel, Store
 from semps.broker.guesses import WINDOW, Guesses
-from semps.broker.pipeline import Batch, Item, Pipeline
+from semps.broker.metrics import Metrics
+from semps.broker.observers import Observers
+from semps.broker.pipeline import Item, Pipeline
 from semps.broker.retention import Pruner
-from semps.broker.store import Principal, TokenInfo
-from semps.broker.store import Store as SQLiteStore
+from semps.broker.sqlite_store import SQLiteStore
+from semps.broker.tokens import Principal, TokenInfo
 from semps.broker.webhooks import WebhookDispatcher
-from semps.broker.worker import payload_head, unpack_error
 from semps.errors import (
     AuthError,
     MatcherError,
@@ -46,65 +49,22 @@ from semps.errors import (
     SubscriptionLimitExceeded,
     TooManyRequests,
 )
-from semps.event import Event
 from semps.limits import DEFAULT_LIMITS, Limits
-from semps.matcher.base import Match, Matcher, Subscription
-from semps.matcher.registry import create_matcher, get_matcher_class
+from semps.matcher.registry import get_matcher_class
+from semps.matcher.values import Subscription
 from semps.ontology.store import OntologyStore
+from semps.pool import unpack_error
 
 log = logging.getLogger("semps.broker")
-
-#: Upper bounds (seconds) of the publish-latency histogram buckets.
-LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 
 #: Seconds a bearer token's lookup is cached (a token revoked by ``semps token revoke`` in
 #: another process stops working, and its open streams end, within this and a stream's check).
 TOKEN_CACHE_SECONDS = 2.0
 
-#: The semantic snapshot beside the database: the workers start from its parses and rewrite
-#: it when the stored subscriptions changed (``semps.matcher.semantic.snapshot``).
+#: The semantic matcher's snapshot beside the database: the workers start from its parses
+#: and rewrite it when the stored subscriptions changed (each matcher kind persists what it
+#: keeps in ``<kind>.snap`` there: :meth:`~semps.matcher.base.Matcher.persisted`).
 SEMANTIC_SNAPSHOT = "semantic.snap"
-
-#: A committed notification: (subscription id, seq, JSON text).
-Note = tuple[str, int, str]
-
-
-@dataclass
-class Metrics:
-    """Counters and the publish-latency histogram (plain numbers; :mod:`semps.api.metrics`
-    renders them at /metrics)."""
-
-    events_in: int = 0
-    events_refused: int = 0
-    matches: int = 0
-    notifications_out: int = 0
-    suspensions: int = 0
-    webhook_failures: int = 0
-    webhooks_dead_lettered: int = 0
-    latency_sum: float = 0.0
-    buckets: list[int] = field(default_factory=lambda: [0] * len(LATENCY_BUCKETS))
-
-    def snapshot(self) -> dict[str, int]:
-        """The counters as whole numbers, to keep them across a restart."""
-        values = {k: v for k, v in vars(self).items() if type(v) is int}
-        values |= {f"bucket_{i}": n for i, n in enumerate(self.buckets)}
-        return values | {"latency_sum_us": round(self.latency_sum * 1e6)}
-
-    def restore(self, values: dict[str, int]) -> None:
-        """Take back the counters :meth:`snapshot` gave."""
-        for name, value in values.items():
-            if name.startswith("bucket_") and int(name[7:]) < len(self.buckets):
-                self.buckets[int(name[7:])] = value
-            elif name == "latency_sum_us":
-                self.latency_sum = value / 1e6
-            elif type(getattr(self, name, None)) is int:
-                setattr(self, name, value)
-
-    def observe(self, seconds: float) -> None:
-        self.latency_sum += seconds
-        for i, bound in enumerate(LATENCY_BUCKETS):
-            if seconds <= bound:
-                self.buckets[i] += 1
 
 
 def _guessing(client: str | None) -> TooManyRequests:
@@ -129,21 +89,6 @@ class _Pending:
     owner: str
     name: str | None
     result: Subscription | BaseException | None = None
-
-
-#: One event's answer: (event id, notifications) or why it was refused.
-Outcome = tuple[str, int] | BaseException
-
-
-@dataclass(slots=True)
-class _Waiter:
-    """Where the answers to one request's events go: one future on the server's event loop,
-    set once every event is answered (an :class:`Item`'s ``done`` is (waiter, index))."""
-
-    loop: asyncio.AbstractEventLoop
-    future: asyncio.Future[list[Outcome]]
-    results: list[Outcome | None]
-    left: int
 
 
 class Broker:
@@ -189,14 +134,13 @@ class Broker:
         self._register = threading.Lock()  # one registration (or group) at a time
         self._queue_lock = threading.Lock()
         self._queued: list[_Pending] = []
-        self.observers: dict[str, Matcher] = {}  # stateful matchers, in this process
-        self._observe = threading.Lock()
+        self.observers = Observers(self._subs.get, limits)  # stateful matchers, in this process
         for sub, suspended in self.store.subscriptions_with_status():
             self._remember(sub)
             if suspended is not None:
                 self._suspended[sub.id] = suspended
             elif get_matcher_class(sub.kind).stateful:
-                self._observer(sub.kind).add(sub)
+                self.observers.add(sub)
         for kind, matcher in self.observers.items():
             saved = self.store.matcher_state(kind)
             if saved is not None:
@@ -210,15 +154,16 @@ class Broker:
         #: Where each committed group's notifications go, in order, from the commit thread
         #: (before the publishers hear back); the broker closes them.
         self.channels: list[Channel] = [self.webhooks]
+        commit = Committer(self.store, self.channels, self.observers, self.metrics, limits)
         self.pipeline = Pipeline(
             load=self._stateless_subscriptions,
             expansion=self.ontology.expansion,
-            commit=self._commit,
+            commit=commit,
             on_overrun=self.suspend,
-            ordered=self._ordered,
+            ordered=self.observers.holding,
             workers=workers,
             limits=limits,
-            snapshot=self.data_dir / SEMANTIC_SNAPSHOT,
+            snapshots=self.data_dir,
         )
         self.webhooks.metrics = self.metrics
         self.pruner = Pruner(self.store, after_pass=self.save_metrics)
@@ -245,18 +190,6 @@ class Broker:
             for s in list(self._subs.values())
             if s.id not in self._suspended and not get_matcher_class(s.kind).stateful
         ]
-
-    def _observer(self, kind: str) -> Matcher:
-        matcher = self.observers.get(kind)
-        if matcher is None:
-            matcher = self.observers[kind] = create_matcher(kind)
-            matcher.limits = self.limits
-            matcher.use_resolver(self._subs.get)
-        return matcher
-
-    def _ordered(self) -> bool:
-        """Events must commit in order while a stateful matcher holds subscriptions."""
-        return any(len(m) for m in self.observers.values())  # type: ignore[arg-type]
 
     def __len__(self) -> int:
         return len(self._subs)
@@ -376,11 +309,7 @@ class Broker:
     def _add_to_matchers(self, sub: Subscription, old_kind: str | None) -> None:
         """Index ``sub`` where its kind runs (it validates: raises before any change)."""
         if get_matcher_class(sub.kind).stateful:
-            with self._observe:
-                matcher = self._observer(sub.kind)
-            matcher.prepare(sub)  # the slow part, outside the lock every commit takes
-            with self._observe:
-                matcher.add(sub)
+            self.observers.add(sub)
         else:
             self._call_workers(("add", sub, old_kind))
 
@@ -388,11 +317,7 @@ class Broker:
         """Unindex ``sub_id`` where ``kind`` runs; without ``wait``, the workers' part is
         queued and not waited for."""
         if get_matcher_class(kind).stateful:
-            with self._observe:
-                try:
-                    self.observers[kind].remove(sub_id)
-                except (KeyError, NotFound):
-                    pass
+            self.observers.remove(sub_id, kind)
         elif wait:
             self._call_workers(("remove", sub_id))
         else:
@@ -466,9 +391,8 @@ class Broker:
         """Accept several events (each published or refused on its own), in order."""
         if not documents:
             return []
-        loop = asyncio.get_running_loop()
         now = time.time()
-        waiter = _Waiter(loop, loop.create_future(), [None] * len(documents), len(documents))
+        waiter = Waiter.on(asyncio.get_running_loop(), len(documents))
         prefix, ids = self._id_prefix, self._ids
         items = [
             Item(f"{prefix}{next(ids)}", media_type, body, now, (waiter, i))
@@ -476,93 +400,6 @@ class Broker:
         ]
         self.pipeline.submit(items)
         return await waiter.future
-
-    def _commit(self, batches: list[Batch]) -> None:
-        """On the commit thread: observers, one transaction, then channels and answers."""
-        records: list[EventRecord] = []
-        answered: list[tuple[Item, Any]] = []
-        with self._observe:
-            observing = self._ordered()  # a stateful matcher holds subscriptions
-            for items, outcomes in batches:
-                for item, outcome in zip(items, outcomes, strict=True):
-                    if outcome[0] == "error":
-                        answered.append((item, unpack_error(outcome[1])))
-                        continue
-                    notes = outcome[2]
-                    if observing:
-                        notes = notes + self._observed(item.event_id, outcome[1], notes)
-                    record = EventRecord(
-                        item.event_id, item.received, item.media_type, len(item.body), notes
-                    )
-                    records.append(record)
-                    answered.append((item, record))
-            states = {k: s for k, m in self.observers.items() if (s := m.state()) is not None}
-        try:
-            committed = self.store.commit_events(records, states) if records else []
-        except Exception as exc:  # the store failed: every publisher of the group hears it
-            log.error("commit failed: %s", exc)
-            self._answer([(item, exc, 0) for item, _ in answered])
-            return
-        self._publish([note for notes in committed for note in notes])
-        numbered = iter(committed)
-        self._answer(
-            [
-                (item, outcome, 0)
-                if isinstance(outcome, BaseException)
-                else (item, None, len(next(numbered)))
-                for item, outcome in answered
-            ]
-        )
-
-    def _publish(self, notes: list[Note]) -> None:
-        """Hand committed notifications to every channel (a failing one is logged)."""
-        if not notes:
-            return
-        for channel in self.channels:
-            try:
-                channel.publish(notes)
-            except Exception:
-                log.exception("channel %s failed", type(channel).__name__)
-
-    def _observed(
-        self, event_id: str, when: float | None, notes: list[tuple[str, str]]
-    ) -> list[tuple[str, str]]:
-        matches = [Match(sub_id, event_id) for sub_id, _ in notes]
-        event = Event(event_id, time=when)
-        derived: list[Match] = []
-        for matcher in self.observers.values():
-            if len(matcher):  # type: ignore[arg-type]
-                derived += matcher.observe(event, matches)
-        return [(m.subscription, payload_head(m, self.limits)) for m in derived]
-
-    def _answer(self, answers: list[tuple[Item, BaseException | None, int]]) -> None:
-        """Hand a committed group's answers (item, error, notifications) to the event loops
-        that wait for them: one wake-up per loop and group, not one per event."""
-        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[Item, BaseException | None, int]]]
-        by_loop = {}
-        for answer in answers:
-            by_loop.setdefault(answer[0].done[0].loop, []).append(answer)
-        for loop, group in by_loop.items():
-            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
-                loop.call_soon_threadsafe(self._settle, group)
-
-    def _settle(self, answers: list[tuple[Item, BaseException | None, int]]) -> None:
-        """On the event loop: note each answer, and answer each request whose events are
-        all answered."""
-        metrics, now = self.metrics, time.time()
-        for item, error, matched in answers:
-            waiter, index = item.done
-            if error is not None:
-                metrics.events_refused += 1
-                waiter.results[index] = error
-            else:
-                metrics.events_in += 1
-                metrics.matches += matched
-                metrics.observe(now - item.received)
-                waiter.results[index] = (item.event_id, matched)
-            waiter.left -= 1
-            if waiter.left == 0 and not waiter.future.done():
-                waiter.future.set_result(waiter.results)
 
     # -- tokens ----------------------------------------------------------------------------
 
@@ -621,8 +458,7 @@ class Broker:
         self.pipeline.close()
         for channel in self.channels:
             channel.close()
-        for matcher in self.observers.values():
-            matcher.close()
+        self.observers.close()
         self.ontology.close()
         self.save_metrics()
         self.store.close()

@@ -1,8 +1,13 @@
 """The broker's parts and their contracts: the :class:`Store` and the delivery :class:`Channel`.
 
-The broker, the HTTP API and the CLI reach the store only through the methods stated here;
-two implementations keep them: :class:`semps.broker.store.Store` (one SQLite file, durable)
-and :class:`semps.broker.memory.MemoryStore` (plain Python, for tests, not durable). One
+The broker, the HTTP API and the CLI reach the store only through the methods stated here,
+one contract per concern (:class:`SubscriptionStore`, :class:`NotificationLog`,
+:class:`WebhookStore`, :class:`TokenStore`, :class:`RetentionStore`,
+:class:`CounterStore`), which :class:`Store` joins with the rules every method keeps. A
+part that needs one concern asks for that contract only (the pruner a
+:class:`RetentionStore`, the token command a :class:`TokenStore`). Two implementations keep
+them all: :class:`semps.broker.sqlite_store.SQLiteStore` (one SQLite file, durable) and
+:class:`semps.broker.memory.MemoryStore` (plain Python, for tests, not durable). One
 contract suite (``tests/broker/test_store_contract.py``) runs over both.
 
 Notifications leave the broker through the channels it publishes each committed group to
@@ -11,7 +16,7 @@ Notifications leave the broker through the channels it publishes each committed 
 (:class:`semps.broker.webhooks.WebhookDispatcher`); :class:`semps.broker.memory.RecordingChannel`
 records what a channel is handed, for tests.
 
-The value objects the store hands out live here too (the SQLite store re-exports them).
+The value objects the store hands out live here too.
 """
 
 from __future__ import annotations
@@ -24,16 +29,23 @@ from dataclasses import dataclass
 
 from semps.broker.tokens import Principal, TokenInfo
 from semps.errors import NotFound
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 
 __all__ = [
+    "Activity",
     "Channel",
+    "CounterStore",
     "DeadLetter",
     "EventRecord",
     "Note",
     "Notification",
+    "NotificationLog",
+    "RetentionStore",
     "Store",
+    "SubscriptionStore",
+    "TokenStore",
     "Webhook",
+    "WebhookStore",
 ]
 
 #: A committed notification: (subscription id, seq, payload JSON text holding ``"id": seq``).
@@ -67,7 +79,8 @@ class EventRecord:
     """An accepted event and its notifications, ready to commit.
 
     ``notes`` holds (subscription id, payload head): the notification's JSON object without
-    its closing brace; the store appends ``,"id":<seq>}`` once it has numbered it.
+    its closing brace; the store appends ``,"id":<seq>,"time":<unix time>}`` once it has
+    numbered it (the time of the commit, in seconds with three decimals).
     """
 
     id: str
@@ -75,6 +88,16 @@ class EventRecord:
     media_type: str
     size: int
     notes: list[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """What a subscription has been notified of: ``notified`` notifications made so far
+    (its last seq: pruned ones count) and ``last``, the Unix time of the latest (``None``:
+    none yet, or pruned before the store could learn it)."""
+
+    notified: int = 0
+    last: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,33 +110,8 @@ class Notification:
     payload: dict[str, object]
 
 
-class Store(ABC):
-    """Where the broker keeps subscriptions, the event log, notifications, webhooks, dead
-    letters, tokens and counters.
-
-    Contract, for every implementation:
-
-    - **Durability.** What a method changed is committed when it returns: a durable store
-      keeps it across a crash of the process from then on (the counter behind
-      :meth:`next_id` included: an id is never handed out twice). A method that raises
-      has changed nothing (one transaction per call; :meth:`prune` commits chunk by chunk,
-      so a failed pass keeps the chunks it finished).
-    - **Ordering.** Each subscription's notifications are numbered 1, 2, 3, ... in commit
-      order (:meth:`commit_events`), strictly increasing, never reused while the
-      subscription exists (pruning removes the oldest, never renumbers).
-      :meth:`notifications_after` and :meth:`notification_texts_after` page through them
-      in seq order: a reader resuming after seq ``n`` gets every later notification still
-      stored and none twice. Listings (:meth:`subscriptions_with_status`,
-      :meth:`list_tokens`, :meth:`dead_letters`) are in creation order.
-    - **Errors.** Every error raised on purpose is a :class:`~semps.errors.StoreError`: a
-      failed write (``StoreError``), a missing thing asked for by id (``NotFound``, where the
-      method says so); updating or deleting something missing is a no-op.
-    - **Threads.** Every method may be called from any thread, concurrently, and each call
-      is atomic: readers see the last committed state, never part of a commit, and never
-      wait behind a commit's fsync. After :meth:`close`, no method may be called.
-    """
-
-    # -- subscriptions ---------------------------------------------------------------------
+class SubscriptionStore(ABC):
+    """The subscriptions: registered, replaced, suspended, deleted, listed."""
 
     @abstractmethod
     def next_id(self, prefix: str) -> str:
@@ -172,45 +170,10 @@ class Store(ABC):
         """:meth:`subscriptions_with_status` without the status."""
         return [sub for sub, _ in self.subscriptions_with_status(owner)]
 
-    # -- retention -------------------------------------------------------------------------
 
-    @abstractmethod
-    def set_retention(self, sub_id: str, count: int | None, age: float | None) -> None:
-        """A subscription's own retention: notifications kept by number and by age in
-        seconds (``None``: the service's default; 0: no bound)."""
-
-    @abstractmethod
-    def retention(self, sub_id: str) -> tuple[int | None, float | None]:
-        """A subscription's own (count, age); ``None`` where it takes the default (and for
-        an unknown subscription)."""
-
-    @abstractmethod
-    def prune(self, count: int, age: float, *, now: float | None = None, chunk: int = 1000) -> int:
-        """Delete what is stored past retention; returns how many rows went.
-
-        Each subscription keeps its newest ``count`` notifications (by seq, counted from
-        the last seq it was given) and those younger than ``age`` seconds at ``now``
-        (default: the current time); its own bounds replace these; 0 means no bound. Events
-        received more than ``age`` seconds before ``now`` leave the event log (when ``age``
-        is not 0). Deletions commit ``chunk`` rows at a time.
-        """
-
-    # -- counts and saved counters ---------------------------------------------------------
-
-    @abstractmethod
-    def counts(self) -> dict[str, int]:
-        """What is stored: ``subscriptions``, ``tokens`` (active ones),
-        ``notifications_stored``, ``webhooks``, ``dead_letters`` and ``events_stored``."""
-
-    @abstractmethod
-    def save_counters(self, values: dict[str, int]) -> None:
-        """Keep counters (metrics) across restarts; a name saved again takes the new value."""
-
-    @abstractmethod
-    def saved_counters(self) -> dict[str, int]:
-        """Every counter :meth:`save_counters` kept."""
-
-    # -- events and notifications ----------------------------------------------------------
+class NotificationLog(ABC):
+    """The event log and each subscription's numbered notifications: committed in groups
+    with the stateful matchers' detection state, read back in seq order."""
 
     @abstractmethod
     def matcher_state(self, kind: str) -> dict[str, object] | None:
@@ -226,7 +189,8 @@ class Store(ABC):
         detection ``states`` (by kind) in one transaction.
 
         Each notification gets its subscription's next seq, in the order of ``records`` and
-        of each record's notes; its text is the note's head with ``,"id":<seq>}`` appended.
+        of each record's notes; its text is the note's head with ``,"id":<seq>,"time":<t>}``
+        appended (``t``: the commit's Unix time, in seconds with three decimals).
         An event id already in the log is not logged twice (its notifications still are).
 
         Returns:
@@ -272,7 +236,14 @@ class Store(ABC):
         order: at most ``limit`` of them and, past the first, at most ``max_bytes`` of text
         (the first is always given, however long)."""
 
-    # -- webhooks and dead letters ---------------------------------------------------------
+    @abstractmethod
+    def activity(self, sub_ids: Sequence[str]) -> dict[str, Activity]:
+        """:class:`Activity` of each of ``sub_ids`` (a subscription never notified, or
+        unknown, has ``Activity()``); bounded work per id (a page of a listing)."""
+
+
+class WebhookStore(ABC):
+    """Webhooks (a subscription's callback and its delivered seq) and dead letters."""
 
     @abstractmethod
     def set_webhook(self, sub_id: str, url: str) -> str:
@@ -312,7 +283,9 @@ class Store(ABC):
     def drop_dead_letter(self, letter_id: int) -> None:
         """Forget a dead letter."""
 
-    # -- tokens ----------------------------------------------------------------------------
+
+class TokenStore(ABC):
+    """Bearer tokens: created (only a digest kept), listed, revoked, looked up."""
 
     @abstractmethod
     def create_token(
@@ -341,7 +314,76 @@ class Store(ABC):
     def principal(self, token: str) -> Principal | None:
         """Who ``token`` belongs to; ``None`` for an unknown, expired or revoked token."""
 
-    # -- life cycle ------------------------------------------------------------------------
+
+class RetentionStore(ABC):
+    """What is kept: a subscription's own bounds, and pruning past them."""
+
+    @abstractmethod
+    def set_retention(self, sub_id: str, count: int | None, age: float | None) -> None:
+        """A subscription's own retention: notifications kept by number and by age in
+        seconds (``None``: the service's default; 0: no bound)."""
+
+    @abstractmethod
+    def retention(self, sub_id: str) -> tuple[int | None, float | None]:
+        """A subscription's own (count, age); ``None`` where it takes the default (and for
+        an unknown subscription)."""
+
+    @abstractmethod
+    def prune(self, count: int, age: float, *, now: float | None = None, chunk: int = 1000) -> int:
+        """Delete what is stored past retention; returns how many rows went.
+
+        Each subscription keeps its newest ``count`` notifications (by seq, counted from
+        the last seq it was given) and those younger than ``age`` seconds at ``now``
+        (default: the current time); its own bounds replace these; 0 means no bound. Events
+        received more than ``age`` seconds before ``now`` leave the event log (when ``age``
+        is not 0). Deletions commit ``chunk`` rows at a time.
+        """
+
+
+class CounterStore(ABC):
+    """What is stored, counted; and the metrics' counters, kept across restarts."""
+
+    @abstractmethod
+    def counts(self) -> dict[str, int]:
+        """What is stored: ``subscriptions``, ``tokens`` (active ones),
+        ``notifications_stored``, ``webhooks``, ``dead_letters`` and ``events_stored``."""
+
+    @abstractmethod
+    def save_counters(self, values: dict[str, int]) -> None:
+        """Keep counters (metrics) across restarts; a name saved again takes the new value."""
+
+    @abstractmethod
+    def saved_counters(self) -> dict[str, int]:
+        """Every counter :meth:`save_counters` kept."""
+
+
+class Store(
+    SubscriptionStore, NotificationLog, WebhookStore, TokenStore, RetentionStore, CounterStore
+):
+    """Where the broker keeps subscriptions, the event log, notifications, webhooks, dead
+    letters, tokens and counters: one contract per concern, and these rules for all.
+
+    Contract, for every implementation:
+
+    - **Durability.** What a method changed is committed when it returns: a durable store
+      keeps it across a crash of the process from then on (the counter behind
+      :meth:`next_id` included: an id is never handed out twice). A method that raises
+      has changed nothing (one transaction per call; :meth:`prune` commits chunk by chunk,
+      so a failed pass keeps the chunks it finished).
+    - **Ordering.** Each subscription's notifications are numbered 1, 2, 3, ... in commit
+      order (:meth:`commit_events`), strictly increasing, never reused while the
+      subscription exists (pruning removes the oldest, never renumbers).
+      :meth:`notifications_after` and :meth:`notification_texts_after` page through them
+      in seq order: a reader resuming after seq ``n`` gets every later notification still
+      stored and none twice. Listings (:meth:`subscriptions_with_status`,
+      :meth:`list_tokens`, :meth:`dead_letters`) are in creation order.
+    - **Errors.** Every error raised on purpose is a :class:`~semps.errors.StoreError`: a
+      failed write (``StoreError``), a missing thing asked for by id (``NotFound``, where the
+      method says so); updating or deleting something missing is a no-op.
+    - **Threads.** Every method may be called from any thread, concurrently, and each call
+      is atomic: readers see the last committed state, never part of a commit, and never
+      wait behind a commit's fsync. After :meth:`close`, no method may be called.
+    """
 
     @abstractmethod
     def close(self) -> None:

@@ -4,15 +4,15 @@
 They keep the :mod:`semps.broker.contracts` contracts in plain Python, except durability:
 **nothing survives the process** (what a method changed is "committed" when it returns only
 in the sense that every thread sees it). Use them to test the broker and the API without a
-database file; use :class:`semps.broker.store.Store` wherever data must survive.
+database file; use :class:`semps.broker.sqlite_store.SQLiteStore` wherever data must survive.
 
 Example:
     >>> store = MemoryStore()
     >>> sub_id = store.next_id("sub-")
     >>> store.put_subscription(Subscription(sub_id, "semantic", "SELECT * {}", "ann"))
     >>> record = EventRecord("ev-1", 0.0, "text/turtle", 0, [(sub_id, '{"event":"ev-1"')])
-    >>> store.commit_events([record])
-    [[('sub-1', 1, '{"event":"ev-1","id":1}')]]
+    >>> [(sub, seq, text[:22]) for sub, seq, text in store.commit_events([record])[0]]
+    [('sub-1', 1, '{"event":"ev-1","id":1')]
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from semps.broker.contracts import (
+    Activity,
     Channel,
     DeadLetter,
     EventRecord,
@@ -36,7 +37,7 @@ from semps.broker.contracts import (
 )
 from semps.broker.tokens import Principal, TokenInfo, digest, new_token
 from semps.errors import NotFound, StoreError
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 
 __all__ = ["MemoryStore", "RecordingChannel"]
 
@@ -71,6 +72,7 @@ class _State:
     subs: dict[str, _Sub] = field(default_factory=dict)  # insertion order: creation order
     notes: dict[str, list[_Note]] = field(default_factory=dict)  # per subscription, by seq
     last_seq: dict[str, int] = field(default_factory=dict)
+    last_time: dict[str, float] = field(default_factory=dict)
     events: dict[str, float] = field(default_factory=dict)  # id -> received
     counters: dict[str, int] = field(default_factory=dict)
     metrics: dict[str, int] = field(default_factory=dict)
@@ -124,6 +126,7 @@ class MemoryStore(Store):
             self._s.webhooks.pop(sub_id, None)
             self._s.notes.pop(sub_id, None)
             self._s.last_seq.pop(sub_id, None)
+            self._s.last_time.pop(sub_id, None)
 
     def subscription(self, sub_id: str) -> Subscription:
         with self._lock:
@@ -226,12 +229,18 @@ class MemoryStore(Store):
                 for sub_id, head in record.notes:
                     seq = self._s.last_seq.get(sub_id, 0) + 1
                     self._s.last_seq[sub_id] = seq
-                    text = f'{head},"id":{seq}}}'
+                    self._s.last_time[sub_id] = now
+                    text = f'{head},"id":{seq},"time":{now:.3f}}}'
                     self._s.notes.setdefault(sub_id, []).append(_Note(seq, record.id, text, now))
                     numbered.append((sub_id, seq, text))
                 out.append(numbered)
             self._s.matcher_states.update(saved)
         return out
+
+    def activity(self, sub_ids: Sequence[str]) -> dict[str, Activity]:
+        with self._lock:
+            last, when = self._s.last_seq, self._s.last_time
+            return {s: Activity(last.get(s, 0), when.get(s)) for s in sub_ids}
 
     def _after(self, sub_id: str, after: int, limit: int) -> list[_Note]:
         with self._lock:

@@ -26,6 +26,7 @@ from collections.abc import Generator, Sequence
 from typing import Any
 
 from semps.broker._tables import Tables, delete_in, insert_rows
+from semps.broker.contracts import Activity
 
 __all__ = ["INDEX_EVERY", "NOTIFICATIONS_SCHEMA", "NotificationTable"]
 
@@ -50,13 +51,16 @@ Row = tuple[int, str, int, str, str, float]
 
 
 class NotificationTable(Tables):
-    """The notification methods of :class:`~semps.broker.store.Store` that know the
+    """The notification methods of :class:`~semps.broker.sqlite_store.SQLiteStore` that know the
     table's two parts (see the module docstring)."""
 
     index_every: int = INDEX_EVERY
     _last_seq: dict[str, int]
     _next_row: int  # the next row number (rows are numbered by the store, never reused)
     _indexed: int  # every row up to this one is in the index
+    #: When each subscription was last notified: set by commits, and at open for the recent
+    #: part; an indexed one is looked up (and kept) when :meth:`activity` is asked.
+    _last_time: dict[str, float]
 
     def _open_notifications(self) -> None:
         """Migrate a file from before the index (its notifications keyed by (subscription,
@@ -74,6 +78,7 @@ class NotificationTable(Tables):
         )
         last.update(self._recent_lasts())  # a recent seq is above every indexed one
         self._last_seq = last
+        self._last_time = self._recent_last_times()
 
     def _migrate_notifications(self) -> None:
         _log.info("indexing the stored notifications for this version (once)")
@@ -255,6 +260,44 @@ class NotificationTable(Tables):
             (sub_id,),
         ).fetchone()
         return (int(row[0]), float(row[1])) if row else None
+
+    def activity(self, sub_ids: Sequence[str]) -> dict[str, Activity]:
+        """:class:`Activity` of each id: its last seq and time from memory, the time of one
+        not notified since the store opened by one lookup in the index (an index point
+        read each: bounded by the ids asked). The dictionaries are read without the
+        writer's lock (a commit holds it through its fsync); each read is atomic."""
+        found: dict[str, Activity] = {}
+        missing: list[tuple[str, int]] = []
+        for sub_id in sub_ids:
+            seq = self._last_seq.get(sub_id, 0)
+            when = self._last_time.get(sub_id)
+            found[sub_id] = Activity(seq, when)
+            if seq and when is None:
+                missing.append((sub_id, seq))
+        if missing:
+            with self._lock, self._reading():
+                for sub_id, seq in missing:
+                    row = self._db.execute(
+                        "SELECT n.created FROM notification_index i CROSS JOIN notifications n "
+                        "ON n.row = i.row WHERE i.subscription = ? AND i.seq = ?",
+                        (sub_id, seq),
+                    ).fetchone()
+                    if row is not None:  # None: pruned
+                        when = self._last_time.setdefault(sub_id, float(row[0]))
+                        found[sub_id] = Activity(seq, when)
+        return found
+
+    def _recent_last_times(self) -> dict[str, float]:
+        """When each subscription with recent notifications got its last (in a read
+        transaction; SQLite takes ``created`` from the row holding the ``MAX``)."""
+        return {
+            sub: float(created)
+            for sub, _, created in self._db.execute(
+                "SELECT subscription, MAX(seq), created FROM notifications WHERE row > ? "
+                "GROUP BY subscription",
+                (self._read_indexed(),),
+            )
+        }
 
     def _recent_lasts(self) -> dict[str, int]:
         """Each subscription's last recent seq (in a read transaction)."""

@@ -14,10 +14,10 @@ Commands (add, replace, remove a subscription) go to every worker, ahead of batc
 taken, and return once every worker has applied them; the ontology snapshot is sent to a
 worker before its next batch whenever its version changed.
 
-The watchdog: while a worker matches, its thread polls the worker's shared
-:class:`~semps.broker.worker.Progress`. When it has not moved for ``match_timeout``
-seconds (or the process died), the worker is killed and the culprit named: the subscription
-being verified (``on_overrun`` suspends it), or the event being read (it fails with
+The watchdog (:meth:`semps.pool.Worker.call`): while a worker matches, its thread polls
+the worker's shared progress. When it has not moved for ``match_timeout`` seconds (or the
+process died), the worker is killed and the culprit named: the subscription being verified
+(``on_overrun`` suspends it), or the event being read (it fails with
 :class:`~semps.errors.EventLimitExceeded`). A fresh worker is loaded and the batch runs
 again without the culprit, so every other event is still matched and acknowledged.
 """
@@ -30,26 +30,16 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from semps.broker.worker import (
-    MATCHING,
-    READING,
-    WARMING,
-    Progress,
-    pack_error,
-    start_worker,
-    unpack_error,
-)
+from semps import pool
+from semps.broker.worker import MATCHING, READING, start_worker
 from semps.errors import EventLimitExceeded, MatcherError
 from semps.limits import DEFAULT_LIMITS, Limits
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 from semps.ontology.expansion import Expansion
 
-#: How often (seconds) a worker's thread looks at its progress while it matches.
-POLL = 0.05
 _log = logging.getLogger("semps.pipeline")
 #: Events larger than this (bytes) are matched in a batch of their own: their cost (reading,
 #: closing) grows with their size, and no lighter event should wait for it.
@@ -85,20 +75,10 @@ class _Slot:
     def __init__(self, number: int) -> None:
         self.number = number
         self.commands: deque[_Command] = deque()
-        self.process: Any = None
-        self.conn: Connection | None = None
-        self.progress: Progress | None = None
+        self.worker: pool.Worker | None = None
         self.version = -1
         self.ready = False
         self.thread: threading.Thread | None = None
-
-
-class Overrun(Exception):
-    """A worker overran its budget or died; carries where it was."""
-
-    def __init__(self, phase: int, event: int, subscription: str, why: str) -> None:
-        super().__init__(why)
-        self.phase, self.event, self.subscription, self.why = phase, event, subscription, why
 
 
 @dataclass(slots=True)
@@ -106,12 +86,6 @@ class _Failed:
     """A batch the worker answered with an error that names no event."""
 
     error: Exception
-
-
-def _where(slot: _Slot) -> tuple[int, int, str]:
-    assert slot.progress is not None
-    phase, event, sub, _ = slot.progress.read()
-    return int(phase), int(event), str(sub)
 
 
 class Pipeline:
@@ -128,8 +102,8 @@ class Pipeline:
         workers: matching processes.
         limits: passed to the workers (event size) and read for ``match_timeout``.
         max_batch: events per batch at most.
-        snapshot: the semantic snapshot the workers load with and rewrite when stale
-            (:func:`~semps.matcher.semantic.snapshot.snapshot_memo`); ``None``: none.
+        snapshots: the folder of the matchers' snapshots the workers load with and rewrite
+            when stale (:meth:`~semps.matcher.base.Matcher.persisted`); ``None``: none.
     """
 
     def __init__(
@@ -143,7 +117,7 @@ class Pipeline:
         workers: int = 2,
         limits: Limits = DEFAULT_LIMITS,
         max_batch: int = 256,
-        snapshot: Path | None = None,
+        snapshots: Path | None = None,
     ) -> None:
         if workers < 1:
             msg = f"the pipeline needs at least one worker, not {workers}"
@@ -159,7 +133,7 @@ class Pipeline:
         self._ahead: set[int] = set()  # batches committed out of order
         self._ordered = ordered
         self._done_cond = threading.Condition()
-        self.snapshot = snapshot
+        self.snapshots = snapshots
         self._running = True
         self.respawns = 0
         self._slots = [_Slot(i) for i in range(workers)]
@@ -257,66 +231,43 @@ class Pipeline:
 
     def _spawn(self, slot: _Slot) -> None:
         self._stop(slot)
-        process, conn, progress = start_worker(self.limits)
-        slot.process, slot.conn, slot.progress = process, conn, progress
+        slot.worker = start_worker(self.limits)
         expansion = self._expansion()
-        # Every worker reads the snapshot; the first alone rewrites it when stale.
-        request = ("load", self._load(), expansion, self.snapshot, slot.number == 0)
+        # Every worker reads the snapshots; the first alone rewrites them when stale.
+        request = ("load", self._load(), expansion, self.snapshots, slot.number == 0)
         self._call(slot, request, timeout=None)
         slot.version = expansion.version
         slot.ready = True
 
     def _stop(self, slot: _Slot) -> None:
         slot.ready = False
-        if slot.process is not None:
-            slot.process.kill()
-            slot.process.join(timeout=5)
-        if slot.conn is not None:
-            slot.conn.close()
-        slot.process = slot.conn = slot.progress = None
+        if slot.worker is not None:
+            slot.worker.kill()
+        slot.worker = None
 
     def _call(self, slot: _Slot, request: tuple[Any, ...], timeout: float | None) -> Any:
-        """Send one request and wait for its reply, watching the worker's progress."""
-        assert slot.conn is not None and slot.progress is not None
-        slot.conn.send(request)
-        seen = slot.progress.read()
-        since = started = time.monotonic()
-        while True:
-            if slot.conn.poll(POLL):
-                try:
-                    status, value = slot.conn.recv()
-                except (EOFError, OSError) as exc:
-                    why = f"the matching worker died ({exc})"
-                    raise Overrun(seen[0], seen[1], seen[2], why) from exc
-                if status == "error":
-                    raise unpack_error(value)
-                return value
-            now = time.monotonic()
-            if not slot.process.is_alive():
-                code = slot.process.exitcode
-                raise Overrun(*_where(slot), f"the matching worker died (exit {code})")
-            if timeout is None:
-                continue
-            where = slot.progress.read()
-            if where != seen or where[0] == WARMING:  # compiling kernels: not timed
-                seen, since = where, now
-                continue
-            phase, _, sub, _ = where
-            budget = timeout
-            if phase == MATCHING and not sub:  # a matcher that does not name its work
-                budget = timeout * len(request[1])
-            if now - since > budget and now - started > timeout:
-                why = f"matching took more than {timeout:g} s"
-                raise Overrun(where[0], where[1], where[2], why)
+        """Send one request and wait for its reply, watching the worker's progress: a
+        matcher that does not name the subscription it verifies has the whole batch's
+        budget (``timeout`` an event)."""
+        assert slot.worker is not None
+
+        def budget(where: tuple[int, int, str, int]) -> float:
+            assert timeout is not None
+            phase, _, subscription, _ = where
+            if phase == MATCHING and not subscription:
+                return timeout * len(request[1])
+            return timeout
+
+        return slot.worker.call(request, timeout, budget)
 
     def _run_command(self, slot: _Slot, cmd: _Command) -> None:
         try:
             reply: tuple[Any, ...] = ("ok", self._call(slot, cmd.request, timeout=None))
-        except Overrun:
+        except pool.Overrun:
             slot.ready = False  # respawned (and reloaded) before the next job
             reply = ("ok", None)
         except Exception as exc:
-            reply = ("error", pack_error(exc))
+            reply = ("error", pool.pack_error(exc))
         cmd.replies.append(reply)
         with self._cond:
             cmd.pending -= 1
@@ -335,27 +286,25 @@ class Pipeline:
             result = self._try(slot, [items[i] for i in group])
             if isinstance(result, _Failed):  # one event's failure must not fail the rest
                 if len(group) == 1:
-                    outcomes[group[0]] = ("error", pack_error(result.error))
+                    outcomes[group[0]] = ("error", pool.pack_error(result.error))
                 else:
                     groups[0:0] = [[i] for i in group]
                 continue
-            if not isinstance(result, Overrun):
+            if not isinstance(result, pool.Overrun):
                 outcomes.update(zip(group, result, strict=True))
                 continue
-            if result.phase == MATCHING and result.subscription:
+            if result.phase == MATCHING and result.subject:
                 event = items[group[0]].event_id if len(group) == 1 else "of a batch"
                 reason = f"{result.why} while matching event {event}"
-                self._on_overrun(result.subscription, reason)
+                self._on_overrun(result.subject, reason)
                 groups.insert(0, group)
             elif result.phase == READING or len(group) == 1:
                 at = (
-                    group[min(result.event, len(group) - 1)]
-                    if result.phase == READING
-                    else group[0]
+                    group[min(result.item, len(group) - 1)] if result.phase == READING else group[0]
                 )
                 what = "reading" if result.phase == READING else "matching"
                 msg = f"{what} this event took more than {timeout:g} s; it was not published"
-                outcomes[at] = ("error", pack_error(EventLimitExceeded(msg)))
+                outcomes[at] = ("error", pool.pack_error(EventLimitExceeded(msg)))
                 rest = [i for i in group if i != at]
                 if rest:
                     groups.insert(0, rest)
@@ -363,7 +312,9 @@ class Pipeline:
                 groups[0:0] = [[i] for i in group]
         return [outcomes[i] for i in range(len(items))]
 
-    def _try(self, slot: _Slot, items: list[Item]) -> list[tuple[Any, ...]] | Overrun | _Failed:
+    def _try(
+        self, slot: _Slot, items: list[Item]
+    ) -> list[tuple[Any, ...]] | pool.Overrun | _Failed:
         try:
             if not slot.ready:
                 self._spawn(slot)
@@ -374,7 +325,7 @@ class Pipeline:
             request = ("match", [(i.event_id, i.media_type, i.body) for i in items])
             outcomes: list[tuple[Any, ...]] = self._call(slot, request, self.limits.match_timeout)
             return outcomes
-        except Overrun as overrun:
+        except pool.Overrun as overrun:
             self.respawns += 1
             _log.warning("matching worker %d restarted: %s", slot.number, overrun.why)
             self._stop(slot)

@@ -3,7 +3,8 @@
 Stored notifications are kept per subscription by number (the newest ``count``) and by age
 (``age`` seconds); a subscription may carry its own bounds (``?retain_count=`` and
 ``?retain_age=`` when it subscribes). The pass runs on its own thread every ``interval``
-seconds, deleting in small transactions (:meth:`~semps.broker.store.Store.prune`), so
+seconds, deleting in small transactions
+(:meth:`~semps.broker.contracts.RetentionStore.prune`), so
 publishing never waits behind it for more than one of them. A client resuming a stream
 from a pruned seq simply gets the notifications that are left.
 """
@@ -15,12 +16,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from semps.broker.contracts import RetentionStore
 from semps.broker.notifications import NotificationTable
-
-if TYPE_CHECKING:
-    from semps.broker.contracts import Store
 
 __all__ = ["Pruner", "RetentionPolicy", "RetentionTable"]
 
@@ -56,7 +54,7 @@ class RetentionPolicy:
 
 
 class RetentionTable(NotificationTable):
-    """The retention methods of :class:`~semps.broker.store.Store`."""
+    """The retention methods of :class:`~semps.broker.sqlite_store.SQLiteStore`."""
 
     def set_retention(self, sub_id: str, count: int | None, age: float | None) -> None:
         """A subscription's own retention: notifications kept by number and by age in
@@ -167,7 +165,8 @@ class RetentionTable(NotificationTable):
 
 
 class Pruner:
-    """Runs :meth:`Store.prune` every ``policy.interval`` seconds on a daemon thread.
+    """Runs :meth:`~semps.broker.contracts.RetentionStore.prune` every ``policy.interval``
+    seconds on a daemon thread.
 
     Args:
         store: whose notifications are pruned.
@@ -177,7 +176,7 @@ class Pruner:
 
     def __init__(
         self,
-        store: Store,
+        store: RetentionStore,
         policy: RetentionPolicy | None = None,
         after_pass: Callable[[], None] | None = None,
     ) -> None:

@@ -81,7 +81,8 @@ def new_token(
 
 
 class TokenTable(Tables):
-    """The token methods of :class:`~semps.broker.store.Store` (its ``tokens`` table)."""
+    """The token methods of :class:`~semps.broker.sqlite_store.SQLiteStore` (its ``tokens``
+    table)."""
 
     def _migrate_tokens(self) -> None:
         """Give tokens from before ids, expiry and revocation their new columns."""

@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "parse": ("parse", "show how semps reads one RDF document (N-Triples or PartA/PartB)"),
     "match": ("match", "match a folder of events against a folder of subscriptions"),
     "index": ("index", "parse a folder of subscriptions once and save it as a snapshot"),
+    "graph": ("graph", "load, update and export the knowledge graph of a data directory"),
     "demo": ("demo", "match the bundled demo case and explain each notification"),
     "serve": ("serve", "run the broker service (HTTP API, Server-Sent Events)"),
     "token": ("token", "create, list and revoke the service's bearer tokens"),

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import gc
 import io
-import multiprocessing
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+from semps import pool
 from semps.cli.paths import need_input, need_output
 from semps.cli.progress import progress
 from semps.errors import JSONEventError, SempsError, SubscriptionError
@@ -189,15 +189,16 @@ def load_bulk(path: Path, index: ContentIndex, *, workers: int | None = None) ->
     line, or repeated id, stops the run as the one-by-one path would.
 
     Files over :data:`PARALLEL_BYTES` are decoded and validated by ``workers`` forked
-    processes (default: one per core numba may use, at most 4); this process indexes their chunks in
-    file order.
+    processes (:mod:`semps.pool`; default: one per core numba may use, at most 4); this
+    process indexes their chunks in file order. Where it may not fork
+    (:func:`semps.pool.can_fork`), it decodes them itself.
     """
     paused = gc.isenabled()
     gc.disable()  # millions of short-lived dicts, no cycles: collections would only rescan
     try:
         if workers is None:
             workers = min(4, max_threads())
-        if "fork" not in multiprocessing.get_all_start_methods():
+        if not pool.can_fork():
             workers = 1
         size = path.stat().st_size if path.is_file() else 0
         with progress(size, "B", "loading", in_bytes=True) as tick:
@@ -241,15 +242,20 @@ def _parse_chunk(path: Path, lines: list[bytes], first: int) -> _Parsed:
     return _Parsed(parsed, [doc["id"] for doc in docs[:end]], error)
 
 
-def _parse_task(task: tuple[str, int, int]) -> tuple[_Parsed, int]:
+def _parse_task(path: str, start: int, end: int) -> tuple[_Parsed, int]:
     """A worker's chunk: the bytes ``[start, end)`` of the file, parsed; and its line count.
     Line numbers are relative (the parent re-reads a chunk with an error to locate it)."""
     gc.disable()
-    path, start, end = task
     with open(path, "rb") as stream:
         stream.seek(start)
         lines = io.BytesIO(stream.read(end - start)).readlines()
     return _parse_chunk(Path(path), lines, 1), len(lines)
+
+
+def _chunk_parser(path: str, progress: object) -> Callable[[tuple[int, int]], object]:
+    """A worker's handler: a chunk's byte range -> :func:`_parse_task`'s answer."""
+    del progress
+    return lambda request: _parse_task(path, *request)
 
 
 def _index_chunk(path: Path, index: ContentIndex, chunk: _Parsed) -> None:
@@ -267,11 +273,10 @@ def _load_parallel(
 ) -> None:
     parse_json_many([])  # compile (or load) the kernels once, before forking
     bounds = _chunk_bounds(path, CHUNK_BYTES)
-    context = multiprocessing.get_context("fork")
     first = 1  # the number of the chunk's first line
-    pool = context.Pool(workers)
+    started = pool.start_workers(workers, _chunk_parser, (str(path),), inherit=True)
     try:
-        results = pool.imap(_parse_task, [(str(path), a, b) for a, b in bounds])
+        results = pool.ordered_replies(started, bounds)
         for (start, end), (chunk, count) in zip(bounds, results, strict=True):
             if chunk.error is not None:  # parse it here again, to say which line
                 with path.open("rb") as stream:
@@ -282,11 +287,8 @@ def _load_parallel(
             tick(end - start)
             first += count
     finally:
-        # close and join, never terminate (what ``with Pool`` does): a worker killed while
-        # it holds the result queue's lock left the pool's own threads waiting forever
-        # when a chunk raised (a repeated id); the rest of the file is parsed, then given up
-        pool.close()
-        pool.join()
+        for worker in started:  # each has its own pipe: stopping one leaves no lock held
+            worker.kill()
 
 
 #: Bytes of the file per worker chunk.

@@ -20,7 +20,7 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from semps.broker.store import Store
+from semps.broker.sqlite_store import SQLiteStore
 from semps.client import Client, Subscription
 from semps.errors import SempsError
 
@@ -107,16 +107,16 @@ def run(args: argparse.Namespace) -> int:
     folder = demo_dir()
     if (args.data_dir / "semps.sqlite3").exists():  # every demo starts from a clean slate
         shutil.rmtree(args.data_dir)
-    store = Store(args.data_dir / "semps.sqlite3")
+    store = SQLiteStore(args.data_dir / "semps.sqlite3")
     tokens = {
         role: store.create_token(role, f"demo-{role}")[1]
         for role in ("admin", "publisher", "subscriber")
     }
     store.close()
     service = _Service(args.data_dir, args.host, args.port)
-    _say(
-        f"semps service at {service.url} (data in {args.data_dir}, API docs at {service.url}/docs)"
-    )
+    _say(f"semps service at {service.url} (data in {args.data_dir})")
+    _say(f"  web console  {service.url}/console/")
+    _say(f"  API docs     {service.url}/docs")
     # SIGTERM (a service manager, `docker stop`, `kill`) stops the service as Ctrl-C does:
     # uvicorn runs in a thread here, and only the main thread can install its handlers.
     previous = signal.signal(signal.SIGTERM, _interrupted)
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         _demo(service.url, tokens, folder)
         if args.once:
             return 0
-        _say(f"\nserving at {service.url}; tokens:")
+        _say(f"\nserving at {service.url} (web console: {service.url}/console/); tokens:")
         for role, token in tokens.items():
             _say(f"  {role:<11} {token}")
         _say("Ctrl-C stops the service.")

@@ -15,7 +15,9 @@ from .match import build_matcher, load_subscriptions
 
 def register(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``semps index``."""
-    parser.add_argument("--subscriptions", type=Path, required=True, help="folder of .rq files")
+    parser.add_argument(
+        "--subscriptions", type=Path, required=True, help="a folder of .rq files, or one .rq file"
+    )
     parser.add_argument(
         "--output", type=Path, required=True, help="the snapshot to write (for semps match --index)"
     )

@@ -10,16 +10,20 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from semps._types import Triple
 from semps.cli.progress import progress
 from semps.errors import SempsError, SubscriptionError
 from semps.event import Event
 from semps.gcpolicy import BatchCollector, paused_gc
+from semps.graph.view import GraphView
 from semps.ingest.rdf import read_events
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.bulk import add_parsed_ahead
-from semps.matcher.semantic.snapshot import load_matcher, subscriptions_digest
-from semps.ontology import Expansion, load_expansion
+from semps.matcher.semantic.matcher import load_matcher
+from semps.matcher.semantic.snapshot import subscriptions_digest
+from semps.matcher.values import Subscription
+from semps.ontology import Expansion, load_ontology
 
 RDF_SUFFIXES = (".rdf", ".owl", ".xml", ".ttl", ".nt", ".jsonld")
 BATCH = 64
@@ -31,7 +35,7 @@ Tick = Callable[[int], object]
 def register(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``semps match``."""
     parser.add_argument("--ontology", type=Path, help="OWL/RDFS ontology file")
-    parser.add_argument("--subscriptions", type=Path, help="folder of .rq files")
+    parser.add_argument("--subscriptions", type=Path, help="a folder of .rq files, or one .rq file")
     parser.add_argument(
         "--index",
         type=Path,
@@ -41,23 +45,53 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--events", type=Path, required=True, help="an RDF file or a folder of RDF files"
     )
+    parser.add_argument(
+        "--graph",
+        type=Path,
+        metavar="FILE_OR_DIR",
+        help="a knowledge graph: an RDF file, a folder of RDF files, or a data directory "
+        "(semps graph load); each event then matches with the solutions it adds to the "
+        "graph's answers",
+    )
     parser.add_argument("--workers", type=int, default=1, help="cores for verification")
     parser.add_argument("--base", help="base IRI for relative references (default per event)")
     parser.set_defaults(func=run)
 
 
-def load_subscriptions(folder: Path) -> list[Subscription]:
-    """Every ``*.rq`` in ``folder`` (id = file stem), sorted by id."""
-    if not folder.is_dir():
-        msg = f"subscriptions folder not found: {folder}"
+class SubscriptionFiles(list[Subscription]):
+    """Subscriptions read from ``.rq`` files, and the file each came from (``paths``: by
+    id), so an error names the file as the user gave it, as event errors do."""
+
+    def __init__(self, found: list[tuple[Subscription, Path]]) -> None:
+        super().__init__(sub for sub, _ in found)
+        self.paths = {sub.id: path for sub, path in found}
+
+
+def load_subscriptions(path: Path) -> SubscriptionFiles:
+    """Every ``*.rq`` in the folder ``path`` (id = file stem), sorted by id; or the one
+    ``.rq`` file ``path``.
+
+    Raises:
+        SempsError: ``path`` is missing, or a file that is not ``.rq``.
+    """
+    expected = "expected a folder of .rq files, or one .rq file"
+    if path.is_file():
+        if path.suffix.lower() != ".rq":
+            msg = f"--subscriptions {path} is a file but not a .rq file ({expected})"
+            raise SempsError(msg)
+        paths = [path]
+    elif path.is_dir():
+        paths = sorted(path.glob("*.rq"))
+    else:
+        msg = f"subscriptions not found: {path} ({expected})"
         raise SempsError(msg)
-    paths = sorted(folder.glob("*.rq"))
     found = []
     with progress(len(paths), "subscription", "reading") as tick:
-        for path in paths:
-            found.append(Subscription(path.stem, "semantic", path.read_text(encoding="utf-8")))
+        for rq in paths:
+            text = rq.read_text(encoding="utf-8")
+            found.append((Subscription(rq.stem, "semantic", text), rq))
             tick(1)
-    return found
+    return SubscriptionFiles(found)
 
 
 def event_files(path: Path) -> list[Path]:
@@ -83,16 +117,18 @@ def _building() -> Iterator[None]:
 
 
 def build_matcher(subscriptions: list[Subscription], workers: int) -> SemanticMatcher:
-    """Register every subscription (an error names its file); many are parsed ahead by a
-    helper process on a second core (:mod:`semps.matcher.semantic.bulk`)."""
+    """Register every subscription (an error names its file: the path it was read from,
+    for :class:`SubscriptionFiles`); many are parsed ahead by a helper process on a second
+    core (:mod:`semps.matcher.semantic.bulk`)."""
     matcher = SemanticMatcher(workers=workers)
+    paths = subscriptions.paths if isinstance(subscriptions, SubscriptionFiles) else {}
     with _building(), progress(len(subscriptions), "subscription", "registering") as tick:
 
         def add(sub: Subscription) -> None:
             try:
                 matcher.add(sub)
             except SubscriptionError as exc:
-                msg = f"{sub.id}.rq:{exc}"
+                msg = f"{paths.get(sub.id, f'{sub.id}.rq')}:{exc}"
                 raise SubscriptionError(msg) from exc
             tick(1)
 
@@ -115,30 +151,58 @@ def matcher_from(args: argparse.Namespace) -> SemanticMatcher:
         return load_matcher(args.index, workers=args.workers, expect_sha256=expect)
 
 
+def ontology_and_facts(path: Path | None) -> tuple[Expansion, tuple[Triple, ...]]:
+    """The ontology's rules, and the facts its document holds (a note on stderr: they go
+    to the knowledge graph, never dropped in silence)."""
+    if path is None:
+        return Expansion(), ()
+    expansion, facts = load_ontology(path)
+    if facts:
+        print(
+            f"semps: note: {path} holds {len(facts)} triples about individuals (facts, not "
+            "axioms): they join the knowledge graph (--graph)",
+            file=sys.stderr,
+        )
+    return expansion, facts
+
+
 def run(args: argparse.Namespace) -> int:
     files = event_files(args.events)  # a wrong path is told before the long load
-    expansion = load_expansion(args.ontology) if args.ontology else Expansion()
+    if args.graph is not None and not args.graph.exists():
+        msg = f"graph not found: {args.graph}"
+        raise SempsError(msg)
+    expansion, facts = ontology_and_facts(args.ontology)
+    graph = None
+    if args.graph is not None or facts:
+        from semps.cli.graphs import load_graph
+
+        graph = load_graph(args.graph, expansion, facts, args.base)
     matcher = matcher_from(args)
-    matcher.start()
+    matcher.start(graph, expansion)
     try:
         with progress(len(files), "event", "matching") as tick:
             if args.workers > 1:
-                _pipelined(matcher, files, args.base, expansion, tick)
+                _pipelined(matcher, files, args.base, expansion, tick, graph)
                 return 0
             batch: list[Event] = []
             collector = BatchCollector()  # the cyclic GC between batches, not during them
             for event in read_events(files, args.base):
                 batch.append(event)
                 if len(batch) == BATCH:
-                    _flush(matcher, batch, expansion, collector, tick)
-            _flush(matcher, batch, expansion, collector, tick)
+                    _flush(matcher, batch, expansion, collector, tick, graph)
+            _flush(matcher, batch, expansion, collector, tick, graph)
     finally:
         matcher.close()
     return 0
 
 
 def _pipelined(
-    matcher: SemanticMatcher, files: list[Path], base: str | None, expansion: Expansion, tick: Tick
+    matcher: SemanticMatcher,
+    files: list[Path],
+    base: str | None,
+    expansion: Expansion,
+    tick: Tick,
+    graph: GraphView | None = None,
 ) -> None:
     """Several workers: they read the event files themselves; a few batches in flight, so
     they never wait for this process to write (requests are paths: they never fill a
@@ -146,7 +210,7 @@ def _pipelined(
     pending: deque[tuple[int, Callable[[], list[str]]]] = deque()
     for start in range(0, len(files), BATCH):
         chunk = [str(p) for p in files[start : start + BATCH]]
-        pending.append((len(chunk), matcher.submit_files(chunk, base, expansion)))
+        pending.append((len(chunk), matcher.submit_files(chunk, base, expansion, graph)))
         if len(pending) > IN_FLIGHT:
             _write(*pending.popleft(), tick)
     while pending:
@@ -165,8 +229,9 @@ def _flush(
     expansion: Expansion,
     collector: BatchCollector,
     tick: Tick,
+    graph: GraphView | None = None,
 ) -> None:
-    contexts = [MatchContext(e, expansion) for e in batch]
+    contexts = [MatchContext(e, expansion, graph=graph) for e in batch]
     # The output carries counts only: the same counts path as `semps spark match`.
     with collector.batch():
         lines = matcher.result_lines(contexts)

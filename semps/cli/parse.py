@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from semps.errors import IngestError
+from semps.cli.paths import need_input
+from semps.errors import IngestError, SempsError
 from semps.ingest.rdf import read_event
 from semps.matcher.partab import npn, to_partab
 from semps.ontology import Expansion, load_expansion
@@ -24,12 +25,25 @@ def register(parser: argparse.ArgumentParser) -> None:
         default="ntriples",
         help="print the triples (ntriples), or the event as the matcher sees it (partab)",
     )
-    parser.add_argument("--ontology", type=Path, help="expand PartA/PartB through an ontology")
+    parser.add_argument(
+        "--ontology", type=Path, help="expand PartA/PartB through an ontology (--to partab)"
+    )
     parser.add_argument("--media-type", help="override the syntax chosen by file suffix")
     parser.set_defaults(func=run)
 
 
+#: The outputs that read ``--ontology``.
+USES_ONTOLOGY = ("partab",)
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.ontology is not None and args.to not in USES_ONTOLOGY:
+        msg = (
+            f"--ontology is read by --to {' or '.join(USES_ONTOLOGY)} only: --to {args.to} "
+            "prints the document's own triples, without inference"
+        )
+        raise SempsError(msg)
+    need_input(args.ontology, "ontology")
     try:
         data = args.file.read_bytes()
     except OSError as exc:

@@ -24,8 +24,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from semps.cli.paths import need_output
-from semps.errors import SempsError, SparkError, SubscriptionError
-from semps.matcher.base import Matcher, Subscription
+from semps.cli.spark_common import (
+    common_arguments,
+    load_any_subscriptions,
+    placement_arguments,
+    placement_options,
+    session,
+)
+from semps.cli.spark_stream import register_stream
+from semps.errors import SempsError, SparkError
+from semps.matcher.values import Subscription
 from semps.spark.sources import FORMATS
 
 if TYPE_CHECKING:
@@ -34,7 +42,7 @@ if TYPE_CHECKING:
 
     from semps.event import Event
     from semps.ingest.sparql import Query
-    from semps.spark.placement import Placement, PlacementOptions
+    from semps.spark.placement import Placement
 
 
 def spark_edge(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -76,7 +84,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``semps spark``."""
     sub = parser.add_subparsers(dest="spark_command", metavar="COMMAND", required=True)
     match = sub.add_parser("match", help="match events against subscriptions in bulk")
-    _common(match)
+    common_arguments(match)
     match.add_argument("--ontology", type=Path, help="OWL/RDFS ontology file")
     match.add_argument(
         "--subscriptions",
@@ -112,7 +120,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     match.set_defaults(func=spark_edge(run_match))
 
     place = sub.add_parser("place", help="report the placement mined from the subscriptions")
-    _common(place)
+    common_arguments(place)
     place.add_argument(
         "--subscriptions", type=Path, required=True, help="folder of .rq files, or JSON Lines"
     )
@@ -129,7 +137,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     place.set_defaults(func=spark_edge(run_place))
 
     convert = sub.add_parser("convert", help="write events as a triples table")
-    _common(convert)
+    common_arguments(convert)
     convert.add_argument("--events", required=True, help="RDF file or folder")
     convert.add_argument("--events-format", choices=FORMATS, help="how to read --events")
     convert.add_argument("--output", required=True, help="a Parquet folder or a .jsonl folder")
@@ -144,57 +152,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     package.set_defaults(func=run_package)
 
-    from semps.cli.spark_stream import register_stream
-
     register_stream(sub)
-
-
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--master", help="Spark master URL (default local[*])")
-    parser.add_argument(
-        "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
-    )
-    parser.add_argument(
-        "--py-files",
-        help="comma-separated .zip/.py files for the executors (semps spark package's zip)",
-    )
-    parser.add_argument("--jars", help="comma-separated jars, added before the JVM starts")
-
-
-def placement_arguments(parser: argparse.ArgumentParser, choice: str | None = None) -> None:
-    """The options of a mined placement, and with a ``choice`` help text, ``--placement``
-    (``none`` or ``mined``) to ask for one."""
-    if choice is not None:
-        parser.add_argument("--placement", choices=("none", "mined"), default="none", help=choice)
-    parser.add_argument("--partitions", type=int, default=8, help="placement partitions")
-    parser.add_argument("--min-support", type=float, default=0.05, help="FPGrowth support")
-    parser.add_argument("--virtual", type=int, help="M, virtual N-itemsets (default P/4)")
-    parser.add_argument("--overload", type=float, default=2.0, help="spread above this x mean")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random choices")
-
-
-def session(args: argparse.Namespace) -> SparkSession:
-    """The Spark session for a command's ``--master`` and ``--conf`` options."""
-    from semps.spark.session import spark_session
-
-    conf = {}
-    for item in args.conf:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            msg = f"--conf expects KEY=VALUE, not {item!r}"
-            raise SempsError(msg)
-        conf[key.strip()] = value.strip()
-    if getattr(args, "py_files", None):
-        conf["spark.submit.pyFiles"] = args.py_files
-    if getattr(args, "jars", None):
-        conf["spark.jars"] = args.jars
-    if getattr(args, "engine", None) == "graphframes":
-        from semps.spark.jars import with_graphframes_jar
-
-        conf = with_graphframes_jar(conf)
-    if sys.stderr.isatty():
-        conf.setdefault("spark.ui.showConsoleProgress", "true")
-    return spark_session(args.master, conf=conf)
 
 
 def _events(spark: SparkSession, args: argparse.Namespace) -> RDD[Event]:
@@ -206,51 +164,6 @@ def _events(spark: SparkSession, args: argparse.Namespace) -> RDD[Event]:
     events = events.persist(StorageLevel.MEMORY_AND_DISK)
     raise_load_errors(events)
     return events  # type: ignore[return-value]  # no LoadError is left
-
-
-def load_any_subscriptions(
-    path: Path, parses: dict[str, Query] | None = None
-) -> list[Subscription]:
-    """Semantic subscriptions from a folder of ``.rq`` files, or content and region
-    subscriptions from JSON Lines (``{"id", "constraints"}`` / ``{"id", "region"}``),
-    validated here so a bad one is named before Spark starts (semantic texts parsed on the
-    way are added to ``parses``: the workers get them as a snapshot)."""
-    from semps.cli.jsonl import read_jsonl
-    from semps.cli.match import build_matcher, load_subscriptions
-    from semps.ingest.sparql import parse_memo
-    from semps.matcher.semantic import SemanticMatcher
-
-    if path.is_dir():
-        subscriptions = load_subscriptions(path)
-        with parse_memo({} if parses is None else parses, SemanticMatcher.limits):
-            build_matcher(subscriptions, workers=1).close()  # errors name the file
-        return subscriptions
-    validators: dict[str, Matcher] = {}
-    found = list(
-        read_jsonl(path, lambda doc: _json_subscription(doc, validators), SubscriptionError)
-    )
-    seen: set[str] = set()
-    for number, sub in enumerate(found, start=1):
-        if sub.id in seen:
-            msg = f"{path}: duplicate subscription id {sub.id!r} (subscription {number})"
-            raise SubscriptionError(msg)
-        seen.add(sub.id)
-    return found
-
-
-def _json_subscription(doc: object, validators: dict[str, Matcher]) -> Subscription:
-    from semps.matcher.registry import create_matcher
-
-    if not isinstance(doc, dict) or not isinstance(doc.get("id"), str) or not doc["id"]:
-        msg = 'a subscription line needs a non-empty string "id"'
-        raise SubscriptionError(msg)
-    kind = "symmetric" if "region" in doc else "content"
-    sub = Subscription(doc["id"], kind, json.dumps(doc))
-    validator = validators.get(kind)
-    if validator is None:
-        validator = validators[kind] = create_matcher(kind)
-    validator.add(sub)  # a SubscriptionError here is located by read_jsonl
-    return sub
 
 
 def _match_subscriptions(
@@ -341,15 +254,6 @@ def run_match(args: argparse.Namespace) -> int:
         f"master {spark.sparkContext.master})"
     )
     return 0
-
-
-def placement_options(args: argparse.Namespace) -> PlacementOptions:
-    """The mined placement's options given by :func:`placement_arguments`."""
-    from semps.spark.placement import PlacementOptions
-
-    return PlacementOptions(
-        args.partitions, args.min_support, args.virtual, args.overload, args.seed
-    )
 
 
 def _mine(

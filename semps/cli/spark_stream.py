@@ -20,8 +20,9 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from semps.cli import spark_common as common
 from semps.errors import SempsError
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 
 if TYPE_CHECKING:
     from semps.spark.sinks import BatchSink
@@ -29,10 +30,8 @@ if TYPE_CHECKING:
 
 def register_stream(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``semps spark stream`` to the ``semps spark`` subcommands."""
-    from semps.cli.spark import _common, placement_arguments
-
     stream = sub.add_parser("stream", help="match events continuously (Structured Streaming)")
-    _common(stream)
+    common.common_arguments(stream)
     given = stream.add_mutually_exclusive_group(required=True)
     given.add_argument("--events", help="folder new RDF files appear in (one event each)")
     given.add_argument("--triples", help="folder new triples-table files appear in")
@@ -71,7 +70,7 @@ def register_stream(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--available-now", action="store_true", help="process what is there, then stop"
     )
     stream.add_argument("--max-files", type=int, help="files (Kafka records) per batch at most")
-    placement_arguments(
+    common.placement_arguments(
         stream, "partition subscriptions by a placement mined per subscription version"
     )
     stream.add_argument("--base", help="base IRI for relative references (default per event)")
@@ -81,9 +80,8 @@ def register_stream(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def load_stream_subscriptions(path: Path) -> list[Subscription]:
     """A folder of ``.rq`` files (validated later, only what changed) or JSON Lines."""
     from semps.cli.match import load_subscriptions
-    from semps.cli.spark import load_any_subscriptions
 
-    return load_subscriptions(path) if path.is_dir() else load_any_subscriptions(path)
+    return load_subscriptions(path) if path.is_dir() else common.load_any_subscriptions(path)
 
 
 def _source(args: argparse.Namespace) -> object:
@@ -133,7 +131,6 @@ def _check_checkpoint(checkpoint: str) -> None:
 
 
 def run_stream(args: argparse.Namespace) -> int:
-    from semps.cli.spark import placement_options, session
     from semps.ontology import Expansion, load_expansion
     from semps.spark.stream import StreamSource, start_stream
     from semps.spark.watch import SubscriptionWatch
@@ -156,8 +153,8 @@ def run_stream(args: argparse.Namespace) -> int:
 
     watch = SubscriptionWatch(args.subscriptions, load_stream_subscriptions, warn)
     sink = _sink(args)
-    placement = placement_options(args) if args.placement == "mined" else None
-    spark = session(args)
+    placement = common.placement_options(args) if args.placement == "mined" else None
+    spark = common.session(args)
     run = start_stream(
         spark,
         source,

@@ -14,7 +14,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from semps.broker.store import ROLES, Store, TokenInfo
+from semps.broker.sqlite_store import SQLiteStore
+from semps.broker.tokens import ROLES, TokenInfo
 from semps.errors import SempsError
 from semps.settings import default_data_dir, parse_duration
 
@@ -64,12 +65,12 @@ def _data_dir(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _store(args: argparse.Namespace, *, create: bool = False) -> Store:
+def _store(args: argparse.Namespace, *, create: bool = False) -> SQLiteStore:
     path = (args.data_dir or default_data_dir()) / "semps.sqlite3"
     if not create and not path.exists():
         msg = f"no service data in {path.parent} (give --data-dir or set SEMPS_DATA_DIR)"
         raise SempsError(msg)
-    return Store(path)
+    return SQLiteStore(path)
 
 
 def run_create(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from semps.client._inputs import (
     batch_item,
     document,
     kind_of,
+    media_type_hint,
     query,
 )
 from semps.client._models import (
@@ -194,7 +195,8 @@ def publish(source: RDFSource, media_type: str | None = None) -> Call[Published]
     body, content_type = document(source, media_type)
     headers = {"Content-Type": content_type}
     parse = lambda r: Published.from_json(r.json())  # noqa: E731
-    return Call("POST", "/events", parse, {}, headers, body, topic="event")
+    hint = media_type_hint(source, media_type)
+    return Call("POST", "/events", parse, {}, headers, body, topic="event", hint=hint)
 
 
 def publish_batch(
@@ -240,7 +242,8 @@ def load_ontology(source: RDFSource, *, replace: bool, media_type: str | None = 
     body, content_type = document(source, media_type)
     method = "PUT" if replace else "POST"
     headers = {"Content-Type": content_type}
-    return Call(method, "/ontology", _version, {}, headers, body, topic="ontology")
+    hint = media_type_hint(source, media_type)
+    return Call(method, "/ontology", _version, {}, headers, body, topic="ontology", hint=hint)
 
 
 def _axiom(method: str, kind: str, subject: str, obj: str) -> Call[int]:

@@ -11,7 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from semps.client._errors import error_from
-from semps.errors import ClientError, SempsError
+from semps.errors import (
+    ClientError,
+    DocumentTooLarge,
+    EventLimitExceeded,
+    IngestError,
+    OntologyError,
+    SempsError,
+    UnsupportedMediaType,
+)
 
 __all__ = ["Call", "Page", "Reply", "finish", "page_of", "path_id"]
 
@@ -50,6 +58,9 @@ class Call(Generic[T]):
             the class of a ``limit_exceeded`` error.
         feature: set for endpoints a server may not offer (the token API): a 404 or 405
             there is a :class:`ClientError` naming the feature, not a :class:`NotFound`.
+        hint: added to the message of a malformed document the server refuses (an
+            :class:`~semps.errors.IngestError` or :class:`~semps.errors.OntologyError`):
+            what the client guessed for the caller, such as the media type.
     """
 
     method: str
@@ -60,6 +71,7 @@ class Call(Generic[T]):
     content: bytes | None = None
     topic: str = ""
     feature: str | None = None
+    hint: str | None = None
 
 
 def finish(call: Call[T], reply: Reply) -> T:
@@ -77,7 +89,19 @@ def refusal(call: Call[Any], reply: Reply) -> SempsError:
             f"({call.method} {call.path} answered {reply.status})"
         )
         return ClientError(msg, status=reply.status)
-    return error_from(reply.status, reply.content, call.topic)
+    found = error_from(reply.status, reply.content, call.topic)
+    if call.hint is None:
+        return found
+    if isinstance(found, IngestError) and not isinstance(found, _NOT_SYNTAX):
+        hinted = f"{found.detail} ({call.hint})"
+        return type(found)(hinted, line=found.line, column=found.column)
+    if isinstance(found, OntologyError):
+        return OntologyError(f"{found} ({call.hint})")
+    return found
+
+
+#: Refusals of a document that its media type would not change.
+_NOT_SYNTAX = (DocumentTooLarge, EventLimitExceeded, UnsupportedMediaType)
 
 
 def _no_route(reply: Reply) -> bool:

@@ -15,12 +15,15 @@ from semps.errors import (
     WIRE,
     ClientError,
     EventLimitExceeded,
+    GraphError,
+    GraphLimitExceeded,
     IngestError,
     OntologyLimitExceeded,
     SempsError,
     SubscriptionError,
     SubscriptionLimitExceeded,
     UnsupportedQueryError,
+    UnsupportedUpdateError,
 )
 
 __all__ = ["CODES", "STATUSES", "error_from", "error_from_body"]
@@ -39,7 +42,7 @@ STATUSES: dict[int, type[SempsError]] = {
 
 
 #: The classes that carry a line and column (and prefix them to their message).
-_LOCATED = (IngestError, SubscriptionError)
+_LOCATED = (IngestError, SubscriptionError, GraphError)
 
 
 def _limit_class(topic: str) -> type[SempsError]:
@@ -49,6 +52,8 @@ def _limit_class(topic: str) -> type[SempsError]:
         return SubscriptionLimitExceeded
     if topic == "ontology":
         return OntologyLimitExceeded
+    if topic == "graph":
+        return GraphLimitExceeded
     return SempsError
 
 
@@ -60,9 +65,10 @@ def _position(body: Mapping[str, object], key: str) -> int | None:
 def error_from_body(status: int, body: Mapping[str, object], topic: str = "") -> SempsError:
     """The exception for an error ``body`` answered with ``status``.
 
-    ``topic`` is what the request was about (``"event"``, ``"subscription"``, ...): the API's
-    ``limit_exceeded`` is an :class:`EventLimitExceeded` for events and a
-    :class:`SubscriptionLimitExceeded` for subscriptions.
+    ``topic`` is what the request was about (``"event"``, ``"subscription"``, ``"graph"``,
+    ...): the API's ``limit_exceeded`` is an :class:`EventLimitExceeded` for events, a
+    :class:`SubscriptionLimitExceeded` for subscriptions, a :class:`GraphLimitExceeded` for
+    the knowledge graph.
 
     Example:
         >>> exc = error_from_body(400, {"error": "syntax_error", "detail": "1:8: expected WHERE",
@@ -81,10 +87,10 @@ def error_from_body(status: int, body: Mapping[str, object], topic: str = "") ->
     else:
         cls = STATUSES.get(status, SempsError)
     line, column = _position(body, "line"), _position(body, "column")
-    if cls is UnsupportedQueryError:
+    if cls is UnsupportedQueryError or cls is UnsupportedUpdateError:
         construct = str(body.get("construct") or "")
         text = _strip_position(message, line, column)
-        return UnsupportedQueryError(text, construct=construct, line=line, column=column)
+        return cls(text, construct=construct, line=line, column=column)
     if issubclass(cls, _LOCATED):
         return _located(cls, message, line, column)
     return cls(message)

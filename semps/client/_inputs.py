@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -29,6 +30,7 @@ __all__ = [
     "batch_item",
     "document",
     "kind_of",
+    "media_type_hint",
     "query",
 ]
 
@@ -74,6 +76,36 @@ def document(source: RDFSource, media_type: str | None = None) -> tuple[bytes, s
         return _read(source), media_type
     msg = f"cannot send a {type(source).__name__} as an RDF document or JSON event"
     raise UnsupportedMediaType(msg)
+
+
+#: The start of an XML document (a declaration, a comment or DOCTYPE, or a tag with a
+#: name, which an N-Triples IRI ``<http://...`` is not).
+_XML_START = re.compile(rb"<(\?xml|!|[A-Za-z_][\w.-]*(:[A-Za-z_][\w.-]*)?[\s/>])")
+
+
+def media_type_hint(source: RDFSource, media_type: str | None) -> str | None:
+    """What to tell a caller whose text or bytes, sent as RDF/XML because no
+    ``media_type`` was given, do not look like XML (``None`` when they do, or when a media
+    type was given: the server's message is then the whole story).
+
+    Example:
+        >>> media_type_hint("@prefix ex: <http://ex/> . ex:a a ex:B .", None)[:56]
+        'sent as application/rdf+xml, the default for text and by'
+        >>> media_type_hint("<rdf:RDF/>", None) is None
+        True
+    """
+    if media_type is not None or not isinstance(source, str | bytes):
+        return None
+    head = (source.encode() if isinstance(source, str) else source).lstrip()[:256]
+    if _XML_START.match(head):
+        return None
+    if head.startswith((b"{", b"[")):
+        guess = "media_type='application/ld+json' for JSON-LD, or a dict for a JSON event"
+    elif head.startswith((b"<", b"_:")):
+        guess = "media_type='application/n-triples' for N-Triples"
+    else:
+        guess = "media_type='text/turtle' for Turtle"
+    return f"sent as {RDF_XML}, the default for text and bytes: pass {guess}"
 
 
 def kind_of(source: QuerySource) -> str:

@@ -37,12 +37,21 @@ def _optional_str(value: object) -> str | None:
     return None if value is None else str(value)
 
 
+def _optional_number(value: object, kind: type[int] | type[float]) -> Any:
+    """``value`` as ``kind`` when it is a JSON number, else ``None``."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return kind(value)
+    return None
+
+
 @dataclass(frozen=True)
 class Subscription:
     """A registered subscription: the handle the other calls take (or its ``id``).
 
-    ``status`` is ``"active"`` or ``"suspended"`` (then ``reason`` says why); ``secret`` is
-    the webhook's HMAC key, known only in the answer to a subscribe with a callback.
+    ``status`` is ``"active"`` or ``"suspended"`` (then ``reason`` says why); ``matches``
+    counts its notifications so far and ``last_match`` is the Unix time of the latest
+    (``None``: none, or a server that does not say); ``secret`` is the webhook's HMAC key,
+    known only in the answer to a subscribe with a callback.
     """
 
     id: str
@@ -52,6 +61,8 @@ class Subscription:
     owner: str | None = None
     status: str = "active"
     reason: str | None = None
+    matches: int = 0
+    last_match: float | None = None
     secret: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -71,6 +82,8 @@ class Subscription:
             owner=_optional_str(body.get("owner")),
             status=str(body.get("status", "active")),
             reason=_optional_str(body.get("reason")),
+            matches=_optional_number(body.get("matches"), int) or 0,
+            last_match=_optional_number(body.get("last_match"), float),
         )
 
 
@@ -88,6 +101,8 @@ class Notification:
         count_truncated: the count was capped.
         solutions_truncated: solutions were left out to bound the notification's size.
         detail: the matcher's extra detail (composite and content matches), if any.
+        time: when the server made it (Unix time; ``None`` from a server that does not
+            say).
     """
 
     subscription: str
@@ -98,6 +113,7 @@ class Notification:
     count_truncated: bool = False
     solutions_truncated: bool = False
     detail: Mapping[str, Any] | None = None
+    time: float | None = None
 
     def __post_init__(self) -> None:
         if self.seq < 1:
@@ -146,6 +162,7 @@ class Notification:
             count_truncated=bool(body.get("count_truncated", False)),
             solutions_truncated=bool(body.get("solutions_truncated", False)),
             detail=MappingProxyType(dict(detail)) if isinstance(detail, dict) else None,
+            time=_optional_number(body.get("time"), float),
         )
 
 

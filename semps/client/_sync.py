@@ -63,12 +63,18 @@ class Client(ClientBase[httpx.BaseTransport]):
         return finish(call, Reply(response.status_code, response.content, response.headers))
 
     def _all(self, page: Callable[[str | None], Call[Page[T]]]) -> Iterator[T]:
+        """The items of every page; the first page is asked for now, so a refusal (a bad
+        token, a role that may not list) is raised by the call, not by the first ``next``."""
+        first = self.send(page(None))
+        return self._following(first, page)
+
+    def _following(self, got: Page[T], page: Callable[[str | None], Call[Page[T]]]) -> Iterator[T]:
         cursors = Cursors()
         while True:
-            got = self.send(page(cursors.cursor))
             yield from got.items
             if not cursors.advance(got):
                 return
+            got = self.send(page(cursors.cursor))
 
     # -- subscriptions -----------------------------------------------------------------------
 
@@ -95,7 +101,12 @@ class Client(ClientBase[httpx.BaseTransport]):
 
     def subscriptions(self, *, page_size: int | None = None) -> Iterator[m.Subscription]:
         """The caller's subscriptions (every one for an admin), following the server's
-        pages."""
+        pages.
+
+        Raises:
+            AuthError: a missing, unknown, expired or revoked token (at the call, not when
+                iterating).
+        """
         return self._all(lambda cursor: calls.subscriptions(cursor, page_size))
 
     def subscription(self, ref: SubscriptionRef) -> m.Subscription:
@@ -131,7 +142,12 @@ class Client(ClientBase[httpx.BaseTransport]):
 
     def publish(self, source: RDFSource, media_type: str | None = None) -> m.Published:
         """Publish one event: RDF bytes or text (``media_type``, default RDF/XML), a file
-        (its suffix picks the syntax), an rdflib ``Graph``, or a JSON event (``dict``)."""
+        (its suffix picks the syntax), an rdflib ``Graph``, or a JSON event (``dict``).
+
+        Raises:
+            IngestError: the document does not parse; text or bytes that do not look like
+                XML, sent as RDF/XML for want of a ``media_type``, say which to pass.
+        """
         return self.send(calls.publish(source, media_type))
 
     def publish_batch(

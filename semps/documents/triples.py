@@ -194,8 +194,18 @@ def _syntax_error(
     return RDFSyntaxError(message)
 
 
+#: pyoxigraph's own statement of a position, which the error states once as ``line:col:``.
+_OXIGRAPH_POSITION = re.compile(
+    r"^Parser error (?:at line \d+ between columns \d+ and \d+"
+    r"|at line \d+ column \d+|between line \d+ column \d+ and line \d+ column \d+): "
+)
+
+
 def _strip_position(message: str) -> str:
-    return re.sub(r"^Parser error at line \d+ between columns \d+ and \d+: ", "", message)
+    """pyoxigraph's message without the position it prefixes in any of its three forms
+    ("at line 2 between columns 3 and 7", "at line 2 column 3", "between line 2 column 3
+    and line 3 column 1"): the error carries it once, as its ``line`` and ``column``."""
+    return _OXIGRAPH_POSITION.sub("", message)
 
 
 def _locate_xml_error(data: bytes, base: str | None, message: str) -> IngestError:

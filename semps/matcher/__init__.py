@@ -9,8 +9,9 @@
   ``composite`` (the event tree).
 """
 
-from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.registry import available, create_matcher, get_matcher_class
+from semps.matcher.values import Match, Subscription
 
 __all__ = [
     "Match",

@@ -8,93 +8,32 @@ interface; no caller re-implements matching.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from functools import cached_property
-from types import MappingProxyType
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from semps._types import Term
 from semps.event import Event
 from semps.limits import DEFAULT_LIMITS, Limits
+from semps.matcher.partab import EventParts, to_partab
+from semps.matcher.results import MatchColumns, result_line
+from semps.matcher.values import ChangeMatch, Match, Resolver, Subscription, Verdict
 from semps.ontology.expansion import Expansion
 
 if TYPE_CHECKING:
-    from semps.matcher.partab import EventParts
-    from semps.matcher.results import MatchColumns
+    from semps.graph.change import GraphChange
+    from semps.graph.view import GraphView
 
-
-@dataclass(frozen=True, slots=True)
-class Subscription:
-    """A registered subscription.
-
-    Attributes:
-        id: unique id (a file stem in the CLI, assigned by the broker in the service).
-        kind: the matcher that owns it (``semantic``, ``content``, ...).
-        text: the subscription in its matcher's language (SPARQL-like text, JSON, ...).
-        owner: the subscriber that owns it (``None`` outside the broker).
-        name: an optional human name (composite definitions refer to subscriptions by it).
-    """
-
-    id: str
-    kind: str
-    text: str
-    owner: str | None = None
-    name: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.id:
-            msg = "a subscription id must be a non-empty string"
-            raise ValueError(msg)
-        if not self.kind:
-            msg = f"subscription {self.id!r} has no kind"
-            raise ValueError(msg)
-
-
-#: Subscription id -> the subscription, or None when there is none (the broker's lookup).
-Resolver = Callable[[str], "Subscription | None"]
-
-_NO_DETAIL: Mapping[str, object] = MappingProxyType({})
-
-
-@dataclass(frozen=True, slots=True)
-class Match:
-    """One subscription matched one event.
-
-    Attributes:
-        subscription: the subscription id.
-        event: the event id.
-        count: the number of solutions (SPARQL solutions for semantic subscriptions; 1 for
-            matchers without bindings).
-        solutions: the bindings of the projected variables, possibly truncated to a
-            matcher-defined limit (``count`` is always exact).
-        detail: matcher-specific extras (a composite match lists its constituents here).
-    """
-
-    subscription: str
-    event: str
-    count: int = 1
-    solutions: tuple[Mapping[str, Term], ...] = ()
-    detail: Mapping[str, object] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.count < 1:
-            msg = f"a match needs at least one solution, got {self.count}"
-            raise ValueError(msg)
-        # Most matches carry no detail: share one empty read-only mapping.
-        detail = MappingProxyType(dict(self.detail)) if self.detail else _NO_DETAIL
-        object.__setattr__(self, "detail", detail)
-
-    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        return (
-            Match,
-            (self.subscription, self.event, self.count, self.solutions, dict(self.detail)),
-        )
+# The contract's values live in semps.matcher.values.
+__all__ = ["ChangeMatch", "Match", "MatchContext", "Matcher", "Resolver", "Subscription", "Verdict"]
 
 
 class MatchContext:
-    """What a matcher may read besides the event: the ontology snapshot, and derived views
-    computed at most once per event whichever matchers ask for them."""
+    """What a matcher may read besides the event: the ontology snapshot, the knowledge graph
+    (a read-only view of its closure at one version, ``None`` without one), and derived
+    views computed at most once per event whichever matchers ask for them."""
 
     def __init__(
         self,
@@ -103,10 +42,14 @@ class MatchContext:
         *,
         watch: Callable[[str], None] | None = None,
         limits: Limits = DEFAULT_LIMITS,
+        graph: GraphView | None = None,
     ) -> None:
         self.event = event
         self.expansion = expansion if expansion is not None else Expansion()
         self.limits = limits
+        #: The knowledge graph the event is matched against (its answers: what the event
+        #: adds to the graph's); ``None`` or an empty graph: the event alone.
+        self.graph = graph
         #: Matchers call ``watch(subscription id)`` before work whose cost depends on that
         #: subscription (verification), so a watchdog can tell who overran; may be ``None``.
         self.watch = watch
@@ -114,8 +57,6 @@ class MatchContext:
     @cached_property
     def parts(self) -> EventParts:
         """The event's PartA/PartB under the ontology."""
-        from semps.matcher.partab import to_partab
-
         return to_partab(self.event, self.expansion, limits=self.limits)
 
 
@@ -133,8 +74,8 @@ class Matcher(ABC):
           matches sorted by subscription id.
         - Every per-event method takes the contexts alone: the event of ``context`` is
           ``context.event``.
-        - ``match_batch``, ``count_batch`` and ``match_columns`` give, per context, what
-          ``match`` gives.
+        - ``match_batch``, ``verdict_batch``, ``count_batch`` and ``match_columns`` give,
+          per context, what ``match`` gives.
         - Matchers are not thread-safe; the broker serialises calls.
         - A matcher whose answers depend on earlier events (``stateful = True``: composite
           detection) sees every event in order, in the broker's own process; stateless
@@ -143,6 +84,11 @@ class Matcher(ABC):
           subscription, so an overrun can be blamed on it.
         - A matcher that refers to other subscriptions (composite definitions name them)
           gets the broker's lookup through :meth:`use_resolver`; the others ignore it.
+        - With a knowledge graph (``context.graph``, not empty), an event's matches are the
+          solutions it adds to each subscription's answers over the graph; a matcher that
+          does not read graphs (content, symmetric) ignores it. :meth:`change_matches`
+          gives a graph change's notifications (added and removed solutions); its default
+          is none.
     """
 
     #: The registry name of this matcher.
@@ -164,6 +110,18 @@ class Matcher(ABC):
         parse holds up no event. May raise what ``add`` would raise for the text. The
         default does nothing."""
         del subscription
+
+    def persisted(
+        self, path: Path, subscriptions: Sequence[Subscription], *, write: bool = True
+    ) -> AbstractContextManager[None]:
+        """A block in which :meth:`add` may reuse what the matcher persisted at ``path``
+        for ``subscriptions`` (the semantic matcher keeps their parses there), rewriting it
+        on leaving when it did not hold them all, if ``write`` (several processes loading
+        the same subscriptions need one writer). The file is a cache: a missing, damaged
+        or stale one must change nothing of what :meth:`add` registers, and one that
+        cannot be written is left as it is. The default persists nothing."""
+        del path, subscriptions, write
+        return nullcontext()
 
     def warm(self) -> None:
         """Load (or compile) the matcher's compiled kernels now, so that no event's time
@@ -188,6 +146,18 @@ class Matcher(ABC):
         override this."""
         return [self.match(c) for c in contexts]
 
+    def verdict_batch(self, contexts: Sequence[MatchContext]) -> list[list[tuple[str, Verdict]]]:
+        """Per context, its event's matches as ``(subscription id, verdict)``, sorted by id:
+        :meth:`match_batch` without the ids in each answer, so that subscriptions sharing
+        one :class:`~semps.matcher.values.Verdict` object (the semantic matcher's, for the
+        subscriptions of one shape) are rendered once (the broker's workers render
+        notifications from these). The default converts :meth:`match_batch`'s matches,
+        one verdict each; ``verdict.match(id, event id)`` must give back the match."""
+        return [
+            [(m.subscription, Verdict.of(m)) for m in matches]
+            for matches in self.match_batch(contexts)
+        ]
+
     def count_batch(self, contexts: Sequence[MatchContext]) -> list[dict[str, int]]:
         """Per context, ``{subscription id: solution count}`` of its event's matches: what
         bulk jobs report. Matchers that can skip building solutions override this; the
@@ -204,8 +174,6 @@ class Matcher(ABC):
         only when asked for (``Match.detail`` is not carried). Those of
         :meth:`unbound_columns` when it gives any (each match then has one empty solution),
         else :meth:`match_batch`'s converted."""
-        from semps.matcher.results import MatchColumns
-
         columns = self.unbound_columns(contexts)
         if columns is None:
             return MatchColumns.from_matches(self.match_batch(contexts), solutions=solutions)
@@ -216,8 +184,6 @@ class Matcher(ABC):
         (:func:`~semps.matcher.results.result_line`): what ``semps match`` and
         ``semps spark match`` write. Matchers with a compiled writer override this; the
         lines must equal the default's."""
-        from semps.matcher.results import result_line
-
         counts = self.count_batch(contexts)
         return [result_line(c.event.id, n) for c, n in zip(contexts, counts, strict=True)]
 
@@ -245,6 +211,20 @@ class Matcher(ABC):
         """The attribute items the event of ``context`` carries (see
         :meth:`subscription_items`)."""
         return frozenset()
+
+    def change_matches(
+        self,
+        change: GraphChange,
+        graph: GraphView,
+        *,
+        watch: Callable[[str], None] | None = None,
+    ) -> list[ChangeMatch]:
+        """The subscriptions whose answers a change of the knowledge graph changes, sorted
+        by id: the solutions it adds and removes. ``graph`` is the view *before* the change
+        (the caller applies the change to it afterwards). The default (a matcher that does
+        not read graphs): none."""
+        del change, graph, watch
+        return []
 
     def observe(self, event: Event, matches: Sequence[Match]) -> list[Match]:
         """See the other matchers' matches for ``event`` and return derived matches.

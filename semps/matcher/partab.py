@@ -12,7 +12,7 @@ The conversion keeps one dictionary, every property's pairs with ``rdf:type``'s 
 Each property is expanded through the ontology while converting: the property, its
 equivalents and all its ancestors (and inverses, symmetric properties, ...) all enter PartA,
 because the conversion reads the event closed under the ontology
-(:meth:`semps.ontology.expansion.Expansion.close`).
+(:func:`semps.ontology.closure.close`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 from semps._types import Term
 from semps.event import Event
 from semps.limits import DEFAULT_LIMITS, Limits
+from semps.ontology.closure import close
 from semps.ontology.expansion import Expansion
 from semps.terms import RDF_TYPE, n3
 
@@ -93,7 +94,7 @@ def to_partab(
         >>> parts.part_a, parts.part_b
         ({'http://ex/p': [('_:a', 'http://ex/b')]}, {'_:a': ['http://ex/C']})
     """
-    triples = (expansion or Expansion()).close(event.triples, limits=limits)
+    triples = close(expansion or Expansion(), event.triples, limits=limits)
     pairs: dict[str, list[tuple[str, Term]]] = {}
     get = pairs.get
     for s, p, o in triples:

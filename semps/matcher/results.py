@@ -14,15 +14,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from semps._types import Term
-
-if TYPE_CHECKING:
-    from semps.matcher.base import Match
+from semps.matcher.values import Match
 
 __all__ = ["MatchColumns", "result_line", "result_record"]
 
@@ -71,7 +68,7 @@ class MatchColumns:
         solutions: per match, its solutions (``Match.solutions``), only when asked for.
 
     Example:
-        >>> from semps.matcher.base import Match
+        >>> from semps.matcher.values import Match
         >>> cols = MatchColumns.from_matches([[Match("s2", "e1", 2), Match("s1", "e1")], []])
         >>> cols.offsets().tolist(), cols.ids_of(0), cols.count.tolist()
         ([0, 2, 2], ['s2', 's1'], [2, 1])
@@ -139,9 +136,7 @@ class MatchColumns:
         return [self.ids[s] for s in self.subscription[a:b].tolist()]
 
     def to_matches(self, event_ids: Sequence[str]) -> list[list[Match]]:
-        """Per-event :class:`~semps.matcher.base.Match` lists (for edges that need objects)."""
-        from semps.matcher.base import Match
-
+        """Per-event :class:`~semps.matcher.values.Match` lists (for edges that need objects)."""
         if len(event_ids) != self.events:
             msg = f"{len(event_ids)} event ids for a batch of {self.events}"
             raise ValueError(msg)

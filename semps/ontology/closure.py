@@ -304,13 +304,19 @@ def too_many(limit: int) -> EventLimitExceeded:
 def close(
     rules: Expansion, triples: Iterable[Triple], *, limits: Limits = DEFAULT_LIMITS
 ) -> list[Triple]:
-    """``triples`` closed under ``rules``: the originals first (in order, once each), then
-    what follows.
+    """``triples`` closed under ``rules`` (the ontology's): the originals first (in order,
+    once each), then what follows.
 
     Raises:
         EventLimitExceeded: the closure passes ``limits.closure_limit(len(triples))``
             (found as soon as it does: the rest is not computed).
+
+    Example:
+        >>> close(Expansion(), [("_:a", "http://ex/p", "_:b")] * 2)
+        [('_:a', 'http://ex/p', '_:b')]
     """
+    if rules.empty:  # nothing is inferred: the event's size bounds the work
+        return list(dict.fromkeys(triples))
     out = dict.fromkeys(triples)  # the closure's own set: the originals, first, once each
     originals = triples if isinstance(triples, tuple | list) else list(out)
     limit = limits.closure_limit(len(out))

@@ -1,7 +1,7 @@
 """Expansion: an ontology's derived rule tables at one version (immutable, picklable).
 
 The tables are compiled from the ontology's axioms by :mod:`semps.ontology.compile`;
-:meth:`Expansion.close` materialises an event under them. Supported OWL 2 RL rules:
+:func:`semps.ontology.closure.close` materialises an event under them. Supported OWL 2 RL rules:
 
 - properties: ``prp-spo1`` (subPropertyOf), ``prp-eqp1/2`` (equivalentProperty), ``prp-inv1/2``
   (inverseOf), ``prp-symp`` (SymmetricProperty), ``prp-trp`` (TransitiveProperty),
@@ -24,11 +24,9 @@ consistency checks, datatype rules.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from semps._types import Term, Triple
-from semps.limits import DEFAULT_LIMITS, Limits
+from semps._types import Term
 from semps.terms import RDF_TYPE, Literal
 
 _EMPTY: frozenset[str] = frozenset()
@@ -57,10 +55,11 @@ class Expansion:
             scm-eqc1/2, scm-eqp1/2), joined with what the ontology says above them.
 
     Example:
+        >>> from semps.ontology.closure import close
         >>> from semps.ontology.compile import compile_axioms
         >>> ex = "http://ex/"
         >>> e = compile_axioms([(ex + "worksFor", RDFS_SUBPROP, ex + "memberOf")])
-        >>> e.close([(ex + "ann", ex + "worksFor", ex + "dept")])[1]
+        >>> close(e, [(ex + "ann", ex + "worksFor", ex + "dept")])[1]
         ('http://ex/ann', 'http://ex/memberOf', 'http://ex/dept')
     """
 
@@ -98,20 +97,6 @@ class Expansion:
     def expand_class(self, cls: str) -> frozenset[str]:
         """``cls``, its equivalent classes and all its ancestors."""
         return self.classes.get(cls) or frozenset((cls,))
-
-    def close(self, triples: Iterable[Triple], *, limits: Limits = DEFAULT_LIMITS) -> list[Triple]:
-        """The triples closed under the ontology's rules (originals first, no duplicates).
-
-        Raises:
-            EventLimitExceeded: the closure holds more than
-                ``limits.closure_limit(len(triples))`` triples; the work stops as soon as it
-                does.
-        """
-        from semps.ontology.closure import close
-
-        if self.empty:  # nothing is inferred: the event's size bounds the work
-            return list(dict.fromkeys(triples))
-        return close(self, triples, limits=limits)
 
     def __getstate__(self) -> dict[str, object]:
         return dict(self.__dict__)

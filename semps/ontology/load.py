@@ -10,6 +10,8 @@ from semps.errors import IngestError, OntologyError
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.ontology.compile import compile_axioms
 from semps.ontology.expansion import Expansion
+from semps.ontology.split import Split, split
+from semps.terms import n3
 
 #: Ontologies may be big (they are not events): allow up to 512 MiB.
 MAX_ONTOLOGY_BYTES = 512 * 1024 * 1024
@@ -58,6 +60,39 @@ def _rename(term: Term) -> Term:
     return term
 
 
+def refuse_facts(found: Split, name: str) -> None:
+    """Refuse an ontology document that describes individuals, saying where they belong.
+
+    Raises:
+        OntologyError: ``found`` has facts.
+    """
+    if not found.facts:
+        return
+    s, p, o = found.facts[0]
+    msg = (
+        f"{name} holds {len(found.facts)} triples about individuals (the first: {n3(s)} "
+        f"{n3(p)} {n3(o)}): they are facts, not axioms, and belong in the knowledge graph "
+        "(semps match --graph, semps graph load, PUT /graph), not the ontology"
+    )
+    raise OntologyError(msg)
+
+
+def load_ontology(
+    source: str | Path | bytes,
+    *,
+    media_type: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> tuple[Expansion, tuple[Triple, ...]]:
+    """Compile an ontology document's axioms, and return its facts (triples about
+    individuals, :func:`~semps.ontology.split.split`) for the knowledge graph.
+
+    Raises:
+        OntologyError: the file cannot be read, is refused by the screen, or does not parse.
+    """
+    found = split(ontology_triples(source, media_type=media_type, limits=limits))
+    return compile_axioms(found.axioms), found.facts
+
+
 def load_expansion(
     source: str | Path | bytes,
     *,
@@ -67,6 +102,10 @@ def load_expansion(
     """Compile an ontology file (RDF/XML, Turtle, ... by suffix) into an :class:`Expansion`.
 
     Raises:
-        OntologyError: the file cannot be read, is refused by the screen, or does not parse.
+        OntologyError: the file cannot be read, is refused by the screen, or does not parse,
+            or it describes individuals (:func:`refuse_facts`: they are never dropped in
+            silence; :func:`load_ontology` gives them back).
     """
-    return compile_axioms(ontology_triples(source, media_type=media_type, limits=limits))
+    found = split(ontology_triples(source, media_type=media_type, limits=limits))
+    refuse_facts(found, str(source) if not isinstance(source, bytes) else "the ontology")
+    return compile_axioms(found.axioms)

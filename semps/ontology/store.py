@@ -43,8 +43,9 @@ from semps.ontology.compile import (
     compile_axioms,
 )
 from semps.ontology.expansion import Expansion
-from semps.ontology.load import ontology_triples
+from semps.ontology.load import ontology_triples, refuse_facts
 from semps.ontology.quadstore import ONTOLOGY_IRI, Quadstore, normal
+from semps.ontology.split import split
 
 __all__ = ["AXIOMS", "ONTOLOGY_IRI", "OntologySnapshot", "OntologyStore"]
 
@@ -217,12 +218,14 @@ class OntologyStore:
         """Merge an ontology document into the store, or ``replace`` everything with it.
 
         ``format`` is a media type; by default it comes from the file suffix (RDF/XML for
-        bytes). Nothing changes when the document cannot be read or the ontology it would
-        make breaks a limit.
+        bytes). Nothing changes when the document cannot be read, when it describes
+        individuals (those belong in the knowledge graph: :func:`refuse_facts` says so), or
+        when the ontology it would make breaks a limit.
 
         Raises:
             DocumentTooLarge: the document is over ``max_ontology_bytes``.
-            OntologyError: it does not parse (or is refused by the document screen).
+            OntologyError: it does not parse (or is refused by the document screen), or it
+                describes individuals.
             OntologyLimitExceeded: the ontology it would make breaks a limit.
         """
         limit = self.limits.max_ontology_bytes
@@ -233,6 +236,7 @@ class OntologyStore:
             )
             raise DocumentTooLarge(msg)
         triples = ontology_triples(source, media_type=format, limits=self.limits)
+        refuse_facts(split(triples), "the ontology document")
         self.budget.check_triples(len(triples))
         self._change(lambda snap: _Change(add=triples, clear=replace))
 

@@ -32,11 +32,14 @@ from typing import TYPE_CHECKING, TypeAlias, TypeVar
 from semps.errors import SparkError
 from semps.event import Event
 from semps.ingest.sparql import Query, parse_memo, parse_query
-from semps.matcher.base import MatchContext, Matcher, Subscription
+from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.registry import create_matcher
 from semps.matcher.results import result_line
 from semps.matcher.semantic import SemanticMatcher
-from semps.matcher.semantic.snapshot import load_matcher, snapshot_bytes, subscriptions_digest
+from semps.matcher.semantic.matcher import load_matcher
+from semps.matcher.semantic.snapshot import snapshot_bytes, subscriptions_digest
+from semps.matcher.values import Subscription
+from semps.ontology.closure import close
 from semps.ontology.expansion import Expansion
 from semps.spark.placement import Placement
 
@@ -389,7 +392,7 @@ def close_event(event: Event, expansion: Expansion) -> Event:
     """``event`` with its triples closed under ``expansion`` (other views unchanged)."""
     if expansion.empty:
         return event
-    closed = tuple(expansion.close(event.triples))
+    closed = tuple(close(expansion, event.triples))
     return Event(event.id, closed, dict(event.values), dict(event.regions), event.time)
 
 

@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 from semps.errors import SparkError
 from semps.event import Event
 from semps.ingest.sparql import parse_query
-from semps.matcher.base import Subscription
-from semps.matcher.semantic.compiled import STAR, Pattern, compile_query
-from semps.matcher.semantic.required import ANY_PROPERTY
+from semps.matcher.semantic.codes import ANY_PROPERTY, STAR
+from semps.matcher.semantic.compile_query import compile_query
+from semps.matcher.semantic.compiled import Pattern
+from semps.matcher.values import Subscription
 from semps.ontology.expansion import Expansion
 from semps.spark.bulk import Results, close_event, match_events, one_per_event
 from semps.spark.jars import HOW_TO_PROVISION

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from semps.event import Event
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 from semps.ontology.expansion import Expansion
 from semps.spark.placement import Placement, delivery_plan, place_all, stable_hash
 

@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,6 +44,24 @@ LOCAL_DEFAULTS: dict[str, str] = {
     "spark.python.worker.reuse": "true",
     "spark.sql.adaptive.enabled": "true",
 }
+
+#: Where a local master's driver listens, unless told otherwise (``spark.driver.host``,
+#: ``spark.driver.bindAddress`` or ``$SPARK_LOCAL_IP``): Spark otherwise guesses a
+#: non-loopback address of this machine, and says so on stderr.
+LOOPBACK = "127.0.0.1"
+_BINDING = ("spark.driver.host", "spark.driver.bindAddress")
+
+#: The JVM's log4j2 settings when Spark's log lines go to a file (:func:`quiet_logging`).
+_LOG4J2 = """status = error
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {path}
+appender.file.append = true
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} [%pid] %p %c{{1}}: %m%n
+rootLogger.level = warn
+rootLogger.appenderRef.file.ref = file
+"""
 
 #: Python files (a zip from ``semps spark package``) for the executors' ``sys.path``.
 PY_FILES_CONF = "spark.submit.pyFiles"
@@ -77,6 +96,44 @@ def check_java() -> str:
     return found
 
 
+def loopback_settings(settings: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """The settings that bind a local master's driver to :data:`LOOPBACK`: none when the
+    ``settings`` or ``$SPARK_LOCAL_IP`` say where to bind.
+
+    Example:
+        >>> loopback_settings({}, {})
+        {'spark.driver.host': '127.0.0.1', 'spark.driver.bindAddress': '127.0.0.1'}
+        >>> loopback_settings({"spark.driver.host": "10.0.0.5"}, {})
+        {}
+    """
+    if "SPARK_LOCAL_IP" in environ or any(key in settings for key in _BINDING):
+        return {}
+    return dict.fromkeys(_BINDING, LOOPBACK)
+
+
+def spark_log_file() -> Path:
+    """Where Spark's own log lines go unless ``verbose``: ``spark.log`` (each line with
+    its process id) in a private folder of the temporary directory, appended to."""
+    folder = Path(tempfile.gettempdir()) / f"semps-spark-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder / "spark.log"
+
+
+def quiet_logging(settings: Mapping[str, str]) -> dict[str, str]:
+    """The driver's Java options that send the JVM's log lines to :func:`spark_log_file`
+    (the caller's own ``spark.driver.extraJavaOptions`` kept after, so theirs win)."""
+    log = spark_log_file()
+    config = log.with_name("log4j2.properties")
+    text = _LOG4J2.format(path=log)
+    if not config.is_file() or config.read_text(encoding="utf-8") != text:
+        fresh = config.with_name(f".log4j2.{os.getpid()}")  # replaced whole: never half-read
+        fresh.write_text(text, encoding="utf-8")
+        fresh.replace(config)
+    option = f"-Dlog4j2.configurationFile={config.as_uri()}"
+    theirs = settings.get("spark.driver.extraJavaOptions", "")
+    return {"spark.driver.extraJavaOptions": f"{option} {theirs}".strip()}
+
+
 def _import_pyspark() -> None:
     try:
         import pyspark  # noqa: F401
@@ -90,6 +147,7 @@ def spark_session(
     *,
     app_name: str = "semps",
     conf: Mapping[str, str] | None = None,
+    verbose: bool = False,
 ) -> SparkSession:
     """Get or create the SparkSession semps runs on.
 
@@ -101,6 +159,11 @@ def spark_session(
         conf: extra Spark settings (they override the local defaults). All of them reach the
             builder before the JVM starts, so ``spark.jars`` and ``spark.jars.packages`` work
             (under ``spark-submit`` the JVM is already running: pass ``--jars`` there).
+        verbose: let Spark's own log lines through to stderr; by default they go to
+            :func:`spark_log_file`. (Under ``spark-submit``, its logging stands.)
+
+    A local master's driver listens on :data:`LOOPBACK` unless ``conf`` or
+    ``$SPARK_LOCAL_IP`` say otherwise (:func:`loopback_settings`).
 
     Raises:
         SparkError: pyspark or Java is missing, or the JVM could not start.
@@ -119,9 +182,14 @@ def spark_session(
         settings.setdefault("spark.ui.showConsoleProgress", "false")
         master = master or os.environ.get(MASTER_ENV) or "local[*]"
         if is_local(master):
-            settings = {**LOCAL_DEFAULTS, **settings}
+            bind = loopback_settings(settings, os.environ)
+            if bind:  # the JVM reads it before any setting: no address guessed at all
+                os.environ["SPARK_LOCAL_IP"] = LOOPBACK
+            settings = {**LOCAL_DEFAULTS, **bind, **settings}
             # Local workers must run this interpreter, or they miss the venv's packages.
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if not verbose:
+            settings |= quiet_logging(settings)
     else:  # under spark-submit: what was submitted wins over our local defaults
         master = master or submitted.get("spark.master") or "local[*]"
         if is_local(master):
@@ -219,13 +287,17 @@ def _python_error(text: str) -> str | None:
 
 __all__ = [
     "LOCAL_DEFAULTS",
+    "LOOPBACK",
     "MASTER_ENV",
     "PY_FILES_CONF",
     "PYTHON_CONF",
     "check_java",
     "first_line",
     "is_local",
+    "loopback_settings",
     "note",
+    "quiet_logging",
+    "spark_log_file",
     "spark_session",
     "under_spark_submit",
 ]

@@ -22,8 +22,9 @@ from pathlib import Path
 
 from semps.errors import SempsError, SubscriptionError
 from semps.ingest.sparql import Query, parse_memo
-from semps.matcher.base import Matcher, Subscription
+from semps.matcher.base import Matcher
 from semps.matcher.registry import create_matcher
+from semps.matcher.values import Subscription
 
 #: Reads the subscriptions at a path (a folder of ``.rq`` files or JSON Lines).
 Loader = Callable[[Path], list[Subscription]]

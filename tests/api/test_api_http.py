@@ -5,8 +5,10 @@ offline /docs, cursor pagination, the admin token API and /metrics."""
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,11 +16,12 @@ import pytest
 from inprocess import InProcess
 
 from semps.api.pagination import MAX_LIMIT
-from semps.broker.store import Webhook
+from semps.broker.contracts import Webhook
 
 MAX_BODY = 4096
 METRICS_TOKEN = "metrics-only-secret"
 QUERY = "SELECT ?x WHERE { ?x a <http://ex.org/C%d> }"
+TURTLE = "text/turtle"
 
 
 @pytest.fixture(scope="module")
@@ -248,6 +251,34 @@ def test_docs_work_offline_from_the_packages_assets(api: InProcess) -> None:
     for link in links:
         asset = api.request("GET", link)
         assert asset.status_code == 200 and asset.content, link
+
+
+# -- activity ----------------------------------------------------------------------------------
+
+
+def test_a_subscription_says_how_often_it_matched_and_when_last(api: InProcess) -> None:
+    token = api.token("subscriber", "counted")
+    sub_id = subscribe(api, "subscriber", QUERY % 901, token=token)
+    quiet = subscribe(api, "subscriber", QUERY % 902, token=token)
+    event = "<http://ex.org/a> a <http://ex.org/C901> ."
+    before = time.time()
+    for _ in range(3):
+        published = api.request(
+            "POST", "/events", "publisher", content=event, headers={"Content-Type": TURTLE}
+        )
+        assert published.json()["matched"] == 1
+    after = time.time()
+    one = api.request("GET", f"/subscriptions/{sub_id}", token=token).json()
+    listed = {s["id"]: s for s in api.request("GET", "/subscriptions", token=token).json()["items"]}
+    stream = api.request("GET", f"/subscriptions/{sub_id}/notifications?once=true", token=token)
+    times = [
+        json.loads(line[6:])["time"] for line in stream.text.splitlines() if line[:6] == "data: "
+    ]
+    assert len(times) == 3 and times == sorted(times)
+    assert before - 0.001 <= times[0] and times[-1] <= after + 0.001
+    assert (one["matches"], one["last_match"]) == (3, times[-1])
+    assert (listed[sub_id]["matches"], listed[sub_id]["last_match"]) == (3, times[-1])
+    assert (listed[quiet]["matches"], listed[quiet]["last_match"]) == (0, None)
 
 
 # -- pagination -------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 
 from semps.api.streams import PAGE, Streams
 from semps.broker.fanout import Fanout, Listener
-from semps.broker.store import Store
+from semps.broker.sqlite_store import SQLiteStore
 from semps.errors import TooManyRequests
 
 
@@ -92,7 +92,7 @@ class _Log:
     """A store with a log of notifications, committed as a publisher would."""
 
     def __init__(self, path: Path) -> None:
-        self.store = Store(path)
+        self.store = SQLiteStore(path)
         self.seq: dict[str, int] = {}
 
     def commit(self, sub: str, count: int) -> list[tuple[str, int, str]]:
@@ -158,7 +158,7 @@ def test_once_stops_at_the_end_of_the_store(tmp_path: Path) -> None:
 
 
 def test_leases_count_streams_per_subscriber(tmp_path: Path) -> None:
-    streams = Streams(Store(tmp_path / "semps.sqlite3"), Fanout(), max_streams=2)
+    streams = Streams(SQLiteStore(tmp_path / "semps.sqlite3"), Fanout(), max_streams=2)
     first, second = streams.lease("alice"), streams.lease("alice")
     streams.lease("bob")
     with pytest.raises(TooManyRequests) as refused:

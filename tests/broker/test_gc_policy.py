@@ -13,9 +13,9 @@ import pytest
 
 from semps.event import Event
 from semps.gcpolicy import BatchCollector
-from semps.matcher.base import Subscription
 from semps.matcher.partab import to_partab
 from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.values import Subscription
 from semps.ontology.store import OntologyStore
 from semps.terms import RDF_TYPE
 

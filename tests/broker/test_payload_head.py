@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from semps.broker.worker import payload_head, verdict_heads
+from semps.broker.payload import payload_head, verdict_heads
 from semps.limits import Limits
-from semps.matcher.base import Match
 from semps.matcher.semantic.verify import Verdict
+from semps.matcher.values import Match
 from semps.terms import XSD, Literal
 
 
@@ -66,6 +66,8 @@ VERDICTS = [
     Verdict(12, ({"x": "http://ex/a"},)),
     Verdict(50, tuple({"x": f"http://ex/{i:04d}"} for i in range(50))),
     Verdict(1, ()),
+    Verdict(1, (), detail={"constituents": ["s1", "s2"]}),
+    Verdict(2, ({"x": "http://ex/b"},), truncated=True, detail={"why": "budget"}),
 ]
 
 
@@ -90,4 +92,5 @@ def test_verdicts_shared_by_a_shapes_subscriptions_are_written_as_their_matches(
 
 
 def _detail(verdict: Verdict) -> dict[str, object]:
-    return {"truncated": True} if verdict.truncated else {}
+    truncated: dict[str, object] = {"truncated": True} if verdict.truncated else {}
+    return {**truncated, **(verdict.detail or {})}

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from semps.broker.contracts import EventRecord, Store, Webhook
+from semps.broker.contracts import Activity, EventRecord, Store, Webhook
 from semps.broker.memory import MemoryStore
-from semps.broker.store import Store as SQLiteStore
+from semps.broker.sqlite_store import SQLiteStore
 from semps.errors import NotFound, StoreError
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 
 Open = Callable[[], Store]
 
@@ -147,17 +147,49 @@ def test_deleting_a_subscription_takes_its_notifications_and_webhook(store: Stor
 # -- events and notifications ----------------------------------------------------------------
 
 
-def test_commit_numbers_each_subscriptions_notifications_from_one(store: Store) -> None:
+def test_commit_numbers_each_subscriptions_notifications_from_one(
+    store: Store, clock: Clock
+) -> None:
     numbered = store.commit_events([_record("e1", "a", "b"), _record("e2", "a")])
     assert [[(s, q) for s, q, _ in notes] for notes in numbered] == [
         [("a", 1), ("b", 1)],
         [("a", 2)],
     ]
-    assert json.loads(numbered[1][0][2]) == {"subscription": "a", "event": "e2", "id": 2}
+    assert json.loads(numbered[1][0][2]) == {
+        "subscription": "a",
+        "event": "e2",
+        "id": 2,
+        "time": clock.now,
+    }
+    clock.now += 0.25
     assert store.commit_events([_record("e3", "b", "b")])[0] == [
-        ("b", 2, '{"subscription": "b", "event": "e3","id":2}'),
-        ("b", 3, '{"subscription": "b", "event": "e3","id":3}'),
+        ("b", 2, '{"subscription": "b", "event": "e3","id":2,"time":1700000000.250}'),
+        ("b", 3, '{"subscription": "b", "event": "e3","id":3,"time":1700000000.250}'),
     ]
+
+
+def test_activity_counts_each_subscriptions_notifications_and_dates_the_last(
+    open_store: Open, clock: Clock
+) -> None:
+    store = open_store()
+    store.put_subscriptions([_sub("a"), _sub("b"), _sub("quiet")])
+    store.commit_events([_record("e1", "a", "b"), _record("e2", "a")])
+    first = clock.now
+    clock.now += 60
+    store.commit_events([_record("e3", "a")])
+    expected = {
+        "a": Activity(3, first + 60),
+        "b": Activity(1, first),
+        "quiet": Activity(0, None),
+        "gone": Activity(0, None),
+    }
+    assert store.activity(["a", "b", "quiet", "gone"]) == expected
+    store.delete_subscription("a")
+    assert store.activity(["a"]) == {"a": Activity(0, None)}
+    if not isinstance(store, MemoryStore):  # a durable store knows it after a restart too
+        store.close()
+        again = open_store()
+        assert again.activity(["b", "quiet"]) == {"b": expected["b"], "quiet": Activity()}
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -193,11 +225,11 @@ def test_a_text_page_stops_at_its_byte_budget_but_always_gives_one(store: Store)
     assert [seq for seq, _ in store.notification_texts_after("a", 0, limit=4)] == [1, 2, 3, 4]
 
 
-def test_one_notification_by_seq(store: Store) -> None:
+def test_one_notification_by_seq(store: Store, clock: Clock) -> None:
     store.commit_events([_record("e1", "a"), _record("e2", "a")])
     found = store.notification("a", 2)
     assert (found.subscription, found.seq, found.event) == ("a", 2, "e2")
-    assert found.payload == {"subscription": "a", "event": "e2", "id": 2}
+    assert found.payload == {"subscription": "a", "event": "e2", "id": 2, "time": clock.now}
     with pytest.raises(NotFound, match="no notification 3 of subscription 'a'"):
         store.notification("a", 3)
 
@@ -209,11 +241,11 @@ def test_an_event_id_is_logged_once(store: Store) -> None:
     assert [n.seq for n in store.notifications_after("a", 0)] == [1, 2]
 
 
-def test_add_notifications_is_commit_events_for_one_event(store: Store) -> None:
+def test_add_notifications_is_commit_events_for_one_event(store: Store, clock: Clock) -> None:
     assert store.add_notifications("e1", [("a", {"x": 1}), ("a", {"x": 2})]) == 2
     assert [n.payload for n in store.notifications_after("a", 0)] == [
-        {"x": 1, "id": 1},
-        {"x": 2, "id": 2},
+        {"x": 1, "id": 1, "time": clock.now},
+        {"x": 2, "id": 2, "time": clock.now},
     ]
 
 

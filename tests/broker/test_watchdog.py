@@ -24,7 +24,8 @@ from semps.limits import Limits
 from semps.matcher import registry
 
 PLUGIN = """
-from semps.matcher.base import Match, Matcher
+from semps.matcher.base import Matcher
+from semps.matcher.values import Match
 
 class SpinMatcher(Matcher):
     kind = "spin"

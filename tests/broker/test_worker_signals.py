@@ -14,17 +14,14 @@ from semps.limits import DEFAULT_LIMITS
 
 
 def test_a_worker_ignores_ctrl_c_and_exits_cleanly_when_its_pipe_closes() -> None:
-    process, conn, _ = start_worker(DEFAULT_LIMITS)
+    worker = start_worker(DEFAULT_LIMITS)
     try:
-        conn.send(("remove", "nobody"))
-        assert conn.recv() == ("ok", None)  # started and serving
-        assert process.pid is not None
-        os.kill(process.pid, signal.SIGINT)
+        assert worker.call(("remove", "nobody")) is None  # started and serving
+        assert worker.pid is not None
+        os.kill(worker.pid, signal.SIGINT)
         time.sleep(0.3)
-        assert process.is_alive()
-        conn.send(("remove", "nobody"))
-        assert conn.recv() == ("ok", None)  # still serving
+        assert worker.alive()
+        assert worker.call(("remove", "nobody")) is None  # still serving
     finally:
-        conn.close()
-        process.join(timeout=PATIENCE)
-    assert process.exitcode == 0
+        worker.close(timeout=PATIENCE)
+    assert worker.process.exitcode == 0

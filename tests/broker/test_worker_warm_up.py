@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from semps.broker.worker import Worker
-from semps.matcher.base import Subscription
 from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.values import Subscription
 
 
 def test_warming_up_asks_each_matcher_with_subscriptions_to_warm_once(
@@ -53,20 +53,19 @@ def test_a_worker_idle_after_a_change_warms_up_before_its_next_request(
     monkeypatch: pytest.MonkeyPatch, pending: bool
 ) -> None:
     import multiprocessing
-    import signal
 
+    from semps import pool
     from semps.broker import worker as module
 
     log: list[str] = []
     monkeypatch.setattr(Worker, "warm_up", lambda self: log.append("warm"))
-    monkeypatch.setattr(signal, "signal", lambda *args: None)  # serve runs in this thread
-    monkeypatch.setattr(module.gc, "set_threshold", lambda *args: None)
     sub = Subscription("s", "semantic", "SELECT ?x { ?x <http://ex/p> ?y }")
     requests: list[tuple[object, ...]] = [("add", sub, None)]
     if pending:  # a second change already waits: warm up after it, once idle
         requests.append(("remove", "s"))
-    progress = module.Progress(multiprocessing.get_context("spawn"))
-    module.serve(_Pipe(requests, log), module.DEFAULT_LIMITS, progress)  # type: ignore[arg-type]
+    progress = pool.Progress(multiprocessing.get_context("spawn"))
+    handler = Worker(module.DEFAULT_LIMITS, progress)  # what a worker process serves
+    pool.serve(_Pipe(requests, log), handler)  # type: ignore[arg-type]
     if pending:
         assert log == ["recv add", "send ok", "recv remove", "send ok", "warm"]
     else:

@@ -32,6 +32,8 @@ def test_demo_runs_the_service_and_streams_every_notification(tmp_path: Path) ->
     result = semps("demo", "--once", "--port", str(port), "--data-dir", str(tmp_path / "d"))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
+    url = f"http://127.0.0.1:{port}"
+    assert lines[1:3] == [f"  web console  {url}/console/", f"  API docs     {url}/docs"]
     notified = [line.split()[1] for line in lines if line.startswith("  notified  ")]
     assert sorted(notified) == [
         "alumni-of-university0",
@@ -132,6 +134,68 @@ def test_parse_prints_ntriples_and_partab(tmp_path: Path) -> None:
         ).stdout
     )
     assert len(expanded["PartB"]["http://example.org/data/item18"]) > 2
+
+
+def test_parse_refuses_an_ontology_its_output_would_ignore() -> None:
+    doc = WORKLOADS / "synthetic-s7" / "events" / "e000.rdf"
+    ontology = WORKLOADS / "synthetic-s7" / "ontology.owl"
+    result = semps("parse", str(doc), "--ontology", str(ontology))
+    assert result.returncode == 2
+    assert result.stderr == (
+        "semps: error: --ontology is read by --to partab only: --to ntriples prints the "
+        "document's own triples, without inference\n"
+    )
+    assert result.stdout == ""
+    missing = semps("parse", str(doc), "--to", "partab", "--ontology", "nowhere.owl")
+    assert missing.stderr == "semps: error: ontology not found: nowhere.owl\n"
+
+
+S7 = WORKLOADS / "synthetic-s7"
+
+
+def test_match_takes_one_rq_file_as_its_subscriptions(tmp_path: Path) -> None:
+    rq = sorted((S7 / "subscriptions").glob("*.rq"))[3]
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / rq.name).write_bytes(rq.read_bytes())
+    options = ["--ontology", str(S7 / "ontology.owl"), "--events", str(S7 / "events")]
+    from_file = semps("match", "--subscriptions", str(rq), *options)
+    from_folder = semps("match", "--subscriptions", str(alone), *options)
+    assert from_file.returncode == 0, from_file.stderr
+    assert from_file.stdout == from_folder.stdout
+    assert any(json.loads(line)["matches"] == [rq.stem] for line in from_file.stdout.splitlines())
+
+
+def test_match_says_what_subscriptions_it_expects(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a query")
+    events = str(S7 / "events")
+    wrong = semps("match", "--subscriptions", str(notes), "--events", events)
+    missing = semps("match", "--subscriptions", str(tmp_path / "nowhere"), "--events", events)
+    expected = "expected a folder of .rq files, or one .rq file"
+    assert wrong.stderr == (
+        f"semps: error: --subscriptions {notes} is a file but not a .rq file ({expected})\n"
+    )
+    assert (
+        missing.stderr
+        == f"semps: error: subscriptions not found: {tmp_path / 'nowhere'} ({expected})\n"
+    )
+
+
+def test_subscription_and_event_errors_name_their_files_alike(tmp_path: Path) -> None:
+    subs, events = tmp_path / "subs", tmp_path / "events"
+    subs.mkdir()
+    events.mkdir()
+    (subs / "good.rq").write_text("SELECT ?x WHERE { ?x a <http://ex/C> }")
+    (events / "bad.ttl").write_text("<http://ex/a> a <http://ex/C>")
+    bad_event = semps("match", "--subscriptions", str(subs), "--events", str(events))
+    (subs / "bad.rq").write_text("SELECT ?x WHERE { ?x a <http://ex/C> . FILTR(?x) }")
+    bad_sub = semps("match", "--subscriptions", str(subs), "--events", str(events))
+    assert bad_event.stderr.startswith(f"semps: error: {events / 'bad.ttl'}:1:"), bad_event.stderr
+    assert bad_sub.stderr == (
+        f"semps: error: {subs / 'bad.rq'}:1:40: expected a subject but found 'FILTR' "
+        "(did you mean FILTER?)\n"
+    )
 
 
 def test_parse_refuses_a_malformed_document(tmp_path: Path) -> None:

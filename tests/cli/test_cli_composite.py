@@ -1,5 +1,7 @@
 """semps composite run reads the stream in chunks and writes per chunk: the same lines as
-reading it one JSON line at a time, blank lines, explicit times and odd events included."""
+reading it one JSON line at a time, blank lines, explicit times and odd events included; a
+detection is reported at the completing arrival's time; times that go backwards, or are not
+finite numbers, stop the run with the line that says so."""
 
 from __future__ import annotations
 
@@ -38,9 +40,10 @@ def reference(lines: list[str]) -> str:
         if not line.strip():
             continue
         item = json.loads(line)
-        found = tree.run([str(item["event"])], [float(item.get("time", at))])
+        time = item.get("time", at)
+        found = tree.run([str(item["event"])], [float(time)])
         if found.names:
-            out.append(json.dumps({"at": at, "detected": sorted(found.names)}) + "\n")
+            out.append(json.dumps({"at": time, "detected": sorted(found.names)}) + "\n")
     return "".join(out)
 
 
@@ -51,10 +54,10 @@ def test_stream_equals_line_by_line(tmp_path: Path, seed: int) -> None:
     lines[10] = ""
     lines[11] = "   "
     lines[12] = "\u00a0"
-    lines[20] = json.dumps({"event": "p1", "time": 3.5})
+    lines[20] = json.dumps({"event": "p1", "time": 20.5})
+    lines[21] = json.dumps({"event": "p2", "time": 21})
     lines[30] = '{"event": 5}'
-    lines[40] = '{"event": "p2", "time": NaN}'
-    lines[2000] = json.dumps({"event": "p5", "time": 1e9})
+    lines[2000] = json.dumps({"event": "p5", "time": 2000.25})
     (tmp_path / "defs.txt").write_text(DEFINITIONS)
     (tmp_path / "stream.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = semps(
@@ -80,4 +83,77 @@ def test_bad_line_after_detections(tmp_path: Path) -> None:
     assert result.stderr == (
         f'semps: error: {tmp_path}/stream.jsonl:151: expected {{"event": name}} but found '
         '\'{"evnt": "p1"}\'\n'
+    )
+
+
+def _run(tmp_path: Path, lines: list[str]) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "defs.txt").write_text(DEFINITIONS)
+    (tmp_path / "stream.jsonl").write_text("\n".join(lines) + "\n")
+    return semps(
+        "composite", "run",
+        "--definitions", str(tmp_path / "defs.txt"), "--stream", str(tmp_path / "stream.jsonl"),
+    )  # fmt: skip
+
+
+def test_a_detection_is_reported_at_the_time_the_stream_gave(tmp_path: Path) -> None:
+    lines = [
+        json.dumps({"event": "p1", "time": 100}),
+        json.dumps({"event": "p2", "time": 102.5}),
+        json.dumps({"event": "p3", "time": 1e9}),
+    ]
+    result = _run(tmp_path, lines)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        '{"at": 100, "detected": ["po"]}',
+        '{"at": 102.5, "detected": ["ab"]}',
+        '{"at": 1000000000.0, "detected": ["both", "o"]}',
+    ]
+    assert result.stdout == reference(lines)
+
+
+@pytest.mark.parametrize(
+    ("lines", "line", "reason"),
+    [
+        (
+            ['{"event": "p1", "time": 10}', '{"event": "p2", "time": 9.5}'],
+            2,
+            "time 9.5 is before 10, the time of line 1: times must not go backwards",
+        ),
+        (
+            ['{"event": "p1", "time": 10}', '{"event": "p2"}'],
+            2,
+            "time 1 (its line's index: the line gives no time) is before 10, the time of "
+            "line 1: times must not go backwards",
+        ),
+        (
+            ['{"event": "p1", "time": 3}', '{"event": "p2", "time": NaN}'],
+            2,
+            "time must be a finite number of seconds, not nan",
+        ),
+        (
+            ['{"event": "p1", "time": "soon"}'],
+            1,
+            "time must be a finite number of seconds, not 'soon'",
+        ),
+    ],
+)
+def test_times_that_go_backwards_or_are_not_numbers_stop_the_run(
+    tmp_path: Path, lines: list[str], line: int, reason: str
+) -> None:
+    result = _run(tmp_path, lines)
+    assert result.returncode == 2
+    assert result.stderr == f"semps: error: {tmp_path}/stream.jsonl:{line}: {reason}\n"
+
+
+def test_a_time_going_backwards_across_chunks_is_found(tmp_path: Path) -> None:
+    """Past the first chunk of lines (2 MiB), against the previous chunk's last arrival."""
+    pad = " " * 200
+    lines = [json.dumps({"event": "p3", "time": 10 * n}) + pad for n in range(12_000)]
+    lines.append(json.dumps({"event": "p1", "time": 5}))
+    result = _run(tmp_path, lines)
+    assert result.returncode == 2
+    assert result.stdout == reference(lines[:-1])
+    assert result.stderr.endswith(
+        f":{len(lines)}: time 5 is before 119990, the time of line {len(lines) - 1}: "
+        "times must not go backwards\n"
     )

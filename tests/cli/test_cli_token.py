@@ -9,7 +9,7 @@ from pathlib import Path
 
 from semps_test_support import PATIENCE
 
-from semps.broker.store import Store
+from semps.broker.sqlite_store import SQLiteStore
 
 
 def semps(*args: str) -> subprocess.CompletedProcess[str]:
@@ -34,7 +34,7 @@ def test_create_prints_the_secret_alone_and_list_and_revoke_use_its_id(tmp_path:
     assert revoked.returncode == 0, revoked.stderr
     table = semps("token", "list", "--data-dir", str(tmp_path)).stdout
     assert token_id in table and "revoked" in table
-    store = Store(tmp_path / "semps.sqlite3")
+    store = SQLiteStore(tmp_path / "semps.sqlite3")
     try:
         assert store.principal(secret) is None
     finally:

@@ -23,6 +23,7 @@ from semps.errors import (
     AuthError,
     ClientError,
     EventLimitExceeded,
+    GraphLimitExceeded,
     NotFound,
     OntologyLimitExceeded,
     PermissionDenied,
@@ -63,11 +64,13 @@ def _api_status_table() -> list[tuple[type[Exception], int, str]]:
 def test_every_error_the_api_answers_comes_back_as_the_class_it_raised(
     cls: type[Exception], status: int, code: str
 ) -> None:
-    topic = {
+    topics = {
         EventLimitExceeded: "event",
         SubscriptionLimitExceeded: "subscription",
         OntologyLimitExceeded: "ontology",
-    }.get(cls, "")
+        GraphLimitExceeded: "graph",
+    }
+    topic = topics.get(cls, "")
     body = json.dumps({"error": code, "detail": "what went wrong"}).encode()
     exc = error_from(status, body, topic)
     assert type(exc) is _most_general_with_code(cls, code)

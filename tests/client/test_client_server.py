@@ -16,9 +16,9 @@ import pytest
 import rdflib
 from semps_test_support import LocalServer, QuietHandler, Server, _free_port
 
-from semps.client import DeadLetter, Notification, Published, Subscription
+from semps.client import Client, DeadLetter, Notification, Published, Subscription
 from semps.client import _calls as calls
-from semps.errors import AuthError, IngestError, NotFound
+from semps.errors import AuthError, IngestError, NotFound, PermissionDenied
 
 pytestmark = pytest.mark.server
 
@@ -100,6 +100,19 @@ def test_listing_follows_every_page(subscriber: Any) -> None:
     assert sorted(listed) == sorted(made)
 
 
+def test_a_listing_refused_is_raised_by_the_call_not_by_iterating(server: Server) -> None:
+    """The synchronous client asks for the first page when called (the asyncio client's
+    listings are async iterators: nothing is sent before the first ``async for`` step)."""
+    with Client(server.url, "not-a-token") as stranger:
+        with pytest.raises(AuthError, match="unknown, expired or revoked bearer token"):
+            stranger.subscriptions()
+    with Client(server.url, server.tokens["subscriber"]) as subscriber:
+        with pytest.raises(PermissionDenied, match="needs admin"):
+            subscriber.tokens()
+        with pytest.raises(PermissionDenied, match="needs admin"):
+            subscriber.dead_letters()
+
+
 # -- publishing ------------------------------------------------------------------------------
 
 
@@ -152,9 +165,43 @@ def test_publish_every_input_form_notifies_what_sparql_answers(
     assert notes[0].event == published.id
     assert notes[0].subscription == sub.id
     assert _solutions(notes) == expected_chairs
+    listed = subscriber.subscription(sub)
+    assert (listed.matches, listed.last_match) == (1, notes[0].time)
     # the same solutions as Python API terms (the chairs' answers are IRIs: bare str)
     as_terms = [{k: f"<{v}>" for k, v in b.items()} for n in notes for b in n.bindings()]
     assert _canonical(as_terms) == expected_chairs
+
+
+TURTLE = "@prefix ex: <http://ex.org/> .\nex:a a ex:Thing ."
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        (TURTLE, "media_type='text/turtle'"),
+        (TURTLE.encode(), "media_type='text/turtle'"),
+        ("<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .", "application/n-triples"),
+        ('{"@id": "http://ex.org/a"}', "application/ld+json"),
+    ],
+)
+def test_text_sent_without_a_media_type_is_told_which_to_pass(
+    publisher: Any, source: str | bytes, said: str
+) -> None:
+    with pytest.raises(IngestError) as info:
+        publisher.publish(source)
+    assert "sent as application/rdf+xml, the default for text and bytes: pass" in str(info.value)
+    assert said in str(info.value)
+
+
+def test_no_hint_when_the_media_type_is_given_or_the_text_is_xml(publisher: Any) -> None:
+    with pytest.raises(IngestError) as info:
+        publisher.publish(TURTLE, "application/rdf+xml")
+    assert "media_type" not in str(info.value)
+    with pytest.raises(IngestError) as info:
+        rdf = 'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"'
+        publisher.publish(f"<rdf:RDF {rdf}><rdf:Description></rdf:RDF>")
+    assert "media_type" not in str(info.value)
+    assert publisher.publish(TURTLE, "text/turtle").matched >= 0
 
 
 def test_json_events_and_a_batch_with_one_bad_item(

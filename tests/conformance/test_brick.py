@@ -30,10 +30,11 @@ from semps_test_support import WORKLOADS, from_oxigraph, to_oxigraph
 from semps.cli.match import build_matcher, event_files, load_subscriptions
 from semps.event import Event
 from semps.ingest.rdf import read_events
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.results import result_line
 from semps.matcher.semantic import SemanticMatcher
-from semps.matcher.semantic.index import EventPairs
+from semps.matcher.semantic.pairs import EventPairs
+from semps.matcher.values import Subscription
 from semps.ontology import load_expansion
 from semps.ontology.expansion import Expansion
 from semps.terms import XSD, Literal

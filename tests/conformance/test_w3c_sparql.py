@@ -32,8 +32,9 @@ from w3c_sparql_manifest import W3CTest, load_tests, read_result, same_solutions
 from semps.documents import read_triples
 from semps.errors import SubscriptionError, SubscriptionSyntaxError, UnsupportedQueryError
 from semps.event import Event
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.values import Subscription
 from semps.ontology import Expansion, compile_axioms, ontology_triples
 
 SUITE = WORKLOADS / "w3c-sparql" / "sparql"

@@ -131,6 +131,32 @@ class ConsolePage:
         self.css(f'nav .tab[data-tab="{name}"]').click()
         self.until(lambda d: self.css(f"#{name}").is_displayed(), f"the {name} panel")
 
+    def tabs(self) -> list[str]:
+        """The tabs offered (shown) to the user logged in."""
+        return [t.get_attribute("data-tab") or "" for t in self.all("nav .tab") if t.is_displayed()]
+
+    def flash(self, panel: str) -> str:
+        """The status line of a panel."""
+        return self.text(f"#{panel} .flash")
+
+    def wait_flash(self, panel: str, wanted: str) -> str:
+        return self.wait_text(f"#{panel} .flash", wanted)
+
+    def tree_row(self, tree: str, *path: str) -> WebElement:
+        """The row of the last IRI of ``path`` in a tree (``class`` or ``property``),
+        expanding each IRI before it (the tree draws only what is expanded)."""
+        selector = f"#{tree}-tree ul.tree"
+        for i, iri in enumerate(path):
+            selector += f' > li[data-iri="{iri}"]'
+            row = self.until(lambda d, sel=selector: self.css(sel), f"{iri} in the {tree} tree")
+            if i == len(path) - 1:
+                return row
+            toggle = row.find_element(By.CSS_SELECTOR, ":scope > .entity > .toggle")
+            if toggle.get_attribute("aria-expanded") != "true":
+                toggle.click()
+            selector += " > ul"
+        raise AssertionError("an empty path")
+
     def subscription_row(self, sub_id: str) -> WebElement:
         rows = self.all("#sub-rows tr")
         found = [r for r in rows if r.get_attribute("data-id") == sub_id]
@@ -179,10 +205,18 @@ class ConsolePage:
         self.wait_text("#watch-state", f"watching {sub_id}")
 
     def notifications(self) -> list[str]:
-        """The notifications shown, newest first (switching to their tab)."""
+        """The notifications shown, newest first (switching to their tab), each as one line
+        of text with its terms written in full (the page shows CURIEs, the full term in
+        their tooltip)."""
         if not self.css("#notifications").is_displayed():
             self.tab("notifications")
-        return [li.text for li in self.all("#note-list li")]
+        written: list[str] = self.driver.execute_script(
+            "return [...document.querySelectorAll('#note-list > li')].map((li) => {"
+            "  const copy = li.cloneNode(true);"
+            "  for (const t of copy.querySelectorAll('.term[title]')) t.textContent = t.title;"
+            "  return copy.textContent; });"
+        )
+        return written
 
 
 def profile_dir() -> Path:

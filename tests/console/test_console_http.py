@@ -11,10 +11,11 @@ import httpx
 import pytest
 from semps_test_support import Server
 
-from semps.api.console.router import STATIC
+from semps.api.console.router import MAX_PAGE, STATIC
 
 pytestmark = pytest.mark.server
 SPARQL = {"Content-Type": "application/sparql-query"}
+NT = "application/n-triples"
 BAD_QUERY = "SELECT ?x WHERE {\n  ?x a <http://ex/Student> .\n  FILTER(?x = )\n}"
 
 
@@ -90,7 +91,10 @@ def test_every_file_is_served_with_its_media_type_and_nothing_else_is(server: Se
 def test_the_helpers_need_a_token_and_say_who_it_belongs_to(server: Server) -> None:
     for method, path in [
         ("GET", "/console/api/whoami"),
+        ("GET", "/console/api/ontology-summary"),
         ("GET", "/console/api/ontology-tree"),
+        ("GET", "/console/api/ontology-search?q=x"),
+        ("GET", "/console/api/ontology-axioms"),
         ("POST", "/console/api/check"),
     ]:
         response = httpx.request(method, server.url + path)
@@ -138,3 +142,39 @@ def test_the_check_is_bounded_by_the_query_size_limit(server: Server) -> None:
     assert huge["ok"] is False
     assert "max_query_bytes" in huge["detail"]
     assert past_the_reader.status_code == 413
+
+
+def test_the_ontology_helpers_answer_bounded_pages_and_refuse_what_is_out_of_bounds(
+    server: Server,
+) -> None:
+    triples = "".join(
+        f"<http://ex/C{i}> <http://www.w3.org/2000/01/rdf-schema#subClassOf> <http://ex/Top> .\n"
+        for i in range(MAX_PAGE + 20)
+    )
+    with server.client("admin") as admin:
+        loaded = admin.post("/ontology", content=triples, headers={"Content-Type": NT})
+        assert loaded.status_code == 200, loaded.text
+    with server.client("subscriber") as sub:
+        top = {"tree": "classes", "parent": "http://ex/Top", "limit": MAX_PAGE}
+        page = sub.get("/console/api/ontology-tree", params=top).json()
+        rest = sub.get("/console/api/ontology-tree", params={**top, "offset": MAX_PAGE}).json()
+        found = sub.get("/console/api/ontology-search", params={"q": "ex/c1", "limit": 5}).json()
+        summary = sub.get("/console/api/ontology-summary").json()
+        refused = [
+            sub.get("/console/api/ontology-tree", params={"limit": MAX_PAGE + 1}),
+            sub.get("/console/api/ontology-tree", params={"tree": "individuals"}),
+            sub.get("/console/api/ontology-search", params={"q": ""}),
+            sub.get("/console/api/ontology-search", params={"q": "x" * 2049}),
+            sub.get("/console/api/ontology-axioms", params={"offset": -1}),
+        ]
+    assert (page["total"], len(page["items"]), len(rest["items"])) == (
+        MAX_PAGE + 21 - 1,
+        MAX_PAGE,
+        20,
+    )
+    brute = sum("ex/c1" in f"http://ex/C{i}".lower() for i in range(MAX_PAGE + 20))
+    assert len(found["items"]) == 5 and found["total"] == brute
+    assert all(item["path"] == ["http://ex/Top"] for item in found["items"])
+    assert summary["classes"] == MAX_PAGE + 21
+    assert [r.status_code for r in refused] == [422] * 5
+    assert all(r.json()["error"] == "invalid_request" for r in refused)

@@ -120,6 +120,30 @@ def test_malformed_turtle_reports_line_and_column() -> None:
     assert "2:" in str(info.value)
 
 
+#: Documents whose parser message carried its own position, in each of pyoxigraph's forms
+#: ("at line L between columns", "at line L column C", "between line L column C and ...").
+POSITIONED = [
+    ("text/turtle", b"@prefix ex: <http://ex/> .\nex:a ex:b ex:c ;; ] .", (2, 19)),
+    ("text/turtle", b"@prefix ex: <http://ex/> .\nex:a ex:b 3 \n", (3, 1)),
+    ("text/turtle", b'@prefix ex: <http://ex/> .\nex:a ex:b "x\n', (2, 11)),
+    ("application/n-triples", b"<http://a> <http://b> <http://c>\n", (2, 1)),
+    ("application/ld+json", b'{"@id": "http://a", "http://b": [}', (1, 34)),
+]
+
+
+@pytest.mark.parametrize(("media_type", "data", "where"), POSITIONED)
+def test_a_syntax_error_states_its_position_once(
+    media_type: str, data: bytes, where: tuple[int, int]
+) -> None:
+    with pytest.raises(RDFSyntaxError) as info:
+        read_triples(data, media_type=media_type)
+    line, column = where
+    assert (info.value.line, info.value.column) == where
+    message = str(info.value)
+    assert message.startswith(f"{line}:{column}: ")
+    assert "line" not in message and "column" not in message, message
+
+
 def test_size_bound() -> None:
     with pytest.raises(DocumentTooLarge, match="document of 101 bytes exceeds the limit of 100"):
         read_triples(b" " * 101, media_type="text/turtle", max_bytes=100)

@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 from rdflib.plugins.sparql import prepareQuery
 from semps_test_support import WORKLOADS, raised
 
-from semps.errors import SubscriptionError, SubscriptionSyntaxError, UnsupportedQueryError
+from semps.errors import (
+    SempsError,
+    SubscriptionError,
+    SubscriptionSyntaxError,
+    UnsupportedQueryError,
+)
 from semps.ingest.sparql import Var, parse_query
 from semps.ingest.sparql._values import typed
 from semps.ingest.sparql.algebra import BGP, Exists, PathPattern, WithExists
@@ -139,7 +144,7 @@ OUTSIDE_THE_FRAGMENT = {
     "SERVICE": ("SELECT * { SERVICE <http://s> { ?s <http://p> ?o } }", "1:12"),
     "sub-query": ("SELECT * { { SELECT * { ?s <http://p> ?o } } }", "1:14"),
     "CONSTRUCT": ("CONSTRUCT { ?s <http://p> ?o } WHERE { ?s <http://p> ?o }", "1:1"),
-    "the function UCASE2()": ("SELECT * { ?s <http://p> ?o FILTER(ucase2(?o)) }", "1:36"),
+    "the function WOBBLE()": ("SELECT * { ?s <http://p> ?o FILTER(wobble(?o)) }", "1:36"),
 }
 
 
@@ -149,6 +154,37 @@ def test_constructs_outside_the_fragment_are_named(construct: str) -> None:
     refused = raised(UnsupportedQueryError, parse_query, text)
     assert refused.construct == construct
     assert str(refused) == f"{where}: {construct} is not supported in subscriptions"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "SELECT ?x WHERE { ?x a <urn:C> . FILTR(?x = 1) }",
+            "1:34: expected a subject but found 'FILTR' (did you mean FILTER?)",
+        ),
+        ("SELECT ?x WHERE { ?x a <urn:C> OPTINAL { ?x <urn:p> ?y } }", "(did you mean OPTIONAL?)"),
+        (
+            "SELCT ?x WHERE { ?x a <urn:C> }",
+            "1:1: expected SELECT or ASK but found 'SELCT' (did you mean SELECT?)",
+        ),
+        ("PREFX ex: <urn:> SELECT ?x WHERE { ?x a ex:C }", "(did you mean PREFIX?)"),
+        ("SELECT ?x WHER { ?x a <urn:C> }", "(did you mean WHERE?)"),
+        ("SELECT ?x WHERE { ?x a <urn:C> } ORDR BY ?x", "(did you mean ORDER?)"),
+        (
+            "SELECT ?x { ?x a <urn:C> . FILTER(BOUDN(?x)) }",
+            "BOUDN() is not supported in subscriptions (did you mean BOUND?)",
+        ),
+    ],
+)
+def test_a_misspelt_keyword_or_function_gets_a_suggestion(text: str, said: str) -> None:
+    refused = raised(SempsError, parse_query, text)
+    assert said in str(refused)
+
+
+def test_a_word_far_from_every_keyword_gets_none() -> None:
+    refused = raised(SubscriptionSyntaxError, parse_query, "SELECT ?x WHERE { ?x a <urn:C> . X }")
+    assert "did you mean" not in str(refused)
 
 
 def test_a_projected_variable_the_pattern_never_binds_is_allowed() -> None:
@@ -162,7 +198,10 @@ def test_a_projected_variable_the_pattern_never_binds_is_allowed() -> None:
         ("SELECT ?x WHERE {\n  ?x ub:p ?o }", "2:6: unknown prefix 'ub'"),
         ("SELECT ?x WHERE { ?x <http://p> ?o ", "1:36: expected '.' or '}' but found end of input"),
         ("SELECT ?x WHERE { ?x <http://p> }", "1:33: expected a object but found '}'"),
-        ("SELEKT ?x WHERE { ?x <http://p> ?o }", "1:1: expected SELECT or ASK but found 'SELEKT'"),
+        (
+            "SELEKT ?x WHERE { ?x <http://p> ?o }",
+            "1:1: expected SELECT or ASK but found 'SELEKT' (did you mean SELECT?)",
+        ),
         (
             "SELECT * WHERE { ?x <http://p> ?o FILTER(?o > ) }",
             "1:47: expected an expression but found ')'",

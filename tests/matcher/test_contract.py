@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
-from multiprocessing.connection import Connection
 from typing import Any
 
 import pytest
@@ -16,9 +15,11 @@ from matcher_samples import WORKLOADS
 from semps.errors import NotFound, SubscriptionError
 from semps.event import Event
 from semps.limits import DEFAULT_LIMITS
-from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.registry import available, create_matcher, get_matcher_class
 from semps.matcher.results import result_line
+from semps.matcher.values import Match, Subscription
+from semps.pool import Worker
 from semps.terms import n3
 
 KINDS = available()
@@ -115,6 +116,15 @@ def test_match_is_sorted_leaves_the_event_alone_and_agrees_with_every_batch_form
     contexts = [MatchContext(e) for e in events]
     batch = matcher.match_batch(contexts)
     assert _keys(batch) == _keys(singles)
+    verdicts = matcher.verdict_batch([MatchContext(e) for e in events])
+    rebuilt = [
+        [v.match(sub_id, e.id) for sub_id, v in found]
+        for e, found in zip(events, verdicts, strict=True)
+    ]
+    assert _keys(rebuilt) == _keys(singles)
+    assert [[dict(m.detail) for m in ms] for ms in rebuilt] == [
+        [dict(m.detail) for m in ms] for ms in singles
+    ]
     counts = matcher.count_batch([MatchContext(e) for e in events])
     assert counts == [{m.subscription: m.count for m in ms} for ms in singles]
     lines = matcher.result_lines([MatchContext(e) for e in events])
@@ -150,28 +160,22 @@ def _wire(event: Event) -> tuple[str, str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def worker() -> Iterator[Connection]:
+def worker() -> Iterator[Worker]:
     from semps.broker.worker import start_worker
 
-    process, conn, _progress = start_worker(DEFAULT_LIMITS)
+    process = start_worker(DEFAULT_LIMITS)
     try:
-        yield conn
+        yield process
     finally:
-        conn.close()
-        process.join(10)
-        if process.is_alive():
-            process.kill()
+        process.close(timeout=10)
 
 
-def _ask(conn: Connection, *request: Any) -> Any:
-    conn.send(request)
-    status, value = conn.recv()
-    assert status == "ok", value
-    return value
+def _ask(worker: Worker, *request: Any) -> Any:
+    return worker.call(request)
 
 
 @pytest.mark.parametrize("kind", STATELESS)
-def test_a_worker_process_answers_as_a_fresh_matcher_does(kind: str, worker: Connection) -> None:
+def test_a_worker_process_answers_as_a_fresh_matcher_does(kind: str, worker: Worker) -> None:
     subs, events = _sample(kind, 3)
     events = [e for e in events if e.triples or e.values or e.regions]  # publishable ones
     gone = [s.id for s in subs[::4]]

@@ -10,10 +10,11 @@ import pytest
 from matcher_samples import WORKLOADS
 
 from semps.event import Event
-from semps.matcher.base import Match, MatchContext, Matcher
+from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.content import ALGORITHMS
 from semps.matcher.registry import available, create_matcher
 from semps.matcher.results import MatchColumns
+from semps.matcher.values import Match
 
 CASES = [(kind, {}) for kind in available()] + [
     ("content", {"algorithm": a, **({"buckets": 5} if a in ("rein", "hcem") else {})})

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from semps.broker.at_rest import KEY_FILE, SEALED_PREFIX, SecretBox
-from semps.broker.store import Store
+from semps.broker.sqlite_store import SQLiteStore
 from semps.errors import StoreError
 
 
@@ -35,7 +35,7 @@ def test_an_altered_sealed_secret_is_refused() -> None:
 
 def test_the_store_keeps_its_folder_and_files_private(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    store = Store(data / "semps.sqlite3")
+    store = SQLiteStore(data / "semps.sqlite3")
     store.create_token("admin")
     try:
         assert stat.S_IMODE(data.stat().st_mode) == 0o700
@@ -47,7 +47,7 @@ def test_the_store_keeps_its_folder_and_files_private(tmp_path: Path) -> None:
 
 
 def test_webhook_secrets_are_stored_sealed_and_read_back_clear(tmp_path: Path) -> None:
-    store = Store(tmp_path / "semps.sqlite3")
+    store = SQLiteStore(tmp_path / "semps.sqlite3")
     try:
         secret = store.set_webhook("sub-1", "https://example.org/hook")
         (hook,) = store.webhooks()
@@ -61,13 +61,13 @@ def test_webhook_secrets_are_stored_sealed_and_read_back_clear(tmp_path: Path) -
 
 
 def test_secrets_stored_in_clear_before_are_sealed_on_open(tmp_path: Path) -> None:
-    store = Store(tmp_path / "semps.sqlite3")
+    store = SQLiteStore(tmp_path / "semps.sqlite3")
     store.close()
     db = sqlite3.connect(tmp_path / "semps.sqlite3")
     db.execute("INSERT INTO webhooks VALUES ('sub-1', 'https://example.org/h', 'plainsecret', 0)")
     db.commit()
     db.close()
-    store = Store(tmp_path / "semps.sqlite3")
+    store = SQLiteStore(tmp_path / "semps.sqlite3")
     try:
         assert [h.secret for h in store.webhooks()] == ["plainsecret"]
     finally:
@@ -78,4 +78,4 @@ def test_secrets_stored_in_clear_before_are_sealed_on_open(tmp_path: Path) -> No
 def test_a_damaged_key_file_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / KEY_FILE).write_bytes(b"short")
     with pytest.raises(StoreError, match=r"the key file .* is damaged \(5 bytes, not 32\)"):
-        Store(tmp_path / "semps.sqlite3")
+        SQLiteStore(tmp_path / "semps.sqlite3")

@@ -12,19 +12,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from semps.broker.contracts import EventRecord
 from semps.broker.retention import Pruner, RetentionPolicy
-from semps.broker.store import EventRecord, Store
-from semps.matcher.base import Subscription
+from semps.broker.sqlite_store import SQLiteStore
+from semps.matcher.values import Subscription
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = Store(tmp_path / "semps.sqlite3")
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    s = SQLiteStore(tmp_path / "semps.sqlite3")
     yield s
     s.close()
 
 
-def fill(store: Store, subs: list[str], times: list[float]) -> None:
+def fill(store: SQLiteStore, subs: list[str], times: list[float]) -> None:
     """One event per time, notifying every subscription; notifications created then."""
     store.put_subscriptions([Subscription(s, "semantic", "ASK {}", "me") for s in subs])
     for i, when in enumerate(times):
@@ -34,7 +35,7 @@ def fill(store: Store, subs: list[str], times: list[float]) -> None:
         db.execute("UPDATE notifications SET created = ? WHERE event = ?", (when, f"ev-{i}"))
 
 
-def rows(store: Store) -> dict[str, list[tuple[int, float]]]:
+def rows(store: SQLiteStore) -> dict[str, list[tuple[int, float]]]:
     db = sqlite3.connect(store.path)
     out: dict[str, list[tuple[int, float]]] = {}
     for sub, seq, created in db.execute(
@@ -81,7 +82,7 @@ def test_prune_keeps_exactly_what_the_bounds_allow(
     times: list[float],
     chunk: int,
 ) -> None:
-    store = Store(tmp_path_factory.mktemp("r") / "semps.sqlite3")
+    store = SQLiteStore(tmp_path_factory.mktemp("r") / "semps.sqlite3")
     try:
         subs = ["s0", "s1", "s2"]
         fill(store, subs, times)
@@ -101,14 +102,14 @@ def test_prune_keeps_exactly_what_the_bounds_allow(
         store.close()
 
 
-def test_a_subscription_retention_reads_back(store: Store) -> None:
+def test_a_subscription_retention_reads_back(store: SQLiteStore) -> None:
     fill(store, ["s"], [1.0])
     assert store.retention("s") == (None, None)
     store.set_retention("s", 5, 3600.0)
     assert store.retention("s") == (5, 3600.0)
 
 
-def test_old_events_leave_the_event_log(store: Store) -> None:
+def test_old_events_leave_the_event_log(store: SQLiteStore) -> None:
     fill(store, ["s"], [10.0, 49.0, 50.0, 90.0])  # events received at these times
     store.prune(0, 50.0, now=100.0)
     db = sqlite3.connect(store.path)
@@ -116,7 +117,7 @@ def test_old_events_leave_the_event_log(store: Store) -> None:
     db.close()
 
 
-def test_the_pruner_runs_on_its_own_and_stops(store: Store) -> None:
+def test_the_pruner_runs_on_its_own_and_stops(store: SQLiteStore) -> None:
     fill(store, ["s"], [1.0, 2.0, 3.0])
     passes: list[int] = []
     pruner = Pruner(store, RetentionPolicy(count=1, age=0, interval=3600))

@@ -11,25 +11,25 @@ from pathlib import Path
 
 import pytest
 
-from semps.broker.store import Store
+from semps.broker.sqlite_store import SQLiteStore
 from semps.errors import NotFound, StoreError
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = Store(tmp_path / "semps.sqlite3")
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    s = SQLiteStore(tmp_path / "semps.sqlite3")
     yield s
     s.close()
 
 
-def test_a_new_token_authenticates_as_its_role_and_subject(store: Store) -> None:
+def test_a_new_token_authenticates_as_its_role_and_subject(store: SQLiteStore) -> None:
     token_id, secret = store.create_token("publisher", "alice")
     who = store.principal(secret)
     assert who is not None and (who.subject, who.role) == ("alice", "publisher")
     assert token_id.startswith("tok-")
 
 
-def test_only_the_digest_of_the_secret_is_stored(store: Store, tmp_path: Path) -> None:
+def test_only_the_digest_of_the_secret_is_stored(store: SQLiteStore, tmp_path: Path) -> None:
     _, secret = store.create_token("admin")
     db = sqlite3.connect(tmp_path / "semps.sqlite3")
     rows = db.execute("SELECT * FROM tokens").fetchall()
@@ -38,7 +38,7 @@ def test_only_the_digest_of_the_secret_is_stored(store: Store, tmp_path: Path) -
     assert hashlib.sha256(secret.encode()).hexdigest() in repr(rows)
 
 
-def test_the_list_names_every_token_and_never_a_secret(store: Store) -> None:
+def test_the_list_names_every_token_and_never_a_secret(store: SQLiteStore) -> None:
     made = [store.create_token(role) for role in ("admin", "publisher", "subscriber")]
     listed = store.list_tokens()
     assert [t.id for t in listed] == [token_id for token_id, _ in made]
@@ -47,7 +47,7 @@ def test_the_list_names_every_token_and_never_a_secret(store: Store) -> None:
         assert secret not in repr(listed)
 
 
-def test_a_revoked_token_no_longer_authenticates(store: Store) -> None:
+def test_a_revoked_token_no_longer_authenticates(store: SQLiteStore) -> None:
     token_id, secret = store.create_token("subscriber")
     other_id, other = store.create_token("subscriber")
     info = store.revoke_token(token_id)
@@ -57,12 +57,12 @@ def test_a_revoked_token_no_longer_authenticates(store: Store) -> None:
     assert store.revoke_token(token_id).revoked == info.revoked  # twice: unchanged
 
 
-def test_revoking_an_unknown_id_is_not_found(store: Store) -> None:
+def test_revoking_an_unknown_id_is_not_found(store: SQLiteStore) -> None:
     with pytest.raises(NotFound, match="no token 'tok-nope'"):
         store.revoke_token("tok-nope")
 
 
-def test_an_expired_token_no_longer_authenticates(store: Store, tmp_path: Path) -> None:
+def test_an_expired_token_no_longer_authenticates(store: SQLiteStore, tmp_path: Path) -> None:
     token_id, secret = store.create_token("admin", expires_at=time.time() + 3600)
     assert store.principal(secret) is not None
     db = sqlite3.connect(tmp_path / "semps.sqlite3")  # move its expiry into the past
@@ -74,12 +74,12 @@ def test_an_expired_token_no_longer_authenticates(store: Store, tmp_path: Path) 
     assert not info.active(time.time()) and info.revoked is None
 
 
-def test_an_expiry_in_the_past_is_refused(store: Store) -> None:
+def test_an_expiry_in_the_past_is_refused(store: SQLiteStore) -> None:
     with pytest.raises(StoreError, match="already passed"):
         store.create_token("admin", expires_at=time.time() - 10)
 
 
-def test_an_unknown_role_is_refused(store: Store) -> None:
+def test_an_unknown_role_is_refused(store: SQLiteStore) -> None:
     with pytest.raises(StoreError, match="unknown role 'root'"):
         store.create_token("root")
 
@@ -94,7 +94,7 @@ def test_tokens_from_before_ids_get_one(tmp_path: Path) -> None:
     db.execute("INSERT INTO tokens VALUES (?, 'admin', 'ops', 1.0)", (digest,))
     db.commit()
     db.close()
-    store = Store(tmp_path / "semps.sqlite3")
+    store = SQLiteStore(tmp_path / "semps.sqlite3")
     try:
         (info,) = store.list_tokens()
         assert info.id == "tok-" + digest[:12] and info.subject == "ops"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from semps.matcher.base import Subscription
 from semps.matcher.content.brute import matches
 from semps.matcher.content.parse import parse_subscription
+from semps.matcher.values import Subscription
 from semps.ontology import Expansion
 from semps.spark.bulk import match_events, subscription_items
 from semps.spark.placement import mine_placement

@@ -14,7 +14,7 @@ import pytest
 from semps_test_support import Case
 
 from semps.ingest.rdf import read_events
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 from semps.spark.bulk import close_event, match_events
 from semps.spark.graph_join import candidate_keys
 from semps.spark.jars import JAR_ENV, graphframes_jar

@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from semps.errors import SparkError
-from semps.spark.session import check_java, first_line, is_local
+from semps.spark.session import (
+    LOOPBACK,
+    check_java,
+    first_line,
+    is_local,
+    loopback_settings,
+    quiet_logging,
+    spark_log_file,
+)
 
 
 def test_missing_java_is_a_clear_error(monkeypatch, tmp_path: Path) -> None:
@@ -58,3 +66,26 @@ def test_a_local_session_runs_workers_on_this_interpreter_with_local_defaults(sp
     executables = spark.sparkContext.parallelize(range(4), 2).map(lambda _: sys.executable)
     assert set(executables.collect()) == {sys.executable}
     assert spark.conf.get("spark.ui.enabled") == "false"
+
+
+def test_a_local_driver_binds_to_loopback_unless_told_where() -> None:
+    loopback = {"spark.driver.host": LOOPBACK, "spark.driver.bindAddress": LOOPBACK}
+    assert loopback_settings({}, {}) == loopback
+    assert loopback_settings({"spark.driver.bindAddress": "0.0.0.0"}, {}) == {}
+    assert loopback_settings({"spark.driver.host": "10.0.0.5"}, {}) == {}
+    assert loopback_settings({}, {"SPARK_LOCAL_IP": "10.0.0.5"}) == {}
+
+
+def test_quiet_logging_points_the_jvm_at_a_file_and_keeps_the_callers_options() -> None:
+    options = quiet_logging({"spark.driver.extraJavaOptions": "-Dx=1"})
+    option, theirs = options["spark.driver.extraJavaOptions"].split(" ")
+    assert theirs == "-Dx=1"  # later on the command line: the caller's settings win
+    config = Path(option.removeprefix("-Dlog4j2.configurationFile=file://"))
+    assert f"appender.file.fileName = {spark_log_file()}" in config.read_text()
+
+
+@pytest.mark.spark
+def test_a_local_session_listens_on_loopback(spark) -> None:
+    assert spark.conf.get("spark.driver.host") == LOOPBACK
+    assert spark.conf.get("spark.driver.bindAddress") == LOOPBACK
+    assert spark.sparkContext.uiWebUrl is None or LOOPBACK in spark.sparkContext.uiWebUrl

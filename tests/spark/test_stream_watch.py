@@ -11,7 +11,7 @@ import pytest
 
 from semps.cli.spark_stream import load_stream_subscriptions
 from semps.errors import SempsError, SubscriptionError
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 from semps.spark.sinks import OutboxSink, _chunks
 from semps.spark.watch import SubscriptionWatch, Version
 

@@ -6,34 +6,44 @@ itself only, no inline script, no framing. Everything else the console does goes
 ordinary HTTP API with the bearer token the user pastes; the helpers here only add what the
 API does not give a browser directly:
 
-- ``GET /console/api/whoami``: who the token belongs to (the login form checks it).
-- ``GET /console/api/ontology-tree``: the class and property trees and the named axioms
-  (:func:`~semps.api.console.tree.ontology_tree`).
+- ``GET /console/api/whoami``: who the token belongs to and its role (the console offers
+  only what the role may do).
+- ``GET /console/api/ontology-summary``: the ontology's version, sizes and namespaces (with
+  a prefix suggested for each).
+- ``GET /console/api/ontology-tree?tree=classes|properties&parent=IRI&offset=&limit=``: one
+  page of a level of a tree (the roots without ``parent``); ``focus=IRI`` picks the page
+  that holds it.
+- ``GET /console/api/ontology-search?tree=...&q=TEXT&limit=``: entities whose IRI or label
+  holds ``TEXT``, each with its path from a root.
+- ``GET /console/api/ontology-axioms?q=TEXT&offset=&limit=``: one page of the named axioms.
 - ``POST /console/api/check?kind=...``: runs the matcher's own parser over a subscription
   text without registering it; answers ``{"ok": true}`` or the error with its line and column.
 
 Suspending and resuming go through the API's own ``POST /subscriptions/{id}/suspend`` and
-``/resume`` (admin).
+``/resume`` (admin). The ontology helpers read a view built once per ontology version
+(:class:`~semps.api.console.tree.ViewCache`); each request then does work in proportion to
+its page (a search: one scan of the names), at most :data:`MAX_PAGE` items.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from semps.api.auth import Auth
-from semps.api.console.tree import ontology_tree
-from semps.api.fastpath import read_bounded
+from semps.api.bodies import read_bounded
+from semps.api.console.tree import OntologyView, TreeName, ViewCache
 from semps.broker.broker import Broker
 from semps.broker.tokens import Principal
 from semps.errors import NotFound, SubscriptionError
-from semps.matcher.base import Subscription
 from semps.matcher.registry import get_matcher_class
+from semps.matcher.values import Subscription
 
-__all__ = ["CONTENT_SECURITY_POLICY", "STATIC", "console_router"]
+__all__ = ["CONTENT_SECURITY_POLICY", "MAX_PAGE", "STATIC", "console_router"]
 
 #: The console's files, shipped as package data.
 STATIC = Path(__file__).with_name("static")
@@ -48,6 +58,10 @@ _HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-cache",
 }
+#: The most items one ontology helper answers (a page of a level, of hits, of axioms).
+MAX_PAGE = 500
+#: The longest IRI or search text the ontology helpers take.
+MAX_TEXT = 2048
 _MEDIA_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".css": "text/css; charset=utf-8",
@@ -101,7 +115,6 @@ def console_router() -> APIRouter:
     """The console's routes, to be included in the application (``/console/...``)."""
     router = APIRouter(prefix="/console", include_in_schema=False)
     files = _static_files()
-    trees: dict[int, dict[str, object]] = {}  # the last version's tree: readers share it
 
     @router.get("")
     def console_root() -> RedirectResponse:
@@ -124,17 +137,52 @@ def console_router() -> APIRouter:
         who = _who(request, authorization)
         return {"subject": who.subject, "role": who.role}
 
-    @router.get("/api/ontology-tree")
-    async def tree(request: Request, authorization: str | None = Header(None)) -> dict[str, object]:
-        broker = _broker(request)
+    views = ViewCache()
+
+    async def view(request: Request, authorization: str | None) -> OntologyView:
         _who(request, authorization)
-        snap = broker.ontology.snapshot()  # one version's triples; never waits for an edit
-        found = trees.get(snap.version)
-        if found is None:
-            found = await run_in_threadpool(ontology_tree, snap.triples, snap.version)
-            trees.clear()
-            trees[snap.version] = found
-        return found
+        store = _broker(request).ontology
+        return await run_in_threadpool(views.get, store)
+
+    @router.get("/api/ontology-summary")
+    async def summary(
+        request: Request, authorization: str | None = Header(None)
+    ) -> dict[str, object]:
+        return (await view(request, authorization)).summary()
+
+    @router.get("/api/ontology-tree")
+    async def tree(
+        request: Request,
+        tree: Annotated[TreeName, Query()] = "classes",
+        parent: str | None = Query(None, max_length=MAX_TEXT),
+        focus: str | None = Query(None, max_length=MAX_TEXT),
+        offset: int = Query(0, ge=0),
+        limit: int = Query(200, ge=1, le=MAX_PAGE),
+        authorization: str | None = Header(None),
+    ) -> dict[str, object]:
+        return (await view(request, authorization)).level(tree, parent, offset, limit, focus)
+
+    @router.get("/api/ontology-search")
+    async def search(
+        request: Request,
+        q: str = Query(..., min_length=1, max_length=MAX_TEXT),
+        tree: Annotated[TreeName, Query()] = "classes",
+        limit: int = Query(50, ge=1, le=MAX_PAGE),
+        authorization: str | None = Header(None),
+    ) -> dict[str, object]:
+        found = await view(request, authorization)
+        return await run_in_threadpool(found.search, tree, q, limit)
+
+    @router.get("/api/ontology-axioms")
+    async def axioms(
+        request: Request,
+        q: str = Query("", max_length=MAX_TEXT),
+        offset: int = Query(0, ge=0),
+        limit: int = Query(100, ge=1, le=MAX_PAGE),
+        authorization: str | None = Header(None),
+    ) -> dict[str, object]:
+        found = await view(request, authorization)
+        return await run_in_threadpool(found.axiom_page, q, offset, limit)
 
     @router.post("/api/check")
     async def check(

@@ -1,10 +1,11 @@
 """The HTTP API's routers, one module per area; each exposes a factory taking the
-application's :class:`~semps.api.context.Context` and returning an ``APIRouter``."""
+application's :class:`~semps.api.context.Context` and returning an ``APIRouter``. Publishing
+is answered by plain ASGI (:class:`PublishRoute`); its router only documents it."""
 
 from __future__ import annotations
 
 from semps.api.routes.deadletters import deadletters_router
-from semps.api.routes.events import events_router
+from semps.api.routes.events import PublishRoute, events_router
 from semps.api.routes.health import health_router
 from semps.api.routes.ontology import ontology_router
 from semps.api.routes.streams import streams_router
@@ -12,6 +13,7 @@ from semps.api.routes.subscriptions import subscriptions_router
 from semps.api.routes.tokens import tokens_router
 
 __all__ = [
+    "PublishRoute",
     "deadletters_router",
     "events_router",
     "health_router",

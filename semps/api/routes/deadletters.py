@@ -10,7 +10,7 @@ from semps.api.context import Context
 from semps.api.errors import responses
 from semps.api.models import DeadLetterPage, Replayed
 from semps.api.pagination import DEFAULT_LIMIT, MAX_LIMIT, decode_cursor, encode_cursor, page
-from semps.broker.store import DeadLetter
+from semps.broker.contracts import DeadLetter
 from semps.errors import NotFound, SempsError
 
 __all__ = ["deadletters_router"]

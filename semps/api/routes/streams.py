@@ -9,7 +9,7 @@ from fastapi.responses import StreamingResponse
 from semps.api.context import Context
 from semps.api.errors import responses
 from semps.api.streams import Check, close_reason, parse_position
-from semps.broker.store import Principal
+from semps.broker.tokens import Principal
 from semps.errors import SempsError, TooManyRequests
 
 __all__ = ["streams_router"]

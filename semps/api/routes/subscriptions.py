@@ -23,9 +23,10 @@ from semps.api.models import (
 )
 from semps.api.pagination import DEFAULT_LIMIT, MAX_LIMIT, decode_cursor, encode_cursor, page
 from semps.broker.broker import Broker
-from semps.broker.store import Principal
+from semps.broker.contracts import Activity
+from semps.broker.tokens import Principal
 from semps.errors import SubscriptionSyntaxError
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 from semps.settings import parse_retention_age
 
 __all__ = ["MEDIA_TYPES", "subscriptions_router"]
@@ -126,8 +127,9 @@ def subscriptions_router(ctx: Context) -> APIRouter:
         items, last = page(
             broker.subscriptions(owner), _order, None if after is None else _key(after), limit
         )
+        activity = broker.store.activity([s.id for s in items])
         return SubscriptionPage(
-            items=[subscription_out(s, broker) for s in items],
+            items=[subscription_out(s, broker, activity[s.id]) for s in items],
             next=None if last is None else encode_cursor("subscriptions", last.id, ctx.cursor_key),
         )
 
@@ -201,7 +203,21 @@ def _order(sub: Subscription) -> tuple[int, str]:
     return _key(sub.id)
 
 
-def subscription_out(sub: Subscription, broker: Broker) -> SubscriptionOut:
-    """A subscription with its status, as the API shows it."""
+def subscription_out(
+    sub: Subscription, broker: Broker, activity: Activity | None = None
+) -> SubscriptionOut:
+    """A subscription with its status and activity (read when not given), as the API
+    shows it."""
     status, reason = broker.status(sub.id)
-    return SubscriptionOut.model_validate({**asdict(sub), "status": status, "reason": reason})
+    if activity is None:
+        activity = broker.store.activity([sub.id])[sub.id]
+    return SubscriptionOut.model_validate(
+        {
+            **asdict(sub),
+            "status": status,
+            "reason": reason,
+            "matches": activity.notified,
+            # as the notifications state it (milliseconds)
+            "last_match": None if activity.last is None else round(activity.last, 3),
+        }
+    )

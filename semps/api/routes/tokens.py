@@ -13,7 +13,7 @@ from semps.api.bodies import JSON, json_body, read_body, require_media_type, val
 from semps.api.context import Context
 from semps.api.errors import responses
 from semps.api.models import TokenCreated, TokenIn, TokenOut
-from semps.broker.store import TokenInfo
+from semps.broker.tokens import TokenInfo
 from semps.errors import SempsError
 from semps.settings import parse_duration
 

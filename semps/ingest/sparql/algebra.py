@@ -2,7 +2,7 @@
 
 A group graph pattern with OPTIONAL, UNION, MINUS, BIND, VALUES, nested groups, property
 paths, variable predicates or FILTER (NOT) EXISTS parses into a tree of these nodes (SPARQL
-1.1 section 18.2), which :mod:`semps.matcher.semantic.evaluate` evaluates over one event:
+1.1 section 18.2), which :mod:`semps.ingest.sparql.evaluate` evaluates over one event or the graph:
 
 - :class:`BGP`: triple patterns (any position a variable) and :class:`PathPattern`\\ s.
 - :class:`Join`, :class:`LeftJoin` (OPTIONAL, with the FILTERs of its right group),
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
 from semps._types import Term
-from semps.ingest.sparql.model import PatternTerm, TriplePattern, Var
+from semps.ingest.sparql.patterns import PatternTerm, TriplePattern, Var
 
 #: A property path (see the module docstring).
 Path: TypeAlias = tuple[Any, ...]
@@ -148,7 +148,7 @@ class Exists:
 
     def evaluate(self, bindings: Mapping[str, Term]) -> bool:
         """Never called: the evaluator answers EXISTS with the event's graph at hand."""
-        msg = "EXISTS is evaluated by semps.matcher.semantic.evaluate"
+        msg = "EXISTS is evaluated by semps.ingest.sparql.evaluate"
         raise NotImplementedError(msg)
 
 
@@ -168,7 +168,7 @@ class WithExists:
 
     def evaluate(self, bindings: Mapping[str, Term]) -> bool:
         """Never called: the evaluator answers EXISTS with the event's graph at hand."""
-        msg = "EXISTS is evaluated by semps.matcher.semantic.evaluate"
+        msg = "EXISTS is evaluated by semps.ingest.sparql.evaluate"
         raise NotImplementedError(msg)
 
 

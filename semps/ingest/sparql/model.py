@@ -2,7 +2,8 @@
 
 CONTRACT shared by the parser and the semantic matcher (extend, do not rename):
 
-- :class:`Var`: a variable (blank nodes in the query become variables whose name starts
+- :class:`Var` (with :class:`TriplePattern`, in :mod:`.patterns`): a variable (blank nodes
+  in the query become variables whose name starts
   with ``"_"``, never projected).
 - :class:`TriplePattern`: subject, predicate, object; each a :class:`Var`, an IRI ``str`` or
   a :class:`~semps.terms.Literal`. ``rdf:type`` patterns use the full IRI
@@ -20,40 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeAlias
 from typing import Literal as TypingLiteral
+from typing import Protocol
 
 from semps._types import Term
-from semps.terms import Literal
+from semps.ingest.sparql.algebra import Node, in_scope
+from semps.ingest.sparql.patterns import PatternTerm, TriplePattern, Var
 
-if TYPE_CHECKING:
-    from semps.ingest.sparql.algebra import Node
-
-
-@dataclass(frozen=True, slots=True)
-class Var:
-    """A query variable, named without its ``?``/``$``."""
-
-    name: str
-
-    def __str__(self) -> str:
-        return f"?{self.name}"
-
-
-PatternTerm: TypeAlias = Var | str | Literal
-
-
-@dataclass(frozen=True, slots=True)
-class TriplePattern:
-    """One triple pattern of a basic graph pattern."""
-
-    s: PatternTerm
-    p: PatternTerm
-    o: PatternTerm
-
-    def variables(self) -> frozenset[str]:
-        """Names of the variables in this pattern."""
-        return frozenset(t.name for t in (self.s, self.p, self.o) if type(t) is Var)
+__all__ = ["Filter", "PatternTerm", "Query", "TriplePattern", "Var"]
 
 
 class Filter(Protocol):
@@ -84,8 +59,6 @@ class Query:
     def variables(self) -> frozenset[str]:
         """Every variable named in the patterns (in scope of the algebra, if any)."""
         if self.algebra is not None:
-            from semps.ingest.sparql.algebra import in_scope
-
             return in_scope(self.algebra)
         # one set for all (``frozenset |=`` copies: quadratic in the patterns)
         return frozenset([t.name for p in self.patterns for t in (p.s, p.p, p.o) if type(t) is Var])

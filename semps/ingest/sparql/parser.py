@@ -7,9 +7,10 @@ Fast enough to register tens of thousands of subscriptions a second (rdflib's pa
 
 from __future__ import annotations
 
+import difflib
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -44,6 +45,29 @@ _UNSUPPORTED_KEYWORDS = {
     "CREATE": "SPARQL Update",
 }
 _AGGREGATES = {"COUNT", "SUM", "MIN", "MAX", "AVG", "SAMPLE", "GROUP_CONCAT"}
+#: The words of the grammar, offered for a misspelt one ("FILTR": did you mean FILTER?).
+_GRAMMAR_WORDS = frozenset(
+    {"SELECT", "ASK", "WHERE", "PREFIX", "BASE", "FILTER", "OPTIONAL", "UNION", "MINUS"}
+    | {"BIND", "VALUES", "AS", "DISTINCT", "REDUCED", "ORDER", "BY", "ASC", "DESC", "NOT"}
+    | {"EXISTS", "IN", "UNDEF", *_UNSUPPORTED_KEYWORDS}
+)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean FILTER?)`` for a word close to one of ``choices`` (upper case)
+    but none of them; else the empty string.
+
+    Example:
+        >>> did_you_mean("FILTR", _GRAMMAR_WORDS), did_you_mean("filter", _GRAMMAR_WORDS)
+        (' (did you mean FILTER?)', '')
+    """
+    upper = word.upper()
+    if upper in choices:
+        return ""
+    close = difflib.get_close_matches(upper, choices, n=1, cutoff=0.8)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 #: An absolute IRI starts with its scheme.
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:").match
@@ -205,12 +229,18 @@ class _Parser(GroupParser):
         return tok
 
     def error(self, message: str, tok: Token | None = None) -> SubscriptionSyntaxError:
+        """The error at ``tok`` (default: the current token); a word there close to one of
+        the grammar's is offered in its place."""
         tok = tok or self.tok
+        if tok.kind == "NAME":
+            message += did_you_mean(tok.text, _GRAMMAR_WORDS)
         return SubscriptionSyntaxError(message, line=tok.line, column=tok.column)
 
-    def unsupported(self, construct: str, tok: Token | None = None) -> UnsupportedQueryError:
+    def unsupported(
+        self, construct: str, tok: Token | None = None, hint: str = ""
+    ) -> UnsupportedQueryError:
         tok = tok or self.tok
-        msg = f"{construct} is not supported in subscriptions"
+        msg = f"{construct} is not supported in subscriptions{hint}"
         return UnsupportedQueryError(msg, construct=construct, line=tok.line, column=tok.column)
 
     def enter(self) -> None:
@@ -600,7 +630,8 @@ class _Parser(GroupParser):
         if name not in ARITY:
             if name in _UNSUPPORTED_KEYWORDS:
                 raise self.unsupported(_UNSUPPORTED_KEYWORDS[name], tok)
-            raise self.unsupported(f"the function {tok.text.upper()}()", tok)
+            hint = did_you_mean(name, ARITY)
+            raise self.unsupported(f"the function {tok.text.upper()}()", tok, hint)
         args = self.expression_list()
         low, high = ARITY[name]
         if not low <= len(args) <= high:

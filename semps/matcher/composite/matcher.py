@@ -22,9 +22,10 @@ from typing import Any
 
 from semps.errors import NotFound, SubscriptionLimitExceeded
 from semps.event import Event
-from semps.matcher.base import Match, MatchContext, Matcher, Resolver, Subscription
+from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.composite.language import Definition, parse_definitions, parse_statements
 from semps.matcher.composite.tree import EventTree
+from semps.matcher.values import Match, Resolver, Subscription
 
 log = logging.getLogger("semps.composite")
 

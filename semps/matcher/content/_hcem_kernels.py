@@ -112,9 +112,11 @@ def _mark_list(
         for i in range(i0, i1):
             x = val[i]
             r = r0
+            # the values are sorted: count, rather than scan with a data-dependent exit
+            # (the trip count is the bucket's, the same for all its entries)
             if lower:
-                while r < r1 and sv[v0 + r] < x:
-                    r += 1
+                for t in range(r0, r1):
+                    r += sv[v0 + t] < x
                 if r == 0:
                     continue
                 acc_row = acc[sid[i] - s0]
@@ -122,8 +124,8 @@ def _mark_list(
                 for w in range(nwords):
                     acc_row[w] |= mask[w]
             else:
-                while r < r1 and sv[v0 + r] <= x:
-                    r += 1
+                for t in range(r0, r1):
+                    r += sv[v0 + t] <= x
                 acc_row = acc[sid[i] - s0]
                 mask = prefix[p0 + r]
                 for w in range(nwords):

@@ -1,4 +1,4 @@
-"""HCEM: REIN plus batch matching.
+"""HCEM: batch matching over REIN's lists, and cell bitsets for events that come alone.
 
 Events that arrive together are matched in one pass over the subscriptions. The batch is
 planned per attribute (:mod:`semps.matcher.content._hcem_kernels`): its values sorted, and
@@ -10,10 +10,12 @@ the paper's dynamic adjustment (the failed set of a bucket is the events below i
 only grows walking the buckets upwards) taken to single values, so no comparison is left
 over after the bit operations. Threads take different ranges of slots.
 
-Events where some attribute has several values take REIN's single-event path (a constraint
-then holds when *some* value passes, which a difference of two rank sets cannot say). REIN's
-bucket lists are built only when that path is first needed, so a batch-only run (the CLI)
-never pays for them.
+A batch smaller than ``min_batch`` (a service under light traffic sends one event at a
+time), and events where some attribute has several values (a constraint then holds when
+*some* value passes, which a difference of two rank sets cannot say), take the cell
+bitsets instead (:mod:`semps.matcher.content.cells`): a few streams of bits per event, no
+pass over the lists. They are built when first needed after a rebuild, so a batch-only run
+(the CLI with its default ``--batch``) never pays for them.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 from semps._types import Value
 from semps.matcher.content._hcem_kernels import batch_plan, block_mark, block_pairs
 from semps.matcher.content._kernels import counting_order
+from semps.matcher.content.cells import CellBitsets
 from semps.matcher.content.rein import ReinIndex
 from semps.matcher.content.space import EncodedEvent
 from semps.matcher.results import MatchColumns
@@ -61,13 +64,19 @@ if hasattr(os, "register_at_fork"):
 
 
 class HcemIndex(ReinIndex):
-    """HCEM: :class:`ReinIndex` whose :meth:`match_batch` matches a batch in one pass.
+    """HCEM: :class:`ReinIndex` whose :meth:`match_batch` matches a batch in one pass, and
+    whose single events take the cell bitsets.
 
     Args:
         max_batch: events matched in one pass (a plan holds ``max_batch`` bits per value
             of the batch).
-        min_batch: smaller batches take REIN's single-event path (a pass costs about as
-            much for 1 event as for 64).
+        min_batch: smaller batches take the cell bitsets event by event: a pass costs
+            about as much for 1 event as for 64, and at n = 1M the cell bitsets cost less per
+            event than a pass of fewer than about 500 events.
+        cells: the cell bitsets' most cells per column.
+        bits_per_predicate: the cell bitsets' memory budget for fail rows, in bits per
+            stored predicate (256: 32 bytes, against the 20 the table holds per predicate).
+        bucket_size: bounds per bucket of the cell bitsets' lists.
         block: slots per block of the bucket lists; a block's bit rows (``block * batch``
             bits) should stay in the core's cache: 8192 measured best at n = 1M, batch 1000.
         threads: threads sharing a pass (default: numba's thread count, ``NUMBA_NUM_THREADS``);
@@ -90,32 +99,103 @@ class HcemIndex(ReinIndex):
         self,
         *,
         max_batch: int = 1024,
-        min_batch: int = 16,
+        min_batch: int = 512,
         block: int = 8192,
         threads: int | None = None,
+        cells: int = 128,
+        bits_per_predicate: int = 256,
+        bucket_size: int = 256,
         **options: float,
     ) -> None:
         super().__init__(block=block, **options)  # type: ignore[arg-type]
         if max_batch < 1 or min_batch < 1:
             msg = f"max_batch and min_batch must be positive, not {max_batch}, {min_batch}"
             raise ValueError(msg)
+        if cells < 1 or bits_per_predicate < 0 or bucket_size < 1:
+            msg = "cells and bucket_size must be positive, bits_per_predicate not negative"
+            raise ValueError(msg)
         self.max_batch = max_batch
         self.min_batch = min_batch
         self.threads = threads
+        self.cell_options = {
+            "cells": cells,
+            "bits_per_predicate": bits_per_predicate,
+            "bucket_size": bucket_size,
+        }
+        self._cells: CellBitsets | None = None
 
-    def _match_built_batch(self, events: Sequence[EncodedEvent]) -> list[np.ndarray]:
-        out: list[np.ndarray | None] = [None] * len(events)
+    # -- the cell bitsets ------------------------------------------------------------------
+
+    def _build(self) -> None:
+        super()._build()
+        self._cells = None  # slots renumbered: built again when next needed
+
+    def _killed(self, slot: int) -> None:
+        if self._cells is not None:
+            self._cells.kill(slot)
+
+    def cell_bitsets(self) -> CellBitsets:
+        """The cell bitsets over the built slots, built now if need be (call after
+        :meth:`refresh`: they have room for the delta a rebuild allows)."""
+        if self._cells is None:
+            room = int(max(self.delta_min, self.delta_fraction * self.built)) + 1
+            self._cells = CellBitsets(
+                self.table, self.ncols_built, self.built, self.built + room, **self.cell_options
+            )
+        return self._cells
+
+    def _structure_bytes(self) -> int:
+        cells = self._cells.nbytes() if self._cells is not None else 0
+        return super()._structure_bytes() + cells
+
+    def match_encoded(self, event: EncodedEvent) -> np.ndarray:
+        """Matching slots (ascending, the delta's included) of one event: cell bitsets."""
+        self.refresh()
+        if self.built == 0:
+            return self._with_delta(np.zeros(0, np.int32), event)
+        return self.cell_bitsets().match(event, self.table)
+
+    def match_encoded_batch(self, events: Sequence[EncodedEvent]) -> list[np.ndarray]:
+        """A pass for the single-valued events of a batch of ``min_batch`` or more; the
+        cell bitsets for the others."""
+        self.refresh()
+        if self.built == 0:
+            return [self._with_delta(np.zeros(0, np.int32), e) for e in events]
         single = [i for i, e in enumerate(events) if e.single_valued]
-        if len(single) < self.min_batch:  # a pass costs as much as many REIN events
+        if len(single) < self.min_batch:
             single = []
-        for i, e in enumerate(events):
-            if out[i] is None and (not single or not e.single_valued):
-                out[i] = self._match_built(e)
+        out: list[np.ndarray | None] = [None] * len(events)
         for first in range(0, len(single), self.max_batch):
             chunk = single[first : first + self.max_batch]
             for i, slots in zip(chunk, self._batch([events[i] for i in chunk]), strict=True):
+                out[i] = self._with_delta(slots, events[i])
+        rest = [i for i, o in enumerate(out) if o is None]
+        if rest:
+            for i, slots in zip(rest, self._cell_match([events[i] for i in rest]), strict=True):
                 out[i] = slots
         return [o if o is not None else np.zeros(0, np.int32) for o in out]
+
+    def _cell_match(self, events: Sequence[EncodedEvent | np.ndarray]) -> list[np.ndarray]:
+        """Matching slots per event from the cell bitsets, the events shared between
+        threads (as many as a pass would use) when there are several."""
+        cells = self.cell_bitsets()
+        cells.sync(self.table)
+        threads = self._threads(len(events))
+        if threads == 1:
+            return [cells.match_synced(e, self.table) for e in events]
+        cuts = np.linspace(0, len(events), threads + 1).astype(np.int64).tolist()
+        parts = [events[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
+        done = _pool().map(lambda part: [cells.match_synced(e, self.table) for e in part], parts)
+        return [slots for part in done for slots in part]
+
+    def _threads(self, most: int) -> int:
+        """Threads for ``most`` units of work (numba's count unless ``threads`` was given),
+        only when the index is large enough to gain from them."""
+        if self.threads is None:
+            threads = min(nb.get_num_threads(), self.built // PARALLEL_SLOTS)
+        else:
+            threads = self.threads
+        return max(1, min(threads, most))
 
     def _batch(self, events: Sequence[EncodedEvent]) -> list[np.ndarray]:
         """Matching built slots of single-valued events, ascending, per event."""
@@ -131,6 +211,9 @@ class HcemIndex(ReinIndex):
         ``values``), without building a view or an encoded event per event."""
         self.refresh()
         nev = len(values)
+        if 0 < nev < self.min_batch and self.built:  # the cell bitsets, no view per event
+            ev_val = self.space.dense_values(values, len(self.space))
+            return self._columns(self._cell_match(list(ev_val.T)))
         if len(self.table) != self.built or nev < self.min_batch:
             return self.match_columns([{k: (v,) for k, v in d.items()} for d in values])
         ev_val = self.space.dense_values(values, self.ncols_built)
@@ -150,11 +233,7 @@ class HcemIndex(ReinIndex):
             return np.zeros(nev + 1, np.int64), np.zeros(0, np.int32)
         plan = batch_plan(np.ascontiguousarray(ev_val), self.buckets, self.dlo, self.scale)
         nblocks = (self.built + self.block - 1) // self.block
-        if self.threads is None:
-            threads = min(nb.get_num_threads(), self.built // PARALLEL_SLOTS)
-        else:
-            threads = self.threads
-        threads = max(1, min(threads, nblocks))
+        threads = self._threads(nblocks)
         cuts = np.linspace(0, nblocks, threads + 1).astype(np.int64).tolist()
         ranges = list(zip(cuts, cuts[1:], strict=False))
         if threads == 1:

@@ -12,6 +12,7 @@ deletes are O(predicates) and the rebuild is amortised over many of them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
@@ -120,7 +121,7 @@ class CompiledIndex(ContentIndex):
         """Insert ``subscription`` (an update when its id is live)."""
         cols, lows, highs = self.space.encode_conditions(subscription.conditions())
         if subscription.id in self.table.slot_of:
-            self.table.kill(subscription.id)
+            self._killed(self.table.kill(subscription.id))
         self.table.append(subscription.id, cols, lows, highs)
 
     def remove(self, sub_id: str) -> None:
@@ -128,7 +129,10 @@ class CompiledIndex(ContentIndex):
         if sub_id not in self.table.slot_of:
             msg = f"no content subscription {sub_id!r}"
             raise NotFound(msg)
-        self.table.kill(sub_id)
+        self._killed(self.table.kill(sub_id))
+
+    def _killed(self, slot: int) -> None:
+        """Hook: ``slot`` was just removed (its live flag cleared)."""
 
     def bulk_load(
         self, ids: Sequence[str], attrs: Sequence[str], cols: np.ndarray, bounds: np.ndarray
@@ -303,16 +307,30 @@ class CompiledIndex(ContentIndex):
 
     def match_columns_encoded(self, events: Sequence[EncodedEvent]) -> MatchColumns:
         """:meth:`match_columns` for encoded events (units must be subscriptions)."""
-        found = self.match_encoded_batch(events)  # may rebuild: read the ids after
+        return self._columns(self.match_encoded_batch(events))  # may rebuild: ids after
+
+    def _columns(self, found: Sequence[np.ndarray]) -> MatchColumns:
+        """Matching slots per event (ascending) as columns, each event's in id order."""
         ids = self.table.ids
         if len(self.table) > self.built:  # delta slots follow the built ones: sort by id
-            found = [
-                f if len(f) < 2 else f[np.argsort(_id_keys(ids, f), kind="stable")] for f in found
-            ]
+            found = [f if len(f) < 2 or f[-1] < self.built else self._by_id(f) for f in found]
         sizes = [len(f) for f in found]
         event = np.repeat(np.arange(len(found), dtype=np.int64), sizes)
         slots = np.concatenate(found).astype(np.int64) if found else np.zeros(0, np.int64)
         return MatchColumns(len(found), event, slots, ids, np.ones(len(slots), np.int64))
+
+    def _by_id(self, slots: np.ndarray) -> np.ndarray:
+        """Ascending slots in id order: built slots are in id order already, so each delta
+        slot goes where its id falls among the built ids (one search per delta slot)."""
+        built = slots[slots < self.built]
+        delta = slots[slots >= self.built]
+        if len(delta) > 1:
+            delta = delta[np.argsort(_id_keys(self.table.ids, delta), kind="stable")]
+        ids = self.table.ids
+        where = np.array(
+            [bisect_left(ids, ids[d], 0, self.built) for d in delta.tolist()], np.int64
+        )
+        return np.insert(built, np.searchsorted(built, where), delta)
 
 
 def _id_keys(ids: list[str], slots: np.ndarray) -> np.ndarray:

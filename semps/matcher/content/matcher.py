@@ -8,7 +8,7 @@ from typing import Any
 
 from semps.errors import MatcherError
 from semps.event import Event
-from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.content.brute import BruteForceIndex
 from semps.matcher.content.hcem import HcemIndex
 from semps.matcher.content.index import CompiledIndex, ContentIndex
@@ -17,6 +17,7 @@ from semps.matcher.content.predicate_table import PredicateTableIndex
 from semps.matcher.content.rein import ReinIndex
 from semps.matcher.content.view import attribute_view
 from semps.matcher.results import MatchColumns
+from semps.matcher.values import Match, Subscription
 
 __all__ = ["ALGORITHMS", "ContentMatcher", "create_index"]
 

@@ -7,8 +7,7 @@ import numpy as np
 import numpy.typing as npt
 
 from semps.matcher.kernels import jit, search_sorted
-from semps.matcher.semantic.compiled import ALL, BY_O, BY_S
-from semps.matcher.semantic.family import AND, END, MASK
+from semps.matcher.semantic.codes import ALL, AND, BY_O, BY_S, END, MASK
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

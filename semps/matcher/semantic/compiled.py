@@ -7,15 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from semps._types import Term
-from semps.ingest.sparql.model import Filter, Query, Var
+from semps.ingest.sparql.model import Filter
+from semps.matcher.semantic.codes import ALL, BOTH, BY_O, BY_S, STAR
 from semps.matcher.semantic.fastfilter import Check, check_of
-
-#: The node-pair-name wildcard: a variable matches any node (the seed's ``*``).
-STAR = "*"
 
 #: A node-pair key (the seed's NPN): subject constant or STAR, object constant or STAR.
 NPNKey = tuple[Term, Term]
-_ANY_KEY: NPNKey = (STAR, STAR)  # one object for the commonest key
+ANY_KEY: NPNKey = (STAR, STAR)  # one object for the commonest key
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,10 +24,6 @@ class Pattern:
     key: NPNKey
     s_var: str | None
     o_var: str | None
-
-
-# How a verification step finds its rows, given the bindings of the earlier steps.
-ALL, BY_S, BY_O, BOTH = 0, 1, 2, 3
 
 
 #: One step of the join: a pattern's property, key and variables, how it finds its rows
@@ -313,53 +307,3 @@ def _position(patterns: tuple[Pattern, ...], step: PlanStep, used: set[int]) -> 
     )
     used.add(found)
     return found
-
-
-def compile_query(subscription_id: str, query: Query) -> CompiledSubscription:
-    """Turn a parsed query into index patterns (constants stay, variables become ``*``).
-
-    Example:
-        >>> from semps.ingest.sparql import parse_query
-        >>> c = compile_query("s1", parse_query("SELECT ?x { ?x <http://p> <http://o> }"))
-        >>> c.patterns[0]
-        Pattern(prop='http://p', key=('*', 'http://o'), s_var='x', o_var=None)
-    """
-    if query.algebra is not None:
-        return _compile_algebra(subscription_id, query)
-    patterns = []
-    for tp in query.patterns:
-        s, p, o = tp.s, tp.p, tp.o
-        assert type(p) is not Var, "variable predicates come as an algebra"
-        s_var = s.name if type(s) is Var else None
-        o_var = o.name if type(o) is Var else None
-        key = _ANY_KEY if s_var and o_var else (STAR if s_var else s, STAR if o_var else o)
-        prop = p if type(p) is str else str(p)
-        patterns.append(Pattern(prop, key, s_var, o_var))  # type: ignore[arg-type]
-    projection = query.projected() if query.form == "SELECT" else ()
-    filters = tuple(query.filters)
-    return CompiledSubscription(
-        id=subscription_id,
-        patterns=tuple(patterns),
-        filters=filters,
-        projection=projection,
-        distinct=query.distinct,
-        ask=query.form == "ASK",
-        components=plan_components(tuple(patterns), filters, projection),
-    )
-
-
-def _compile_algebra(subscription_id: str, query: Query) -> CompiledSubscription:
-    from semps.matcher.semantic.evaluate import plan
-    from semps.matcher.semantic.required import alternatives
-
-    found = alternatives(query.algebra)  # type: ignore[arg-type]
-    return CompiledSubscription(
-        id=subscription_id,
-        patterns=tuple(dict.fromkeys(p for alt in found for p in alt)),
-        filters=(),
-        projection=query.projected() if query.form == "SELECT" else (),
-        distinct=query.distinct,
-        ask=query.form == "ASK",
-        algebra=plan(query.algebra),  # type: ignore[arg-type]
-        alternatives=found,
-    )

@@ -22,7 +22,8 @@ from semps.matcher.results import result_line
 from semps.matcher.semantic._join_kernels import run_inputs, scatter_counts
 from semps.matcher.semantic._kernels import write_shape_counts
 from semps.matcher.semantic.familyjoin import count_runs
-from semps.matcher.semantic.index import CandidateShapes, EventPairs, SubscriptionIndex
+from semps.matcher.semantic.index import CandidateShapes, SubscriptionIndex
+from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.verify import DEFAULT_STEP_BUDGET, EventBudget, count_solutions
 
 IntArray = npt.NDArray[np.int64]

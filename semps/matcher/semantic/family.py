@@ -29,8 +29,8 @@ import numpy.typing as npt
 from semps._types import Term
 from semps.ingest.sparql import typed
 from semps.ingest.sparql.filters import Expression
+from semps.matcher.semantic.codes import AND, COMPARISONS, END, EQ, MASK, OR, STAR
 from semps.matcher.semantic.compiled import (
-    STAR,
     CompiledSubscription,
     Component,
     Pattern,
@@ -242,13 +242,6 @@ def _new_family(key: tuple[Any, ...]) -> Family:
     return Family(bare, columns, templates, projected, distinct, ask, program, inputs, strings)
 
 
-#: Instruction codes of a family's program (see ``_join_kernels.family_join_runs``): a term-number
-#: test, the six integer comparisons, a string template's mask, n-ary ``&&`` / ``||``, and
-#: the end of a template (the row fails unless the template's value is true).
-EQ, MASK, AND, OR, END = 0, 7, 8, 9, 10
-_CODES = {"=": 1, "!=": 2, "<": 3, ">": 4, "<=": 5, ">=": 6}
-
-
 def program_of(
     templates: Sequence[Template],
 ) -> tuple[npt.NDArray[np.int64], tuple[tuple[str, str], ...], tuple[Template, ...]]:
@@ -288,7 +281,7 @@ def _emit(
     elif t[0] == "eq":
         code.append((EQ, inputs.setdefault((t[1], "ids"), len(inputs)), t[2]))
     elif t[0] == "cmp":
-        code.append((_CODES[t[1]], inputs.setdefault((t[2], "int"), len(inputs)), t[3]))
+        code.append((COMPARISONS[t[1]], inputs.setdefault((t[2], "int"), len(inputs)), t[3]))
     else:
         strings.append(t)
         code.append((MASK, len(strings) - 1, t[3]))
@@ -332,7 +325,7 @@ def _template(ast: tuple[Any, ...], params: list[object]) -> Template | None:
         if not parts or any(p is None for p in parts):
             return None
         return (kind, tuple(parts))
-    if kind == "cmp" and len(ast) == 4 and ast[1] in _CODES:
+    if kind == "cmp" and len(ast) == 4 and ast[1] in COMPARISONS:
         op, left, right = ast[1], ast[2], ast[3]
         if _is(left, "var") and _is(right, "term"):
             return _cmp(op, left[1], right[1], params)

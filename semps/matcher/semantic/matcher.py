@@ -3,160 +3,45 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
-from operator import itemgetter
+from pathlib import Path
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 from semps._types import Term
 from semps.errors import NotFound
 from semps.event import Event  # noqa: F401  (doctest name)
 from semps.ingest.sparql import parse_query
-from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.semantic._kernels import warm as warm_kernels
-from semps.matcher.semantic.compiled import (
-    STAR,
-    CompiledSubscription,
-    compile_query,
-)
-from semps.matcher.semantic.count import count_lines, count_parts, shape_pass
-from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
-from semps.matcher.semantic.required import ANY_PROPERTY
+from semps.matcher.semantic.codes import ANY_PROPERTY, STAR
+from semps.matcher.semantic.compile_query import compile_query
+from semps.matcher.semantic.compiled import CompiledSubscription
+from semps.matcher.semantic.count import count_lines, count_parts
+from semps.matcher.semantic.index import SubscriptionIndex
+from semps.matcher.semantic.pairs import EventPairs
+from semps.matcher.semantic.parallel import WorkerPool
+from semps.matcher.semantic.snapshot import SHIPPED, Source, register_snapshot, snapshot_memo
+from semps.matcher.semantic.verdicts import as_match, match_parts, verdicts_of
 from semps.matcher.semantic.verify import (
     DEFAULT_SOLUTION_LIMIT,
     DEFAULT_STEP_BUDGET,
-    EventBudget,
-    Verdict,
-    verify,
 )
+from semps.matcher.values import ChangeMatch, Match, Subscription, Verdict
 from semps.ontology.expansion import Expansion
 from semps.terms import RDF_TYPE
 
 if TYPE_CHECKING:
-    from semps.matcher.semantic.parallel import WorkerPool
+    from semps.graph.change import GraphChange
+    from semps.graph.view import GraphView
+    from semps.matcher.semantic.graphmatch import GraphMatching
+    from semps.matcher.semantic.graphpool import GraphPool
 
 
-def match_parts(
-    index: SubscriptionIndex,
-    pairs: EventPairs,
-    event_id: str,
-    candidates: Sequence[CompiledSubscription] | None = None,
-    limit: int = DEFAULT_SOLUTION_LIMIT,
-    budget: int = DEFAULT_STEP_BUDGET,
-    watch: Callable[[str], None] | None = None,
-) -> list[Match]:
-    """Phases 1 and 3 in one process: the matches of one event, sorted by subscription
-    (:func:`verdicts_of`, a :class:`~semps.matcher.base.Match` each)."""
-    found = verdicts_of(index, pairs, candidates, limit, budget, watch)
-    return [_match(sub_id, event_id, verdict) for sub_id, verdict in found]
-
-
-def verdicts_of(
-    index: SubscriptionIndex,
-    pairs: EventPairs,
-    candidates: Sequence[CompiledSubscription] | None = None,
-    limit: int = DEFAULT_SOLUTION_LIMIT,
-    budget: int = DEFAULT_STEP_BUDGET,
-    watch: Callable[[str], None] | None = None,
-) -> list[tuple[str, Verdict]]:
-    """The matching subscriptions of one event as ``(id, verdict)``, sorted by id; the
-    subscriptions of one shape share one :class:`Verdict` object (what a caller renders
-    once for all of them).
-
-    Candidates of one shape (the same query up to the id) are verified once; a verdict cut
-    by the work ``budget`` is ``truncated``. Without ``candidates``, every subscription is
-    a candidate, and the families' compiled pass
-    (:func:`~semps.matcher.semantic.count.shape_pass`) picks the shapes worth verifying:
-    those it leaves and those it found solutions for (verified for their solutions)."""
-    event = EventBudget.of(budget)
-    if candidates is None:
-        found = _shape_verdicts(index, pairs, limit, budget, watch, event)
-        candidates = index.algebra_candidates(pairs)
-    else:
-        found = []
-    shape_at, slot_of = index.shape_at, index.slot_of
-    verdicts: dict[object, Verdict | None] = {}
-    for sub in candidates:
-        shape: object
-        if sub.algebra is None:
-            shape = int(shape_at[slot_of[sub.id]])
-        else:
-            shape = ("algebra", index.algebra_shape[sub.id])
-        if shape in verdicts:
-            verdict = verdicts[shape]
-        else:
-            if watch is not None:  # a watchdog blames an overrun on this subscription
-                watch(sub.id)
-            verdict = verdicts[shape] = verify(sub, pairs, limit, budget, event)
-        if verdict is not None:
-            found.append((sub.id, verdict))
-    found.sort(key=_first)
-    return found
-
-
-_first = itemgetter(0)
-
-
-def _shape_verdicts(
-    index: SubscriptionIndex,
-    pairs: EventPairs,
-    limit: int,
-    budget: int,
-    watch: Callable[[str], None] | None,
-    event: EventBudget,
-) -> list[tuple[str, Verdict]]:
-    """The verdicts of the subscriptions without an algebra (in no particular order). A
-    shape the families' pass counted whose verification a budget cut matches with the
-    pass's exact count, the solutions found before the cut (maybe none) and
-    ``truncated``."""
-    found = shape_pass(index, pairs, budget, watch)
-    if not len(found.shapes):
-        return []
-    counted = np.flatnonzero(found.counts).tolist()
-    todo = counted + found.generic  # sure matches first, while the event's budget lasts
-    verdicts: list[Verdict | None] = [None] * len(found.shapes)
-    at, first_slots = index.sub_at, found.first_slots.tolist()
-    for position in todo:
-        sub = at[first_slots[position]]
-        if watch is not None:
-            watch(sub.id)
-        verdicts[position] = verify(sub, pairs, limit, budget, event)
-    for position in counted:  # the pass's count is exact where verification was cut
-        verdict, exact = verdicts[position], int(found.counts[position])
-        if verdict is None:  # cut before its first solution
-            verdicts[position] = Verdict(exact, (), truncated=True)
-        elif verdict.truncated and verdict.count < exact:
-            verdicts[position] = Verdict(exact, verdict.solutions, truncated=True)
-    # Each matching shape's subscriptions; a shape of one (the usual case) is its
-    # representative, read without the compiled gather and its arrays.
-    ids, shapes, sizes = index.id_at, found.shapes, index.shape_sizes
-    out: list[tuple[str, Verdict]] = []
-    many: list[int] = []
-    for position, verdict in enumerate(verdicts):
-        if verdict is not None:
-            if sizes[shapes[position]] == 1:
-                out.append((ids[first_slots[position]], verdict))
-            else:
-                many.append(position)
-    if many:
-        slots, counts = index.slots_of(shapes[many])
-        start = 0
-        for position, size in zip(many, counts.tolist(), strict=True):
-            shared = verdicts[position]
-            assert shared is not None
-            out.extend((ids[s], shared) for s in slots[start : start + size].tolist())
-            start += size
-    return out
-
-
-def _match(sub_id: str, event_id: str, verdict: Verdict) -> Match:
-    detail = _TRUNCATED if verdict.truncated else _NO_DETAIL
-    return Match(sub_id, event_id, verdict.count, verdict.solutions, detail)
-
-
-_TRUNCATED = {"truncated": True}
-_NO_DETAIL: dict[str, object] = {}
+def with_graph(context: MatchContext) -> bool:
+    """Whether the context's event is matched against a (non-empty) knowledge graph."""
+    graph = context.graph
+    return graph is not None and not graph.empty
 
 
 #: Texts whose compiled form registration keeps for reuse (cleared when full).
@@ -173,7 +58,7 @@ class SemanticMatcher(Matcher):
     """Match RDF events against SPARQL-like subscriptions through the ontology.
 
     A subscription matches an event iff its query has at least one solution over the event
-    closed under the ontology (:meth:`semps.ontology.Expansion.close`).
+    closed under the ontology (:func:`semps.ontology.closure.close`).
 
     Args:
         workers: ``PRCNum``, the number of cores verifying candidates. ``1`` verifies in
@@ -212,6 +97,9 @@ class SemanticMatcher(Matcher):
         self._compiled: dict[str, CompiledSubscription] = {}  # by text (see _compile)
         self._compiled_limits = self.limits
         self._pool: WorkerPool | None = None
+        #: Matching against a knowledge graph (:mod:`.graphmatch`), set up on first use.
+        self._kg: GraphMatching | None = None
+        self._gpool: GraphPool | None = None
 
     def __len__(self) -> int:
         return len(self.index)
@@ -221,6 +109,8 @@ class SemanticMatcher(Matcher):
         compiled = self._compile(subscription)
         self.index.insert(compiled)
         self._texts[subscription.id] = subscription.text
+        if self._kg is not None:
+            self._kg.shapes.add(compiled)
         if self._pool is not None:
             self._workers().add(subscription.id, subscription.text)
 
@@ -249,6 +139,8 @@ class SemanticMatcher(Matcher):
             msg = f"no semantic subscription {subscription_id!r}"
             raise NotFound(msg) from None
         del self._texts[subscription_id]
+        if self._kg is not None:
+            self._kg.shapes.remove(subscription_id)
         if self._pool is not None:
             self._workers().remove(subscription_id)
 
@@ -285,6 +177,8 @@ class SemanticMatcher(Matcher):
 
     def match(self, context: MatchContext) -> list[Match]:
         """The matching subscriptions with their solution counts, sorted by id."""
+        if with_graph(context):
+            return self._graph_matches(context)
         pairs = EventPairs(context.parts)
         if self.workers == 1:
             candidates = None
@@ -307,11 +201,10 @@ class SemanticMatcher(Matcher):
         subscriptions of one shape sharing one :class:`Verdict` (:func:`verdicts_of`):
         :meth:`match_batch` without a :class:`~semps.matcher.base.Match` per match, for
         callers that render each verdict once (the broker's workers)."""
+        if any(map(with_graph, contexts)):
+            return [self._graph_verdicts(c) for c in contexts]
         if self.workers > 1:
-            return [
-                [(m.subscription, Verdict(m.count, m.solutions, bool(m.detail))) for m in found]
-                for found in self.match_batch(contexts)
-            ]
+            return super().verdict_batch(contexts)
         return [
             verdicts_of(
                 self.index,
@@ -326,6 +219,8 @@ class SemanticMatcher(Matcher):
 
     def match_batch(self, contexts: Sequence[MatchContext]) -> list[list[Match]]:
         """Match many events; with several workers, the events are split between them."""
+        if any(map(with_graph, contexts)):
+            return [self._graph_matches(c) for c in contexts]
         if self.workers == 1 or len(contexts) < 2:
             return super().match_batch(contexts)
         expansions = {id(c.expansion): c.expansion for c in contexts}
@@ -336,6 +231,8 @@ class SemanticMatcher(Matcher):
     def count_batch(self, contexts: Sequence[MatchContext]) -> list[dict[str, int]]:
         """Solution counts only (what bulk jobs report): verified without building any
         solution or match; with several workers, as :meth:`match_batch`."""
+        if any(map(with_graph, contexts)):
+            return [{i: v.count for i, v in self._graph_verdicts(c)} for c in contexts]
         if self.workers > 1 and len(contexts) > 1:
             expansions = {id(c.expansion): c.expansion for c in contexts}
             if len(expansions) == 1:
@@ -346,6 +243,8 @@ class SemanticMatcher(Matcher):
     def result_lines(self, contexts: Sequence[MatchContext]) -> list[str]:
         """:meth:`count_batch` as output lines (:func:`~semps.matcher.results.result_line`),
         written by compiled code; with several workers they write the lines."""
+        if any(map(with_graph, contexts)):
+            return super().result_lines(contexts)
         events = [c.event for c in contexts]
         if self.workers > 1 and len(events) > 1:
             expansions = {id(c.expansion): c.expansion for c in contexts}
@@ -353,51 +252,153 @@ class SemanticMatcher(Matcher):
                 return self._workers().lines_many(events, contexts[0].expansion)
         return count_lines(self.index, events, contexts, self.step_budget)
 
+    def persisted(
+        self, path: Path, subscriptions: Sequence[Subscription], *, write: bool = True
+    ) -> AbstractContextManager[None]:
+        """The subscriptions' parses kept in the snapshot at ``path``
+        (:func:`~semps.matcher.semantic.snapshot.snapshot_memo`): only lexing and parsing
+        are skipped, and the snapshot is rewritten on leaving when stale, if ``write``."""
+        return snapshot_memo(path, subscriptions, self.limits, write=write)
+
+    # -- with a knowledge graph (:mod:`.graphmatch`) --------------------------------------
+
+    def graph_matching(self) -> GraphMatching:
+        """The state of matching against knowledge graphs (built on first use from the
+        indexed subscriptions, then kept in step with every add and remove)."""
+        if self._kg is None:
+            from semps.matcher.semantic.graphmatch import GraphMatching
+
+            self._kg = GraphMatching(self.solution_limit, self.step_budget)
+            for sub in self.index.subscriptions.values():
+                self._kg.shapes.add(sub)
+        return self._kg
+
+    def _graph_verdicts(self, context: MatchContext) -> list[tuple[str, Verdict]]:
+        if not with_graph(context):
+            return verdicts_of(
+                self.index,
+                EventPairs(context.parts),
+                None,
+                self.solution_limit,
+                self.step_budget,
+                context.watch,
+            )
+        assert context.graph is not None
+        kg = self.graph_matching()
+        return kg.verdicts(context.event, context.graph, context.limits, context.watch)
+
+    def _graph_matches(self, context: MatchContext) -> list[Match]:
+        event_id = context.event.id
+        return [as_match(i, event_id, v) for i, v in self._graph_verdicts(context)]
+
+    def change_matches(
+        self,
+        change: GraphChange,
+        graph: GraphView,
+        *,
+        watch: Callable[[str], None] | None = None,
+    ) -> list[ChangeMatch]:
+        """The subscriptions whose answers the graph change changes (``graph``: before
+        it), with the solutions added and removed (:mod:`.graphmatch`)."""
+        out = []
+        for sub_id, v in self.graph_matching().change_verdicts(change, graph, watch):
+            added, removed = v.added, v.removed
+            out.append(
+                ChangeMatch(
+                    sub_id,
+                    change.version,
+                    added.count if added else 0,
+                    added.solutions if added else (),
+                    removed.count if removed else 0,
+                    removed.solutions if removed else (),
+                )
+            )
+        return out
+
     def warm(self) -> None:
         """Load (or compile) every kernel of the semantic matcher: the families' pass runs
         only when an event's candidates form families, which a made-up event's do not."""
         warm_kernels()
 
-    def start(self) -> None:
+    def start(self, graph: GraphView | None = None, expansion: Expansion | None = None) -> None:
         """Start the worker processes now (with several workers), rather than on first
-        use: forked while this process runs one thread, they share the built index."""
+        use: forked while this process runs one thread, they share the built index (and
+        ``graph``, to match against it under ``expansion``)."""
         if self.workers > 1:
-            self._workers()
+            if graph is not None and not graph.empty:
+                self._graph_pool(graph, expansion or Expansion())
+            else:
+                self._workers()
 
     def submit_files(
-        self, paths: Sequence[str], base: str | None, expansion: Expansion
+        self,
+        paths: Sequence[str],
+        base: str | None,
+        expansion: Expansion,
+        graph: GraphView | None = None,
     ) -> Callable[[], list[str]]:
         """Start matching event files (what ``semps match`` reads) and return a function
         that gives their :meth:`result_lines`, in order. With several workers, the workers
         read the files themselves and several batches may be in flight; with one, the
         work is done when the function is called. An unreadable file raises IngestError
-        (named as ``semps match`` names it) when its batch is collected."""
+        (named as ``semps match`` names it) when its batch is collected. ``graph``: a
+        knowledge graph to match against (the workers fork with it on first use)."""
         if self.workers > 1:
+            if graph is not None and not graph.empty:
+                return self._graph_pool(graph, expansion).submit_files(paths, base)
             return self._workers().submit_files(paths, base, expansion)
 
         def collect() -> list[str]:
             from semps.ingest.rdf import read_events
 
             events = list(read_events(paths, base))
-            contexts = [MatchContext(e, expansion) for e in events]
+            contexts = [MatchContext(e, expansion, graph=graph) for e in events]
             return self.result_lines(contexts)
 
         return collect
 
     def _workers(self) -> WorkerPool:
-        from semps.matcher.semantic.parallel import WorkerPool
-
         if self._pool is None:
             self._pool = WorkerPool(
                 self.workers, self._texts, self.solution_limit, self.step_budget, self.index
             )
         return self._pool
 
+    def _graph_pool(self, graph: GraphView, expansion: Expansion) -> GraphPool:
+        from semps.matcher.semantic.graphpool import GraphPool
+
+        if self._gpool is None:
+            self._gpool = GraphPool(self.workers, self, graph, expansion)
+        return self._gpool
+
     def close(self) -> None:
         """Stop the worker processes, if any."""
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+        if self._gpool is not None:
+            self._gpool.close()
+            self._gpool = None
+
+
+def load_matcher(
+    path: Source,
+    *,
+    workers: int = 1,
+    expect_sha256: str | None = None,
+    name: str = SHIPPED,
+) -> SemanticMatcher:
+    """A :class:`SemanticMatcher` with every subscription of the snapshot at ``path``
+    registered (compiled and indexed by the matcher; parsed only for the spot check):
+    :func:`~semps.matcher.semantic.snapshot.register_snapshot`, whose arguments these are.
+
+    Raises:
+        SubscriptionError: the file is missing, damaged, of another version, stale, or
+            parsed under other limits than the matcher's.
+    """
+    matcher = SemanticMatcher(workers=workers)
+    register_snapshot(path, matcher.add, matcher.limits, expect_sha256=expect_sha256, name=name)
+    return matcher
 
 
 from semps.terms import XSD, Literal  # noqa: E402,F401  (doctest names)

@@ -6,34 +6,36 @@ workers sharing a part claim candidates from opposite ends through a shared curs
 (``lo``, ``hi``) until they meet, so every candidate is verified exactly once. Batches of
 events are split between the workers, each running phases 1 and 3 on its share.
 
-Processes are forked after the index is built when the parent runs a single thread: they
-inherit the index copy-on-write (nothing is re-parsed or pickled) and then receive only
-batches of events, and the ontology snapshot when it changes. Under threads (a web server)
-they are started with ``spawn`` and rebuild their replica from the subscription texts.
-Either way the replicas are kept in step by forwarding every add and remove.
+The workers are :class:`semps.pool.Worker` processes. They are forked after the index is
+built when the parent runs a single thread (:func:`semps.pool.context`): they inherit the
+index copy-on-write (nothing is re-parsed or pickled) and then receive only batches of
+events, and the ontology snapshot when it changes. Under threads (a web server) they are
+spawned and rebuild their replica from the subscription texts. Either way the replicas are
+kept in step by forwarding every add and remove.
 """
 
 from __future__ import annotations
 
 import gc
-import multiprocessing as mp
-import threading
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection
 from typing import Any
 
+from semps import pool
 from semps.errors import IngestError, MatcherError
 from semps.event import Event
 from semps.gcpolicy import BatchCollector
 from semps.ingest.sparql import parse_query
-from semps.matcher.base import Match, MatchContext
+from semps.matcher.base import MatchContext
 from semps.matcher.partab import EventParts
 from semps.matcher.semantic._kernels import warm
-from semps.matcher.semantic.compiled import compile_query
+from semps.matcher.semantic.compile_query import compile_query
 from semps.matcher.semantic.count import count_lines, count_parts
-from semps.matcher.semantic.index import EventPairs, SubscriptionIndex
+from semps.matcher.semantic.index import SubscriptionIndex
+from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.plan import Scan, plan_partitions
+from semps.matcher.semantic.verdicts import match_parts
 from semps.matcher.semantic.verify import EventBudget, verify
+from semps.matcher.values import Match
 from semps.ontology.expansion import Expansion
 
 _CHUNK = 4  # candidates claimed per cursor move: fewer lock round trips
@@ -78,39 +80,56 @@ def _scan(
                 out.append(Match(sub.id, task["event"], verdict.count, verdict.solutions, detail))
 
 
-def _worker(
-    conn: Connection,
+class _Replica:
+    """A worker's index replica, answering the pool's requests (``add`` and ``remove``
+    keep it in step; ``scan`` verifies a share of one event's candidates; ``match``,
+    ``files``, ``count`` and ``lines`` answer a share of a batch)."""
+
+    def __init__(
+        self,
+        cursors: Any,
+        lock: Any,
+        source: dict[str, str] | SubscriptionIndex,
+        limit: int,
+        budget: int,
+    ) -> None:
+        if isinstance(source, SubscriptionIndex):
+            index = source  # forked: the parent's index, shared copy-on-write
+        else:
+            index = SubscriptionIndex()
+            for sub_id, text in source.items():
+                index.insert(compile_query(sub_id, parse_query(text)))
+        gc.freeze()  # the replica is long-lived: keep the cyclic GC from rescanning it
+        self.index, self.cursors, self.lock = index, cursors, lock
+        self.limit, self.budget = limit, budget
+        self.collector = BatchCollector()
+        self.expansion: Expansion | None = None
+
+    def __call__(self, request: tuple[str, Any]) -> Any:
+        op, payload = request
+        if op == "add":
+            return self.index.insert(compile_query(payload[0], parse_query(payload[1])))
+        if op == "remove":
+            return self.index.delete(payload)
+        if op == "scan":
+            return _scan(self.index, payload, self.cursors, self.lock, self.limit, self.budget)
+        *args, new_expansion = payload  # a batch: match, files, count or lines
+        self.expansion = new_expansion if new_expansion is not None else self.expansion
+        with self.collector.batch():  # the cyclic GC between batches, not during them
+            return _batch(self.index, op, args, self.expansion, self.limit, self.budget)
+
+
+def _replica(
     cursors: Any,
     lock: Any,
     source: dict[str, str] | SubscriptionIndex,
     limit: int,
     budget: int,
-) -> None:
-    if isinstance(source, SubscriptionIndex):
-        index = source  # forked: the parent's index, shared copy-on-write
-    else:
-        index = SubscriptionIndex()
-        for sub_id, text in source.items():
-            index.insert(compile_query(sub_id, parse_query(text)))
-    gc.freeze()  # the replica is long-lived: keep the cyclic GC from rescanning it
-    collector = BatchCollector()
-    expansion: Expansion | None = None
-    while True:
-        op, payload = conn.recv()
-        if op == "stop":
-            return
-        if op == "add":
-            index.insert(compile_query(payload[0], parse_query(payload[1])))
-        elif op == "remove":
-            index.delete(payload)
-        elif op == "scan":
-            conn.send(_scan(index, payload, cursors, lock, limit, budget))
-        elif op in ("match", "files", "count", "lines"):
-            *args, new_expansion = payload
-            expansion = new_expansion if new_expansion is not None else expansion
-            with collector.batch():  # the cyclic GC between batches, not during them
-                reply = _batch(index, op, args, expansion, limit, budget)
-            conn.send(reply)
+    progress: pool.Progress | None,
+) -> _Replica:
+    """A worker's handler (the pool's target)."""
+    del progress
+    return _Replica(cursors, lock, source, limit, budget)
 
 
 def _batch(
@@ -122,8 +141,6 @@ def _batch(
     budget: int,
 ) -> Any:
     """The reply to one batch request (``match``, ``files``, ``count`` or ``lines``)."""
-    from semps.matcher.semantic.matcher import match_parts
-
     if op == "files":
         paths, base = args
         return _file_lines(index, paths, base, expansion, budget)
@@ -162,8 +179,8 @@ def _file_lines(
 class WorkerPool:
     """``n`` worker processes with index replicas and a shared cursor array.
 
-    ``index`` is forked into the workers when the calling process runs one thread (and the
-    platform forks); otherwise they are spawned and parse ``texts``."""
+    ``index`` is forked into the workers when the calling process may fork
+    (:func:`semps.pool.can_fork`); otherwise they are spawned and parse ``texts``."""
 
     def __init__(
         self,
@@ -173,48 +190,33 @@ class WorkerPool:
         budget: int,
         index: SubscriptionIndex | None = None,
     ) -> None:
-        forking = (
-            index is not None
-            and threading.active_count() == 1
-            and "fork" in mp.get_all_start_methods()
-        )
-        ctx: Any = mp.get_context("fork" if forking else "spawn")
-        if forking:
-            warm()  # the children inherit the compiled kernels
-            if index is not None:
-                index.id_ranks()  # and the id order output lines are written in
-                index.family_tables()  # and the families as arrays
+        forking = index is not None and pool.can_fork()
+        ctx = pool.context(inherit=forking)
         source: dict[str, str] | SubscriptionIndex = texts
         if forking and index is not None:
+            warm()  # the children inherit the compiled kernels
+            index.id_ranks()  # and the id order output lines are written in
+            index.family_tables()  # and the families as arrays
             source = index
         self.forked = forking
         self._sent: list[Expansion | None] = [None] * n
         self.n = n
         self.lock = ctx.Lock()
         self.cursors = ctx.RawArray("q", 2 * n)
-        self.conns: list[Connection] = []
-        self.procs = []
+        self.workers: list[pool.Worker] = []
         for _ in range(n):
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(
-                target=_worker,
-                args=(child, self.cursors, self.lock, source, limit, budget),
-                daemon=True,
-            )
             if forking:
                 gc.freeze()  # keep the collector from touching (copying) the shared pages
-            proc.start()
-            child.close()
-            self.conns.append(parent)
-            self.procs.append(proc)
+            args = (self.cursors, self.lock, source, limit, budget)
+            self.workers.append(pool.Worker(_replica, args, ctx=ctx, role="semantic"))
 
     def add(self, sub_id: str, text: str) -> None:
-        for conn in self.conns:
-            conn.send(("add", (sub_id, text)))
+        for worker in self.workers:
+            worker.post(("add", (sub_id, text)))
 
     def remove(self, sub_id: str) -> None:
-        for conn in self.conns:
-            conn.send(("remove", sub_id))
+        for worker in self.workers:
+            worker.post(("remove", sub_id))
 
     def verify(self, parts: EventParts, candidates: list[str]) -> list[Match]:
         """Phase 2+3 for one event: every worker scans its share of ``candidates``."""
@@ -224,7 +226,7 @@ class WorkerPool:
             self.cursors[2 * scan.part + 1] = scan.stop
         for scan in scans:
             task = {"parts": parts, "candidates": candidates, "scan": scan, "event": parts.event_id}
-            self.conns[scan.worker].send(("scan", task))
+            self.workers[scan.worker].send(("scan", task))
         matches = [m for scan in scans for m in self._recv(scan.worker)]
         matches.sort(key=lambda m: m.subscription)
         return matches
@@ -259,9 +261,8 @@ class WorkerPool:
         an unreadable file). Requests are a few paths: several may be in flight."""
         bounds = [len(paths) * i // self.n for i in range(self.n + 1)]
         for w in range(self.n):
-            fresh = None if self._sent[w] is expansion else expansion
-            self._sent[w] = expansion
-            self.conns[w].send(("files", (list(paths[bounds[w] : bounds[w + 1]]), base, fresh)))
+            share = list(paths[bounds[w] : bounds[w + 1]])
+            self.workers[w].send(("files", (share, base, self._fresh(w, expansion))))
 
         def collect() -> list[str]:
             answers = [self._recv(w) for w in range(self.n)]  # every worker, even on error
@@ -273,29 +274,26 @@ class WorkerPool:
         return collect
 
     def _send(self, op: str, events: Sequence[Event], expansion: Expansion) -> list[int]:
-        """Contiguous slices of the events, one per worker; the ontology snapshot only to
-        workers that have not seen this one."""
+        """Contiguous slices of the events, one per worker."""
         bounds = [len(events) * i // self.n for i in range(self.n + 1)]
         for w in range(self.n):
-            fresh = None if self._sent[w] is expansion else expansion
-            self._sent[w] = expansion
-            self.conns[w].send((op, (list(events[bounds[w] : bounds[w + 1]]), fresh)))
+            share = list(events[bounds[w] : bounds[w + 1]])
+            self.workers[w].send((op, (share, self._fresh(w, expansion))))
         return bounds
+
+    def _fresh(self, worker: int, expansion: Expansion) -> Expansion | None:
+        """The ontology snapshot for a worker that has not seen this one, else ``None``."""
+        fresh = None if self._sent[worker] is expansion else expansion
+        self._sent[worker] = expansion
+        return fresh
 
     def _recv(self, worker: int) -> Any:
         try:
-            return self.conns[worker].recv()
-        except EOFError as exc:
+            return self.workers[worker].recv()
+        except pool.WorkerGone as exc:
             msg = f"semantic worker process {worker} died"
             raise MatcherError(msg) from exc
 
     def close(self) -> None:
-        for conn in self.conns:
-            try:
-                conn.send(("stop", None))
-            except OSError:
-                pass
-        for proc in self.procs:
-            proc.join(timeout=5)
-            if proc.is_alive():
-                proc.kill()
+        for worker in self.workers:
+            worker.close(timeout=5)

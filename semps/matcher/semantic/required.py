@@ -32,14 +32,11 @@ from semps.ingest.sparql.algebra import (
     Union,
 )
 from semps.ingest.sparql.model import PatternTerm, TriplePattern, Var
-from semps.matcher.semantic.compiled import STAR, Pattern
+from semps.matcher.semantic.codes import ANY_PROPERTY, STAR
+from semps.matcher.semantic.compiled import Pattern
 
 #: Alternatives kept per subscription; past it, the patterns every alternative requires.
 MAX_ALTERNATIVES = 16
-
-#: The property of a required pattern that any property satisfies (a variable predicate
-#: with a constant end); no IRI starts with NUL.
-ANY_PROPERTY = "\x00any property"
 
 Alternative = tuple[Pattern, ...]
 

@@ -36,7 +36,7 @@ import io
 import os
 import random
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -48,8 +48,7 @@ from semps.gcpolicy import paused_gc
 from semps.ingest.sparql import Query, TriplePattern, Var, algebra, parse_memo, parse_query
 from semps.ingest.sparql.filters import Expression
 from semps.limits import DEFAULT_LIMITS, Limits
-from semps.matcher.base import Subscription
-from semps.matcher.semantic.matcher import SemanticMatcher
+from semps.matcher.values import Subscription
 from semps.terms import Literal
 
 __all__ = [
@@ -60,7 +59,7 @@ __all__ = [
     "SHIPPED",
     "Snapshot",
     "Source",
-    "load_matcher",
+    "register_snapshot",
     "read_snapshot",
     "save_snapshot",
     "snapshot_bytes",
@@ -136,7 +135,7 @@ def snapshot_bytes(
 ) -> bytes:
     """The snapshot of the subscriptions with their parsed queries (``queries[text]``, as
     ``parse_query(text, limits=limits)`` gave them), as the bytes of its file (what Spark
-    ships to its executors: :func:`load_matcher` reads them as it reads a file).
+    ships to its executors: :func:`register_snapshot` reads them as it reads a file).
 
     Raises:
         SubscriptionError: a text without its query, or a query holding something the
@@ -236,37 +235,38 @@ def snapshot_memo(
             pass
 
 
-def load_matcher(
+def register_snapshot(
     path: Source,
+    add: Callable[[Subscription], None],
+    limits: Limits,
     *,
-    workers: int = 1,
     expect_sha256: str | None = None,
     name: str = SHIPPED,
-) -> SemanticMatcher:
-    """A :class:`SemanticMatcher` with every subscription of the snapshot at ``path``
-    registered (compiled and indexed by the matcher; parsed only for the spot check).
+) -> None:
+    """Register every subscription of the snapshot at ``path`` through ``add`` (a
+    matcher's), with the snapshot's parses (:func:`parse_memo`; the queries were parsed
+    under ``limits``, the matcher's).
 
     Args:
         path: the snapshot's file, or its bytes (:func:`snapshot_bytes`).
-        workers: the matcher's ``workers``.
+        add: registers one subscription (compiles and indexes it).
+        limits: the adding matcher's limits (a snapshot parsed under others is refused).
         expect_sha256: when given, the :func:`subscriptions_digest` the snapshot must have
             been built from (else it is stale and refused).
         name: what errors call a snapshot given as bytes.
 
     Raises:
         SubscriptionError: the file is missing, damaged, of another version, stale, or
-            parsed under other limits than the matcher's.
+            parsed under other limits, or holds a query ``add`` cannot index.
     """
-    matcher = SemanticMatcher(workers=workers)
-    snapshot = read_snapshot(path, name=name, expect_sha256=expect_sha256, limits=matcher.limits)
+    snapshot = read_snapshot(path, name=name, expect_sha256=expect_sha256, limits=limits)
     where = _where(path, name)
     try:
-        with parse_memo(snapshot.queries, matcher.limits):
+        with parse_memo(snapshot.queries, limits):
             for sub in snapshot.subscriptions:
-                matcher.add(sub)
+                add(sub)
     except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError) as exc:
         raise _refuse(where, f"a query the matcher cannot index ({exc})") from exc
-    return matcher
 
 
 def _refuse(path: Path | str, why: str) -> SubscriptionError:
@@ -306,7 +306,7 @@ def read_snapshot(
 
 def snapshot_file_bytes(path: Path) -> bytes:
     """The snapshot file at ``path`` as bytes for :func:`read_snapshot` and
-    :func:`load_matcher`, its frame checked first (format, version, header and payload
+    :func:`register_snapshot`, its frame checked first (format, version, header and payload
     size, the payload's digest; a file that is no snapshot is not read beyond its header).
 
     Raises:

@@ -20,20 +20,15 @@ ints, exact whenever not truncated.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from itertools import islice, product
 from typing import cast
 
 from semps._types import Term
-from semps.matcher.semantic.compiled import (
-    ALL,
-    BY_O,
-    BY_S,
-    CompiledSubscription,
-    Component,
-)
+from semps.matcher.semantic.codes import ALL, BY_O, BY_S
+from semps.matcher.semantic.compiled import CompiledSubscription, Component
 from semps.matcher.semantic.evaluate import Evaluator, OutOfBudget
-from semps.matcher.semantic.index import EventPairs
+from semps.matcher.semantic.pairs import EventPairs
+from semps.matcher.values import Verdict
 
 Rows = list[tuple[str, Term]]
 Bindings = dict[str, Term]
@@ -45,19 +40,6 @@ DEFAULT_SOLUTION_LIMIT = 100
 #: second of CPU at worst: 436k rows of a three-pattern join took 0.52 s on the 2-core
 #: machine).
 DEFAULT_STEP_BUDGET = 1_000_000
-
-
-@dataclass(slots=True)
-class Verdict:
-    """A verified match: the solution count and the first solutions.
-
-    ``truncated`` says the work budget ran out: ``count`` is then a lower bound. One
-    verdict is shared by the subscriptions of one shape: never changed once made (not
-    frozen: a frozen dataclass costs three times as much to make, ~8 of them an event)."""
-
-    count: int
-    solutions: tuple[Mapping[str, Term], ...]
-    truncated: bool = False
 
 
 class _Found:

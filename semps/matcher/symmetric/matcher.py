@@ -7,10 +7,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from semps.event import Event  # noqa: F401  (doctest name)
-from semps.matcher.base import Match, MatchContext, Matcher, Subscription
+from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.results import MatchColumns
 from semps.matcher.symmetric.index import RegionIndex
 from semps.matcher.symmetric.region import parse_region_subscription
+from semps.matcher.values import Match, Subscription
 
 __all__ = ["SymmetricMatcher"]
 

@@ -12,9 +12,9 @@ from semps_test_support import raised
 
 from semps.errors import CompositeDefinitionError
 from semps.event import Event
-from semps.matcher.base import Match, Subscription
 from semps.matcher.composite import CompositeMatcher, EventTree, parse_definitions
 from semps.matcher.composite import tree as tree_module
+from semps.matcher.values import Match, Subscription
 
 
 def detect(defs: str, stream: list[str | tuple[str, float]]) -> list[list[str]]:

@@ -1,8 +1,8 @@
 """Every content algorithm answers exactly like brute force, on random workloads with random
 inserts, updates and deletes: values on a small grid (so equality points and interval ends
 are hit often), strings, missing attributes, several values per attribute, tiny and large
-bucket counts and slot blocks, deltas that are merged at once or never, and interface
-limits that force aggregation."""
+bucket counts and slot blocks, HCEM's pass and its cell bitsets under every memory budget,
+deltas that are merged at once or never, and interface limits that force aggregation."""
 
 from __future__ import annotations
 
@@ -91,7 +91,10 @@ def indexes(draw: st.DrawFn) -> list[ContentIndex]:
         ReinIndex(**buckets(), **shared()),
         HcemIndex(
             max_batch=draw(st.sampled_from([1, 5, 64])),
-            min_batch=draw(st.sampled_from([1, 16])),
+            min_batch=draw(st.sampled_from([1, 16, 10**6])),  # 10**6: cell bitsets only
+            cells=draw(st.sampled_from([1, 3, 64])),
+            bits_per_predicate=draw(st.sampled_from([0, 64, 4096])),
+            bucket_size=draw(st.sampled_from([1, 4, 256])),
             **buckets(),
             **shared(),
         ),
@@ -152,6 +155,13 @@ def test_every_algorithm_equals_brute_force_on_larger_random_workloads() -> None
             ReinIndex(buckets=rng.choice([1, 5, 100]), block=rng.choice([1, 4, 4096]), delta_min=3),
             HcemIndex(
                 buckets=rng.choice([1, 5, 100]), block=rng.choice([1, 4]), delta_min=3, min_batch=1
+            ),
+            HcemIndex(  # the cell bitsets for every batch
+                min_batch=10**6,
+                delta_min=3,
+                bits_per_predicate=rng.choice([0, 64, 4096]),
+                cells=rng.choice([2, 8]),
+                bucket_size=rng.choice([1, 3, 256]),
             ),
         ]
         run(ops, under_test, rebuild=False)

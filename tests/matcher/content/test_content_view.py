@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from semps.event import Event
 from semps.ingest.rdf import read_event
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.content import ContentMatcher, attribute_view
+from semps.matcher.values import Subscription
 from semps.ontology import load_expansion
 
 EX = "http://ex.org/"

@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from semps.event import Event
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
-from semps.matcher.semantic.index import EventPairs
+from semps.matcher.semantic.pairs import EventPairs
+from semps.matcher.values import Subscription
 from semps.ontology import compile_axioms
 from semps.terms import OWL, RDFS, XSD, Literal
 
@@ -182,7 +183,7 @@ def test_worker_processes_answer_as_one_process_does(workers: int) -> None:
 
 
 def test_past_the_event_cache_bound_answers_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
-    from semps.matcher.semantic import evaluate
+    from semps.ingest.sparql import evaluate
 
     chain = Event("chain", tuple((f"{E}n{i}", E + "p", f"{E}n{i + 1}") for i in range(30)))
     texts = {"a": "SELECT * { ?x :p+ ?y }", "b": "SELECT * { ?x :p* ?y OPTIONAL { ?y :p ?z } }"}

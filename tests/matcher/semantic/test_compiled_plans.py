@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from semps.ingest.sparql import parse_query
-from semps.matcher.semantic.compiled import _plan_components, compile_query
+from semps.matcher.semantic.compile_query import compile_query
+from semps.matcher.semantic.compiled import _plan_components
 
 EX = "http://ex/"
 ENDS = ["?x", "?y", "?z", f"<{EX}a>", f"<{EX}b>"]

@@ -8,10 +8,11 @@ one; a hostile family no longer keeps a broker worker verifying for minutes."""
 from __future__ import annotations
 
 from semps.event import Event
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
-from semps.matcher.semantic.index import EventPairs
+from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.verify import EventBudget, verify
+from semps.matcher.values import Subscription
 from semps.terms import XSD, Literal
 
 EX = "http://ex/"

@@ -15,10 +15,11 @@ from hypothesis import strategies as st
 from semps_test_support import to_oxigraph
 
 from semps.event import Event
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher, count, familyjoin
 from semps.matcher.semantic._join_kernels import family_join_runs, run_inputs, scatter_counts
 from semps.matcher.semantic._kernels import candidate_shapes, write_counts, write_shape_counts
+from semps.matcher.values import Subscription
 from semps.terms import RDF_TYPE, XSD, Literal
 
 EX = "http://ex/"

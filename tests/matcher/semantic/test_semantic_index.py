@@ -17,13 +17,14 @@ from semps.errors import NotFound, SubscriptionLimitExceeded, SubscriptionSyntax
 from semps.event import Event
 from semps.ingest.sparql import parse_query
 from semps.limits import Limits
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.partab import to_partab
 from semps.matcher.semantic import SemanticMatcher
-from semps.matcher.semantic.compiled import compile_query
-from semps.matcher.semantic.index import EventPairs
+from semps.matcher.semantic.compile_query import compile_query
+from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.plan import plan_partitions
 from semps.matcher.semantic.verify import verify
+from semps.matcher.values import Subscription
 from semps.ontology import compile_axioms
 from semps.terms import RDF_TYPE, XSD, Literal
 
@@ -119,7 +120,7 @@ def test_anchored_counters_keep_exactly_the_seeds_survivors(triples, texts, remo
 def test_subscriptions_differing_only_in_id_are_verified_once_per_event(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from semps.matcher.semantic import matcher as module
+    from semps.matcher.semantic import verdicts as module
 
     calls: list[str] = []
 

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 from semps_test_support import events_over
 
 from semps.event import Event
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.values import Subscription
 from semps.ontology import compile_axioms
 from semps.terms import OWL, RDF_TYPE, RDFS, XSD, Literal
 

@@ -12,12 +12,14 @@ from hypothesis import strategies as st
 from semps.event import Event
 from semps.ingest.sparql import parse_query
 from semps.limits import Limits
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.partab import to_partab
 from semps.matcher.semantic import SemanticMatcher
-from semps.matcher.semantic.compiled import compile_query, split_components
-from semps.matcher.semantic.index import EventPairs
+from semps.matcher.semantic.compile_query import compile_query
+from semps.matcher.semantic.compiled import split_components
+from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.verify import count_solutions, verify
+from semps.matcher.values import Subscription
 from semps.terms import RDF_TYPE, XSD, Literal
 
 EX = "http://ex/"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from semps.errors import NotFound, SubscriptionError, SubscriptionSyntaxError
 from semps.event import Event
-from semps.matcher.base import MatchContext, Subscription
+from semps.matcher.base import MatchContext
 from semps.matcher.symmetric import (
     BruteForceRegions,
     RegionIndex,
@@ -21,6 +21,7 @@ from semps.matcher.symmetric import (
     overlaps,
     parse_region_subscription,
 )
+from semps.matcher.values import Subscription
 
 GRID = [0, 0.5, 1, 1.5, 2]
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

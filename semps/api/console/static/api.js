@@ -21,6 +21,25 @@ export class ApiError extends Error {
     this.line = body.line ?? null;
     this.column = body.column ?? null;
   }
+
+  /** The message with its position said once: "line 2, column 44: message". */
+  located() {
+    if (this.line === null) return this.message;
+    const prefix = this.column === null ? `${this.line}: ` : `${this.line}:${this.column}: `;
+    const text = this.message.startsWith(prefix) ? this.message.slice(prefix.length) : this.message;
+    const where = this.column === null ? `line ${this.line}` : `line ${this.line}, column ${this.column}`;
+    return `${where}: ${text}`;
+  }
+
+  /** Whether the server has no such route at all (an older server), not a missing object. */
+  noRoute() {
+    return this.status === 405 || (this.status === 404 && /^no route /.test(this.message));
+  }
+}
+
+/** What an error says, its position once (for errors that are not the API's, the message). */
+export function describeError(error) {
+  return error instanceof ApiError ? error.located() : error.message;
 }
 
 /** fetch() with the token; `body` is sent as is with `type` as its Content-Type. */
@@ -50,4 +69,13 @@ export async function json(method, path, options = {}) {
 /** A JSON request body. */
 export function sendJson(method, path, doc) {
   return json(method, path, { body: JSON.stringify(doc), type: "application/json" });
+}
+
+/** A query string from an object (null and undefined values left out). */
+export function query(params) {
+  const found = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== null && value !== undefined) found.set(key, String(value));
+  }
+  return found.toString();
 }

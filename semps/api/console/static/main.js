@@ -1,28 +1,69 @@
-// The console's entry point: the login form, the tabs, and each panel's set-up.
+// The console's entry point: the login form, the role, the tabs and the links (#event/ID,
+// #explain/SUB/EVENT) routed by the location's hash, and each panel's set-up.
 
-import { json, setToken, token } from "./api.js";
-import { byId, flash } from "./dom.js";
-import { loadOntology, setUpOntology } from "./ontology.js";
-import { setUpNotifications, stopWatching, updateWatchMenu } from "./notifications.js";
+import { describeError, json, setToken, token } from "./api.js";
+import { startDashboard, setUpDashboard, stopDashboard } from "./dashboard.js";
+import { byId, clearFlashes } from "./dom.js";
+import { showEvent, showExplain } from "./events.js";
+import { loadOntology, loadOntologyPrefixes, onOntologyPrefixes, setUpOntology } from "./ontology.js";
+import { chooseAndWatch, setUpNotifications, stopWatching, updateWatchMenu } from "./notifications.js";
+import { drawPrefixes, onPrefixes, setUpPrefixes } from "./prefixpanel.js";
+import { useUser } from "./prefixes.js";
 import { setUpPublish } from "./publish.js";
+import { applyRoles, can, session } from "./session.js";
 import {
   loadSubscriptions,
   onSubscriptions,
-  setRole,
+  onWatch,
+  redrawSubscriptions,
   setUpSubscriptions,
 } from "./subscriptions.js";
 
-const LOADERS = { ontology: loadOntology, subscriptions: loadSubscriptions };
+/** What each tab needs (no entry: every role). */
+const NEEDS = { subscriptions: ["subscriber"], notifications: ["subscriber"], publish: ["publisher"] };
+const LOADERS = {
+  ontology: loadOntology,
+  subscriptions: loadSubscriptions,
+  notifications: loadSubscriptions,
+  prefixes: async () => drawPrefixes(),
+};
 
-function showTab(name) {
-  for (const tab of document.querySelectorAll("nav .tab")) {
-    tab.setAttribute("aria-selected", String(tab.dataset.tab === name));
+function allowed(tab) {
+  return !NEEDS[tab] || can(...NEEDS[tab]);
+}
+
+function showPanel(name, tab = name) {
+  for (const button of document.querySelectorAll("nav .tab")) {
+    button.setAttribute("aria-selected", String(button.dataset.tab === tab));
   }
   for (const panel of document.querySelectorAll("[data-panel]")) {
     panel.hidden = panel.dataset.panel !== name;
   }
-  if (name === "notifications") loadSubscriptions();
-  else if (LOADERS[name]) LOADERS[name]();
+  clearFlashes();
+  if (name === "dashboard") startDashboard();
+  else stopDashboard();
+}
+
+/** Show what the location's hash names: a tab, an event, an explanation. */
+function route() {
+  if (byId("app").hidden) return;
+  const [head, ...rest] = location.hash.replace(/^#/, "").split("/").map(decodeURIComponent);
+  if (head === "event" && rest.length === 1) {
+    showPanel("view", null);
+    showEvent(rest[0]);
+  } else if (head === "explain" && rest.length === 2) {
+    showPanel("view", null);
+    showExplain(rest[0], rest[1]);
+  } else {
+    const tab = document.querySelector(`[data-panel="${head}"]`) && head !== "view" && allowed(head) ? head : "dashboard";
+    showPanel(tab);
+    if (LOADERS[tab]) LOADERS[tab]();
+  }
+}
+
+function go(tab) {
+  if (location.hash === `#${tab}`) route();
+  else location.hash = tab;
 }
 
 /** Check the stored token with the server; show the console or the login form. */
@@ -30,29 +71,37 @@ async function enter() {
   if (!token()) return false;
   try {
     const who = await json("GET", "/console/api/whoami");
-    setRole(who.role);
+    session.subject = who.subject;
+    session.role = who.role;
+    useUser(who.subject);
+    applyRoles();
     byId("who").textContent = `${who.subject} (${who.role})`;
     byId("who").hidden = false;
     byId("logout").hidden = false;
     byId("login").hidden = true;
     byId("app").hidden = false;
-    showTab("ontology");
+    loadOntologyPrefixes().catch(() => {}); // names in CURIEs; the ontology tab says why not
+    route();
     return true;
   } catch (error) {
     setToken(null);
-    byId("login-error").textContent = `Log-in refused: ${error.message}`;
+    byId("login-error").textContent = `Log-in refused: ${describeError(error)}`;
     return false;
   }
 }
 
 function leave() {
   stopWatching();
+  stopDashboard({ forget: true });
   setToken(null);
+  session.subject = null;
+  session.role = null;
   byId("app").hidden = true;
   byId("who").hidden = true;
   byId("logout").hidden = true;
   byId("login").hidden = false;
-  flash("");
+  clearFlashes();
+  history.replaceState(null, "", location.pathname);
 }
 
 function setUp() {
@@ -65,13 +114,26 @@ function setUp() {
   });
   byId("logout").addEventListener("click", leave);
   for (const tab of document.querySelectorAll("nav .tab")) {
-    tab.addEventListener("click", () => showTab(tab.dataset.tab));
+    tab.addEventListener("click", () => go(tab.dataset.tab));
   }
+  window.addEventListener("hashchange", route);
+  setUpDashboard();
   setUpOntology();
   setUpSubscriptions();
   setUpNotifications();
   setUpPublish();
+  setUpPrefixes();
   onSubscriptions(updateWatchMenu);
+  onWatch((subId) => {
+    go("notifications");
+    chooseAndWatch(subId);
+  });
+  const redraw = () => {
+    redrawSubscriptions();
+    drawPrefixes();
+  };
+  onPrefixes(redraw);
+  onOntologyPrefixes(redraw);
   enter();
 }
 

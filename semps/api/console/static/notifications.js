@@ -1,8 +1,11 @@
 // Live notifications of one subscription: the SSE stream read with fetch(), because
 // EventSource cannot send the Authorization header. Reconnects from the last id seen.
+// Each notification shows when it was made, its event (a link to the event view) and an
+// Explain link.
 
-import { call } from "./api.js";
-import { byId, el, fill } from "./dom.js";
+import { call, describeError } from "./api.js";
+import { byId, el, empty, fill, timeElement } from "./dom.js";
+import { compactTerm } from "./prefixes.js";
 
 /** Most notifications kept on the page (older ones are dropped from the list). */
 const MAX_SHOWN = 500;
@@ -10,6 +13,8 @@ const RETRY_MS = 1000;
 
 /** The stream being followed: its AbortController and the last id seen (null: none). */
 let current = null;
+/** The subscriptions the watch menu offers. */
+let known = [];
 
 function setState(text) {
   byId("watch-state").textContent = text;
@@ -30,39 +35,59 @@ function parseFrame(frame) {
   return found;
 }
 
-/** A notification's lines: its solutions as `?var = term`, anything else as JSON. */
-function describe(text) {
+function termNode(value) {
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  const short = typeof value === "string" ? compactTerm(value) : text;
+  return el("span", { class: "term", title: short === text ? null : text }, short);
+}
+
+/** A notification as the page shows it: a head line and its solutions as ?var = term. */
+function describe(text, seq) {
   let doc;
   try {
     doc = JSON.parse(text);
   } catch {
-    return { title: "", lines: [text] };
+    return el("li", { "data-seq": seq ?? "" }, el("div", { class: "solution" }, text));
   }
   if (!doc || typeof doc !== "object" || Array.isArray(doc)) {
-    return { title: "", lines: [JSON.stringify(doc)] };
+    return el("li", { "data-seq": seq ?? "" }, el("div", { class: "solution" }, JSON.stringify(doc)));
   }
-  const { event, count, solutions, subscription, id, ...rest } = doc;
-  const title = [event ? `event ${event}` : "", count !== undefined ? `${count} solution(s)` : ""];
+  const { event, count, solutions, subscription, id, time, ...rest } = doc;
+  const when = typeof time === "number" ? time : null;
+  const head = el(
+    "div",
+    { class: "note-head" },
+    el("strong", {}, `#${seq ?? id ?? "?"}`),
+    " ",
+    when !== null ? timeElement(when) : el("span", { class: "muted" }, "(no time)"),
+    typeof event === "string"
+      ? [" event ", el("a", { href: `#event/${encodeURIComponent(event)}`, class: "event-link" }, event)]
+      : null,
+    count !== undefined ? ` · ${count} solution${count === 1 ? "" : "s"}` : null,
+    typeof event === "string" && typeof subscription === "string"
+      ? [
+          " · ",
+          el(
+            "a",
+            { href: `#explain/${encodeURIComponent(subscription)}/${encodeURIComponent(event)}`, class: "explain-link" },
+            "Explain",
+          ),
+        ]
+      : null,
+  );
   const lines = [];
   for (const solution of Array.isArray(solutions) ? solutions : []) {
-    const pairs = Object.entries(solution ?? {}).map(([k, v]) => `?${k} = ${typeof v === "string" ? v : JSON.stringify(v)}`);
-    lines.push(pairs.join("   "));
+    const pairs = Object.entries(solution ?? {}).map(([k, v]) => [el("span", { class: "var" }, `?${k}`), " = ", termNode(v), "   "]);
+    lines.push(el("div", { class: "solution" }, pairs));
   }
-  if (Object.keys(rest).length > 0) lines.push(JSON.stringify(rest, null, 2));
-  return { title: title.filter(Boolean).join(", "), lines };
+  if (Object.keys(rest).length > 0) lines.push(el("pre", { class: "rest" }, JSON.stringify(rest, null, 2)));
+  return el("li", { "data-seq": seq ?? "", "data-time": when ?? "" }, head, lines);
 }
 
 function show(frame) {
-  const { title, lines } = describe(frame.data.join("\n"));
   const list = byId("note-list");
-  list.prepend(
-    el(
-      "li",
-      { "data-seq": frame.id ?? "" },
-      el("strong", {}, `#${frame.id ?? "?"} ${title}`),
-      lines.map((line) => el("div", { class: "solution" }, line)),
-    ),
-  );
+  byId("note-empty").hidden = true;
+  list.prepend(describe(frame.data.join("\n"), frame.id));
   while (list.children.length > MAX_SHOWN) list.lastElementChild.remove();
 }
 
@@ -97,10 +122,10 @@ async function follow(subId, session) {
     } catch (error) {
       if (signal.aborted) return;
       if (error.status && error.status !== 429 && error.status < 500) {
-        setState(`cannot watch ${subId}: ${error.message}`);
+        setState(`cannot watch ${subId}: ${describeError(error)}`);
         return;
       }
-      setState(`reconnecting to ${subId}: ${error.message}`);
+      setState(`reconnecting to ${subId}: ${describeError(error)}`);
     }
     await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
   }
@@ -112,19 +137,38 @@ export function stopWatching() {
   setState("not watching");
 }
 
-function start(event) {
-  event.preventDefault();
-  const subId = byId("watch-sub").value;
-  if (!subId) return;
+/** Follow a subscription's stream from its first stored notification. */
+export function watch(subId) {
   stopWatching();
   fill(byId("note-list"));
+  fill(byId("note-empty"), empty(`No notification of ${subId} yet.`, "They appear here, newest first, as events match it."));
+  byId("note-empty").hidden = false;
   current = { controller: new AbortController(), last: "0" };
   setState(`connecting to ${subId}`);
   follow(subId, current);
 }
 
+function start(event) {
+  event.preventDefault();
+  const subId = byId("watch-sub").value;
+  if (subId) watch(subId);
+}
+
+function drawMenuState() {
+  const none = known.length === 0;
+  byId("watch-form").hidden = none;
+  if (none && current === null) {
+    fill(byId("note-empty"), empty("No subscription to watch.", "Register one under Subscriptions first."));
+    byId("note-empty").hidden = false;
+  } else if (current === null) {
+    fill(byId("note-empty"), empty("Not watching.", "Choose a subscription and Watch: its stored notifications come first, then new ones live."));
+    byId("note-empty").hidden = false;
+  }
+}
+
 /** Keep the menu of subscriptions in step with the list (keeping the choice). */
 export function updateWatchMenu(subs) {
+  known = subs;
   const menu = byId("watch-sub");
   const chosen = menu.value;
   fill(
@@ -132,9 +176,23 @@ export function updateWatchMenu(subs) {
     subs.map((s) => el("option", { value: s.id }, s.name ? `${s.id} (${s.name})` : s.id)),
   );
   if (subs.some((s) => s.id === chosen)) menu.value = chosen;
+  drawMenuState();
+}
+
+/** Choose `subId` in the menu (adding it if the list has not been read yet) and watch it. */
+export function chooseAndWatch(subId) {
+  const menu = byId("watch-sub");
+  if (![...menu.options].some((o) => o.value === subId)) menu.append(el("option", { value: subId }, subId));
+  menu.value = subId;
+  byId("watch-form").hidden = false;
+  watch(subId);
 }
 
 export function setUpNotifications() {
   byId("watch-form").addEventListener("submit", start);
-  byId("watch-stop").addEventListener("click", stopWatching);
+  byId("watch-stop").addEventListener("click", () => {
+    stopWatching();
+    drawMenuState();
+  });
+  drawMenuState();
 }

@@ -1,7 +1,8 @@
 // The publish form: a body and its media type, sent to POST /events.
 
-import { json } from "./api.js";
-import { byId } from "./dom.js";
+import { describeError, json } from "./api.js";
+import { byId, el, fill, flash } from "./dom.js";
+import { missingDeclarations } from "./prefixes.js";
 
 async function publish(event) {
   event.preventDefault();
@@ -9,15 +10,35 @@ async function publish(event) {
   const result = byId("publish-result");
   try {
     const answer = await json("POST", "/events", { body: byId("publish-body").value, type });
-    result.textContent = `Published ${answer.id}: matched ${answer.matched} subscription(s)`;
+    fill(
+      result,
+      `Published ${answer.id}: matched ${answer.matched} subscription(s) `,
+      el("a", { href: `#event/${encodeURIComponent(answer.id)}`, class: "event-link" }, "(view the event)"),
+    );
     result.classList.remove("error");
   } catch (error) {
-    const where = error.line ? ` (line ${error.line}, column ${error.column})` : "";
-    result.textContent = `Not published: ${error.message}${where}`;
+    result.textContent = `Not published: ${describeError(error)}`;
     result.classList.add("error");
   }
 }
 
+/** Add @prefix lines (Turtle) for the known prefixes the body uses but does not declare. */
+function declarePrefixes() {
+  const area = byId("publish-body");
+  if (byId("publish-type").value !== "text/turtle") {
+    flash("Prefix lines are for Turtle bodies.", true);
+    return;
+  }
+  const lines = missingDeclarations(area.value, "turtle");
+  if (lines.length === 0) {
+    flash("Every prefix the body uses is declared (or unknown: see Prefixes).");
+    return;
+  }
+  area.value = `${lines.join("\n")}\n${area.value}`;
+  flash(`Declared ${lines.map((l) => l.split(/\s+/)[1]).join(" ")}`);
+}
+
 export function setUpPublish() {
   byId("publish-form").addEventListener("submit", publish);
+  byId("publish-prefixes").addEventListener("click", declarePrefixes);
 }

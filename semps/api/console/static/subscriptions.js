@@ -1,21 +1,24 @@
-// The subscriptions panel: a syntax-checked editor, the list, suspend/resume/delete.
+// The subscriptions panel: a syntax-checked editor, the list with each subscription's
+// matches and last match, watch, suspend/resume (admin) and delete.
 
-import { call, json } from "./api.js";
-import { byId, el, fill, flash } from "./dom.js";
+import { call, describeError, json, query } from "./api.js";
+import { ago, byId, count, el, empty, fill, flash, timeElement } from "./dom.js";
+import { missingDeclarations } from "./prefixes.js";
+import { can } from "./session.js";
 
-/** Subscriptions asked for per page, and the most the list shows. */
-const PAGE = 500;
-const MAX_LISTED = 5000;
+/** Subscriptions asked for per page of the list. */
+const PAGE = 100;
 
-const state = { role: null, listeners: [], timer: null, checks: 0 };
+const state = { listeners: [], timer: null, checks: 0, next: null, shown: [], watch: null };
 
 /** Call `listener(subscriptions)` after every reload of the list (the watch menu uses it). */
 export function onSubscriptions(listener) {
   state.listeners.push(listener);
 }
 
-export function setRole(role) {
-  state.role = role;
+/** What the Watch button of a row does (set by the notifications panel). */
+export function onWatch(handler) {
+  state.watch = handler;
 }
 
 /** The Content-Type a subscription text is sent with. */
@@ -28,7 +31,8 @@ function mediaType(kind, text) {
 /** "line 2, column 7: message" and the line itself with a caret under the column. */
 function describe(text, found) {
   if (!found.line) return found.detail;
-  const detail = found.detail.replace(/^\d+:\d+:\s*/, ""); // the position, said below
+  const prefix = found.column ? `${found.line}:${found.column}: ` : `${found.line}: `;
+  const detail = found.detail.startsWith(prefix) ? found.detail.slice(prefix.length) : found.detail;
   const where = `line ${found.line}, column ${found.column ?? "?"}: ${detail}`;
   const source = text.split(/\r\n|\r|\n/)[found.line - 1];
   if (source === undefined) return where;
@@ -55,15 +59,27 @@ async function check() {
     return false;
   }
   try {
-    const path = `/console/api/check?kind=${encodeURIComponent(kind)}`;
-    const found = await json("POST", path, { body: text, type: "text/plain" });
+    const found = await json("POST", `/console/api/check?${query({ kind })}`, { body: text, type: "text/plain" });
     if (found.ok) say(`OK: a valid ${kind} subscription`, true);
     else say(describe(text, found), false);
     return found.ok;
   } catch (error) {
-    say(error.message, false);
+    say(describeError(error), false);
     return false;
   }
+}
+
+/** Add PREFIX lines for the known prefixes the text uses but does not declare. */
+function declarePrefixes() {
+  const area = byId("sub-text");
+  const lines = missingDeclarations(area.value, "sparql");
+  if (lines.length === 0) {
+    flash("Every prefix the text uses is declared (or unknown: see Prefixes).");
+    return;
+  }
+  area.value = `${lines.join("\n")}\n${area.value}`;
+  flash(`Declared ${lines.map((l) => l.split(/\s+/)[1]).join(" ")}`);
+  checkSoon();
 }
 
 async function register(event) {
@@ -71,20 +87,17 @@ async function register(event) {
   if (!(await check())) return;
   const kind = byId("sub-kind").value;
   const text = byId("sub-text").value;
-  const name = byId("sub-name").value.trim();
-  const query = new URLSearchParams({ kind });
-  if (name) query.set("name", name);
+  const name = byId("sub-name").value.trim() || null;
   try {
-    const answer = await json("POST", `/subscriptions?${query}`, {
+    const answer = await json("POST", `/subscriptions?${query({ kind, name })}`, {
       body: text,
       type: mediaType(kind, text),
     });
-    flash(`Registered ${answer.id}`);
     showCheck(`Registered as ${answer.id}`, true);
     await loadSubscriptions();
+    flash(`Registered ${answer.id}`);
   } catch (error) {
-    const where = error.line ? ` (line ${error.line}, column ${error.column})` : "";
-    showCheck(`Not registered: ${error.message}${where}`, false);
+    showCheck(`Not registered: ${describeError(error)}`, false);
   }
 }
 
@@ -94,23 +107,36 @@ function action(label, cls, run) {
       await run();
       await loadSubscriptions();
     } catch (error) {
-      flash(`${label} failed: ${error.message}`, true);
+      flash(`${label} failed: ${describeError(error)}`, true);
     }
   };
   return el("button", { type: "button", class: cls, onClick: click }, label);
 }
 
+function lastMatch(sub) {
+  if (sub.last_match === null || sub.last_match === undefined) {
+    return sub.matches > 0 ? el("span", { class: "muted" }, "pruned") : el("span", { class: "muted" }, "never");
+  }
+  return el("span", {}, timeElement(sub.last_match, { withDate: true }), el("span", { class: "muted" }, ` (${ago(sub.last_match)})`));
+}
+
+/** A subscription's text: its body in one line (PREFIX lines left out), the whole text
+ * below when opened. */
+function textCell(text) {
+  const body = text.replace(/^\s*PREFIX\s+[^\n]*$/gim, "").replace(/\s+/g, " ").trim();
+  const short = body.length > 160 ? `${body.slice(0, 159)}…` : body;
+  return el("details", {}, el("summary", {}, short || text.slice(0, 160)), el("pre", {}, text));
+}
+
 function row(sub) {
   const id = encodeURIComponent(sub.id);
   const buttons = [];
-  if (sub.status === "suspended") {
-    if (state.role === "admin") {
-      buttons.push(action("Resume", "resume", () => call("POST", `/subscriptions/${id}/resume`)));
-    }
-  } else if (state.role === "admin") {
-    buttons.push(
-      action("Suspend", "suspend", () => call("POST", `/subscriptions/${id}/suspend?reason=suspended%20from%20the%20console`)),
-    );
+  if (state.watch) buttons.push(el("button", { type: "button", class: "watch", onClick: () => state.watch(sub.id) }, "Watch"));
+  if (can("admin") && sub.status === "suspended") {
+    buttons.push(action("Resume", "resume", () => call("POST", `/subscriptions/${id}/resume`)));
+  } else if (can("admin")) {
+    const reason = query({ reason: "suspended from the console" });
+    buttons.push(action("Suspend", "suspend", () => call("POST", `/subscriptions/${id}/suspend?${reason}`)));
   }
   buttons.push(
     action("Delete", "delete", async () => {
@@ -122,41 +148,66 @@ function row(sub) {
   return el(
     "tr",
     { "data-id": sub.id },
-    el("td", { class: "id" }, sub.id),
+    el("td", { class: "id nowrap" }, sub.id),
     el("td", { class: "name" }, sub.name ?? ""),
-    el("td", {}, sub.kind),
-    el("td", {}, sub.owner ?? ""),
+    el("td", { class: "nowrap" }, sub.kind),
+    can("admin") ? el("td", { class: "owner" }, sub.owner ?? "") : null,
     el("td", { class: "status" }, status),
-    el("td", { class: "text" }, sub.text),
-    el("td", {}, buttons),
+    el("td", { class: "matches num nowrap" }, count(sub.matches ?? 0)),
+    el("td", { class: "last" }, lastMatch(sub)),
+    el("td", { class: "text" }, textCell(sub.text)),
+    el("td", { class: "actions" }, buttons),
   );
 }
 
-/** The subscriptions the token may see, page after page, at most MAX_LISTED. */
-async function listAll() {
-  const list = [];
-  let cursor = null;
-  do {
-    const query = new URLSearchParams({ limit: String(PAGE) });
-    if (cursor) query.set("cursor", cursor);
-    const answer = await json("GET", `/subscriptions?${query}`);
-    if (Array.isArray(answer)) return answer; // an API without pages
-    list.push(...answer.items);
-    cursor = answer.next;
-  } while (cursor && list.length < MAX_LISTED);
-  return list;
+function drawList() {
+  byId("sub-owner-col").hidden = !can("admin");
+  const rows = state.shown.map(row);
+  fill(byId("sub-rows"), rows);
+  byId("sub-table").hidden = rows.length === 0;
+  fill(
+    byId("sub-empty"),
+    rows.length === 0 ? empty("No subscriptions yet.", "Write one above, check it, and Register; its matches are counted here.") : null,
+  );
+  byId("subs-more").hidden = state.next === null;
 }
 
-/** Fetch and draw the subscriptions the token may see. */
+async function fetchPage(cursor) {
+  const answer = await json("GET", `/subscriptions?${query({ limit: PAGE, cursor })}`);
+  if (Array.isArray(answer)) return { items: answer, next: null }; // an API without pages
+  return answer;
+}
+
+/** Fetch and draw the first page of the subscriptions the token may see (more on demand). */
 export async function loadSubscriptions() {
+  if (!can("subscriber")) return;
   try {
-    const list = await listAll();
-    fill(byId("sub-rows"), list.map(row));
-    if (list.length >= MAX_LISTED) flash(`Showing the first ${list.length} subscriptions`);
-    for (const listener of state.listeners) listener(list);
+    const first = await fetchPage(null);
+    state.shown = first.items;
+    state.next = first.next;
+    drawList();
+    for (const listener of state.listeners) listener(state.shown);
   } catch (error) {
-    flash(`Could not list the subscriptions: ${error.message}`, true);
+    flash(`Could not list the subscriptions: ${describeError(error)}`, true);
   }
+}
+
+async function more() {
+  if (state.next === null) return;
+  try {
+    const page = await fetchPage(state.next);
+    state.shown = [...state.shown, ...page.items];
+    state.next = page.next;
+    drawList();
+    for (const listener of state.listeners) listener(state.shown);
+  } catch (error) {
+    flash(`Could not list more subscriptions: ${describeError(error)}`, true);
+  }
+}
+
+/** Redraw the names (the prefixes changed). */
+export function redrawSubscriptions() {
+  if (state.shown.length > 0) drawList();
 }
 
 function checkSoon() {
@@ -167,7 +218,9 @@ function checkSoon() {
 export function setUpSubscriptions() {
   byId("sub-form").addEventListener("submit", register);
   byId("sub-check-button").addEventListener("click", check);
+  byId("sub-prefixes").addEventListener("click", declarePrefixes);
   byId("sub-text").addEventListener("input", checkSoon);
   byId("sub-kind").addEventListener("change", checkSoon);
   byId("subs-refresh").addEventListener("click", loadSubscriptions);
+  byId("subs-more").addEventListener("click", more);
 }

@@ -4,7 +4,7 @@ Tables: subscriptions, tokens, events (the log of accepted events), notification
 outbox: per-subscription increasing sequence numbers, so a client resuming with
 ``Last-Event-ID`` gets every later notification and none twice; appended in commit order
 and indexed in bulk, see :mod:`semps.broker.notifications`). Events and their notifications
-are committed in groups (:meth:`Store.commit_events`: many events, one transaction, one
+are committed in groups (:meth:`SQLiteStore.commit_events`: many events, one transaction, one
 fsync) before their publishers are answered.
 
 Two connections: one writes (serialised by its own lock), one reads, so readers (streams,
@@ -30,21 +30,12 @@ from semps.broker.at_rest import SEALED_PREFIX, SecretBox, private_dir, private_
 from semps.broker.contracts import DeadLetter, EventRecord, Notification, Webhook
 from semps.broker.notifications import INDEX_EVERY, NOTIFICATIONS_SCHEMA, NotificationTable, Row
 from semps.broker.retention import RetentionTable
-from semps.broker.tokens import ROLES, Principal, TokenInfo, TokenTable
+from semps.broker.tokens import TokenTable
 from semps.errors import NotFound, StoreError
-from semps.matcher.base import Subscription
+from semps.matcher.values import Subscription
 from semps.sqlite_errors import storage_error
 
-__all__ = [
-    "ROLES",
-    "DeadLetter",
-    "EventRecord",
-    "Notification",
-    "Principal",
-    "Store",
-    "TokenInfo",
-    "Webhook",
-]
+__all__ = ["WRITER_CACHE_KIB", "WRITER_CHECKPOINT", "SQLiteStore"]
 
 #: The writing connection's page cache (KiB) and its WAL checkpoint interval (pages).
 WRITER_CACHE_KIB = 65_536
@@ -77,7 +68,7 @@ CREATE TABLE IF NOT EXISTS dead_letters (
 )
 
 
-class Store(TokenTable, RetentionTable, NotificationTable, contracts.Store):
+class SQLiteStore(TokenTable, RetentionTable, NotificationTable, contracts.Store):
     """The :class:`~semps.broker.contracts.Store` contract over the broker's SQLite file
     (durable: each method commits, with an fsync, before it returns).
 
@@ -220,6 +211,7 @@ class Store(TokenTable, RetentionTable, NotificationTable, contracts.Store):
                 self._rollback()
                 raise storage_error(exc, f"cannot delete subscription {sub_id!r}") from exc
             self._last_seq.pop(sub_id, None)
+            self._last_time.pop(sub_id, None)
 
     def subscription(self, sub_id: str) -> Subscription:
         with self._lock:
@@ -304,6 +296,7 @@ class Store(TokenTable, RetentionTable, NotificationTable, contracts.Store):
         seqs numbered on from each subscription's last.
         """
         now = time.time()
+        stamp = f"{now:.3f}"
         with self._wlock:
             last = self._last_seq
             seqs: dict[str, int] = {}
@@ -317,7 +310,7 @@ class Store(TokenTable, RetentionTable, NotificationTable, contracts.Store):
                     seq = seqs.get(sub_id)
                     seq = (last.get(sub_id, 0) if seq is None else seq) + 1
                     seqs[sub_id] = seq
-                    text = f'{head},"id":{seq}}}'
+                    text = f'{head},"id":{seq},"time":{stamp}}}'
                     rows.append((row, sub_id, seq, event_id, text, now))
                     numbered.append((sub_id, seq, text))
                     row += 1
@@ -346,6 +339,7 @@ class Store(TokenTable, RetentionTable, NotificationTable, contracts.Store):
                 raise StoreError(f"{what}: {exc}") from exc
             self._rows_appended(len(rows))
             last.update(seqs)
+            self._last_time.update(dict.fromkeys(seqs, now))
             self._index_due()
         return out
 

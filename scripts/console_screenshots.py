@@ -1,0 +1,229 @@
+"""Remake the console's screenshots in docs/images/ (PNG) from a real service.
+
+Starts ``semps serve`` on a free port with a fresh data folder, loads the brick-a workload's
+Brick ontology, registers its first subscriptions as a subscriber, publishes its events as a
+publisher (in a loop, while the dashboard is on show), and drives Debian's headless chromium
+through the console:
+
+    .venv/bin/python scripts/console_screenshots.py [--out docs/images]
+
+Writes console-dashboard.png, console-ontology-search.png, console-subscriptions.png and
+console-notifications.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+ROOT = Path(__file__).resolve().parent.parent
+BRICK_A = ROOT.parent / "shared" / "workloads" / "brick-a"
+SUFFIX_TYPES = {".ttl": "text/turtle", ".rdf": "application/rdf+xml"}
+#: Subscriptions registered (the first ones of brick-a, by file name).
+SUBSCRIPTIONS = 12
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _semps(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "semps", *args], check=True, capture_output=True, text=True
+    )
+    return done.stdout.strip()
+
+
+class Semps:
+    """``semps serve`` in a subprocess on a fresh data folder, with a token per role."""
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="semps-shots-"))
+        data = str(self.folder / "data")
+        self.tokens = {
+            role: _semps("token", "create", "--role", role, "--data-dir", data)
+            for role in ("admin", "publisher", "subscriber")
+        }
+        port = _free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        log = (self.folder / "serve.log").open("wb")
+        command = [sys.executable, "-m", "semps", "serve", "--port", str(port), "--data-dir", data]
+        self.proc = subprocess.Popen(command, stdout=log, stderr=log)
+        for _ in range(300):
+            try:
+                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise SystemExit(f"semps serve did not start: see {self.folder / 'serve.log'}")
+
+    def client(self, role: str) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {self.tokens[role]}"}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=20)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def prepare(service: Semps) -> list[str]:
+    """Brick loaded, subscriptions registered; returns their ids."""
+    with service.client("admin") as admin:
+        ontology = (BRICK_A / "ontology.owl").read_bytes()
+        headers = {"Content-Type": "application/rdf+xml"}
+        admin.put("/ontology", content=ontology, headers=headers).raise_for_status()
+    ids = []
+    with service.client("subscriber") as subscriber:
+        for rq in sorted((BRICK_A / "subscriptions").glob("*.rq"))[:SUBSCRIPTIONS]:
+            answer = subscriber.post(
+                "/subscriptions",
+                params={"name": rq.stem.split("-", 1)[1]},
+                content=rq.read_bytes(),
+                headers={"Content-Type": "application/sparql-query"},
+            )
+            answer.raise_for_status()
+            ids.append(answer.json()["id"])
+    return ids
+
+
+def publish_for(service: Semps, seconds: float, pause: float) -> None:
+    """Publish brick-a's events round and round for ``seconds``."""
+    events = sorted(p for p in (BRICK_A / "events").iterdir() if p.suffix in SUFFIX_TYPES)
+    deadline = time.monotonic() + seconds
+    with service.client("publisher") as publisher:
+        while time.monotonic() < deadline:
+            for path in events:
+                headers = {"Content-Type": SUFFIX_TYPES[path.suffix]}
+                publisher.post("/events", content=path.read_bytes(), headers=headers)
+                time.sleep(pause)
+                if time.monotonic() >= deadline:
+                    return
+
+
+def browser() -> WebDriver:
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,900"):
+        options.add_argument(flag)
+    options.add_argument("--force-device-scale-factor=1")
+    return webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+
+
+def wait(driver: WebDriver, condition: Callable[[WebDriver], Any], seconds: float = 30) -> Any:
+    return WebDriverWait(driver, seconds).until(condition)
+
+
+def log_in(driver: WebDriver, url: str, token: str) -> None:
+    driver.get(url + "/console/")
+    driver.execute_script("sessionStorage.clear()")
+    driver.get(url + "/console/")
+    driver.find_element(By.ID, "token").send_keys(token)
+    driver.find_element(By.CSS_SELECTOR, "#login-form button").click()
+    wait(driver, lambda d: d.find_element(By.ID, "app").is_displayed())
+
+
+def tab(driver: WebDriver, name: str) -> None:
+    driver.find_element(By.CSS_SELECTOR, f'nav .tab[data-tab="{name}"]').click()
+    wait(driver, lambda d: d.find_element(By.ID, name).is_displayed())
+
+
+def shoot(driver: WebDriver, out: Path, name: str) -> None:
+    driver.execute_script("document.activeElement && document.activeElement.blur()")
+    time.sleep(0.3)  # let the last redraw settle before the picture
+    path = out / f"console-{name}.png"
+    driver.save_screenshot(str(path))
+    print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+
+
+def dashboard(driver: WebDriver, service: Semps, out: Path) -> None:
+    log_in(driver, service.url, service.tokens["admin"])
+    tab(driver, "dashboard")
+    feeder = threading.Thread(target=publish_for, args=(service, 40.0, 0.02), daemon=True)
+    feeder.start()
+    time.sleep(30)  # a few readings at the 2 s poll, with events flowing
+    shoot(driver, out, "dashboard")
+    feeder.join()
+
+
+def ontology_search(driver: WebDriver, service: Semps, out: Path) -> None:
+    tab(driver, "ontology")
+    box = driver.find_element(By.ID, "onto-search")
+    box.send_keys("brick:AHU")
+    hits = '#search-results [data-tree="classes"] li button.link'
+    first = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, hits))[0]
+    first.click()
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".entity.found"))
+    driver.execute_script("window.scrollTo(0, 0)")
+    shoot(driver, out, "ontology-search")
+
+
+def declare(driver: WebDriver, prefix: str, namespace: str) -> None:
+    """One of the user's own prefixes, declared in the Prefixes tab."""
+    tab(driver, "prefixes")
+    driver.find_element(By.ID, "prefix-name").send_keys(prefix)
+    driver.find_element(By.ID, "prefix-namespace").send_keys(namespace)
+    driver.find_element(By.CSS_SELECTOR, "#prefix-form button[type=submit]").click()
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'tr[data-prefix="{prefix}"]'))
+
+
+def subscriptions(driver: WebDriver, service: Semps, out: Path, ids: list[str]) -> None:
+    log_in(driver, service.url, service.tokens["subscriber"])
+    declare(driver, "ebu3b", "http://ucsd.edu/building/ontology/ebu3b#")
+    tab(driver, "subscriptions")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#sub-rows tr"))
+    driver.execute_script("document.getElementById('sub-table').scrollIntoView()")
+    shoot(driver, out, "subscriptions")
+    tab(driver, "notifications")
+    busiest = max(ids, key=lambda i: _matches(service, i))
+    Select(driver.find_element(By.ID, "watch-sub")).select_by_value(busiest)
+    driver.find_element(By.CSS_SELECTOR, "#watch-form button[type=submit]").click()
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#note-list > li")) >= 3)
+    shoot(driver, out, "notifications")
+
+
+def _matches(service: Semps, sub_id: str) -> int:
+    with service.client("admin") as admin:
+        return int(admin.get(f"/subscriptions/{sub_id}").json()["matches"])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "images")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("TZ", "UTC")
+    service = Semps()
+    driver = browser()
+    try:
+        ids = prepare(service)
+        dashboard(driver, service, args.out)
+        ontology_search(driver, service, args.out)
+        subscriptions(driver, service, args.out, ids)
+    finally:
+        driver.quit()
+        service.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,261 @@
+"""Planning an edit of the knowledge graph: the :class:`~semps.graph.change.GraphChange` it
+makes, computed against the current view without changing it (so a refused edit leaves
+nothing behind, and the main process can commit the change with its notifications before
+any replica applies it).
+
+- :func:`plan_edit`: asserted triples deleted and inserted (SPARQL Update's ``DELETE`` then
+  ``INSERT``), closed incrementally (:mod:`.reason`: semi-naive additions, DRed
+  deletions).
+- :func:`plan_load`: a bulk load merged in, or replacing everything (Graph Store Protocol
+  ``POST`` / ``PUT``), closed vectorised (:mod:`.bulk`).
+- :func:`plan_clear`: everything removed (``DELETE``).
+- :func:`plan_ontology`: the closure recomputed from the asserted triples under a new
+  ontology (an ontology edit), as the change between the two closures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from semps._types import Triple
+from semps.errors import GraphError, GraphLimitExceeded
+from semps.graph.bulk import BulkTooMany, closure_of
+from semps.graph.change import GraphChange, IntArray, Keyed, keyed
+from semps.graph.local import LocalTerms
+from semps.graph.reason import Reasoner, TooMany, Working
+from semps.graph.rules import id_rules
+from semps.graph.view import GraphView
+from semps.limits import DEFAULT_LIMITS, Limits
+from semps.ontology.closure import SAME_AS
+from semps.ontology.expansion import Expansion
+from semps.ontology.split import axiom_reason
+from semps.terms import n3
+
+_NONE = np.zeros(0, dtype=np.int64)
+Tick = Callable[[int], object]
+
+
+def check_facts(triples: Iterable[Triple]) -> None:
+    """Refuse what the knowledge graph does not hold: axioms (they belong in the ontology)
+    and ``owl:sameAs``.
+
+    Raises:
+        GraphError: naming the first such triple.
+    """
+    for triple in triples:
+        reason = axiom_reason(triple)
+        if reason is not None:
+            msg = (
+                f"{_shown(triple)}: {reason}; axioms belong in the ontology, the knowledge "
+                "graph holds facts about individuals"
+            )
+            raise GraphError(msg)
+        if triple[1] == SAME_AS:
+            msg = f"{_shown(triple)}: owl:sameAs is not supported in the knowledge graph"
+            raise GraphError(msg)
+
+
+def _shown(triple: Triple) -> str:
+    text = " ".join(n3(t) for t in triple)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _edit_limit(limits: Limits, triples: int) -> int:
+    return limits.edit_limit(triples) + triples
+
+
+def _too_many(limit: int, triples: int) -> GraphLimitExceeded:
+    msg = (
+        f"the edit would add or remove more than {limit} triples of the closure "
+        f"(max_edit_inferred, or max_edit_inferred_ratio times its {triples} triples)"
+    )
+    return GraphLimitExceeded(msg)
+
+
+def plan_edit(
+    view: GraphView,
+    insert: Sequence[Triple],
+    delete: Sequence[Triple] = (),
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    note: str = "",
+) -> GraphChange:
+    """The change that deleting ``delete`` and then inserting ``insert`` makes.
+
+    A triple deleted that is not asserted is ignored (it may stay inferred); a triple
+    both deleted and inserted stays asserted.
+
+    Raises:
+        GraphLimitExceeded: more than ``max_update_triples`` triples, or a closure change
+            past ``max_edit_inferred`` (``_ratio``).
+        GraphError: an inserted triple is an axiom, or ``owl:sameAs``.
+    """
+    size = len(insert) + len(delete)
+    if size > limits.max_update_triples:
+        msg = (
+            f"the edit inserts or deletes {size} triples, over the limit of "
+            f"{limits.max_update_triples} (max_update_triples)"
+        )
+        raise GraphLimitExceeded(msg)
+    check_facts(insert)
+    local = LocalTerms(view.terms)
+    inserted = dict.fromkeys(local.ids(insert))
+    known = view.terms.get
+    deleted = []
+    for s, p, o in delete:
+        ids = (known(s), known(p), known(o))
+        if None not in ids:
+            deleted.append(ids)
+    triples = view.triples
+    doomed = {
+        t
+        for t in deleted
+        if t not in inserted and triples.is_asserted(t[1], t[0], t[2])  # type: ignore[arg-type]
+    }
+    fresh_asserted = [t for t in inserted if not triples.is_asserted(t[1], t[0], t[2])]
+    reasoner = Reasoner(view.rules, Working(triples, local.kind))
+    limit = _edit_limit(limits, size)
+    try:
+        over, back = reasoner.delete(
+            doomed,  # type: ignore[arg-type]
+            lambda t: t not in doomed and triples.is_asserted(t[1], t[0], t[2]),
+            limit,
+        )
+        fresh = reasoner.add(fresh_asserted, limit)
+    except TooMany as exc:
+        raise _too_many(exc.limit, size) from None
+    over_set, fresh_set = set(over), set(fresh)
+    return GraphChange(
+        version=view.version + 1,
+        first_term=len(view.terms),
+        new_terms=tuple(local.new),
+        added=keyed(fresh_set - over_set),
+        removed=keyed(over_set - set(back) - fresh_set),
+        asserted=keyed(fresh_asserted),
+        unasserted=keyed(doomed),  # type: ignore[arg-type]
+        note=note,
+    )
+
+
+def _kinds(view: GraphView, local: LocalTerms) -> npt.NDArray[np.uint8]:
+    """Every id's kind, the local ones past the table's."""
+    own = view.kinds()
+    first = local.first
+    extra = np.fromiter((local.kind(i) for i in range(first, first + len(local.new))), np.uint8)
+    return np.concatenate([own, extra]) if len(extra) else own
+
+
+def _packed(view: GraphView) -> tuple[dict[int, IntArray], dict[int, IntArray]]:
+    """The closure's keys and its asserted keys, by predicate."""
+    closure, asserted = {}, {}
+    for p, seg in view.triples.segments.items():
+        so, flags = seg.packed()
+        if len(so):
+            closure[p] = so
+            asserted[p] = so[flags]
+    return closure, asserted
+
+
+def _minus(a: Keyed, b: Keyed) -> dict[int, IntArray]:
+    """``a - b`` by predicate (sorted keys)."""
+    out = {}
+    for p, k in a.items():
+        other = b.get(p)
+        found = k if other is None else k[~np.isin(k, other)]
+        if len(found):
+            out[p] = found
+    return out
+
+
+def plan_load(
+    view: GraphView,
+    triples: Sequence[Triple],
+    *,
+    replace: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
+    tick: Tick | None = None,
+    note: str = "load",
+) -> GraphChange:
+    """The change that loading ``triples`` makes: merged in (Graph Store Protocol
+    ``POST``), or replacing every asserted triple (``PUT``). ``tick(n)`` is called as the
+    closure grows by ``n`` triples.
+
+    Raises:
+        GraphLimitExceeded: more than ``max_load_triples`` triples, or a closure change
+            past ``max_edit_inferred`` (``_ratio``).
+        GraphError: a triple is an axiom, or ``owl:sameAs``.
+    """
+    if len(triples) > limits.max_load_triples:
+        msg = (
+            f"the load brings {len(triples)} triples, over the limit of "
+            f"{limits.max_load_triples} (max_load_triples)"
+        )
+        raise GraphLimitExceeded(msg)
+    check_facts(triples)
+    local = LocalTerms(view.terms)
+    new = keyed(local.ids(triples))
+    closure, asserted = _packed(view)
+    limit = _edit_limit(limits, len(triples))
+    rules = view.rules
+    try:
+        found = closure_of(
+            rules, _kinds(view, local), new, None if replace else closure, tick, limit
+        )
+    except BulkTooMany as exc:
+        raise _too_many(exc.limit, len(triples)) from None
+    if replace:
+        added, removed = _minus(found, closure), _minus(closure, found)
+        unasserted = _minus(asserted, new)
+    else:
+        added, removed, unasserted = found, {}, {}
+    return GraphChange(
+        version=view.version + 1,
+        first_term=len(view.terms),
+        new_terms=tuple(local.new),
+        added=added,
+        removed=removed,
+        asserted=_minus(new, asserted),
+        unasserted=unasserted,
+        note=note,
+    )
+
+
+def plan_clear(view: GraphView, *, note: str = "clear") -> GraphChange:
+    """The change that removes every triple."""
+    closure, asserted = _packed(view)
+    return GraphChange(
+        version=view.version + 1,
+        first_term=len(view.terms),
+        removed=closure,
+        unasserted=asserted,
+        note=note,
+    )
+
+
+def plan_ontology(
+    view: GraphView, expansion: Expansion, *, tick: Tick | None = None
+) -> GraphChange:
+    """The change that closing the asserted triples under ``expansion`` instead makes (a
+    recompute: an ontology edit may change any inference). Apply it with the expansion:
+    ``view.apply(change, expansion)``."""
+    local = LocalTerms(view.terms)
+    rules = id_rules(expansion, local)  # type: ignore[arg-type]
+    closure, asserted = _packed(view)
+    found = closure_of(rules, _kinds(view, local), asserted, None, tick)
+    return GraphChange(
+        version=view.version + 1,
+        first_term=len(view.terms),
+        new_terms=tuple(local.new),
+        added=_minus(found, closure),
+        removed=_minus(closure, found),
+        ontology=True,
+        note="ontology",
+    )
+
+
+def empty_keyed() -> Mapping[int, IntArray]:
+    """No triples."""
+    return {}

@@ -1,0 +1,686 @@
+"""What a change of the graph does to a pattern's solutions, computed from the change.
+
+The graph before (``old``: the closure of O+K) and after (``new``: of O+K+E for an event,
+or of the edited graph) differ by a few triples: ``plus`` added, ``minus`` removed.
+:meth:`Differ.diff` gives, for an algebra node, the solutions it gains and loses,
+``new = old - lost + gained`` (multisets), without evaluating it over either graph in
+full. It follows the algebra:
+
+- **Basic graph patterns** (and joins): the delta rule. With the patterns in order,
+  ``gained`` is, over every position ``k``, the prefix's old solutions joined with the rows
+  pattern ``k`` gains, plus the prefix's gains joined with pattern ``k`` over the new graph
+  (each new solution counted once, at the first pattern it uses a new triple for);
+  ``lost`` likewise over the old graph. Joining "the prefix with a row" evaluates the
+  prefix *seeded* with the row's bindings: lookups into the graph, never a scan.
+- **UNION**, **FILTER** (without EXISTS), **BIND**: applied to each side's changes.
+- **OPTIONAL**, **MINUS**, **FILTER (NOT) EXISTS**: a left solution that stays may still
+  change its answer (an optional part found, a MINUS or an EXISTS now matched). Those are
+  found from the right side's changes: the left solutions compatible with a changed right
+  row (the left side evaluated seeded with that row's values for the variables both share
+  and the left always binds), each then evaluated before and after, exactly.
+- **Paths**: the pairs that change start from nodes that reach a changed edge of one of the
+  path's properties; each such start is evaluated before and after.
+
+Seeding is used only where it is sound: a seed's variables must be bound in every solution
+of the seeded node (:func:`certain`), or a solution leaving one unbound could pair with the
+seed differently. Elsewhere the node is evaluated whole (the old graph's evaluations are
+kept per graph version, so this is paid once per change of the graph, not per event).
+Everything ticks the evaluators' work budget (:class:`~semps.ingest.sparql.evaluate.
+OutOfBudget` past it).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
+
+from semps._types import Term
+from semps.ingest.sparql.algebra import (
+    BGP,
+    Exists,
+    Extend,
+    Filter,
+    Join,
+    LeftJoin,
+    Minus,
+    Node,
+    PathPattern,
+    Union,
+    Values,
+    WithExists,
+    in_scope,
+    path_iris,
+)
+from semps.ingest.sparql.evaluate import Evaluator, Pairs, term_value
+from semps.ingest.sparql.model import TriplePattern, Var
+from semps.terms import RDF_TYPE
+
+Sol = dict[str, Term]
+Rows = list[Sol]
+Atom = TriplePattern | PathPattern
+OLD, NEW = 0, 1
+
+#: The touch key of patterns any change may affect (a variable predicate, a negated
+#: property set, a zero-length path between two variables).
+ANY = "\x00any"
+
+#: Old-graph evaluations kept per graph version (rows in all, over every node).
+CACHE_ROWS = 500_000
+
+
+def key_of(row: Mapping[str, Term]) -> frozenset[tuple[str, Term]]:
+    """A solution as a hashable value."""
+    return frozenset(row.items())
+
+
+def subtract(a: Rows, b: Rows) -> Rows:
+    """The multiset difference ``a - b``."""
+    if not b or not a:
+        return a
+    counts = Counter(key_of(r) for r in b)
+    out = []
+    for r in a:
+        k = key_of(r)
+        if counts.get(k, 0) > 0:
+            counts[k] -= 1
+        else:
+            out.append(r)
+    return out
+
+
+def compatible(a: Mapping[str, Term], b: Mapping[str, Term]) -> bool:
+    """Whether two solutions agree on the variables both bind."""
+    if len(b) < len(a):
+        a, b = b, a
+    for v, t in a.items():
+        u = b.get(v)
+        if u is not None and u != t:
+            return False
+    return True
+
+
+def certain(node: Node) -> frozenset[str]:
+    """The variables every solution of ``node`` binds."""
+    found = _CERTAIN.get(node)
+    if found is None:
+        found = _CERTAIN[node] = _certain(node)
+    return found
+
+
+_CERTAIN: dict[Any, frozenset[str]] = {}
+
+
+def _certain(node: Node) -> frozenset[str]:
+    if len(_CERTAIN) > 100_000:
+        _CERTAIN.clear()
+    kind = type(node)
+    if kind is BGP:
+        return in_scope(node)
+    if kind is Join:
+        return certain(node.left) | certain(node.right)  # type: ignore[union-attr]
+    if kind in (LeftJoin, Minus):
+        return certain(node.left)  # type: ignore[union-attr]
+    if kind is Union:
+        return certain(node.left) & certain(node.right)  # type: ignore[union-attr]
+    if kind in (Filter, Extend):
+        return certain(node.inner)  # type: ignore[union-attr]
+    values: Values = node  # type: ignore[assignment]
+    return frozenset(
+        v for i, v in enumerate(values.variables) if all(row[i] is not None for row in values.rows)
+    )
+
+
+def touch_keys(node: Node) -> frozenset[str | tuple[str, Term]]:
+    """What a change must hold for ``node``'s solutions to change: the properties of its
+    patterns (anywhere: OPTIONAL, MINUS, EXISTS, paths), ``("type", class)`` for a type
+    pattern with a constant class, :data:`ANY` when any triple may matter."""
+    found = _TOUCH.get(node)
+    if found is None:
+        if len(_TOUCH) > 100_000:
+            _TOUCH.clear()
+        keys: set[str | tuple[str, Term]] = set()
+        _collect(node, keys)
+        found = _TOUCH[node] = frozenset(keys)
+    return found
+
+
+_TOUCH: dict[Any, frozenset[str | tuple[str, Term]]] = {}
+
+
+def _collect(node: Any, keys: set[str | tuple[str, Term]]) -> None:
+    kind = type(node)
+    if kind is BGP:
+        for t in node.triples:
+            _collect_atom(t, keys)
+    elif kind in (Join, Union, Minus):
+        _collect(node.left, keys)
+        _collect(node.right, keys)
+    elif kind is LeftJoin:
+        _collect(node.left, keys)
+        _collect(node.right, keys)
+        _collect_filters(node.filters, keys)
+    elif kind is Filter:
+        _collect(node.inner, keys)
+        _collect_filters(node.filters, keys)
+    elif kind is Extend:
+        _collect(node.inner, keys)
+        _collect_filters((node.expr,), keys)
+
+
+def _collect_filters(filters: Iterable[Any], keys: set[str | tuple[str, Term]]) -> None:
+    for f in filters:
+        if type(f) is Exists:
+            _collect(f.pattern, keys)
+        elif type(f) is WithExists:
+            for _, exists in f.exists:
+                _collect(exists.pattern, keys)
+
+
+def _collect_atom(t: Atom, keys: set[str | tuple[str, Term]]) -> None:
+    if type(t) is PathPattern:
+        path = t.path
+        if _has_nps(path) or (_zero_length(path) and type(t.s) is Var and type(t.o) is Var):
+            keys.add(ANY)
+        keys.update(path_iris(path))
+        return
+    p = t.p  # type: ignore[union-attr]
+    if type(p) is Var:
+        keys.add(ANY)
+    elif p == RDF_TYPE and type(t.o) is not Var:
+        keys.add(("type", t.o))  # type: ignore[arg-type]
+    else:
+        keys.add(p)  # type: ignore[arg-type]
+
+
+def _has_nps(path: Any) -> bool:
+    kind = path[0]
+    if kind == "nps":
+        return True
+    if kind == "link":
+        return False
+    if kind in ("seq", "alt"):
+        return any(_has_nps(p) for p in path[1])
+    return _has_nps(path[1])
+
+
+def _zero_length(path: Any) -> bool:
+    kind = path[0]
+    if kind in ("star", "opt"):
+        return True
+    if kind == "seq":
+        return all(_zero_length(p) for p in path[1])
+    if kind == "alt":
+        return any(_zero_length(p) for p in path[1])
+    if kind == "inv":
+        return _zero_length(path[1])
+    return False
+
+
+def change_keys(triples: Iterable[tuple[str, str, Term]]) -> set[str | tuple[str, Term]]:
+    """The touch keys a change's triples carry (their properties, and each type's class)."""
+    keys: set[str | tuple[str, Term]] = set()
+    for _, p, o in triples:
+        keys.add(p)
+        if p == RDF_TYPE:
+            keys.add(("type", o))
+    return keys
+
+
+def touched(node: Any, keys: set[str | tuple[str, Term]]) -> bool:
+    """Whether a change carrying ``keys`` can change ``node``'s solutions."""
+    own = touch_keys(node)
+    return bool(own) and (ANY in own or not own.isdisjoint(keys))
+
+
+class Differ:
+    """The solutions a change gives and takes, node by node (see the module docstring).
+
+    Args:
+        old / new: the graph before and after (seeded lookups; whole scans only where a
+            node must be evaluated whole).
+        plus / minus: the triples added and removed, as pairs.
+        keys: the change's touch keys (:func:`change_keys`).
+        budget: rows each side's evaluation may visit.
+        cache: old-graph evaluations by node, kept for one graph version (shared by the
+            events matched against it).
+    """
+
+    def __init__(
+        self,
+        old: Pairs,
+        new: Pairs,
+        plus: Pairs,
+        minus: Pairs,
+        keys: set[str | tuple[str, Term]],
+        budget: int,
+        cache: dict[Any, Any] | None = None,
+    ) -> None:
+        self.ev = (Evaluator(old, budget), Evaluator(new, budget))
+        #: The change's own triples: what it adds, what it removes.
+        self.delta = (Evaluator(plus, budget), Evaluator(minus, budget))
+        self.keys = keys
+        self.cache = cache if cache is not None else {}
+        self._orders: dict[tuple[Any, frozenset[str]], tuple[Atom, ...]] = {}
+
+    # -- evaluation with sound seeding -------------------------------------------------------
+
+    def evaluate(self, node: Node, seed: Sol, side: int, merge: bool = True) -> Rows:
+        """The solutions of ``node`` on ``side`` compatible with ``seed`` (merged with it,
+        or ``node``'s own bindings when not ``merge``)."""
+        scope = in_scope(node)
+        own = {v: t for v, t in seed.items() if v in scope}
+        if own.keys() <= certain(node):
+            rows = self._eval(node, own, side)
+        else:
+            rows = [r for r in self._whole(node, side) if compatible(r, own)]
+            if merge and own:
+                rows = [{**r, **own} for r in rows]
+        if merge and len(seed) > len(own):
+            rows = [{**seed, **r} for r in rows]
+        return rows
+
+    def _whole(self, node: Node, side: int) -> Rows:
+        """``node``'s solutions unseeded (the old graph's kept per version)."""
+        if side == NEW:
+            return self._eval(node, {}, NEW)
+        found = self.cache.get(node)
+        if found is None:
+            found = self._eval(node, {}, OLD)
+            held = self.cache.get(_HELD, 0) + len(found)
+            if held <= CACHE_ROWS:
+                self.cache[node] = found
+                self.cache[_HELD] = held
+        return found
+
+    def _eval(self, node: Node, seed: Sol, side: int) -> Rows:  # noqa: C901
+        ev = self.ev[side]
+        kind = type(node)
+        if kind is BGP:
+            return ev.bgp(self.ordered(node.triples, seed), seed)  # type: ignore[union-attr]
+        if kind is Join:
+            out: Rows = []
+            for left in self.evaluate(node.left, seed, side):  # type: ignore[union-attr]
+                out.extend(self.evaluate(node.right, left, side))  # type: ignore[union-attr]
+            ev.tick(len(out))
+            return out
+        if kind is LeftJoin:
+            return [
+                row
+                for left in self.evaluate(node.left, seed, side)  # type: ignore[union-attr]
+                for row in self.extended(node, left, side)  # type: ignore[arg-type]
+            ]
+        if kind is Union:
+            either = self.evaluate(node.left, seed, side)  # type: ignore[union-attr]
+            return either + self.evaluate(node.right, seed, side)  # type: ignore[union-attr]
+        if kind is Minus:
+            return [
+                left
+                for left in self.evaluate(node.left, seed, side)  # type: ignore[union-attr]
+                if self.survives(node, left, side)  # type: ignore[arg-type]
+            ]
+        if kind is Filter:
+            inner = self.evaluate(node.inner, seed, side)  # type: ignore[union-attr]
+            return [r for r in inner if ev.passes(node.filters, r)]  # type: ignore[union-attr]
+        if kind is Extend:
+            return self.extend(node, self.evaluate(node.inner, seed, side), side)  # type: ignore[arg-type,union-attr]
+        return ev.values(node, seed)  # type: ignore[arg-type]
+
+    def extended(self, node: LeftJoin, left: Sol, side: int) -> Rows:
+        """OPTIONAL: ``left`` extended by the compatible right solutions that pass the
+        filters, or alone."""
+        ev = self.ev[side]
+        found = [r for r in self.evaluate(node.right, left, side) if ev.passes(node.filters, r)]
+        return found or [left]
+
+    def survives(self, node: Minus, left: Sol, side: int) -> bool:
+        """MINUS: no compatible right solution shares a variable with ``left``."""
+        rows = self.evaluate(node.right, left, side, merge=False)
+        self.ev[side].tick(len(rows))
+        return not any(not left.keys().isdisjoint(r) for r in rows)
+
+    def extend(self, node: Extend, rows: Rows, side: int) -> Rows:
+        """BIND over ``rows`` (an error leaves the variable unbound)."""
+        ev, expr, out = self.ev[side], node.expr, []
+        for s in rows:
+            ev.tick()
+            if type(expr) is WithExists:
+                value = term_value(expr.expr, ev.with_exists(expr, s))
+            else:
+                value = term_value(expr, s)
+            out.append({**s, node.var: value} if value is not None else s)
+        return out
+
+    def ordered(self, atoms: tuple[Atom, ...], seed: Mapping[str, Term]) -> tuple[Atom, ...]:
+        """The patterns in a join order from ``seed``: the most bound first, triples
+        before paths (kept per pattern tuple and bound variables)."""
+        bound = frozenset(seed)
+        key = (atoms, bound)
+        found = self._orders.get(key)
+        if found is None:
+            remaining, names, order = list(atoms), set(bound), []
+            while remaining:
+                best = max(range(len(remaining)), key=lambda i: _score(remaining[i], names, i))
+                atom = remaining.pop(best)
+                order.append(atom)
+                names |= atom.variables()
+            found = self._orders[key] = tuple(order)
+        return found
+
+    # -- differences --------------------------------------------------------------------------
+
+    def diff(self, node: Node) -> tuple[Rows, Rows]:
+        """``(gained, lost)``: the solutions of ``node`` the change adds and removes."""
+        if not touched(node, self.keys):
+            return [], []
+        kind = type(node)
+        if kind is BGP:
+            return self.diff_bgp(node.triples)  # type: ignore[union-attr]
+        if kind is Join:
+            return self.diff_join(node.left, node.right)  # type: ignore[union-attr]
+        if kind is Union:
+            pl, ml = self.diff(node.left)  # type: ignore[union-attr]
+            pr, mr = self.diff(node.right)  # type: ignore[union-attr]
+            return pl + pr, ml + mr
+        if kind is Filter:
+            return self.diff_filter(node)  # type: ignore[arg-type]
+        if kind is LeftJoin:
+            return self.diff_optional(node)  # type: ignore[arg-type]
+        if kind is Minus:
+            return self.diff_minus(node)  # type: ignore[arg-type]
+        if kind is Extend:
+            if type(node.expr) is WithExists:  # type: ignore[union-attr]
+                return self.fallback(node)
+            gained, lost = self.diff(node.inner)  # type: ignore[union-attr]
+            return self.extend(node, gained, NEW), self.extend(node, lost, OLD)  # type: ignore[arg-type]
+        return [], []
+
+    def fallback(self, node: Node) -> tuple[Rows, Rows]:
+        """Both sides evaluated whole, and compared."""
+        old, new = self._whole(node, OLD), self._whole(node, NEW)
+        return subtract(new, old), subtract(old, new)
+
+    def atom_diff(self, atom: Atom) -> tuple[Rows, Rows]:
+        """The rows one pattern gains and loses."""
+        if type(atom) is PathPattern:
+            return self.path_diff(atom)
+        return self.delta[0].bgp((atom,), {}), self.delta[1].bgp((atom,), {})
+
+    def diff_bgp(self, atoms: tuple[Atom, ...]) -> tuple[Rows, Rows]:
+        """The delta rule over the patterns in order (see the module docstring)."""
+        diffs = [self.atom_diff(a) if touched(BGP((a,)), self.keys) else ([], []) for a in atoms]
+        live = [bool(p or m) for p, m in diffs]
+        if not any(live):
+            return [], []
+        if not any(m for _, m in diffs):
+            return self.gains_only(atoms, diffs), []
+        gained, lost = diffs[0]
+        for k in range(1, len(atoms)):
+            if not (gained or lost or any(live[k:])):
+                return [], []
+            prefix, atom = atoms[:k], (atoms[k],)
+            p_k, m_k = diffs[k]
+            new_gained = [row for r in p_k for row in self.seeded(prefix, r, OLD)]
+            if lost and p_k:
+                new_gained = subtract(new_gained, _joined(lost, p_k))
+            new_gained += [row for a in gained for row in self.seeded(atom, a, NEW)]
+            new_lost = [row for a in lost for row in self.seeded(atom, a, OLD)]
+            new_lost += [row for r in m_k for row in self.seeded(prefix, r, OLD)]
+            if lost and m_k:
+                new_lost = subtract(new_lost, _joined(lost, m_k))
+            gained, lost = new_gained, new_lost
+        return gained, lost
+
+    def gains_only(self, atoms: tuple[Atom, ...], diffs: list[tuple[Rows, Rows]]) -> Rows:
+        """The delta rule when nothing is lost (an event): for each pattern ``k`` and each
+        row it gains, the other patterns joined from the row, those before ``k`` over the
+        old graph and those after it over the new one, in the order of what is bound (the
+        row's nodes first: a reading's sensor, then its equipment, never every point of
+        the graph)."""
+        gained: Rows = []
+        for k, (rows, _) in enumerate(diffs):
+            if not rows:
+                continue
+            others = [(a, OLD) for a in atoms[:k]] + [(a, NEW) for a in atoms[k + 1 :]]
+            for r in rows:
+                gained.extend(self.mixed(others, r))
+        return gained
+
+    def mixed(self, atoms: list[tuple[Atom, int]], seed: Sol) -> Rows:
+        """A basic graph pattern whose patterns each read their own side, from ``seed``,
+        the most bound pattern next each time."""
+        rows = [seed]
+        remaining = list(atoms)
+        while remaining and rows:
+            bound = set(rows[0])
+            best = max(range(len(remaining)), key=lambda i: _score(remaining[i][0], bound, i))
+            atom, side = remaining.pop(best)
+            match = self.ev[side].match
+            rows = [out for row in rows for out in match(atom, row)]
+        return rows
+
+    def seeded(self, atoms: tuple[Atom, ...], seed: Sol, side: int) -> Rows:
+        """A basic graph pattern's solutions extending ``seed`` (every variable of a basic
+        graph pattern is certain: seeding is always sound)."""
+        return self.ev[side].bgp(self.ordered(atoms, seed), seed)
+
+    def diff_join(self, a: Node, b: Node) -> tuple[Rows, Rows]:
+        """``new = (A - mA + pA) join (B - mB + pB)``, expanded."""
+        pa, ma = self.diff(a)
+        pb, mb = self.diff(b)
+        gained = [row for r in pb for row in self.evaluate(a, r, OLD)]
+        if ma and pb:
+            gained = subtract(gained, _joined(ma, pb))
+        gained += [row for r in pa for row in self.evaluate(b, r, NEW)]
+        lost = [row for r in ma for row in self.evaluate(b, r, OLD)]
+        lost += [row for r in mb for row in self.evaluate(a, r, OLD)]
+        if ma and mb:
+            lost = subtract(lost, _joined(ma, mb))
+        return gained, lost
+
+    def affected(self, left: Node, changed: Rows, shared: frozenset[str]) -> Rows:
+        """The old solutions of ``left`` that ``changed`` right rows may affect: those
+        compatible with a changed row on the ``shared`` variables (all of them, if a
+        changed row leaves one unbound, or nothing is shared)."""
+        keys: dict[frozenset[tuple[str, Term]], Sol] = {}
+        for row in changed:
+            if not shared or not shared <= row.keys():
+                return self._whole(left, OLD)
+            own = {v: row[v] for v in shared}
+            keys.setdefault(key_of(own), own)
+        return [r for seed in keys.values() for r in self.evaluate(left, seed, OLD)]
+
+    def diff_filter(self, node: Filter) -> tuple[Rows, Rows]:
+        """FILTER: each side's changes filtered; with EXISTS, the unchanged solutions whose
+        EXISTS answer the change flips."""
+        inner_gained, inner_lost = self.diff(node.inner)
+        new_ev, old_ev = self.ev[NEW], self.ev[OLD]
+        gained = [r for r in inner_gained if new_ev.passes(node.filters, r)]
+        lost = [r for r in inner_lost if old_ev.passes(node.filters, r)]
+        patterns = _exists_patterns(node.filters)
+        if not any(touched(x, self.keys) for x in patterns):
+            return gained, lost
+        stay = subtract(self._flippable(node.inner, patterns), inner_lost)
+        for row in stay:
+            before, after = old_ev.passes(node.filters, row), new_ev.passes(node.filters, row)
+            if after and not before:
+                gained.append(row)
+            elif before and not after:
+                lost.append(row)
+        return gained, lost
+
+    def _flippable(self, inner: Node, patterns: Sequence[Node]) -> Rows:
+        """The old solutions of ``inner`` an EXISTS pattern's change may concern."""
+        shared_sets = set()
+        changed: Rows = []
+        for x in patterns:
+            if not _simple(x):
+                return self._whole(inner, OLD)
+            gx, lx = self.diff(x)
+            changed += gx + lx
+            shared_sets.add(certain(inner) & in_scope(x))
+        if len(shared_sets) != 1:
+            return self._whole(inner, OLD)
+        return self.affected(inner, changed, shared_sets.pop())
+
+    def diff_optional(self, node: LeftJoin) -> tuple[Rows, Rows]:
+        """OPTIONAL: new left solutions extended over the new graph, lost ones over the old;
+        staying left solutions with a changed compatible right row re-extended both ways."""
+        if _exists_patterns(node.filters):
+            return self.fallback(node)
+        pl, ml = self.diff(node.left)
+        pr, mr = self.diff(node.right)
+        gained = [row for a in pl for row in self.extended(node, a, NEW)]
+        lost = [row for a in ml for row in self.extended(node, a, OLD)]
+        if pr or mr:
+            shared = certain(node.left) & in_scope(node.right)
+            for u in subtract(self.affected(node.left, pr + mr, shared), ml):
+                before, after = self.extended(node, u, OLD), self.extended(node, u, NEW)
+                if Counter(map(key_of, before)) != Counter(map(key_of, after)):
+                    gained += after
+                    lost += before
+        return gained, lost
+
+    def diff_minus(self, node: Minus) -> tuple[Rows, Rows]:
+        """MINUS: new left solutions that survive the new right side, lost ones that
+        survived the old; staying left solutions sharing a variable with a changed right
+        row checked both ways."""
+        pl, ml = self.diff(node.left)
+        pr, mr = self.diff(node.right)
+        gained = [a for a in pl if self.survives(node, a, NEW)]
+        lost = [a for a in ml if self.survives(node, a, OLD)]
+        left_scope = in_scope(node.left)
+        shared = certain(node.left) & in_scope(node.right)
+        changed = [r for r in pr + mr if not left_scope.isdisjoint(r)]  # (others remove none)
+        if changed:
+            for u in subtract(self.affected(node.left, changed, shared), ml):
+                before, after = self.survives(node, u, OLD), self.survives(node, u, NEW)
+                if after and not before:
+                    gained.append(u)
+                elif before and not after:
+                    lost.append(u)
+        return gained, lost
+
+    # -- paths --------------------------------------------------------------------------------
+
+    def path_diff(self, atom: PathPattern) -> tuple[Rows, Rows]:
+        """A path pattern's changed rows: from each start node that may reach a changed
+        edge (or a bound end), the pairs before and after."""
+        old_ev, new_ev = self.ev[OLD], self.ev[NEW]
+        s = cast(Term, atom.s) if type(atom.s) is not Var else None
+        o = cast(Term, atom.o) if type(atom.o) is not Var else None
+        if s is None and o is not None:  # from the bound end, backwards
+            inverse = PathPattern(atom.o, ("inv", atom.path), atom.s)
+            gained, lost = self.path_diff(inverse)
+            return gained, lost
+        starts: Iterable[Term] = (s,) if s is not None else self._starts(atom)
+        gained, lost = [], []
+        for start in starts:
+            before = old_ev.path(atom.path, start, o)
+            after = new_ev.path(atom.path, start, o)
+            gained += _path_rows(atom, subtract_pairs(after, before))
+            lost += _path_rows(atom, subtract_pairs(before, after))
+        return gained, lost
+
+    def _starts(self, atom: PathPattern) -> list[Term]:
+        """Nodes from which the path's pairs may have changed: every node of either graph
+        linked, by the path's properties in either direction, to a changed triple's end
+        (all nodes for a negated property set or a zero-length path)."""
+        if ANY in touch_keys(BGP((atom,))):
+            nodes = dict.fromkeys(self.ev[OLD].nodes())
+            nodes.update(dict.fromkeys(self.ev[NEW].nodes()))
+            return list(nodes)
+        props = path_iris(atom.path)
+        todo: list[Term] = []
+        for ev in self.delta:
+            for prop in props:
+                for a, b in ev.by_prop.get(prop, ()):
+                    todo += (a, b)
+        seen = dict.fromkeys(todo)
+        while todo:
+            node = todo.pop()
+            for side in (OLD, NEW):
+                ev = self.ev[side]
+                for prop in props:
+                    for _, b in ev.link(prop, node, None):
+                        ev.tick()
+                        if b not in seen:
+                            seen[b] = None
+                            todo.append(b)
+                    for a, _ in ev.link(prop, None, node):
+                        ev.tick()
+                        if a not in seen:
+                            seen[a] = None
+                            todo.append(a)
+        return list(seen)
+
+
+_HELD = ("rows held",)
+
+
+def _joined(a: Rows, b: Rows) -> Rows:
+    """Every compatible pair of ``a`` and ``b`` rows, merged."""
+    return [{**x, **y} for x in a for y in b if compatible(x, y)]
+
+
+def subtract_pairs(
+    a: list[tuple[Term, Term]], b: list[tuple[Term, Term]]
+) -> list[tuple[Term, Term]]:
+    """The multiset difference of two pair lists."""
+    if not b:
+        return a
+    counts = Counter(b)
+    out = []
+    for pair in a:
+        if counts.get(pair, 0) > 0:
+            counts[pair] -= 1
+        else:
+            out.append(pair)
+    return out
+
+
+def _path_rows(atom: PathPattern, pairs: list[tuple[Term, Term]]) -> Rows:
+    out: Rows = []
+    for a, b in pairs:
+        row: Sol = {}
+        if _bind(row, atom.s, a) and _bind(row, atom.o, b):
+            out.append(row)
+    return out
+
+
+def _bind(row: Sol, term: Any, value: Term) -> bool:
+    if type(term) is not Var:
+        return bool(term == value)
+    return row.setdefault(term.name, value) == value
+
+
+def _exists_patterns(filters: Iterable[Any]) -> list[Node]:
+    out: list[Node] = []
+    for f in filters:
+        if type(f) is Exists:
+            out.append(f.pattern)
+        elif type(f) is WithExists:
+            out.extend(e.pattern for _, e in f.exists)
+    return out
+
+
+def _simple(node: Node) -> bool:
+    """A pattern whose substitution by a solution equals joining with it: triples, paths
+    and filters without EXISTS."""
+    if type(node) is BGP:
+        return True
+    if type(node) is Filter:
+        return not _exists_patterns(node.filters) and _simple(node.inner)
+    return False
+
+
+def _score(atom: Atom, bound: set[str], i: int) -> tuple[int, int, int, int]:
+    """Join order: the patterns with a bound variable first (a node the solution already
+    has: a lookup), then those with constants (a class: maybe every sensor), triples before
+    paths."""
+    ends: list[Any] = [atom.s, atom.o]
+    if type(atom) is TriplePattern:
+        ends.append(atom.p)
+    tied = sum(type(t) is Var and t.name in bound for t in ends)
+    known = sum(type(t) is not Var for t in ends)
+    return (tied, known, type(atom) is TriplePattern, -i)
