@@ -64,7 +64,7 @@ _MEANING = {
     413: "the body is larger than --max-body",
     415: "unsupported media type (Content-Type)",
     422: "invalid parameters, unsupported SPARQL construct or a limit exceeded",
-    429: "too many open streams for this subscriber",
+    429: "too many open streams for this subscriber, or bad bearer tokens from this address",
     503: "the store could not be written (retry after Retry-After seconds)",
     507: "the disk is full: nothing was written (retry after Retry-After seconds)",
 }

@@ -199,7 +199,7 @@ def events_router(ctx: Context) -> APIRouter:
             status_code=202,
             openapi_extra=body,
             response_model_exclude_none=True,
-            responses=responses(400, 401, 403, 413, 415, 422),
+            responses=responses(400, 401, 403, 413, 415, 422, 429, 503, 507),
         )
     return router
 

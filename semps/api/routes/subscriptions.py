@@ -86,7 +86,7 @@ def subscriptions_router(ctx: Context) -> APIRouter:
         status_code=201,
         openapi_extra=_BODY,
         response_model_exclude_none=True,
-        responses=responses(400, 401, 403, 413, 415, 422),
+        responses=responses(400, 401, 403, 413, 415, 422, 503, 507),
     )
     async def subscribe(
         request: Request,
@@ -142,7 +142,7 @@ def subscriptions_router(ctx: Context) -> APIRouter:
         "/subscriptions/{sub_id}",
         openapi_extra=_BODY,
         response_model_exclude_none=True,
-        responses=responses(400, 401, 403, 404, 413, 415, 422),
+        responses=responses(400, 401, 403, 404, 413, 415, 422, 503, 507),
     )
     async def replace_subscription(
         sub_id: str,
