@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from semps_test_support import PATIENCE, Server
+from semps_test_support import Server
 
 from semps.cli.demo import demo_dir
 
@@ -24,10 +24,7 @@ ADA = "<http://www.Department7.University3.edu/FullProfessor2>"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    # The watchdog is not this test's subject: a loaded machine's slow batch must not suspend
-    # a subscription here (its own tests are tests/broker's and the noisy neighbour's).
-    patient = ("--match-timeout", str(PATIENCE))
-    srv = Server(tmp_path_factory.mktemp("algebra") / "data", extra=patient)
+    srv = Server(tmp_path_factory.mktemp("algebra") / "data")
     with srv.client("admin") as admin:
         admin.put("/ontology", content=(demo_dir() / "univ-bench.owl").read_bytes(), headers=RDFXML)
     yield srv
