@@ -29,10 +29,12 @@ import numpy.typing as npt
 from semps._types import Term
 from semps.ingest.sparql import typed
 from semps.ingest.sparql.filters import Expression
-from semps.matcher.semantic.codes import AND, COMPARISONS, END, EQ, MASK, OR, STAR
+from semps.matcher.semantic.codes import AND, COMPARISONS, END, EQ, MASK, OR
 from semps.matcher.semantic.compiled import (
+    ANY_KEY,
     CompiledSubscription,
     Component,
+    NPNKey,
     Pattern,
     join_order,
     semi_join,
@@ -192,9 +194,19 @@ def family_of(sub: CompiledSubscription) -> tuple[Family, tuple[object, ...]] | 
         return None
     templates: list[Template] = []
     params: list[object] = []
-    patterns = []
+    patterns: list[tuple[str, NPNKey, str, str]] = []
+    # Constants as parameters widen the family's join: ``?x a ?k`` reads every type of
+    # every node (a node has one per class above its own), and two such patterns multiply.
+    # With more than PARAM_CONSTANTS constant ends, the constants stay in the join (read
+    # by their binding table, as verification does): smaller joins, narrower families.
+    keep = sum((p.s_var is None) + (p.o_var is None) for p in sub.patterns) > PARAM_CONSTANTS
     for p in sub.patterns:
         s_var, o_var = p.s_var, p.o_var
+        npn = ANY_KEY
+        if keep and (s_var is None or o_var is None):
+            npn = p.key
+            s_var = s_var or f" c{len(patterns)}s"  # a column no query can name
+            o_var = o_var or f" c{len(patterns)}o"
         if s_var is None:
             s_var = _fresh(len(params))
             params.append(p.key[0])
@@ -203,15 +215,15 @@ def family_of(sub: CompiledSubscription) -> tuple[Family, tuple[object, ...]] | 
             o_var = _fresh(len(params))
             params.append(p.key[1])
             templates.append(("eq", o_var, len(params) - 1))
-        patterns.append((p.prop, s_var, o_var))  # plain tuples: hashed in C, unlike Pattern
+        patterns.append((p.prop, npn, s_var, o_var))  # plain tuples: hashed in C
     for f in sub.filters:
         template, constants = _filter_template(f, len(params))
         if template is None:
             return None
         templates.append(template)
         params.extend(constants)
-    if not templates:
-        return None
+    if not templates and not keep:
+        return None  # one shape, counted once already: no family to share
     key = (tuple(patterns), tuple(templates), sub.components[0].projection, sub.distinct, sub.ask)
     family = _FAMILIES.get(key)
     if family is None:
@@ -230,7 +242,7 @@ _BARES: dict[Component, Component] = {}  # bounded likewise
 
 def _new_family(key: tuple[Any, ...]) -> Family:
     shapes, templates, projection, distinct, ask = key
-    patterns = tuple(Pattern(prop, (STAR, STAR), s, o) for prop, s, o in shapes)
+    patterns = tuple(Pattern(prop, key, s, o) for prop, key, s, o in shapes)
     plan, _ = join_order(patterns, ())
     columns = tuple(dict.fromkeys(v for step in plan for v in (step[3], step[4]) if v))
     bare = Component(plan, (), columns, semi_join(plan), tuple(() for _ in plan), ())
@@ -293,6 +305,10 @@ def _fresh(n: int) -> str:
 
 
 _FRESH = tuple(f" k{n}" for n in range(64))
+
+#: Most constant ends of a subscription's patterns that become parameters of its family
+#: (past it, none does: they stay in the family's join).
+PARAM_CONSTANTS = 1
 
 
 def _filter_template(f: object, offset: int) -> tuple[Template | None, tuple[object, ...]]:

@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from semps._types import Term
 from semps.matcher.semantic._join_kernels import family_join_runs
+from semps.matcher.semantic.codes import STAR
 from semps.matcher.semantic.family import Needles
 from semps.matcher.semantic.familytables import MEMO_SIZE, MEMO_TEXT, FamilyTables, TermFacts
 from semps.matcher.semantic.index import SubscriptionIndex
@@ -75,18 +76,30 @@ def event_terms(
     ps: list[int] = []
     ss: list[int] = []
     os_: list[int] = []
-    by_prop, numbered = pairs.by_prop, tables.props
+    by_prop, numbered, keyed = pairs.by_prop, tables.props, tables.keyed
     for prop in props:
         rows = by_prop.get(prop)
         if rows is None:
             continue
-        pid = numbered[prop]
+        pid = numbered.get(prop)
+        with_constants = prop in keyed
         for s, o in rows:
-            ps.append(pid)
             a = get(s)
-            ss.append(add(s, term_ids) if a is None else a)
+            a = add(s, term_ids) if a is None else a
             b = get(o)
-            os_.append(add(o, term_ids) if b is None else b)
+            b = add(o, term_ids) if b is None else b
+            if pid is not None:
+                ps.append(pid)
+                ss.append(a)
+                os_.append(b)
+            if not with_constants:
+                continue
+            for table in ((prop, STAR, o), (prop, s, STAR), (prop, s, o)):
+                k = numbered.get(table)  # the pair is in a binding table with constants
+                if k is not None:
+                    ps.append(k)
+                    ss.append(a)
+                    os_.append(b)
     hits = _string_hits(index, tables, pairs, props, facts, budget)
     return EventTerms(
         np.array(ps, dtype=np.int64),
@@ -211,8 +224,8 @@ def count_runs(
     # The event's pairs of every property a family joins, not only those of the runs'
     # families: as many pairs, or hardly more (the joins never read the others), and
     # cheaper to list than the runs' joins' properties.
-    numbered = tables.props
-    props = [p for p in pairs.by_prop if p in numbered]
+    joined = tables.joined
+    props = [p for p in pairs.by_prop if p in joined]
     ev = event_terms(index, tables, pairs, props, budget)
     return family_join_runs(
         run_fam,

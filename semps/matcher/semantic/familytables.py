@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from semps._types import Term
+from semps.matcher.semantic.compiled import ANY_KEY
 from semps.matcher.semantic.family import STRING_FN_CODES, Family, integer_value
 from semps.terms import XSD_STRING, Literal
 
@@ -28,9 +29,14 @@ MEMO_TEXT, MEMO_SIZE = 256, 8192
 class FamilyTables(NamedTuple):
     """An index's families as arrays, by family number (see ``family_join_runs``)."""
 
-    props: dict[str, int]  # the properties families join, numbered
+    #: The binding tables families join, numbered: a property (every pair of it), or
+    #: ``(property, subject or STAR, object or STAR)`` (the pairs with those constants).
+    props: dict[str | tuple[str, Term, Term], int]
     #: Per property: whether its subjects, its objects are read by a string template.
     string_sites: dict[str, tuple[bool, bool]]
+    #: The properties of every binding table in ``props``; those of tables with constants.
+    joined: frozenset[str]
+    keyed: frozenset[str]
     fam_bare: IntArray
     fam_mode: IntArray
     bare_at: IntArray
@@ -49,7 +55,7 @@ class FamilyTables(NamedTuple):
 def family_tables(families: dict[int, Family], count: int) -> FamilyTables:
     """The tables of families ``0..count - 1`` (numbers missing from ``families`` get
     empty entries)."""
-    props: dict[str, int] = {}
+    props: dict[str | tuple[str, Term, Term], int] = {}
     sites: dict[str, list[bool]] = {}
     bares: dict[object, int] = {}
     fam_bare, fam_mode = np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64)
@@ -67,9 +73,11 @@ def family_tables(families: dict[int, Family], count: int) -> FamilyTables:
             b = bares.get(family.bare)
             if b is None:
                 b = bares[family.bare] = len(width)
-                for prop, _, mode, s_var, o_var, _ in family.bare.plan:
-                    assert s_var is not None and o_var is not None, "constants are parameters"
-                    steps.append((props.setdefault(prop, len(props)), mode, col[s_var], col[o_var]))
+                for prop, key, mode, s_var, o_var, _ in family.bare.plan:
+                    assert s_var is not None and o_var is not None, "constants have columns"
+                    # A binding table with a constant end is a "property" of its own.
+                    name = prop if key == ANY_KEY else (prop, *key)
+                    steps.append((props.setdefault(name, len(props)), mode, col[s_var], col[o_var]))
                 bare_at.append(len(steps))
                 width.append(len(family.columns))
             fam_bare[fid] = b
@@ -93,6 +101,8 @@ def family_tables(families: dict[int, Family], count: int) -> FamilyTables:
     return FamilyTables(
         props,
         {prop: (s, o) for prop, (s, o) in sites.items()},
+        frozenset(p if type(p) is str else p[0] for p in props),
+        frozenset(p[0] for p in props if type(p) is tuple),
         fam_bare,
         fam_mode,
         np.array(bare_at, dtype=np.int64),

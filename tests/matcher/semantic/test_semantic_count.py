@@ -56,6 +56,13 @@ TEMPLATES = [
     # A comparison first, then a string test (the first's bounds must outlive the second)
     'SELECT * {{ ?x <{EX}d> ?v . ?x <{EX}s> ?t FILTER(?v > {a} && contains(?t, "{w}")) }}',
     'SELECT ?x {{ ?x <{EX}d> ?v . ?x <{EX}s> ?t FILTER(?v <= {b}) FILTER(strstarts(?t, "{w}")) }}',
+    # More than one constant end: the constants stay in the family's join (a binding
+    # table with constants), types on two nodes, a constant subject, a typed literal.
+    "SELECT * {{ ?x a <{c}> . ?x <{EX}p> ?y . ?y a <{c}> . ?y <{EX}d> ?v FILTER(?v < {b}) }}",
+    "SELECT DISTINCT ?y {{ <{n}> <{EX}p> ?y . ?y a <{c}> }}",
+    "SELECT * {{ ?x <{EX}d> {a} . ?x <{EX}p> ?y . ?y a <{c}> }}",
+    "ASK {{ ?x a <{c}> . ?x <{EX}p> ?x . ?x <{EX}p> <{n}> }}",
+    "SELECT ?x {{ ?x <{EX}p> <{n}> . ?x a <{c}> . ?x a <{c}> }}",
 ]
 
 
