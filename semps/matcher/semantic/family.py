@@ -8,10 +8,11 @@ member's filters (:func:`program_of`) over those solutions, both compiled
 (:mod:`.familyjoin`), instead of one verification per member (:mod:`.count`).
 
 Only simple forms enter a family (one connected component, no late filters, every filter
-built from ``&&``/``||`` of a variable compared with an integer constant and
-``CONTAINS``/``STRSTARTS``/``STRENDS`` of a variable and a plain string constant). The
-compiled pass covers solutions whose filtered values are integers (numeric literals of
-integral value) or plain strings; on anything else, or when the join runs out of budget,
+built from ``&&``/``||`` of a variable compared with a numeric constant of at most six
+decimal places and ``CONTAINS``/``STRSTARTS``/``STRENDS`` of a variable and a plain string
+constant). The compiled pass covers solutions whose filtered values are such numbers
+(compared exactly, as integers in millionths: :func:`integer_value`) or plain strings; on
+anything else, or when the join runs out of budget,
 the members are verified one by one, so the answers are those of
 :func:`~semps.matcher.semantic.verify.verify`.
 """
@@ -44,7 +45,7 @@ from semps.terms import XSD_STRING, Literal
 
 Template = tuple[Any, ...]
 
-_INT_LIMIT = 2**62
+_INT_LIMIT = 2**62  # scaled values past it are not covered
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,8 +370,10 @@ def _cmp(op: str, name: str, constant: Term, params: list[object]) -> Template |
 
 
 def integer_value(term: Term) -> int | None:
-    """The term's value when it is a number of integral value (as the general comparison
-    reads it), else ``None``."""
+    """The term's value as an exact integer in millionths (:data:`SCALE`) when it is a
+    number (as the general comparison reads it) of at most six decimal places and within
+    the compiled pass's range, else ``None``: comparing these integers is comparing the
+    values, exactly (``"2.5"^^xsd:decimal`` is 2,500,000; ``3`` and ``3.0`` are equal)."""
     if type(term) is str:
         return None
     found = _INTEGERS.get(term, _UNKNOWN)
@@ -381,13 +384,21 @@ def integer_value(term: Term) -> int | None:
     return found  # type: ignore[return-value]
 
 
+#: Values are compared in the compiled pass as integers in units of 1 / SCALE.
+SCALE = 10**6
+
 _INTEGERS: dict[Term, int | None] = {}  # bounded: cleared when full
 _UNKNOWN = object()
 
 
 def _read_integer(term: Term) -> int | None:
     kind, value = typed(term)
-    if kind != "num" or not isinstance(value, Decimal) or value != value.to_integral_value():
+    if kind != "num" or not isinstance(value, Decimal) or not value.is_finite():
         return None
-    number = int(value)
+    if len(value.as_tuple().digits) > 18:  # past the range anyway; and the product is exact
+        return None
+    scaled = value * SCALE
+    if scaled != scaled.to_integral_value():
+        return None
+    number = int(scaled)
     return number if -_INT_LIMIT < number < _INT_LIMIT else None
