@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from semps._types import Term
 from semps.ingest.sparql import typed
-from semps.ingest.sparql.filters import Expression
+from semps.ingest.sparql.filters import Expression, regex_holds
 from semps.matcher.semantic.codes import AND, COMPARISONS, END, EQ, MASK, OR
 from semps.matcher.semantic.compiled import (
     ANY_KEY,
@@ -99,7 +99,24 @@ class ParamTable:
 
 
 #: The string functions a family's templates may use, by their number in the compiled pass.
-STRING_FN_CODES = {"CONTAINS": 0, "STRSTARTS": 1, "STRENDS": 2}
+STRING_FN_CODES = {"CONTAINS": 0, "STRSTARTS": 1, "STRENDS": 2, "REGEX": 3}
+#: How many (the compiled pass reads a term's needles at ``term * FUNCTIONS + function``).
+FUNCTIONS = 4
+REGEX = 3
+
+
+def regex_needle(pattern: str, flags: str) -> str:
+    """A ``REGEX`` template's parameter as one constant: an IRI no event can hold (control
+    characters are not allowed in IRIs), numbered among the index's constants."""
+    return f"\x00regex\x00{flags}\x00{pattern}"
+
+
+def needle_holds(text: str, needle: str) -> bool:
+    """Whether a ``REGEX`` template's parameter (:func:`regex_needle`) holds of a plain
+    string, as the general evaluation has it (an error is false: templates are
+    conjunctions and disjunctions only, where an error and false decide alike)."""
+    _, _, flags, pattern = needle.split("\x00", 3)
+    return regex_holds(text, pattern, flags)
 
 
 class Needles:
@@ -109,8 +126,8 @@ class Needles:
     event to event), until a new needle comes."""
 
     def __init__(self) -> None:
-        self.uses: tuple[dict[int, int], ...] = ({}, {}, {})
-        self._strings: list[list[tuple[int, str]] | None] = [None, None, None]
+        self.uses: tuple[dict[int, int], ...] = tuple({} for _ in range(FUNCTIONS))
+        self._strings: list[list[tuple[int, str]] | None] = [None] * FUNCTIONS
         #: By (function, value): the sorted numbers of the needles found in the value
         #: (others may be among them). Bounded: cleared when full, and by a new needle.
         self.found: dict[tuple[int, str], list[int]] = {}
@@ -349,12 +366,23 @@ def _template(ast: tuple[Any, ...], params: list[object]) -> Template | None:
         if _is(left, "term") and _is(right, "var"):
             return _cmp(FLIP[op], right[1], left[1], params)
         return None
+    if kind == "call" and len(ast) == 3 and ast[1] == "REGEX" and len(ast[2]) in (2, 3):
+        a, *rest = ast[2]
+        if _is(a, "var") and all(_is(b, "term") and _plain(b[1]) for b in rest):
+            flags = rest[1][1][0] if len(rest) == 2 else ""
+            params.append(regex_needle(rest[0][1][0], flags))
+            return ("str", "REGEX", a[1], len(params) - 1)
+        return None
     if kind == "call" and len(ast) == 3 and ast[1] in STRING_FNS and len(ast[2]) == 2:
         a, b = ast[2]
         if _is(a, "var") and _is(b, "term") and type(b[1]) is Literal and b[1][1] == XSD_STRING:
             params.append(b[1][0])
             return ("str", ast[1], a[1], len(params) - 1)
     return None
+
+
+def _plain(term: object) -> bool:
+    return type(term) is Literal and term[1] == XSD_STRING and not term[2]
 
 
 def _is(node: object, kind: str) -> bool:

@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from semps._types import Term
 from semps.matcher.semantic.compiled import ANY_KEY
-from semps.matcher.semantic.family import STRING_FN_CODES, Family, integer_value
+from semps.matcher.semantic.family import FUNCTIONS, STRING_FN_CODES, Family, integer_value
 from semps.terms import XSD_STRING, Literal
 
 __all__ = ["MEMO_SIZE", "MEMO_TEXT", "FamilyTables", "TermFacts", "family_tables"]
@@ -127,7 +127,7 @@ class TermFacts:
     """What the compiled pass reads of a term, as columns by term number: its number
     among the index's constants (``tid``, -1 for none), its integer value (``ival``, 0 for
     none), whether it has one (``isint``), whether it is a plain string (``isstr``); and
-    by ``term * 3 + string function``, for the current event's strings, whether their
+    by ``term * FUNCTIONS + string function``, for the current event's strings, whether their
     needles are known and where they are in its ``hits`` (``hit_lo:hit_hi``).
 
     Terms are numbered on first sight and kept across events (events repeat their nodes
@@ -145,9 +145,9 @@ class TermFacts:
         self.ival: IntArray = np.zeros(8, dtype=np.int64)
         self.isint: BoolArray = np.zeros(8, dtype=np.bool_)
         self.isstr: BoolArray = np.zeros(8, dtype=np.bool_)
-        self.known: BoolArray = np.zeros(24, dtype=np.bool_)
-        self.hit_lo: IntArray = np.zeros(24, dtype=np.int64)
-        self.hit_hi: IntArray = np.zeros(24, dtype=np.int64)
+        self.known: BoolArray = np.zeros(8 * FUNCTIONS, dtype=np.bool_)
+        self.hit_lo: IntArray = np.zeros(8 * FUNCTIONS, dtype=np.int64)
+        self.hit_hi: IntArray = np.zeros(8 * FUNCTIONS, dtype=np.int64)
 
     def _grow(self) -> None:
         """Room for twice as many terms, what is held kept."""
@@ -181,7 +181,7 @@ class TermFacts:
         return n
 
     def found(self, k: int, lo: int, hi: int) -> None:
-        """The needles of string function and term ``k`` (``term * 3 + function``) are
+        """The needles of string function and term ``k`` (``term * FUNCTIONS + function``) are
         ``hits[lo:hi]`` of this event."""
         self.known[k] = True
         self.hit_lo[k] = lo

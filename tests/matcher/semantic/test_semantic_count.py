@@ -77,6 +77,11 @@ TEMPLATES = [
     # Decimal constants (compared in millionths).
     "SELECT * {{ ?x a <{c}> . ?x <{EX}d> ?v FILTER(?v >= {a}.5 && ?v < {b}.25) }}",
     "SELECT ?x {{ ?x <{EX}d> ?v FILTER(?v = 2.5 || ?v > {b}.000001) }}",
+    # REGEX (its patterns tried on each value).
+    'SELECT * {{ ?x a <{c}> . ?x <{EX}s> ?t FILTER(regex(?t, "^{w}")) }}',
+    'SELECT ?x {{ ?x <{EX}s> ?t FILTER(regex(?t, "{w}|elm+", "i") || regex(?t, "{w}$")) }}',
+    "SELECT DISTINCT ?x {{ ?x <{EX}s> ?t . ?x <{EX}d> ?v "
+    'FILTER(regex(?t, "{w}", "i") && ?v < {b}) }}',
 ]
 
 
@@ -113,7 +118,7 @@ subscriptions = st.lists(st.sampled_from(TEMPLATES), min_size=1, max_size=3, uni
             st.sampled_from(NODES),
             st.integers(0, 5),
             st.integers(0, 3),
-            st.sampled_from(["red", "ash", "oak", "e", "", "m", "red oak", "k elm"]),
+            st.sampled_from(["red", "ash", "oak", "e", "", "m", "red oak", "k elm", "RED", "O."]),
         ),
         min_size=6,
         max_size=40,
