@@ -19,6 +19,8 @@ from semps.client._async import AsyncClient
 from semps.client._models import (
     BatchItem,
     DeadLetter,
+    GraphEdit,
+    GraphInfo,
     NewToken,
     Notification,
     Published,
@@ -35,6 +37,8 @@ __all__ = [
     "Client",
     "ClientError",
     "DeadLetter",
+    "GraphEdit",
+    "GraphInfo",
     "NewToken",
     "Notification",
     "Published",

@@ -79,6 +79,7 @@ class SemanticMatcher(Matcher):
     """
 
     kind = "semantic"
+    reads_graph = True
 
     def __init__(
         self,
