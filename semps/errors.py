@@ -25,7 +25,8 @@ re-raised as one of ours ``from`` the original::
     │   └── GraphLimitExceeded      the edit passes a documented limit (size, triples,
     │                               closure growth); nothing of it was applied
     ├── MatcherError                a matcher failed on valid input
-    │   └── PluginNotFound          no matcher registered under that name
+    │   ├── PluginNotFound          no matcher registered under that name
+    │   └── NotSupported            the matcher does not offer this (explain)
     ├── StoreError                  the persistent store failed
     │   └── NotFound                no such subscription, token, ...
     ├── AuthError                   missing or unknown bearer token
@@ -57,6 +58,7 @@ __all__ = [
     "JSONEventError",
     "MatcherError",
     "NotFound",
+    "NotSupported",
     "OntologyError",
     "PermissionDenied",
     "PluginNotFound",
@@ -199,6 +201,10 @@ class PluginNotFound(MatcherError):
     """No matcher is registered under the requested name."""
 
 
+class NotSupported(MatcherError):
+    """The matcher does not offer the operation asked of it (an explanation)."""
+
+
 class CompositeDefinitionError(SubscriptionError):
     """A composite event definition is refused (syntax, duplicate, undefined, cycle)."""
 
@@ -267,6 +273,7 @@ WIRE: tuple[tuple[type[SempsError], int, str], ...] = (
     (SubscriptionSyntaxError, 400, "syntax_error"),
     (UnsupportedQueryError, 422, "unsupported_query"),
     (PluginNotFound, 400, "unknown_kind"),
+    (NotSupported, 422, "not_supported"),
     (OntologyError, 400, "bad_ontology"),
     (UpdateSyntaxError, 400, "update_syntax_error"),
     (UnsupportedUpdateError, 422, "unsupported_update"),
