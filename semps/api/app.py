@@ -29,6 +29,7 @@ from semps.api.routes import (
     PublishRoute,
     deadletters_router,
     events_router,
+    explain_router,
     health_router,
     ontology_router,
     streams_router,
@@ -114,6 +115,7 @@ def create_app(
         ontology_router,
         deadletters_router,
         tokens_router,
+        explain_router,
     ):
         app.include_router(router(ctx))
     app.include_router(docs_router())

@@ -347,14 +347,17 @@ class Broker:
 
     # -- events ----------------------------------------------------------------------------
 
-    async def publish(self, data: bytes, media_type: str) -> tuple[str, int]:
-        """Accept one event; returns (event id, notifications) once they are durable."""
-        (result,) = await self.publish_many([(media_type, data)])
+    async def publish(self, data: bytes, media_type: str, publisher: str = "") -> tuple[str, int]:
+        """Accept one event; returns (event id, notifications) once they are durable.
+        ``publisher``: who publishes it (a token's subject), kept with its document."""
+        (result,) = await self.publish_many([(media_type, data)], publisher)
         if isinstance(result, BaseException):
             raise result
         return result
 
-    async def publish_many(self, documents: Sequence[tuple[str, bytes]]) -> list[Outcome]:
+    async def publish_many(
+        self, documents: Sequence[tuple[str, bytes]], publisher: str = ""
+    ) -> list[Outcome]:
         """Accept several events (each published or refused on its own), in order."""
         if not documents:
             return []
@@ -362,7 +365,7 @@ class Broker:
         waiter = Waiter.on(asyncio.get_running_loop(), len(documents))
         prefix, ids = self._id_prefix, self._ids
         items = [
-            Item(f"{prefix}{next(ids)}", media_type, body, now, (waiter, i))
+            Item(f"{prefix}{next(ids)}", media_type, body, now, (waiter, i), publisher)
             for i, (media_type, body) in enumerate(documents)
         ]
         self.pipeline.submit(items)

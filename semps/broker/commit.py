@@ -94,7 +94,13 @@ class Committer:
                             item.event_id, outcome[1], notes, self.limits
                         )
                     record = EventRecord(
-                        item.event_id, item.received, item.media_type, len(item.body), notes
+                        item.event_id,
+                        item.received,
+                        item.media_type,
+                        len(item.body),
+                        notes,
+                        item.body,
+                        item.publisher,
                     )
                     records.append(record)
                     answered.append((item, record))

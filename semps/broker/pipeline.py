@@ -55,6 +55,8 @@ class Item:
     body: bytes
     received: float
     done: Any = None
+    #: Who published it (a token's subject; empty: unknown).
+    publisher: str = ""
 
 
 #: A finished batch: its items and one outcome per item (see :mod:`semps.broker.worker`).

@@ -82,7 +82,9 @@ class PublishRoute:
             return
         headers = dict(scope["headers"])
         try:
-            self.broker.authorize(bearer_token(_text(headers.get(b"authorization"))), "publisher")
+            who = self.broker.authorize(
+                bearer_token(_text(headers.get(b"authorization"))), "publisher"
+            )
             content_type = _text(headers.get(b"content-type"))
             if path == "/events/batch":
                 check_batch_media_type(content_type)
@@ -90,11 +92,11 @@ class PublishRoute:
             if body is None:  # the client went away: nobody to answer, nothing published
                 return
             if path == "/events/batch":
-                outcomes = await self.broker.publish_many(parse_batch(body))
+                outcomes = await self.broker.publish_many(parse_batch(body), who.subject)
                 answer: dict[str, object] = {"events": batch_results(outcomes)}
             else:
                 event_id, matched = await self.broker.publish(
-                    body, content_type or "application/rdf+xml"
+                    body, content_type or "application/rdf+xml", who.subject
                 )
                 answer = {"id": event_id, "matched": matched}
         except Exception as exc:  # ours: its status; anything else: the one 500 shape

@@ -1,0 +1,156 @@
+"""``GET /events/{id}`` and ``POST /subscriptions/{id}/explain`` on a real ``semps serve``:
+the stored document, its triples and its closure; explanations of a match and of a
+non-match, of a posted and of a stored event; and the tenant rules (a publisher reads its
+own events, a subscriber those that notified its subscriptions, an admin all; no one
+explains another's subscription)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import httpx
+import pytest
+from semps_test_support import Server
+
+from semps.cli import main as semps_main
+
+EX = "http://example.org/"
+TTL = {"Content-Type": "text/turtle"}
+ONTOLOGY = f"""@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+<{EX}Sensor> a owl:Class . <{EX}Point> a owl:Class .
+<{EX}Sensor> rdfs:subClassOf <{EX}Point> .
+"""
+EVENT = f"<{EX}s1> a <{EX}Sensor> ; <{EX}value> 71 ."
+POINTS = f"SELECT ?p WHERE {{ ?p a <{EX}Point> }}"
+HOT = f"SELECT ?p ?v WHERE {{ ?p a <{EX}Point> ; <{EX}value> ?v FILTER(?v > 80) }}"
+
+
+def _token(server: Server, role: str, subject: str) -> str:
+    out = io.StringIO()
+    argv = ["token", "create", "--role", role, "--subject", subject]
+    with redirect_stdout(out):
+        assert semps_main([*argv, "--data-dir", str(server.data_dir)]) == 0
+    return out.getvalue().strip()
+
+
+def _client(server: Server, token: str) -> httpx.Client:
+    return httpx.Client(
+        base_url=server.url, timeout=120, headers={"Authorization": f"Bearer {token}"}
+    )
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = Server(Path(tmp_path_factory.mktemp("explain")) / "data")
+    with srv.client("admin") as admin:
+        answer = admin.put("/ontology", content=ONTOLOGY, headers=TTL)
+        assert answer.status_code == 200, answer.text
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def published(server: Server) -> dict[str, str]:
+    """Two subscribers' subscriptions, and an event that notifies one of them."""
+    ann, bob = _token(server, "subscriber", "ann"), _token(server, "subscriber", "bob")
+    with _client(server, ann) as a, _client(server, bob) as b:
+        points = a.post("/subscriptions", content=POINTS).json()["id"]
+        hot = b.post("/subscriptions", content=HOT).json()["id"]
+    with server.client("publisher") as publisher:
+        answer = publisher.post("/events", content=EVENT, headers=TTL).json()
+    assert answer["matched"] == 1
+    return {"ann": ann, "bob": bob, "points": points, "hot": hot, "event": answer["id"]}
+
+
+def test_a_publisher_reads_its_event_as_stored_and_after_inference(
+    server: Server, published: dict[str, str]
+) -> None:
+    event_id = published["event"]
+    with server.client("publisher") as publisher:
+        plain = publisher.get(f"/events/{event_id}").json()
+        closed = publisher.get(f"/events/{event_id}?closed=true").json()
+    assert plain["document"] == EVENT and plain["media_type"] == "text/turtle"
+    assert [f"<{EX}s1>", "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>", f"<{EX}Point>"] in (
+        closed["triples"]
+    )
+    assert len(plain["triples"]) == 2 and plain["inferred"] == 0
+    assert closed["inferred"] >= 1 and len(closed["triples"]) == 2 + closed["inferred"]
+
+
+def test_a_subscriber_reads_only_the_events_that_notified_it(
+    server: Server, published: dict[str, str]
+) -> None:
+    event_id = published["event"]
+    with _client(server, published["ann"]) as ann, _client(server, published["bob"]) as bob:
+        assert ann.get(f"/events/{event_id}").status_code == 200
+        refused = bob.get(f"/events/{event_id}")
+    assert refused.status_code == 404
+    assert refused.json() == {"error": "not_found", "detail": f"no event '{event_id}'"}
+
+
+def test_another_publisher_cannot_read_the_event_and_an_unknown_one_looks_the_same(
+    server: Server, published: dict[str, str]
+) -> None:
+    other = _token(server, "publisher", "someone-else")
+    with _client(server, other) as publisher:
+        theirs = publisher.get(f"/events/{published['event']}")
+        unknown = publisher.get("/events/ev-nope-1")
+    assert theirs.status_code == unknown.status_code == 404
+    assert unknown.json()["detail"] == "no event 'ev-nope-1'"
+
+
+def test_the_explanation_of_a_stored_match_names_the_inference(
+    server: Server, published: dict[str, str]
+) -> None:
+    path = f"/subscriptions/{published['points']}/explain?event={published['event']}"
+    with _client(server, published["ann"]) as ann:
+        found = ann.post(path).json()
+    assert (found["matched"], found["count"]) == (True, 1)
+    (derivation,) = found["derivations"]
+    assert derivation["rule"] == "cax-sco"
+    assert derivation["axioms"] == [
+        f"<{EX}Sensor> <http://www.w3.org/2000/01/rdf-schema#subClassOf> <{EX}Point> ."
+    ]
+    assert found["text"].startswith(f"{published['points']} matches {published['event']}")
+
+
+def test_the_explanation_of_a_posted_non_match_names_the_filter_and_its_values(
+    server: Server, published: dict[str, str]
+) -> None:
+    with _client(server, published["bob"]) as bob:
+        found = bob.post(
+            f"/subscriptions/{published['hot']}/explain", content=EVENT, headers=TTL
+        ).json()
+    assert found["matched"] is False
+    (reason,) = found["reasons"]
+    assert reason["step"] == "filter" and "?v > " in reason["message"]
+    assert reason["nearest"] == [
+        {"kind": "values", "triple": '?v = "71"^^<http://www.w3.org/2001/XMLSchema#integer>'}
+    ]
+
+
+def test_no_one_explains_another_subscription_or_an_event_not_theirs(
+    server: Server, published: dict[str, str]
+) -> None:
+    with _client(server, published["bob"]) as bob:
+        theirs = bob.post(
+            f"/subscriptions/{published['points']}/explain", content=EVENT, headers=TTL
+        )
+        stored = bob.post(f"/subscriptions/{published['hot']}/explain?event={published['event']}")
+    assert theirs.status_code == 404 and theirs.json()["detail"].startswith("no subscription")
+    assert stored.status_code == 404 and stored.json()["detail"].startswith("no event")
+
+
+def test_an_explanation_without_an_event_or_of_a_bad_one_is_a_clear_400(
+    server: Server, published: dict[str, str]
+) -> None:
+    path = f"/subscriptions/{published['hot']}/explain"
+    with _client(server, published["bob"]) as bob:
+        empty = bob.post(path, headers=TTL)
+        broken = bob.post(path, content="<a> <b> .", headers=TTL)
+    assert empty.status_code == 400 and "?event=ID" in empty.json()["detail"]
+    assert broken.status_code == 400 and broken.json()["error"] == "bad_event"
