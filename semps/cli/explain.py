@@ -11,7 +11,7 @@ from semps._types import Triple
 from semps.cli.paths import need_input
 from semps.errors import SempsError, SubscriptionError
 from semps.ingest.rdf import read_events
-from semps.matcher.explanation import render_text, to_json
+from semps.matcher.explanation import prefixes_of, render_text, to_json
 from semps.matcher.semantic.explain import explain
 from semps.matcher.values import Subscription
 from semps.ontology import Expansion
@@ -78,5 +78,5 @@ def run(args: argparse.Namespace) -> int:
         json.dump(to_json(found), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(render_text(found) + "\n")
+        sys.stdout.write(render_text(found, prefixes_of(text)) + "\n")
     return 0

@@ -12,6 +12,7 @@ constraint), each with what the event held nearest to what was asked.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal as TypingLiteral
@@ -94,6 +95,51 @@ class Explanation:
     notes: tuple[str, ...] = field(default=())
 
 
+#: Prefixes every explanation's text may use.
+COMMON_PREFIXES = {
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "owl": "http://www.w3.org/2002/07/owl#",
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+}
+_PREFIX = re.compile(r"PREFIX\s+([A-Za-z][\w.-]*)?:\s*<([^>\s]*)>", re.IGNORECASE)
+
+
+def prefixes_of(text: str) -> dict[str, str]:
+    """The common prefixes and those a subscription's text declares (its own win).
+
+    Example:
+        >>> prefixes_of("PREFIX ex: <http://ex/> SELECT * { ?x a ex:C }")["ex"]
+        'http://ex/'
+    """
+    found = dict(COMMON_PREFIXES)
+    found.update({name or "": iri for name, iri in _PREFIX.findall(text)})
+    return found
+
+
+def compact(term: Term, prefixes: Mapping[str, str]) -> str:
+    """A term in N-Triples form, an IRI shortened to ``prefix:local`` where a prefix fits.
+
+    Example:
+        >>> compact("http://ex/a", {"ex": "http://ex/"}), compact("http://ex/a/b", {})
+        ('ex:a', '<http://ex/a/b>')
+    """
+    if type(term) is str and not term.startswith("_:"):
+        best = max(
+            ((name, iri) for name, iri in prefixes.items() if iri and term.startswith(iri)),
+            key=lambda item: len(item[1]),
+            default=None,
+        )
+        if best is not None:
+            local = term[len(best[1]) :]
+            if _LOCAL.fullmatch(local):
+                return f"{best[0]}:{local}"
+    return n3(term)
+
+
+_LOCAL = re.compile(r"[\w][\w.-]*(?<!\.)|")
+
+
 def term_json(term: Term) -> str:
     """A term as JSON carries it: its N-Triples form (``<iri>``, ``_:b``, ``"1"^^<...>``)."""
     return n3(term)
@@ -146,7 +192,7 @@ def to_json(x: Explanation) -> dict[str, object]:
     }
 
 
-def render_text(x: Explanation) -> str:
+def render_text(x: Explanation, prefixes: Mapping[str, str] | None = None) -> str:
     """The explanation in plain text, for a terminal (what ``semps explain`` prints).
 
     Example:
@@ -154,24 +200,43 @@ def render_text(x: Explanation) -> str:
         ...     reasons=(Reason("pattern", "no triple matches ?x <http://ex/p> ?y"),))))
         s1 does not match e1
           pattern: no triple matches ?x <http://ex/p> ?y
+
+    ``prefixes`` shorten the IRIs of triples and bindings (:func:`prefixes_of`).
     """
+    names = prefixes or {}
+
+    def term(t: Term) -> str:
+        return compact(t, names)
+
+    def triple(t: Triple) -> str:
+        return f"{term(t[0])} {term(t[1])} {term(t[2])} ."
+
     lines: list[str] = []
     if x.matched:
         lines.append(f"{x.subscription} matches {x.event}: {x.count} solution(s)")
     else:
         lines.append(f"{x.subscription} does not match {x.event}")
     for number, sol in enumerate(x.solutions, start=1):
-        bound = ", ".join(f"?{k} = {n3(v)}" for k, v in sol.bindings.items()) or "(no bindings)"
+        bound = ", ".join(f"?{k} = {term(v)}" for k, v in sol.bindings.items()) or "(no bindings)"
         lines.append(f"  solution {number}: {bound}")
-        lines.extend(f"    [{u.source}] {_triple_text(u.triple)}" for u in sol.triples)
+        lines.extend(f"    [{u.source}] {triple(u.triple)}" for u in sol.triples)
     if x.derivations:
         lines.append("  inferred:")
         for d in x.derivations:
-            lines.append(f"    {_triple_text(d.triple)}  by {d.rule}")
-            lines.extend(f"      from {_triple_text(p)}" for p in d.premises)
-            lines.extend(f"      axiom {_triple_text(a)}" for a in d.axioms)
+            lines.append(f"    {triple(d.triple)}  by {d.rule}")
+            lines.extend(f"      from {triple(p)}" for p in d.premises)
+            lines.extend(f"      axiom {triple(a)}" for a in d.axioms)
+            if not d.axioms and d.rule in _CHAINED:
+                lines.append("      axiom (no single chain: the schema rules between restrictions)")
     for r in x.reasons:
         lines.append(f"  {r.step}: {r.message}")
         lines.extend(f"    {kind}: {text}" for kind, text in r.nearest)
     lines.extend(f"  note: {n}" for n in x.notes)
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    if not names:
+        return text
+    return _IRI.sub(lambda m: compact(m.group(1), names), text)  # (in messages too)
+
+
+_CHAINED = frozenset({"cax-sco", "cax-eqc", "prp-spo1", "prp-eqp", "prp-inv", "prp-symp"})
+_IRI = re.compile(r"<([^<>\s\"]+)>")

@@ -26,7 +26,7 @@ from semps.event import Event
 from semps.ingest.json_event import is_json_media_type
 from semps.ingest.rdf import read_event
 from semps.matcher.base import MatchContext
-from semps.matcher.explanation import render_text, to_json
+from semps.matcher.explanation import prefixes_of, render_text, to_json
 from semps.matcher.registry import create_matcher
 from semps.ontology.closure import close
 from semps.terms import n3
@@ -124,7 +124,7 @@ def explain_router(ctx: Context) -> APIRouter:
             found = matcher.explain(sub, context, list(broker.ontology.triples()))
         finally:
             matcher.close()
-        return {**to_json(found), "text": render_text(found)}
+        return {**to_json(found), "text": render_text(found, prefixes_of(sub.text))}
 
     @router.post(
         "/subscriptions/{sub_id}/explain",

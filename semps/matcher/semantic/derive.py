@@ -38,6 +38,9 @@ WORK = 200_000
 #: Derivation steps one chain may take at most.
 DEPTH = 16
 _INTERSECTION, _UNION = OWL + "intersectionOf", OWL + "unionOf"
+_RESTRICTION = frozenset(
+    OWL + name for name in ("onProperty", "hasValue", "someValuesFrom", "allValuesFrom")
+)
 Candidate = tuple[str, tuple[Triple, ...], Callable[[], tuple[Triple, ...]]]
 
 
@@ -74,6 +77,8 @@ class Axioms:
     def __init__(self, triples: Iterable[Triple]) -> None:
         self.cls: defaultdict[str, list[tuple[str, Triple]]] = defaultdict(list)
         self.prop: defaultdict[str, list[tuple[str, bool, Triple]]] = defaultdict(list)
+        #: A restriction's own triples (onProperty, hasValue, someValuesFrom, allValuesFrom).
+        self.restrictions: defaultdict[str, list[Triple]] = defaultdict(list)
         triples = list(triples)
         first = {s: o for s, p, o in triples if p == RDF + "first"}
         rest = {s: o for s, p, o in triples if p == RDF + "rest"}
@@ -88,6 +93,8 @@ class Axioms:
                         self.cls[member].append((s, edge))
         for t in triples:
             s, p, o = t
+            if p in _RESTRICTION:
+                self.restrictions[s].append(t)
             if type(o) is not str:
                 continue
             if p == SUB_CLASS:
@@ -258,20 +265,22 @@ class Deriver:
             if c in rules.domains.get(q, ()):
                 yield "prp-dom", ((s, q, x),), _given((q, DOMAIN, c))
             if c in rules.has_value.get((q, x), ()):
-                yield "cls-hv2", ((s, q, x),), _given()
+                yield "cls-hv2", ((s, q, x),), _given(*ax.restrictions.get(c, ()))
             for restriction, filler in rules.svf.get(q, ()):
                 if restriction != c:
                     continue
+                described = _given(*ax.restrictions.get(c, ()))
                 if filler is None:
-                    yield "cls-svf2", ((s, q, x),), _given()
+                    yield "cls-svf2", ((s, q, x),), described
                 elif type(x) is str:
-                    yield "cls-svf1", ((s, q, x), (x, RDF_TYPE, filler)), _given()
+                    yield "cls-svf1", ((s, q, x), (x, RDF_TYPE, filler)), described
         for x, q in facts.into.get(s, ()):
             if c in rules.ranges.get(q, ()):
                 yield "prp-rng", ((x, q, s),), _given((q, RANGE, c))
             for restriction, target in rules.avf.get(q, ()):
                 if target == c:
-                    yield "cls-avf", ((x, RDF_TYPE, restriction), (x, q, s)), _given()
+                    premises = ((x, RDF_TYPE, restriction), (x, q, s))
+                    yield "cls-avf", premises, _given(*ax.restrictions.get(restriction, ()))
         members = rules.members.get(c)
         if members:
             yield "cls-int1", tuple((s, RDF_TYPE, m) for m in sorted(members)), _given()
@@ -289,7 +298,7 @@ class Deriver:
                     yield _property_rule(chain), ((o, q, s),), _given(*chain)
         for r in facts.types(s):
             if (p, o) in rules.class_values.get(r, ()):
-                yield "cls-hv1", ((s, RDF_TYPE, r),), _given()
+                yield "cls-hv1", ((s, RDF_TYPE, r),), _given(*ax.restrictions.get(r, ()))
         if p in rules.transitive:
             for q, m in facts.out.get(s, ()):
                 if q == p and m != o and type(m) is str and (m, p, o) in facts.all:

@@ -11,7 +11,7 @@ filter's verdict (its seed's phase 1: each pattern needs a node pair) is stated 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from semps._types import Term, Triple
@@ -95,9 +95,16 @@ def _expr_text(f: Any) -> str:
 class Diagnosis:
     """The reasons one subscription has no solution over one closure."""
 
-    def __init__(self, facts: Facts, evaluator: Evaluator) -> None:
+    def __init__(
+        self,
+        facts: Facts,
+        evaluator: Evaluator,
+        ancestors: Callable[[str], frozenset[str]] = frozenset,
+    ) -> None:
         self.facts = facts
         self.ev = evaluator
+        #: A class's ancestors (and itself): the classes nearest an unmet type come first.
+        self.ancestors = ancestors
         self.classes: dict[str, set[str]] = {}  # variable -> classes the query asks of it
 
     def run(self, where: Node) -> list[Reason]:
@@ -199,7 +206,14 @@ class Diagnosis:
         found: list[Triple] = [(n, RDF_TYPE, c) for n in nodes for c in facts.types(n)]
         if not nodes:
             found = [t for t in facts.all if t[1] == RDF_TYPE]
-        found.sort(key=lambda t: (str(t[2]).startswith("_:"), t))  # named classes first
+        wanted = self.ancestors(str(p.o))
+
+        def nearness(t: Triple) -> tuple[bool, int, bool, Triple]:
+            # a class above the one asked for, the most specific first; then named ones
+            cls = str(t[2])
+            return (cls not in wanted, -len(self.ancestors(cls)), cls.startswith("_:"), t)
+
+        found.sort(key=nearness)
         return [("same predicate, other class", _triple(t)) for t in found[:NEAREST]]
 
     def _nearest(self, p: TriplePattern) -> list[tuple[str, str]]:

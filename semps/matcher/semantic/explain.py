@@ -119,7 +119,7 @@ def explain(
             tuple(deriver.derivations(dict.fromkeys(used))),
             notes=_notes(compiled, count, len(solutions)),
         )
-    reasons = _why_not(compiled, where, closure, new, budget)
+    reasons = _why_not(compiled, where, closure, new, budget, expansion)
     return _replace(base, reasons=tuple(reasons))
 
 
@@ -274,6 +274,7 @@ def _why_not(
     closure: _Closure,
     new: list[Solution],
     budget: int,
+    expansion: Expansion,
 ) -> list[Reason]:
     reasons: list[Reason] = []
     if closure.old is not None:
@@ -297,7 +298,7 @@ def _why_not(
         reasons += _counter_filter(compiled, closure.facts)
     evaluator = Evaluator(closure.pairs, budget)
     try:
-        reasons += Diagnosis(closure.facts, evaluator).run(where)
+        reasons += Diagnosis(closure.facts, evaluator, expansion.expand_class).run(where)
     except OutOfBudget:
         reasons.append(Reason("budget", "the diagnosis ran out of its work budget"))
     return reasons
