@@ -88,6 +88,9 @@ class _State:
 class MemoryStore(Store):
     """The :class:`~semps.broker.contracts.Store` contract in memory (not durable)."""
 
+    #: Bytes of event documents kept at most (the oldest go first).
+    document_bytes: int = EVENT_DOCUMENT_BYTES
+
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._s = _State()
@@ -229,7 +232,7 @@ class MemoryStore(Store):
         with self._lock:
             for record in records:
                 self._s.events.setdefault(record.id, record.received)
-                if record.body:
+                if record.body and len(record.body) <= self.document_bytes:
                     notified = tuple(sorted({sub for sub, _ in record.notes}))
                     self._s.documents[record.id] = StoredEvent(
                         record.id,
@@ -255,7 +258,7 @@ class MemoryStore(Store):
     def _bound_documents(self) -> None:
         documents = self._s.documents
         total = sum(len(d.body) for d in documents.values())
-        while total > EVENT_DOCUMENT_BYTES and documents:
+        while total > self.document_bytes and documents:
             total -= len(documents.pop(next(iter(documents))).body)
 
     def event_document(self, event_id: str) -> StoredEvent:
