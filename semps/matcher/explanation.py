@@ -184,7 +184,7 @@ def to_json(x: Explanation) -> dict[str, object]:
             {
                 "step": r.step,
                 "message": r.message,
-                "nearest": [{"kind": k, "triple": t} for k, t in r.nearest],
+                "nearest": [{"kind": k, "text": t} for k, t in r.nearest],
             }
             for r in x.reasons
         ],
@@ -201,9 +201,10 @@ def render_text(x: Explanation, prefixes: Mapping[str, str] | None = None) -> st
         s1 does not match e1
           pattern: no triple matches ?x <http://ex/p> ?y
 
-    ``prefixes`` shorten the IRIs of triples and bindings (:func:`prefixes_of`).
+    ``prefixes`` (with rdf, rdfs, owl and xsd) shorten IRIs, in the messages too
+    (:func:`prefixes_of` reads a subscription's).
     """
-    names = prefixes or {}
+    names = {**COMMON_PREFIXES, **prefixes} if prefixes is not None else {}
 
     def term(t: Term) -> str:
         return compact(t, names)

@@ -129,7 +129,7 @@ def test_the_explanation_of_a_posted_non_match_names_the_filter_and_its_values(
     (reason,) = found["reasons"]
     assert reason["step"] == "filter" and "?v > " in reason["message"]
     assert reason["nearest"] == [
-        {"kind": "values", "triple": '?v = "71"^^<http://www.w3.org/2001/XMLSchema#integer>'}
+        {"kind": "values", "text": '?v = "71"^^<http://www.w3.org/2001/XMLSchema#integer>'}
     ]
 
 

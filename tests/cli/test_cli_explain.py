@@ -95,7 +95,7 @@ def test_explain_says_which_filter_failed_and_on_what_values_as_json(case: Path)
     assert (status, found["matched"], found["count"]) == (0, False, 0)
     assert [r["step"] for r in found["reasons"]] == ["filter"]
     assert found["reasons"][0]["nearest"] == [
-        {"kind": "values", "triple": '?v = "71"^^<http://www.w3.org/2001/XMLSchema#integer>'}
+        {"kind": "values", "text": '?v = "71"^^<http://www.w3.org/2001/XMLSchema#integer>'}
     ]
 
 
