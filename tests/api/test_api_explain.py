@@ -154,3 +154,27 @@ def test_an_explanation_without_an_event_or_of_a_bad_one_is_a_clear_400(
         broken = bob.post(path, content="<a> <b> .", headers=TTL)
     assert empty.status_code == 400 and "?event=ID" in empty.json()["detail"]
     assert broken.status_code == 400 and broken.json()["error"] == "bad_event"
+
+
+def test_a_content_subscription_is_not_explained_and_a_json_event_shows_no_triples(
+    server: Server, published: dict[str, str]
+) -> None:
+    with _client(server, published["ann"]) as ann:
+        text = {"Content-Type": "text/plain"}
+        sub_id = ann.post("/subscriptions?kind=content", content="price <= 20", headers=text)
+        assert sub_id.status_code == 201, sub_id.text
+        sub_id = sub_id.json()["id"]
+        with server.client("publisher") as publisher:
+            event_id = publisher.post("/events", json={"values": {"price": 12}}).json()["id"]
+        refused = ann.post(f"/subscriptions/{sub_id}/explain?event={event_id}")
+        shown = ann.get(f"/events/{event_id}").json()
+    assert refused.status_code == 400
+    assert refused.json()["detail"] == "a JSON event has no triples to show or explain (send RDF)"
+    assert (shown["triples"], shown["media_type"]) == ([], "application/json")
+    with _client(server, published["ann"]) as ann:
+        posted = ann.post(f"/subscriptions/{sub_id}/explain", content=EVENT, headers=TTL)
+    assert posted.status_code == 422
+    assert posted.json() == {
+        "error": "not_supported",
+        "detail": "the content matcher does not explain its matches",
+    }

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 from starlette.concurrency import run_in_threadpool
 
+from semps._types import Triple
 from semps.api.bodies import read_body, require_media_type
 from semps.api.context import Context
 from semps.api.errors import responses
@@ -90,7 +91,10 @@ def explain_router(ctx: Context) -> APIRouter:
 
     def event_view(event_id: str, closed: bool, who: Principal) -> dict[str, object]:
         found = readable_event(broker, event_id, who)
-        event = _parse(broker, event_id, found.media_type, found.body)
+        if is_json_media_type(found.media_type):  # attribute values: no triples
+            event = Event(event_id, ())
+        else:
+            event = _parse(broker, event_id, found.media_type, found.body)
         triples: Any = event.triples
         if closed:
             triples = close(broker.ontology.expansion(), event.triples, limits=broker.limits)
@@ -116,12 +120,23 @@ def explain_router(ctx: Context) -> APIRouter:
         what inference added)."""
         return await run_in_threadpool(event_view, event_id, closed, who)
 
+    axioms: dict[int, tuple[Triple, ...]] = {}  # the ontology's triples, by its version
+
+    def ontology_triples() -> tuple[Triple, ...]:
+        version = broker.ontology.version
+        found = axioms.get(version)
+        if found is None:
+            found = tuple(broker.ontology.triples())
+            axioms.clear()
+            axioms[version] = found
+        return found
+
     def explanation(sub_id: str, who: Principal, event: Event) -> dict[str, object]:
         sub = broker.visible(sub_id, who)
         matcher = create_matcher(sub.kind)
         try:
             context = MatchContext(event, broker.ontology.expansion(), limits=broker.limits)
-            found = matcher.explain(sub, context, list(broker.ontology.triples()))
+            found = matcher.explain(sub, context, ontology_triples())
         finally:
             matcher.close()
         return {**to_json(found), "text": render_text(found, prefixes_of(sub.text))}

@@ -57,6 +57,7 @@ class Facts:
         self.out: defaultdict[str, list[tuple[str, Term]]] = defaultdict(list)
         self.into: defaultdict[Term, list[tuple[str, str]]] = defaultdict(list)
         self.between: defaultdict[tuple[str, Term], list[str]] = defaultdict(list)
+        self.by_p: defaultdict[str, list[Triple]] = defaultdict(list)
         for t in triples:
             if t in self.all:
                 continue
@@ -65,6 +66,7 @@ class Facts:
             self.out[s].append((p, o))
             self.into[o].append((s, p))
             self.between[(s, o)].append(p)
+            self.by_p[p].append(t)
 
     def types(self, node: str) -> list[str]:
         """The classes of ``node``."""

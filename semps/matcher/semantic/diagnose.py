@@ -151,10 +151,15 @@ class Diagnosis:
             if isinstance(p, PathPattern):
                 found = self.ev.solutions(BGP((p,)), {})
             else:
-                found = [b for b in (_bind(p, t) for t in self._matching(p)) if b is not None]
+                found = []
+                for t in self._matching(p):
+                    self.ev.tick()  # (the evaluator's budget bounds the whole diagnosis)
+                    bound = _bind(p, t)
+                    if bound is not None:
+                        found.append(bound)
             if not found:
                 return [self._missing(number, p, rows)]
-            joined = _join(rows, found)
+            joined = _join(rows, found, self.ev.tick)
             if not joined and _type_of_bound(p, rows):
                 assert isinstance(p, TriplePattern)
                 msg = (
@@ -182,6 +187,8 @@ class Diagnosis:
             return [(str(s), q, x) for q, x in facts.out.get(str(s), ())]
         if not isinstance(o, Var):
             return [(x, q, o) for x, q in facts.into.get(o, ())]
+        if not isinstance(p.p, Var):
+            return facts.by_p.get(str(p.p), ())
         return facts.all
 
     def _missing(self, number: int, p: TriplePattern | PathPattern, rows: list[Solution]) -> Reason:
@@ -205,7 +212,7 @@ class Diagnosis:
             nodes = [str(p.s)]
         found: list[Triple] = [(n, RDF_TYPE, c) for n in nodes for c in facts.types(n)]
         if not nodes:
-            found = [t for t in facts.all if t[1] == RDF_TYPE]
+            found = list(facts.by_p.get(RDF_TYPE, ()))
         wanted = self.ancestors(str(p.o))
 
         def nearness(t: Triple) -> tuple[bool, int, bool, Triple]:
@@ -220,11 +227,11 @@ class Diagnosis:
         facts = self.facts
         out: list[tuple[str, str]] = []
         if type(p.p) is not Var:
-            same_p = sorted(t for t in facts.all if t[1] == p.p)
+            same_p = sorted(facts.by_p.get(str(p.p), ()))
             out += [("same predicate, other node", _triple(t)) for t in same_p[:NEAREST]]
         classes = self.classes.get(p.s.name, set()) if type(p.s) is Var else set()
         for cls in sorted(classes):
-            members = [s for s, q, o in facts.all if q == RDF_TYPE and o == cls]
+            members = [s for s, _, o in facts.by_p.get(RDF_TYPE, ()) if o == cls]
             near = sorted(
                 (s, q, o) for s in members for q, o in facts.out.get(s, ()) if q != RDF_TYPE
             )
@@ -264,10 +271,11 @@ def _bind(p: TriplePattern, t: Triple) -> Solution | None:
     return out
 
 
-def _join(left: list[Solution], right: list[Solution]) -> list[Solution]:
+def _join(left: list[Solution], right: list[Solution], tick: Callable[[], None]) -> list[Solution]:
     out: list[Solution] = []
     for a in left:
         for b in right:
+            tick()
             if all(a[k] == v for k, v in b.items() if k in a):
                 out.append({**a, **b})
                 if len(out) >= ROWS:

@@ -331,6 +331,8 @@ def _near(p: TriplePattern, facts: Facts) -> Iterable[Triple]:
     s = p.s
     if not isinstance(s, Var):
         return [(str(s), q, o) for q, o in facts.out.get(str(s), ())]
+    if not isinstance(p.p, Var):
+        return facts.by_p.get(str(p.p), ())
     return facts.all
 
 
