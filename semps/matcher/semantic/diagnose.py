@@ -145,18 +145,28 @@ class Diagnosis:
 
     # -- basic graph patterns ----------------------------------------------------------------
 
+    def _alone(self, p: TriplePattern | PathPattern) -> list[Solution]:
+        """The pattern's solutions on its own."""
+        if isinstance(p, PathPattern):
+            return self.ev.solutions(BGP((p,)), {})
+        found = []
+        for t in self._matching(p):
+            self.ev.tick()  # (the evaluator's budget bounds the whole diagnosis)
+            bound = _bind(p, t)
+            if bound is not None:
+                found.append(bound)
+        return found
+
     def _bgp(self, patterns: tuple[TriplePattern | PathPattern, ...]) -> list[Reason]:
+        alone = [self._alone(p) for p in patterns]
+        seen: set[str] = set()
+        for number, (p, found) in enumerate(zip(patterns, alone, strict=True), start=1):
+            typed_before = _type_of_bound(p, [dict.fromkeys(seen, "")])
+            if not found and not typed_before:  # no triple at all: said first
+                return [self._missing(number, p, [])]
+            seen |= p.variables()
         rows: list[Solution] = [{}]
-        for number, p in enumerate(patterns, start=1):
-            if isinstance(p, PathPattern):
-                found = self.ev.solutions(BGP((p,)), {})
-            else:
-                found = []
-                for t in self._matching(p):
-                    self.ev.tick()  # (the evaluator's budget bounds the whole diagnosis)
-                    bound = _bind(p, t)
-                    if bound is not None:
-                        found.append(bound)
+        for number, (p, found) in enumerate(zip(patterns, alone, strict=True), start=1):
             if not found:
                 return [self._missing(number, p, rows)]
             joined = _join(rows, found, self.ev.tick)

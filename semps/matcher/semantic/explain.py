@@ -101,9 +101,10 @@ def explain(
     try:
         new = Evaluator(closure.pairs, budget).solutions(where, {})
         old = Evaluator(closure.old, budget).solutions(where, {}) if closure.old else []
-    except OutOfBudget:
+    except OutOfBudget:  # no verdict: the steps that drop it, if a fresh budget finds one
         msg = f"evaluating the subscription took more than its budget of {budget} rows"
-        return _replace(base, reasons=(Reason("budget", msg),))
+        reasons = _why_not(compiled, where, closure, [], budget, expansion)
+        return _replace(base, reasons=(Reason("budget", msg), *reasons))
     count, shown = _added(compiled, new, old)
     if count:
         solutions = tuple(_use(compiled, where, s, closure) for s in shown[:SHOWN])

@@ -176,3 +176,15 @@ def test_a_bad_subscription_raises_its_syntax_error_and_other_matchers_do_not_ex
     context = MatchContext(Event("e", ()))
     with pytest.raises(NotSupported, match="the content matcher does not explain its matches"):
         content.explain(Subscription("c", "content", "price < 3"), context)
+
+
+def test_an_explanation_past_its_budget_says_so_instead_of_running_on() -> None:
+    event = [(EX + f"n{i}", EX + "p", Literal(str(i), XSD + "integer")) for i in range(300)]
+    sub = Subscription("s", "semantic", P + "SELECT * { ?x :p ?a . ?y :p ?b . ?a :r ?b }")
+    found = explain(sub, Event("e", tuple(event)), budget=10_000)
+    budget, counter, pattern = found.reasons
+    assert budget == Reason(
+        "budget", "evaluating the subscription took more than its budget of 10000 rows"
+    )
+    assert (counter.step, pattern.step) == ("counter filter", "pattern")
+    assert pattern.message == f"pattern 3 `?a <{EX}r> ?b`: no triple matches it"
