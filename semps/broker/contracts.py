@@ -260,7 +260,11 @@ class NotificationLog(ABC):
 
 class EventDocuments(ABC):
     """The documents of published events, kept newest first within
-    :data:`EVENT_DOCUMENT_BYTES` (and ``retain_age``), committed with their events."""
+    :attr:`document_bytes` (and ``retain_age``), committed with their events."""
+
+    #: Bytes of documents kept at most, all together (0: none kept); a document larger than
+    #: that alone is not kept.
+    document_bytes: int = EVENT_DOCUMENT_BYTES
 
     @abstractmethod
     def event_document(self, event_id: str) -> StoredEvent:

@@ -273,6 +273,16 @@ def test_event_documents_past_the_bound_go_oldest_first(
     assert store.counts()["events_stored"] == 5  # the event log itself is not bounded so
 
 
+def test_no_event_document_is_kept_under_a_bound_of_zero(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store, "document_bytes", 0)
+    store.commit_events([_document("e1", b"<a> <b> <c> .", "s1")])
+    with pytest.raises(NotFound):
+        store.event_document("e1")
+    assert [n.event for n in store.notifications_after("s1", 0)] == ["e1"]
+
+
 def test_event_documents_go_with_the_event_log_s_age(store: Store, clock: Clock) -> None:
     start = clock.now
     store.commit_events([_document("old", b"<a> <b> <c> .", received=start - 100)])
