@@ -7,6 +7,7 @@ solution shows is in the closure (the matcher's, :func:`semps.ontology.closure.c
 
 from __future__ import annotations
 
+import kg_strategies
 from graph_support import facts
 from graph_support import ontologies as graph_ontologies
 from hypothesis import given
@@ -83,3 +84,19 @@ def test_explain_agrees_with_match_against_a_knowledge_graph(axioms, graph, even
     kg.load(graph)
     context = MatchContext(Event("e", tuple(dict.fromkeys(event))), expansion, graph=kg.view)
     agree(subs, context, axioms)
+
+
+@SETTINGS
+@given(kg_strategies.event_cases())
+def test_explain_agrees_with_match_on_the_knowledge_graph_oracle_s_cases(case) -> None:
+    """Richer ontologies (restrictions, intersections, unions, symmetric and transitive
+    properties) and subscriptions (paths, EXISTS, DISTINCT projections), each event against
+    the graph and alone."""
+    expansion = compile_axioms(case.ontology)
+    kg = KnowledgeGraph(expansion)
+    kg.load(case.graph)
+    subs = [(sub_id, q.text) for sub_id, q in case.queries.items()]
+    for i, triples in enumerate(case.events):
+        event = Event(f"e{i}", tuple(dict.fromkeys(triples)))
+        agree(subs, MatchContext(event, expansion, graph=kg.view), list(case.ontology))
+        agree(subs, MatchContext(event, expansion), list(case.ontology))
