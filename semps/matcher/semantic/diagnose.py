@@ -236,10 +236,15 @@ class Diagnosis:
     def _nearest(self, p: TriplePattern) -> list[tuple[str, str]]:
         facts = self.facts
         out: list[tuple[str, str]] = []
+        classes = self.classes.get(p.s.name, set()) if type(p.s) is Var else set()
         if type(p.p) is not Var:
             same_p = sorted(facts.by_p.get(str(p.p), ()))
-            out += [("same predicate, other node", _triple(t)) for t in same_p[:NEAREST]]
-        classes = self.classes.get(p.s.name, set()) if type(p.s) is Var else set()
+            for t in same_p[:NEAREST]:
+                types = sorted(facts.types(t[0]))
+                # (its subject lacks a class the subscription asks of the pattern's subject)
+                kind = "other class" if classes - set(types) else "other node"
+                shown = "".join(f" ; a {n3(c)}" for c in types[:3])
+                out.append((f"same predicate, {kind}", f"{_triple(t)}{shown}"))
         for cls in sorted(classes):
             members = [s for s, _, o in facts.by_p.get(RDF_TYPE, ()) if o == cls]
             near = sorted(

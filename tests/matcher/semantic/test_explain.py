@@ -97,7 +97,7 @@ def test_a_missing_pattern_is_named_with_same_predicate_and_same_class_candidate
         "pattern",
         f'pattern 2 `?x <{EX}p> "5"^^<{XSD}integer>`: no triple matches it',
         (
-            ("same predicate, other node", f'<{EX}b> <{EX}p> "1"^^<{XSD}integer>'),
+            ("same predicate, other class", f'<{EX}b> <{EX}p> "1"^^<{XSD}integer> ; a <{B}>'),
             ("same class, other property", f'<{EX}a> <{EX}q> "1"^^<{XSD}integer>'),
         ),
     )
