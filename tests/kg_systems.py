@@ -3,8 +3,8 @@
 A system under test implements :class:`KgSystem` (two methods: what events add, what
 updates change) and is listed in :data:`SYSTEMS`; ``tests/graph/test_kg_oracle_properties.py``
 then runs the random cases of :mod:`kg_strategies` through it and compares its answers with
-:mod:`kg_oracle`'s. :data:`SYSTEMS` is empty until the knowledge-graph engine registers its
-adapter (the property tests skip with that reason meanwhile). :class:`RdflibReference`
+:mod:`kg_oracle`'s. :data:`SYSTEMS` holds semps' engine in process (:mod:`kg_semps`;
+the service runs the same cases over HTTP in tests/api). :class:`RdflibReference`
 (rdflib's SPARQL over owlrl's closure, recomputed for everything) is registered in
 :data:`REFERENCES` so that the properties run now: its agreement with pyoxigraph checks the
 oracle, and its disagreements are the documented differences between the two engines.
@@ -70,8 +70,8 @@ class KgSystem(ABC):
         leaves alone may be left out."""
 
 
-#: The engines under test: empty until the knowledge-graph engine registers its adapter
-#: here (``SYSTEMS.append(SempsGraphSystem())`` from a module this file imports).
+#: The engines under test: each registers its adapter here (``SYSTEMS.append(...)`` from a
+#: module this file imports at its end): semps in process (:mod:`kg_semps`).
 SYSTEMS: list[KgSystem] = []
 
 
@@ -190,3 +190,5 @@ def _keep_empty_solutions(text: str) -> str:
 
 #: Systems run by the properties now, beside :data:`SYSTEMS`.
 REFERENCES: list[KgSystem] = [RdflibReference()]
+
+import kg_semps  # noqa: E402, F401  (registers semps' engine in SYSTEMS)

@@ -19,12 +19,15 @@ from semps.client._async import AsyncClient
 from semps.client._models import (
     BatchItem,
     DeadLetter,
+    GraphEdit,
+    GraphInfo,
     NewToken,
     Notification,
     Published,
     Subscription,
     Token,
 )
+from semps.client._mux import MuxPosition
 from semps.client._stream import Retry
 from semps.client._sync import Client
 from semps.errors import ClientError
@@ -35,6 +38,9 @@ __all__ = [
     "Client",
     "ClientError",
     "DeadLetter",
+    "GraphEdit",
+    "GraphInfo",
+    "MuxPosition",
     "NewToken",
     "Notification",
     "Published",

@@ -11,10 +11,11 @@ import httpx
 
 from semps.client import _calls as calls
 from semps.client import _models as m
-from semps.client._base import ClientBase, Cursors, StreamOptions, auth_headers
+from semps.client._base import ClientBase, Cursors, MuxOptions, StreamOptions, auth_headers
 from semps.client._calls import ReplaceOptions, SubscribeOptions, SubscriptionRef
 from semps.client._core import Call, Page, Reply, finish
 from semps.client._inputs import QuerySource, RDFSource
+from semps.client._mux import MuxPosition, MuxSSE, mux_message, mux_params
 from semps.client._stream import SSENotifications, StreamPosition
 from semps.client._ws import RETRIABLE, connect_async, ws_cause, ws_refusal, ws_url
 from semps.errors import ClientError
@@ -109,9 +110,11 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
 
     # -- events ------------------------------------------------------------------------------
 
-    async def publish(self, source: RDFSource, media_type: str | None = None) -> m.Published:
+    async def publish(
+        self, source: RDFSource, media_type: str | None = None, *, retain: bool = False
+    ) -> m.Published:
         """Publish one event (:meth:`Client.publish`)."""
-        return await self.send(calls.publish(source, media_type))
+        return await self.send(calls.publish(source, media_type, retain=retain))
 
     async def publish_batch(
         self, sources: Iterable[RDFSource | tuple[RDFSource, str]]
@@ -179,6 +182,65 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
                 cause = ws_cause(exc)
             await asyncio.sleep(pos.failed(self.retry, url, cause))
 
+    def stream(
+        self, subscriptions: Iterable[SubscriptionRef] | None = None, **options: Unpack[MuxOptions]
+    ) -> AsyncIterator[m.Notification]:
+        """The notifications of many subscriptions over one stream (:meth:`Client.stream`)."""
+        subs, pos, via = self._mux_start(subscriptions, options)
+        return self._mux_websocket(subs, pos) if via == "websocket" else self._mux_sse(subs, pos)
+
+    async def _mux_sse(
+        self, subs: list[str] | None, pos: MuxPosition
+    ) -> AsyncIterator[m.Notification]:
+        path = "/notifications"
+        while True:
+            headers = {"Last-Event-ID": pos.cursor} if pos.cursor else {}
+            cause: BaseException | str
+            try:
+                async with self._http.stream(
+                    "GET", path, params=mux_params(subs), headers=headers
+                ) as response:
+                    if response.status_code >= 400:
+                        content = await response.aread()
+                        cause = self._sse_refused(path, response.status_code, content)
+                    else:
+                        reader = MuxSSE(pos)
+                        async for line in response.aiter_lines():
+                            note = reader.feed(line)
+                            if note is not None:
+                                yield note
+                        cause = "the server ended the stream"
+            except httpx.TransportError as exc:
+                cause = exc
+            await asyncio.sleep(pos.failed(self.retry, self.url + path, cause))
+
+    async def _mux_websocket(
+        self, subs: list[str] | None, pos: MuxPosition
+    ) -> AsyncIterator[m.Notification]:
+        url = ws_url(self.url, None)
+        while True:
+            cause: BaseException | str
+            try:
+                link = connect_async(
+                    self._mux_url(url, subs, pos), auth_headers(self.token), self._timeout
+                )
+                async with link as ws:
+                    pos.connected()
+                    async for message in ws:
+                        text = message if isinstance(message, str) else message.decode()
+                        note = mux_message(pos, text)
+                        if note is not None:
+                            yield note
+                cause = "the server closed the WebSocket"
+            except RETRIABLE as exc:
+                refused = ws_refusal(exc)
+                if refused is not None:
+                    for sub in subs or ():
+                        await self.subscription(sub)  # raises NotFound as the server does
+                    raise self._ws_refused(refused) from exc
+                cause = ws_cause(exc)
+            await asyncio.sleep(pos.failed(self.retry, url, cause))
+
     # -- ontology ----------------------------------------------------------------------------
 
     async def ontology(self, syntax: Literal["rdfxml", "turtle"] = "rdfxml") -> str:
@@ -200,6 +262,30 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
     async def remove_axiom(self, kind: str, subject: str, obj: str) -> int:
         """Remove an axiom; returns the new version."""
         return await self.send(calls.remove_axiom(kind, subject, obj))
+
+    # -- knowledge graph ---------------------------------------------------------------------
+
+    async def load_graph(
+        self, source: RDFSource, media_type: str | None = None, *, replace: bool = False
+    ) -> m.GraphEdit:
+        """Add (or ``replace`` with) a document's triples (:meth:`Client.load_graph`)."""
+        return await self.send(calls.load_graph(source, replace=replace, media_type=media_type))
+
+    async def update_graph(self, update: str) -> m.GraphEdit:
+        """Run a SPARQL 1.1 Update on the knowledge graph (:meth:`Client.update_graph`)."""
+        return await self.send(calls.update_graph(update))
+
+    async def export_graph(self, media_type: str = "text/turtle", *, closure: bool = False) -> str:
+        """The knowledge graph as a document (:meth:`Client.export_graph`)."""
+        return await self.send(calls.get_graph(media_type, closure=closure))
+
+    async def clear_graph(self) -> m.GraphEdit:
+        """Remove every triple of the knowledge graph."""
+        return await self.send(calls.clear_graph())
+
+    async def graph_info(self) -> m.GraphInfo:
+        """The knowledge graph's version and sizes."""
+        return await self.send(calls.graph_info())
 
     # -- administration ----------------------------------------------------------------------
 

@@ -10,10 +10,11 @@ import httpx
 
 from semps.client import _calls as calls
 from semps.client import _models as m
-from semps.client._base import ClientBase, Cursors, StreamOptions, auth_headers
+from semps.client._base import ClientBase, Cursors, MuxOptions, StreamOptions, auth_headers
 from semps.client._calls import ReplaceOptions, SubscribeOptions, SubscriptionRef
 from semps.client._core import Call, Page, Reply, finish
 from semps.client._inputs import QuerySource, RDFSource
+from semps.client._mux import MuxPosition, MuxSSE, mux_message, mux_params
 from semps.client._stream import SSENotifications, StreamPosition
 from semps.client._ws import RETRIABLE, connect_sync, ws_cause, ws_refusal, ws_url
 from semps.errors import ClientError
@@ -140,15 +141,19 @@ class Client(ClientBase[httpx.BaseTransport]):
 
     # -- events ------------------------------------------------------------------------------
 
-    def publish(self, source: RDFSource, media_type: str | None = None) -> m.Published:
+    def publish(
+        self, source: RDFSource, media_type: str | None = None, *, retain: bool = False
+    ) -> m.Published:
         """Publish one event: RDF bytes or text (``media_type``, default RDF/XML), a file
         (its suffix picks the syntax), an rdflib ``Graph``, or a JSON event (``dict``).
+        ``retain``: its triples stay in the knowledge graph (a change of the graph: its
+        notifications carry ``removed`` too).
 
         Raises:
             IngestError: the document does not parse; text or bytes that do not look like
                 XML, sent as RDF/XML for want of a ``media_type``, say which to pass.
         """
-        return self.send(calls.publish(source, media_type))
+        return self.send(calls.publish(source, media_type, retain=retain))
 
     def publish_batch(
         self, sources: Iterable[RDFSource | tuple[RDFSource, str]]
@@ -212,6 +217,65 @@ class Client(ClientBase[httpx.BaseTransport]):
                 cause = ws_cause(exc)
             time.sleep(pos.failed(self.retry, url, cause))
 
+    def stream(
+        self, subscriptions: Iterable[SubscriptionRef] | None = None, **options: Unpack[MuxOptions]
+    ) -> Iterator[m.Notification]:
+        """The notifications of many subscriptions over one stream (it counts once against
+        the server's ``--max-streams``): ``subscriptions`` (default: all the caller's, those
+        registered later included), each resumed from ``cursor`` (a :class:`MuxPosition`'s
+        :attr:`~MuxPosition.cursor` saved from an earlier stream), over SSE or
+        ``via="websocket"``. Pass ``position=MuxPosition()`` to read the cursor as it goes.
+        Reconnects by itself; nothing is lost or yielded twice."""
+        subs, pos, via = self._mux_start(subscriptions, options)
+        return self._mux_websocket(subs, pos) if via == "websocket" else self._mux_sse(subs, pos)
+
+    def _mux_sse(self, subs: list[str] | None, pos: MuxPosition) -> Iterator[m.Notification]:
+        path = "/notifications"
+        while True:
+            headers = {"Last-Event-ID": pos.cursor} if pos.cursor else {}
+            try:
+                with self._http.stream(
+                    "GET", path, params=mux_params(subs), headers=headers
+                ) as response:
+                    if response.status_code >= 400:
+                        status = response.status_code
+                        cause: BaseException | str = self._sse_refused(
+                            path, status, response.read()
+                        )
+                    else:
+                        reader = MuxSSE(pos)
+                        for line in response.iter_lines():
+                            note = reader.feed(line)
+                            if note is not None:
+                                yield note
+                        cause = "the server ended the stream"
+            except httpx.TransportError as exc:
+                cause = exc
+            time.sleep(pos.failed(self.retry, self.url + path, cause))
+
+    def _mux_websocket(self, subs: list[str] | None, pos: MuxPosition) -> Iterator[m.Notification]:
+        url = ws_url(self.url, None)
+        while True:
+            try:
+                with connect_sync(
+                    self._mux_url(url, subs, pos), auth_headers(self.token), self._timeout
+                ) as ws:
+                    pos.connected()
+                    for message in ws:
+                        text = message if isinstance(message, str) else message.decode()
+                        note = mux_message(pos, text)
+                        if note is not None:
+                            yield note
+                cause: BaseException | str = "the server closed the WebSocket"
+            except RETRIABLE as exc:
+                refused = ws_refusal(exc)
+                if refused is not None:
+                    for sub in subs or ():
+                        self.subscription(sub)  # raises NotFound as the server does
+                    raise self._ws_refused(refused) from exc
+                cause = ws_cause(exc)
+            time.sleep(pos.failed(self.retry, url, cause))
+
     def _refused_stream(self, sub: str, status: int) -> Exception:
         """Why the server refused a WebSocket: the same check over HTTP names the error
         (the handshake's 403 does not)."""
@@ -241,6 +305,41 @@ class Client(ClientBase[httpx.BaseTransport]):
     def remove_axiom(self, kind: str, subject: str, obj: str) -> int:
         """Remove an axiom; returns the new version."""
         return self.send(calls.remove_axiom(kind, subject, obj))
+
+    # -- knowledge graph ---------------------------------------------------------------------
+
+    def load_graph(
+        self, source: RDFSource, media_type: str | None = None, *, replace: bool = False
+    ) -> m.GraphEdit:
+        """Add a document's triples to the knowledge graph (``replace``: instead of its
+        triples) as publisher or admin: a file (its suffix picks the syntax), text or bytes
+        (Turtle unless ``media_type`` says otherwise), or an rdflib ``Graph``. Answered once
+        the change and its notifications are committed."""
+        return self.send(calls.load_graph(source, replace=replace, media_type=media_type))
+
+    def update_graph(self, update: str) -> m.GraphEdit:
+        """Run a SPARQL 1.1 Update on the knowledge graph (publisher or admin).
+
+        Raises:
+            UpdateSyntaxError: it does not parse (``line``, ``column``);
+            UnsupportedUpdateError: ``LOAD``, ``SERVICE``, named graphs (``construct``);
+            GraphLimitExceeded: it is larger, or grows the closure more, than the server
+                allows (nothing was changed).
+        """
+        return self.send(calls.update_graph(update))
+
+    def export_graph(self, media_type: str = "text/turtle", *, closure: bool = False) -> str:
+        """The knowledge graph's asserted triples (``closure``: the inferred ones too) as
+        Turtle, N-Triples, RDF/XML or JSON-LD."""
+        return self.send(calls.get_graph(media_type, closure=closure))
+
+    def clear_graph(self) -> m.GraphEdit:
+        """Remove every triple of the knowledge graph (publisher or admin)."""
+        return self.send(calls.clear_graph())
+
+    def graph_info(self) -> m.GraphInfo:
+        """The knowledge graph's version and sizes."""
+        return self.send(calls.graph_info())
 
     # -- administration ----------------------------------------------------------------------
 

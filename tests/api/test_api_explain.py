@@ -16,6 +16,7 @@ import pytest
 from semps_test_support import Server
 
 from semps.cli import main as semps_main
+from semps.terms import RDF_TYPE
 
 EX = "http://example.org/"
 TTL = {"Content-Type": "text/turtle"}
@@ -190,3 +191,22 @@ def test_a_service_told_to_keep_no_event_documents_shows_none(tmp_path: Path) ->
         srv.stop()
     assert answer.status_code == 404
     assert answer.json()["detail"] == f"no event '{event_id}'"
+
+
+def test_an_explanation_reads_the_service_s_knowledge_graph(
+    server: Server, published: dict[str, str]
+) -> None:
+    with server.client("admin") as admin:
+        fact = f"<{EX}t2> <{EX}partOf> <{EX}ahu2> ."
+        loaded = admin.post("/graph", content=fact, headers=TTL)
+        assert loaded.status_code in (200, 201, 204), loaded.text
+    query = f"SELECT ?p ?e WHERE {{ ?p a <{EX}Point> ; <{EX}partOf> ?e }}"
+    with _client(server, published["ann"]) as ann:
+        sub_id = ann.post("/subscriptions", content=query).json()["id"]
+        event = f"<{EX}t2> a <{EX}Sensor> ."
+        found = ann.post(f"/subscriptions/{sub_id}/explain", content=event, headers=TTL).json()
+    assert (found["matched"], found["count"]) == (True, 1)
+    assert found["solutions"][0]["triples"] == [
+        {"triple": f"<{EX}t2> <{RDF_TYPE}> <{EX}Point> .", "source": "inferred"},
+        {"triple": f"<{EX}t2> <{EX}partOf> <{EX}ahu2> .", "source": "graph"},
+    ]

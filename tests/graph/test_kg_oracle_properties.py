@@ -10,8 +10,8 @@ the oracle (``tests/kg_oracle.py``: owlrl's closure, pyoxigraph's SPARQL) answer
 - an update of the graph adds ``sols(after) - sols(before)`` and removes
   ``sols(before) - sols(after)``, update after update.
 
-The engines under test are ``SYSTEMS`` (empty until the knowledge-graph engine registers its
-adapter: those tests skip, saying so); ``REFERENCES`` holds a brute-force rdflib system,
+The engines under test are ``SYSTEMS`` (semps in process, :mod:`kg_semps`; with none
+registered those tests skip, saying so); ``REFERENCES`` holds a brute-force rdflib system,
 so the properties run now and check the oracle against a second SPARQL engine.
 """
 

@@ -24,6 +24,7 @@ from semps.broker.contracts import StoredEvent
 from semps.broker.tokens import Principal
 from semps.errors import NotFound, SempsError
 from semps.event import Event
+from semps.graph.view import GraphView
 from semps.ingest.json_event import is_json_media_type
 from semps.ingest.rdf import read_event
 from semps.matcher.base import MatchContext
@@ -131,11 +132,14 @@ def explain_router(ctx: Context) -> APIRouter:
             axioms[version] = found
         return found
 
-    def explanation(sub_id: str, who: Principal, event: Event) -> dict[str, object]:
+    def explanation(
+        sub_id: str, who: Principal, event: Event, graph: GraphView | None
+    ) -> dict[str, object]:
         sub = broker.visible(sub_id, who)
         matcher = create_matcher(sub.kind)
         try:
-            context = MatchContext(event, broker.ontology.expansion(), limits=broker.limits)
+            expansion = broker.ontology.expansion()
+            context = MatchContext(event, expansion, limits=broker.limits, graph=graph)
             found = matcher.explain(sub, context, ontology_triples())
         finally:
             matcher.close()
@@ -164,6 +168,7 @@ def explain_router(ctx: Context) -> APIRouter:
                 msg = "send the event as the body, or name a stored one with ?event=ID"
                 raise SempsError(msg)
             parsed = await run_in_threadpool(_parse, broker, "posted", kind, body)
-        return await run_in_threadpool(explanation, sub_id, who, parsed)
+        broker.visible(sub_id, who)  # (a 404 before the graph's turn is waited for)
+        return await broker.graphs.reading(lambda view: explanation(sub_id, who, parsed, view))
 
     return router
