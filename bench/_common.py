@@ -9,7 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, NamedTuple
 
@@ -66,13 +66,19 @@ class Served(NamedTuple):
     port: int
 
 
-def serve(data: Path, extra: list[str], log: IO[bytes] | int = subprocess.DEVNULL) -> Served:
-    """``semps serve`` on a free port with ``extra`` arguments, answering ``/health``
-    (waited for up to 20 s)."""
+def serve(
+    data: Path,
+    extra: list[str],
+    log: IO[bytes] | int = subprocess.DEVNULL,
+    prefix: Sequence[str] = (),
+) -> Served:
+    """``semps serve`` on a free port with ``extra`` arguments (run through ``prefix``, e.g.
+    ``prlimit --nofile=1024:1024 --``), answering ``/health`` (waited for up to 20 s)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    cmd = [*SEMPS, "serve", "--port", str(port), "--data-dir", str(Path(data).resolve()), *extra]
-    print(f"server: {' '.join(cmd[1:])}", flush=True)
+    cmd = [*prefix, *SEMPS, "serve", "--port", str(port), "--data-dir", str(Path(data).resolve())]
+    cmd += extra
+    print(f"server: {' '.join(cmd[len(prefix) + 1 :])}", flush=True)
     server = subprocess.Popen(cmd, stdout=log, stderr=log, cwd=OUTSIDE)
     for _ in range(200):
         try:

@@ -19,8 +19,17 @@ Reported: the good publisher's POST->202 p50/p99/max and refusals, /health laten
 notifications (acknowledged probe events missing from the subscriber's stream, ids not
 gapless), and the time from SIGTERM to exit, against the issue's targets.
 
+With ``--phases`` (or ``--phases-only``), issue 38's attacks follow, each alone for
+``--phase-seconds`` beside the good publisher and /health, with a line of figures each
+(bench/_issue38.py): ontology edits that wedged the broker (a 20,000-deep chain, a
+2,500-long subPropertyOf cycle, 1,500 someValuesFrom), a 15 MB merge, four concurrent GET
+/ontology, 128 MB and 64 MB headers, 1,100 idle connections (``--nofile 1024`` runs the
+server under that file limit), 200 slowloris connections, a composite flood, a revoked
+token's streams, token guesses.
+
     .venv/bin/python bench/noisy.py [--subs 1000] [--seconds 30] [--rate 50]
         [--attack-pause 1.0] [--workers 0] [--family 2000] [--skip TEXT ...] [--only TEXT ...]
+        [--phases | --phases-only] [--phase-seconds 10] [--only-phase TEXT ...] [--nofile N]
 """
 
 from __future__ import annotations
@@ -44,6 +53,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).parent))
 import semantic as gen  # noqa: E402
 from _common import create_tokens, ntriples, quantile, serve  # noqa: E402
+from _issue38 import Ctx, report_phases, run_phases  # noqa: E402
 from _results import record  # noqa: E402
 
 EX = "http://ex/"
@@ -230,7 +240,7 @@ def _answer(reply: httpx.Response) -> str:
 
 
 async def good_publisher(
-    client: httpx.AsyncClient, args: argparse.Namespace, tally: Tally, stop: float
+    client: httpx.AsyncClient, args: argparse.Namespace, tally: Tally, stop: float, first: int = 0
 ) -> None:
     rng = random.Random(3)
     bodies = [ntriples(gen.event(rng, rng.randint(20, 50))) for _ in range(500)]
@@ -253,7 +263,7 @@ async def good_publisher(
 
     begin, n = time.perf_counter(), 0
     while (now := time.perf_counter()) < stop:
-        tasks.append(asyncio.create_task(post(n)))
+        tasks.append(asyncio.create_task(post(first + n)))
         n += 1
         await asyncio.sleep(max(0.0, begin + n / args.rate - now))
     await asyncio.gather(*tasks)
@@ -397,22 +407,27 @@ async def run(
     tally = Tally()
     listener = asyncio.create_task(good_subscriber(client("good", timeout=None), probe, tally))  # type: ignore[arg-type]
     await asyncio.sleep(0.5)
-    stop = time.perf_counter() + args.seconds
-    inputs = [
-        h
-        for h in hostile_inputs(port)
-        if not any(t in h.name for t in args.skip)
-        and (not args.only or any(t in h.name for t in args.only))
-    ]
-    tasks: list[Awaitable[object]] = [
-        good_publisher(clients["publisher"], args, tally, stop),
-        health(url, tally, stop),
-        silent_streams(port, tok["attacker"], target, tally, stop),
-        attacker(clients, inputs, target, args, tally, stop),
-    ]
-    results = await asyncio.gather(*tasks)
-    await _until(lambda: tally.acknowledged <= {v for _, v in tally.received}, 10.0)
-    tally.answers["(rounds of the attack)"][str(results[3])] += 1
+    results: list[object] = [None] * 4
+    if not args.phases_only:
+        stop = time.perf_counter() + args.seconds
+        inputs = [
+            h
+            for h in hostile_inputs(port)
+            if not any(t in h.name for t in args.skip)
+            and (not args.only or any(t in h.name for t in args.only))
+        ]
+        tasks: list[Awaitable[object]] = [
+            good_publisher(clients["publisher"], args, tally, stop),
+            health(url, tally, stop),
+            silent_streams(port, tok["attacker"], target, tally, stop),
+            attacker(clients, inputs, target, args, tally, stop),
+        ]
+        results = await asyncio.gather(*tasks)
+        tally.answers["(rounds of the attack)"][str(results[3])] += 1
+    if args.phases or args.phases_only:
+        ctx = Ctx(clients, url, port, tok)
+        await run_phases(args, ctx, tally, good_publisher, health)
+    await _until(lambda: tally.acknowledged <= {v for _, v in tally.received}, 30.0)
     listener.cancel()
     for c in clients.values():
         await c.aclose()
@@ -476,6 +491,8 @@ def report(args: argparse.Namespace, tally: Tally, sigterm: float | None) -> Non
         print(f"{name:<28} {value:<36} {target:<10} {('yes' if met[0] else 'NO') if met else ''}")
     if lost:
         print(f"lost probe numbers (first 20): {lost[:20]}")
+    if args.phases_only:
+        return  # the phases' rows are recorded by report_phases
     record(
         "noisy",
         {
@@ -503,6 +520,23 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=50.0, help="good events per second")
     parser.add_argument("--attack-pause", type=float, default=1.0, help="seconds between rounds")
     parser.add_argument("--workers", type=int, default=0, help="matching processes (0: default)")
+    parser.add_argument(
+        "--phases", action="store_true", help="then run issue 38's attacks, one at a time"
+    )
+    parser.add_argument(
+        "--phases-only", action="store_true", help="only issue 38's attacks, one at a time"
+    )
+    parser.add_argument("--phase-seconds", type=float, default=10.0, help="seconds per attack")
+    parser.add_argument(
+        "--only-phase",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="run only the issue-38 attacks whose name contains TEXT (repeatable)",
+    )
+    parser.add_argument(
+        "--nofile", type=int, default=0, help="run the server under this file limit (prlimit)"
+    )
     for flag, verb in (("--skip", "leave out"), ("--only", "send only")):
         parser.add_argument(
             flag,
@@ -526,7 +560,8 @@ def main() -> None:
     extra = ["--workers", str(args.workers)] if args.workers else []
     print(f"server log: {data / 'server.log'}", flush=True)
     with (data / "server.log").open("ab") as log:
-        server, url, _ = serve(data, extra, log)
+        prefix = ["prlimit", f"--nofile={args.nofile}:{args.nofile}", "--"] if args.nofile else []
+        server, url, _ = serve(data, extra, log, prefix)
     sigterm: float | None = None
     try:
         tally = asyncio.run(run(args, server, url, tok))
@@ -539,6 +574,7 @@ def main() -> None:
         except subprocess.TimeoutExpired:
             server.kill()
     report(args, tally, sigterm)
+    report_phases(args)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ re-raised as one of ours ``from`` the original::
     │   ├── SubscriptionLimitExceeded  the subscription passes a documented limit
     │   └── CompositeDefinitionError   a composite event definition is refused
     ├── OntologyError               an ontology could not be loaded or edited
+    │   └── OntologyLimitExceeded   the ontology passes a documented limit (size, depth, rules)
     ├── GraphError                  the knowledge graph refused an edit or a document
     │   ├── UpdateSyntaxError       a SPARQL Update does not parse (carries line and column)
     │   ├── UnsupportedUpdateError  valid SPARQL Update semps does not run (LOAD, SERVICE,
@@ -27,14 +28,21 @@ re-raised as one of ours ``from`` the original::
     ├── MatcherError                a matcher failed on valid input
     │   ├── PluginNotFound          no matcher registered under that name
     │   └── NotSupported            the matcher does not offer this (explain)
-    ├── StoreError                  the persistent store failed
-    │   └── NotFound                no such subscription, token, ...
+    ├── StoreError                  the persistent store refused or failed
+    │   ├── NotFound                no such subscription, token, ...
+    │   └── StoreUnavailable        the store could not read or write (503, retry later)
+    │       └── StorageFull         the disk is full: nothing was written (507)
     ├── AuthError                   missing or unknown bearer token
     │   └── PermissionDenied        the token's role may not do this
     ├── DeliveryError               a notification could not be delivered
     │   └── UnsafeCallback          a webhook URL the broker refuses to call (SSRF)
     ├── TooManyRequests             a per-caller cap is reached (open streams, ...)
     ├── NotAcceptable               no media type the caller accepts can be written
+    ├── RequestRefused              the HTTP request itself is refused (its head, its pace)
+    │   ├── HeadersTooLarge         the request head is over a size or count limit (431)
+    │   ├── RequestLineTooLong      the request line is over its limit (414)
+    │   ├── RequestTimeout          the request did not arrive in time (408)
+    │   └── Overloaded              every connection the server may hold is busy (503)
     ├── SettingsError               a setting (flag, SEMPS_* variable, TOML file) is refused
     ├── ClientError                 semps.client could not reach the server or read its answer
     └── SparkError                  the Spark pipeline could not start or run
@@ -54,6 +62,7 @@ __all__ = [
     "EventLimitExceeded",
     "GraphError",
     "GraphLimitExceeded",
+    "HeadersTooLarge",
     "HostileInputError",
     "IngestError",
     "JSONEventError",
@@ -62,13 +71,20 @@ __all__ = [
     "NotFound",
     "NotSupported",
     "OntologyError",
+    "OntologyLimitExceeded",
+    "Overloaded",
     "PermissionDenied",
     "PluginNotFound",
     "RDFSyntaxError",
+    "RequestLineTooLong",
+    "RequestRefused",
+    "RequestTimeout",
     "SempsError",
     "SettingsError",
     "SparkError",
+    "StorageFull",
     "StoreError",
+    "StoreUnavailable",
     "SubscriptionError",
     "SubscriptionLimitExceeded",
     "SubscriptionSyntaxError",
@@ -164,6 +180,12 @@ class OntologyError(SempsError):
     """An ontology could not be loaded, parsed or edited."""
 
 
+class OntologyLimitExceeded(OntologyError):
+    """The ontology an edit would make (or the one stored) passes a documented limit
+    (document size, triples, hierarchy depth, compiled rules, compile time); the message
+    names the limit and its value. Nothing of the edit was applied."""
+
+
 class GraphError(_Located):
     """The knowledge graph refused an edit, a query over it or a document for it; nothing of
     the edit was applied."""
@@ -219,6 +241,16 @@ class NotFound(StoreError):
     """The requested object does not exist (or is not visible to the caller)."""
 
 
+class StoreUnavailable(StoreError):
+    """The store's files could not be read or written (an I/O error, a locked database): the
+    operation was rolled back; it may succeed if retried later."""
+
+
+class StorageFull(StoreUnavailable):
+    """The disk (or the file system's quota) is full: the write was rolled back, nothing of
+    it is stored. Retry once space is freed."""
+
+
 class AuthError(SempsError):
     """Missing, unknown or insufficient bearer token."""
 
@@ -238,6 +270,28 @@ class UnsafeCallback(DeliveryError):
 
 class TooManyRequests(SempsError):
     """A per-caller cap is reached (open streams per subscriber, ...)."""
+
+
+class RequestRefused(SempsError):
+    """The HTTP request itself is refused before any route reads it (the request head's size
+    or pace); the server logs each refusal and closes the connection."""
+
+
+class HeadersTooLarge(RequestRefused):
+    """The request's header fields pass ``max_header_bytes`` or ``max_headers``."""
+
+
+class RequestLineTooLong(RequestRefused):
+    """The request line (method, target, version) passes ``max_request_line``."""
+
+
+class RequestTimeout(RequestRefused):
+    """The request head or body did not arrive within ``header_timeout`` / ``body_timeout``."""
+
+
+class Overloaded(RequestRefused):
+    """The server holds ``max_connections`` connections, each busy with a request, so a new
+    one is refused (an idle one would have been closed to make room)."""
 
 
 class ClientError(SempsError):
@@ -270,11 +324,14 @@ WIRE: tuple[tuple[type[SempsError], int, str], ...] = (
     (PermissionDenied, 403, "forbidden"),
     (AuthError, 401, "unauthorized"),
     (NotFound, 404, "not_found"),
+    (StorageFull, 507, "insufficient_storage"),
+    (StoreUnavailable, 503, "unavailable"),
     (DocumentTooLarge, 413, "too_large"),
     (UnsupportedMediaType, 415, "unsupported_media_type"),
     (EventLimitExceeded, 422, "limit_exceeded"),
     (GraphLimitExceeded, 422, "limit_exceeded"),
     (SubscriptionLimitExceeded, 422, "limit_exceeded"),
+    (OntologyLimitExceeded, 422, "limit_exceeded"),
     (HostileInputError, 400, "hostile_input"),
     (IngestError, 400, "bad_event"),
     (SubscriptionSyntaxError, 400, "syntax_error"),
@@ -288,5 +345,9 @@ WIRE: tuple[tuple[type[SempsError], int, str], ...] = (
     (UnsafeCallback, 400, "unsafe_callback"),
     (TooManyRequests, 429, "too_many_requests"),
     (NotAcceptable, 406, "not_acceptable"),
+    (HeadersTooLarge, 431, "headers_too_large"),
+    (RequestLineTooLong, 414, "request_line_too_long"),
+    (RequestTimeout, 408, "request_timeout"),
+    (Overloaded, 503, "overloaded"),
     (SempsError, 400, "bad_request"),
 )

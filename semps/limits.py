@@ -5,7 +5,8 @@ broker work hard. Each limit below bounds the cost of one request by what it sen
 one raises a clear error (:class:`~semps.errors.SubscriptionLimitExceeded`,
 :class:`~semps.errors.EventLimitExceeded`, :class:`~semps.errors.DocumentTooLarge`,
 :class:`~semps.errors.GraphLimitExceeded`) whose message names the limit. ``semps serve``
-takes each as a flag (``--max-<name>``, dashes for underscores).
+takes each as a flag (its name with dashes for underscores: ``--max-patterns``,
+``--header-timeout``); ``docs/operations.md`` lists them.
 """
 
 from __future__ import annotations
@@ -43,6 +44,31 @@ class Limits:
             from the end and the notification says ``"solutions_truncated": true``.
         match_timeout: seconds one batch of events may spend matching before the watchdog
             cuts it off and suspends the subscription that caused it (service only).
+        max_ontology_bytes: size of an ontology document sent to ``PUT``/``POST /ontology``.
+        max_ontology_triples: triples the ontology may hold after an edit.
+        max_hierarchy_depth: the longest ``subClassOf`` (or ``subPropertyOf``) chain, counting
+            the classes (properties) on it; a cycle counts once (its members are equivalent).
+        max_ontology_rules: entries of the compiled rule tables (each class's ancestors, each
+            property's implied properties, the restrictions' links): what every event's
+            closure reads and every matching process holds in memory.
+        ontology_timeout: seconds an edit's rules may take to compile before the edit is cut
+            off (and nothing of it applied).
+        max_definitions: composite event definitions one subscriber may hold (over all its
+            composite subscriptions).
+        max_detections: composite detections one event may cause (over every subscriber);
+            past it the event's further detections are dropped, and the log says so.
+        max_header_bytes: bytes of an HTTP request's header fields (431 past it).
+        max_headers: header fields in one HTTP request (431 past it).
+        max_request_line: bytes of an HTTP request line (method, target, version; 414 past it).
+        header_timeout: seconds a connection may take to send a request's head, counted from
+            the connection (or the end of the previous response); 408 past it.
+        body_timeout: seconds a request's body may take to arrive once its head has (408).
+        idle_timeout: seconds a kept-alive connection may stay idle between requests.
+        max_connections: open HTTP connections in all (at start-up it is lowered to fit the
+            process's file limit); past it, the oldest connection that has not yet sent a
+            request is closed to make room, or the new one is refused.
+        max_client_connections: open HTTP connections of one client address (the same
+            rule).
         max_update_bytes: size of one SPARQL Update text, in bytes.
         max_update_triples: triples one graph edit inserts or deletes (an update, once its
             WHERE clause is evaluated, or a Graph Store Protocol DELETE of that many).
@@ -70,6 +96,21 @@ class Limits:
     max_count: int = 1_000_000_000
     max_notification_bytes: int = 256 * 1024
     match_timeout: float = 2.0
+    max_ontology_bytes: int = 16 * 1024 * 1024
+    max_ontology_triples: int = 1_000_000
+    max_hierarchy_depth: int = 256
+    max_ontology_rules: int = 1_000_000
+    ontology_timeout: float = 20.0
+    max_definitions: int = 1_000
+    max_detections: int = 10_000
+    max_header_bytes: int = 32 * 1024
+    max_headers: int = 100
+    max_request_line: int = 8 * 1024
+    header_timeout: float = 10.0
+    body_timeout: float = 60.0
+    idle_timeout: float = 5.0
+    max_connections: int = 4096
+    max_client_connections: int = 256
     max_update_bytes: int = 1024 * 1024
     max_update_triples: int = 100_000
     max_load_triples: int = 10_000_000

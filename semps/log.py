@@ -7,6 +7,10 @@ when the access log is on) come out in the same format. In JSON, each line has `
 in its ``semps`` extra (the start-up line's counts) or, for an access record, ``client``,
 ``method``, ``path``, ``http_version`` and ``status``.
 
+No line carries a secret: a filter on the handler rewrites every record (uvicorn's access and
+error records included) so that a ``token=`` query parameter, an ``Authorization`` header or a
+``Bearer`` credential reads ``[redacted]`` (:func:`redact`).
+
 Example:
     >>> import io, json
     >>> out = io.StringIO()
@@ -22,11 +26,50 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-__all__ = ["JSONFormatter", "configure", "reset"]
+__all__ = ["JSONFormatter", "Redactor", "configure", "redact", "reset"]
+
+#: A secret in a URL's query (``?token=``, ``&access_token=``), a header, or a credential.
+_SECRETS = re.compile(
+    r"(?i)(?P<key>[?&;](?:access_)?token=|authorization[\"']?\s*[:=]\s*[\"']?"
+    r"(?:bearer\s+|basic\s+)?|bearer\s+(?=[\w.~+/=-]{12}))(?P<secret>[^\s&;\"',)\]]+)"
+)
+REDACTED = "[redacted]"
+
+
+def redact(text: str) -> str:
+    """``text`` with every token-looking secret replaced.
+
+    Example:
+        >>> redact('GET /subscriptions/s1/ws?after=3&token=abc123 "Authorization: Bearer xyz"')
+        'GET /subscriptions/s1/ws?after=3&token=[redacted] "Authorization: Bearer [redacted]"'
+    """
+    return _SECRETS.sub(lambda m: m["key"] + REDACTED, text)
+
+
+class Redactor(logging.Filter):
+    """Rewrites each record's message, arguments and exception text through :func:`redact`
+    (records are shared by every handler: rewritten once, they are safe everywhere)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = redact(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact(a) if isinstance(a, str) else a for a in record.args)
+        elif isinstance(record.args, dict):
+            record.args = {
+                k: redact(v) if isinstance(v, str) else v for k, v in record.args.items()
+            }
+        if record.exc_info and not record.exc_text:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+        elif record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        return True
+
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _ACCESS_FIELDS = ("client", "method", "path", "http_version", "status")
@@ -50,7 +93,7 @@ class JSONFormatter(logging.Formatter):
             if len(record.args) == len(_ACCESS_FIELDS):
                 row.update(zip(_ACCESS_FIELDS, record.args, strict=True))
         if record.exc_info:
-            row["exception"] = self.formatException(record.exc_info)
+            row["exception"] = record.exc_text or self.formatException(record.exc_info)
         return json.dumps(row, default=str)
 
 
@@ -73,6 +116,7 @@ def configure(level: str = "info", fmt: str = "text", *, stream: TextIO | None =
     global _handler
     reset()
     handler = logging.StreamHandler(stream or sys.stderr)
+    handler.addFilter(Redactor())
     handler.setFormatter(JSONFormatter() if fmt == "json" else _TextFormatter(TEXT_FORMAT))
     root = logging.getLogger()
     root.addHandler(handler)

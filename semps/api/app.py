@@ -99,6 +99,7 @@ def create_app(
     ctx = Context(broker, Auth(broker), streams, policy, max_body, metrics_token)
     key = SecretBox.from_dir(broker.data_dir).derive("stream cursors")
     mux = Multiplexer(streams, key, max_subscriptions=limits.max_stream_subscriptions)
+    ctx.cursor_key = SecretBox.from_dir(broker.data_dir).derive("list cursors")
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

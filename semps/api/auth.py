@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated
 
-from fastapi import Depends
+from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from semps.broker.broker import Broker
@@ -55,22 +55,26 @@ class Auth:
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
 
-    def check(self, header: str | None, *roles: str) -> Principal:
-        """The principal behind ``header``, with one of ``roles`` (admin may do anything).
+    def check(self, header: str | None, *roles: str, client: str | None = None) -> Principal:
+        """The principal behind ``header``, with one of ``roles`` (admin may do anything);
+        ``client`` is the caller's address (bad tokens are counted by it).
 
         Raises:
             AuthError: missing, unknown, expired or revoked token.
             PermissionDenied: the token's role is not one of ``roles``.
+            TooManyRequests: ``client`` sent too many bad tokens lately.
         """
-        return self.broker.authorize(bearer_token(header), *roles)
+        return self.broker.authorize(bearer_token(header), *roles, client=client)
 
     def require(self, *roles: str) -> Callable[..., Principal]:
         """A route dependency: the caller's principal, with one of ``roles``."""
 
         def principal(
+            request: Request,
             credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)],
         ) -> Principal:
             token = credentials.credentials if credentials is not None else None
-            return self.check(f"Bearer {token}" if token else None, *roles)
+            client = request.client.host if request.client else None
+            return self.check(f"Bearer {token}" if token else None, *roles, client=client)
 
         return principal

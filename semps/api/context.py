@@ -3,6 +3,7 @@ HTTP-level settings (one object per application, handed to each router factory).
 
 from __future__ import annotations
 
+import secrets
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -26,6 +27,7 @@ class Context:
         max_body: the most bytes a request body may have (413 past it).
         metrics_token: a token that may read ``/metrics`` only (``None``: none).
         errors: HTTP responses by error status, for ``/metrics``.
+        cursor_key: the key list cursors are signed with (:mod:`semps.api.pagination`).
     """
 
     broker: Broker
@@ -35,3 +37,4 @@ class Context:
     max_body: int
     metrics_token: str | None = None
     errors: Counter[int] = field(default_factory=Counter)
+    cursor_key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)

@@ -10,6 +10,7 @@ unsupported SPARQL adds ``construct``.
 from __future__ import annotations
 
 import logging
+import sqlite3
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -20,6 +21,7 @@ from starlette.routing import Match
 
 from semps.api.models import ErrorBody
 from semps.errors import WIRE, SempsError
+from semps.sqlite_errors import is_full, storage_error
 
 __all__ = [
     "STATUS",
@@ -48,6 +50,8 @@ HTTP_CODES = {
     415: "unsupported_media_type",
     422: "invalid_request",
     429: "too_many_requests",
+    503: "unavailable",
+    507: "insufficient_storage",
 }
 
 _METHODS = ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
@@ -62,8 +66,13 @@ _MEANING = {
     413: "the body is larger than --max-body",
     415: "unsupported media type (Content-Type)",
     422: "invalid parameters, unsupported SPARQL construct or a limit exceeded",
-    429: "too many open streams for this subscriber",
+    429: "too many open streams for this subscriber, or bad bearer tokens from this address",
+    503: "the store could not be written (retry after Retry-After seconds)",
+    507: "the disk is full: nothing was written (retry after Retry-After seconds)",
 }
+
+#: Seconds a client is asked to wait before retrying a 503 or 507.
+RETRY_AFTER = 5
 
 
 def error_body(exc: SempsError) -> dict[str, object]:
@@ -87,10 +96,14 @@ def error_parts(exc: Exception) -> tuple[int, dict[str, object], dict[str, str]]
         >>> error_parts(NotFound("no subscription 's9'"))
         (404, {'error': 'not_found', 'detail': "no subscription 's9'"}, {})
     """
+    if isinstance(exc, sqlite3.Error) or (isinstance(exc, OSError) and is_full(exc)):
+        exc = storage_error(exc, "the store failed")  # a full disk is never a 400 or a 500
     if not isinstance(exc, SempsError):
         return 500, {"error": "internal_error", "detail": "internal server error"}, {}
     status = next(s for kind, s, _ in STATUS if isinstance(exc, kind))
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
+    if status in (503, 507):
+        headers = {"Retry-After": str(RETRY_AFTER)}
     return status, error_body(exc), headers
 
 
@@ -141,9 +154,12 @@ def _validation_error(request: Request, exc: Exception) -> Response:
 
 
 def _unexpected(request: Request, exc: Exception) -> Response:
-    log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
-    status, body, _ = error_parts(exc)
-    return JSONResponse(body, status_code=status)
+    status, body, headers = error_parts(exc)
+    if status >= 500 and status not in (503, 507):
+        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    else:
+        log.warning("%s %s: %s", request.method, request.url.path, body["detail"])
+    return JSONResponse(body, status_code=status, headers=headers or None)
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 from collections.abc import Callable
 from typing import Any
 
 import uvicorn
 
+from semps.api.guard import Connections, fit_connections, guarded_protocol
 from semps.api.streams import Streams
+from semps.limits import Limits
+
+_log = logging.getLogger("semps.http")
 
 __all__ = ["GRACE", "Server"]
 
@@ -35,9 +40,18 @@ class Server(uvicorn.Server):
         self.on_stop: list[Callable[[], None]] = []
 
     @classmethod
-    def of(cls, app: Any, **options: Any) -> Server:
+    def of(cls, app: Any, *, limits: Limits | None = None, **options: Any) -> Server:
         """The server of a semps app (:func:`semps.api.app.create_app`): uvicorn ``options``
-        (host, port, logging), the shutdown grace :data:`GRACE`, the app's streams."""
+        (host, port, logging), the shutdown grace :data:`GRACE`, the app's streams; with
+        ``limits``, the HTTP guard of :mod:`semps.api.guard` (request-head limits, time-outs,
+        connection caps) in uvicorn's protocol."""
+        if limits is not None:
+            total, note = fit_connections(limits.max_connections)
+            if note is not None:
+                _log.warning("%s", note)
+            connections = Connections(total, limits.max_client_connections)
+            options["http"] = guarded_protocol(limits, connections)
+            options["timeout_keep_alive"] = limits.idle_timeout
         config = uvicorn.Config(app, timeout_graceful_shutdown=GRACE, **options)
         return cls(config, app.state.context.streams)
 

@@ -12,12 +12,21 @@ below 2**63 (:func:`parse_position`); anything else is a 400 (WebSocket close co
 When the server shuts down (:meth:`Streams.close`, called by :class:`semps.api.server.Server`)
 every stream ends after what it has sent: an SSE response completes, a WebSocket is closed
 (uvicorn's code 1012, "service restart"), and clients resume from their position.
+
+A stream checks every :data:`RECHECK` seconds that its bearer token is still valid and its
+subscription still there (the route passes the check): once the token is revoked or expired,
+or the subscription deleted, the stream ends within that time plus the broker's token cache
+(:data:`~semps.broker.broker.TOKEN_CACHE_SECONDS`; a revocation through the API clears it),
+with a last SSE event ``end`` whose data is the error (``{"error": "unauthorized", "detail":
+...}``), or a WebSocket close code 4401 (token) or 4404 (subscription) with the reason, and
+its slot is free.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 
@@ -25,12 +34,15 @@ from fastapi import WebSocket, WebSocketDisconnect
 from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from semps.api.errors import error_body, error_parts
 from semps.broker.contracts import NotificationLog
 from semps.broker.fanout import Fanout, Listener
 from semps.errors import SempsError, TooManyRequests
 
 __all__ = [
     "DEFAULT_MAX_STREAMS",
+    "RECHECK",
+    "Check",
     "PAGE",
     "PAGE_BYTES",
     "Lease",
@@ -48,6 +60,12 @@ DEFAULT_MAX_STREAMS = 16
 KEEPALIVE = 5.0
 #: Store pages read at once over all streams (each in a worker thread).
 READERS = 4
+#: Seconds between two checks that a stream's token and subscription are still good.
+RECHECK = 1.0
+#: A stream's check: the error that ends it (revoked token, deleted subscription), or None.
+Check = Callable[[], SempsError | None]
+#: WebSocket close codes of a stream ended by its check, by error status.
+_CLOSE_CODES = {401: 4401, 403: 4403, 404: 4404}
 _LIMIT = 2**63
 
 
@@ -182,15 +200,30 @@ class Streams:
             )
 
     async def follow(
-        self, sub_id: str, after: int, *, once: bool = False, idle: float = KEEPALIVE
-    ) -> AsyncGenerator[list[tuple[int, str]], None]:
+        self,
+        sub_id: str,
+        after: int,
+        *,
+        once: bool = False,
+        idle: float = KEEPALIVE,
+        check: Check | None = None,
+    ) -> AsyncGenerator[list[tuple[int, str]] | SempsError, None]:
         """Pages of (seq, JSON text) after ``after``, in seq order, with no gaps: the store
         first, then memory; an empty page every ``idle`` seconds without news. With
-        ``once``, stops when the stored ones are sent."""
+        ``once``, stops when the stored ones are sent. Every :data:`RECHECK` seconds,
+        ``check`` runs: an error it returns is the last thing yielded."""
         listener = self.fanout.listen(sub_id)  # before the first read: nothing falls between
+        loop = asyncio.get_running_loop()
+        checked = quiet = loop.time()
         try:
             last = after
             while not self.closing:
+                if check is not None and loop.time() - checked >= RECHECK:
+                    checked = loop.time()
+                    problem = check()
+                    if problem is not None:
+                        yield problem
+                        return
                 if listener.stale:
                     listener.stale = False
                     page = await self._page(sub_id, last)
@@ -204,9 +237,15 @@ class Streams:
                 page = self._fresh(listener, last)
                 if page:
                     last = page[-1][0]
+                    quiet = loop.time()
                     yield page
-                elif not listener.stale and not await listener.wait(idle):
-                    yield []
+                elif not listener.stale:
+                    wait = idle - (loop.time() - quiet)
+                    if check is not None:
+                        wait = min(wait, RECHECK)
+                    if not await listener.wait(max(0.0, wait)) and loop.time() - quiet >= idle:
+                        quiet = loop.time()
+                        yield []
         finally:
             self.fanout.unlisten(listener)
 
@@ -224,12 +263,19 @@ class Streams:
 
     # -- Server-Sent Events ----------------------------------------------------------------
 
-    def sse(self, sub_id: str, after: int, once: bool, lease: Lease) -> StreamingResponse:
+    def sse(
+        self, sub_id: str, after: int, once: bool, lease: Lease, check: Check | None = None
+    ) -> StreamingResponse:
         """The ``text/event-stream`` response for one subscription from ``after``."""
-        return _LeasedStream(self._sse(sub_id, after, once), lease)
+        return _LeasedStream(self._sse(sub_id, after, once, check), lease)
 
-    async def _sse(self, sub_id: str, after: int, once: bool) -> AsyncGenerator[bytes, None]:
-        async for page in self.follow(sub_id, after, once=once):
+    async def _sse(
+        self, sub_id: str, after: int, once: bool, check: Check | None
+    ) -> AsyncGenerator[bytes, None]:
+        async for page in self.follow(sub_id, after, once=once, check=check):
+            if isinstance(page, SempsError):  # the last event: why the stream ends
+                yield f"event: end\ndata: {json.dumps(error_body(page))}\n\n".encode()
+                return
             if not page:
                 yield b": keep-alive\n\n"
                 continue
@@ -238,12 +284,15 @@ class Streams:
 
     # -- WebSocket -------------------------------------------------------------------------
 
-    async def websocket(self, ws: WebSocket, sub_id: str, after: int, lease: Lease) -> None:
-        """Send each notification as one text message until the client closes; the client's
-        messages are ignored."""
+    async def websocket(
+        self, ws: WebSocket, sub_id: str, after: int, lease: Lease, check: Check | None = None
+    ) -> None:
+        """Send each notification as one text message until the client closes (or
+        ``check`` ends the stream: a close code and reason); the client's messages are
+        ignored."""
         try:
             watcher = asyncio.create_task(self._watch(ws))
-            sender = asyncio.create_task(self._send(ws, sub_id, after))
+            sender = asyncio.create_task(self._send(ws, sub_id, after, check))
             done, pending = await asyncio.wait({watcher, sender}, return_when="FIRST_COMPLETED")
             for task in pending:
                 task.cancel()
@@ -257,10 +306,14 @@ class Streams:
             while (await ws.receive())["type"] != "websocket.disconnect":
                 pass
 
-    async def _send(self, ws: WebSocket, sub_id: str, after: int) -> None:
-        pages = self.follow(sub_id, after, idle=30.0)
+    async def _send(self, ws: WebSocket, sub_id: str, after: int, check: Check | None) -> None:
+        pages = self.follow(sub_id, after, idle=30.0, check=check)
         try:
             async for page in pages:
+                if isinstance(page, SempsError):
+                    status = error_parts(page)[0]
+                    await ws.close(code=_CLOSE_CODES.get(status, 4400), reason=close_reason(page))
+                    return
                 for _seq, text in page:
                     await ws.send_text(text)
                 self.sent(len(page))

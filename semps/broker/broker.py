@@ -19,6 +19,7 @@ can read, and an admin can resume it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import threading
@@ -33,6 +34,7 @@ from typing import Any
 from semps.broker.commit import Committer, Outcome, Published, Waiter
 from semps.broker.contracts import Channel, Store
 from semps.broker.graphs import SPARQL_UPDATE, GraphDesk, update_text
+from semps.broker.guesses import WINDOW, Guesses
 from semps.broker.metrics import Metrics
 from semps.broker.observers import Observers
 from semps.broker.pipeline import Item, Pipeline
@@ -47,6 +49,7 @@ from semps.errors import (
     PermissionDenied,
     SempsError,
     SubscriptionLimitExceeded,
+    TooManyRequests,
 )
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.registry import get_matcher_class
@@ -56,13 +59,22 @@ from semps.pool import unpack_error
 
 log = logging.getLogger("semps.broker")
 
-#: Seconds a bearer token's lookup is cached.
-TOKEN_CACHE_SECONDS = 10.0
+#: Seconds a bearer token's lookup is cached (a token revoked by ``semps token revoke`` in
+#: another process stops working, and its open streams end, within this and a stream's check).
+TOKEN_CACHE_SECONDS = 2.0
 
 #: The semantic matcher's snapshot beside the database: the workers start from its parses
 #: and rewrite it when the stored subscriptions changed (each matcher kind persists what it
 #: keeps in ``<kind>.snap`` there: :meth:`~semps.matcher.base.Matcher.persisted`).
 SEMANTIC_SNAPSHOT = "semantic.snap"
+
+
+def _guessing(client: str | None) -> TooManyRequests:
+    msg = (
+        f"too many bad bearer tokens from {client}; a token is checked again once they are "
+        f"older than {WINDOW:g} s"
+    )
+    return TooManyRequests(msg)
 
 
 def _too_many(owner: str, held: int) -> SubscriptionLimitExceeded:
@@ -110,20 +122,21 @@ class Broker:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.limits = limits
         self.store = store if store is not None else SQLiteStore(self.data_dir / "semps.sqlite3")
-        self.ontology = OntologyStore(self.data_dir / "ontology.sqlite3")
+        self.ontology = OntologyStore(self.data_dir / "ontology.sqlite3", limits=limits)
         self.metrics = Metrics()
         self.metrics.restore(self.store.saved_counters())  # counters survive restarts
         self._subs: dict[str, Subscription] = {}
         self._suspended: dict[str, str] = {}
         self._owned: Counter[str] = Counter()
         self._tokens: dict[str, tuple[float, Principal | None]] = {}
+        self.guesses = Guesses()
         # Event ids: a random prefix per start and a counter (unique across restarts).
         self._id_prefix = f"ev-{uuid.uuid4().hex[:12]}-"
         self._ids = itertools.count(1)
         self._register = threading.Lock()  # one registration (or group) at a time
         self._queue_lock = threading.Lock()
         self._queued: list[_Pending] = []
-        self.observers = Observers(self._subs.get)  # stateful matchers, in this process
+        self.observers = Observers(self._subs.get, limits)  # stateful matchers, in this process
         for sub, suspended in self.store.subscriptions_with_status():
             self._remember(sub)
             if suspended is not None:
@@ -221,10 +234,22 @@ class Broker:
             if old_kind is not None and old_kind != kind:
                 if cls.stateful or get_matcher_class(old_kind).stateful:
                     self._drop_from_matchers(sub.id, old_kind)
-            self.store.put_subscription(sub)
+            try:
+                self.store.put_subscription(sub)
+            except BaseException:  # not stored: not matching either (no ghost detections)
+                self._unregister(sub, old)
+                raise
             self._remember(sub)
             self._suspended.pop(sub.id, None)
         return sub
+
+    def _unregister(self, sub: Subscription, old: Subscription | None) -> None:
+        """Undo indexing ``sub`` (its store write failed): drop it, put ``old`` back."""
+        with contextlib.suppress(Exception):
+            self._drop_from_matchers(sub.id, sub.kind)
+        if old is not None:
+            with contextlib.suppress(Exception):
+                self._add_to_matchers(old, None)
 
     def _subscribe_grouped(self, mine: _Pending) -> Subscription:
         """New stateless subscriptions register in groups: whoever holds the registration
@@ -238,6 +263,11 @@ class Broker:
                     group, self._queued = self._queued, []
                 try:
                     self._register_group(group)
+                except BaseException as exc:  # e.g. a full disk: each waiter hears why
+                    for pending in group:
+                        if pending.result is None:
+                            pending.result = exc
+                    raise
                 finally:
                     for pending in group:
                         if pending.result is None:
@@ -250,15 +280,18 @@ class Broker:
     def _register_group(self, group: list[_Pending]) -> None:
         accepted: list[tuple[_Pending, Subscription]] = []
         held = Counter(self._owned)
+        wanted: list[_Pending] = []
         for p in group:
             if held[p.owner] >= self.limits.max_subscriptions:
                 p.result = _too_many(p.owner, held[p.owner])
                 continue
             held[p.owner] += 1
-            sub = Subscription(self.store.next_id("sub-"), p.kind, p.text, p.owner, p.name)
-            accepted.append((p, sub))
-        if not accepted:
+            wanted.append(p)
+        if not wanted:
             return
+        ids = self.store.next_ids("sub-", len(wanted))  # kept before any is acknowledged
+        for p, sub_id in zip(wanted, ids, strict=True):
+            accepted.append((p, Subscription(sub_id, p.kind, p.text, p.owner, p.name)))
         status, value = self.pipeline.command(("add_many", [s for _, s in accepted]))[0]
         if status == "error":
             raise unpack_error(value)
@@ -466,15 +499,19 @@ class Broker:
 
     # -- tokens ----------------------------------------------------------------------------
 
-    def authorize(self, token: str, *roles: str) -> Principal:
+    def authorize(self, token: str, *roles: str, client: str | None = None) -> Principal:
         """The principal a bearer token belongs to, with one of ``roles`` (an admin may do
-        anything); lookups are cached for :data:`TOKEN_CACHE_SECONDS`.
+        anything); lookups are cached for :data:`TOKEN_CACHE_SECONDS`. Bad tokens are
+        counted by ``client`` address (:mod:`semps.broker.guesses`).
 
         Raises:
             AuthError: an unknown, expired or revoked token.
             PermissionDenied: the token's role is not one of ``roles``.
+            TooManyRequests: ``client`` sent too many bad tokens lately.
         """
         now = time.monotonic()
+        if self.guesses.blocked(client, token, now=now):
+            raise _guessing(client)
         cached = self._tokens.get(token)
         if cached is not None and now - cached[0] < TOKEN_CACHE_SECONDS:
             who = cached[1]
@@ -483,9 +520,14 @@ class Broker:
             if len(self._tokens) > 10_000:
                 self._tokens.clear()
             self._tokens[token] = (now, who)
+            if who is not None:
+                self.guesses.accepted(token, now=now)
         if who is not None and who.expires is not None and who.expires <= time.time():
             who = None  # expired while cached
         if who is None:
+            # A request's token is a guess to count; a stream's recheck (no client) is not.
+            if client is not None and self.guesses.refused(client, token, now=now):
+                raise _guessing(client)
             msg = "unknown, expired or revoked bearer token"
             raise AuthError(msg)
         if roles and who.role not in roles and who.role != "admin":

@@ -6,7 +6,7 @@ A callback URL is checked twice:
   credentials (``user:pw@``), no control characters raw or percent-encoded (``%00``), a host
   that parses; a host written as an IP address (in any form the resolver accepts:
   ``127.0.0.1``, ``2130706433``, ``0x7f000001``, ``0177.0.0.1``, ``[::ffff:127.0.0.1]``) must
-  be a public address.
+  be a public address, and a loopback name (``localhost``, ``*.localhost``) is refused.
 * **at delivery** (:meth:`CallbackPolicy.resolve`), for the URL and again for every redirect:
   the host is resolved and *every* address it resolves to must be public; the request is
   then sent to the checked address (the URL's host is kept in the ``Host`` header and as the
@@ -41,6 +41,9 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 #: Control characters, raw or percent-encoded (``%00``-``%1F``, ``%7F``), and raw spaces.
 _CONTROL = re.compile(r"[\x00-\x20\x7f]|%[01][0-9a-fA-F]|%7[fF]")
 _IPV4_PART = re.compile(r"0[xX][0-9a-fA-F]*|0[0-7]*|[1-9][0-9]*")
+#: Host names that always name the loopback interface (RFC 6761: ``localhost`` and every name
+#: below it), refused at registration like any loopback address.
+_LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback", "localhost6"})
 
 
 def _ipv4_part(part: str) -> int:
@@ -187,7 +190,11 @@ class CallbackPolicy:
         if not host:
             msg = f"callback URL has no host: {text[:200]!r}"
             raise UnsafeCallback(msg)
-        if host.lower().rstrip(".") not in self.hosts:
+        name = host.lower().rstrip(".")
+        if name not in self.hosts:
+            if name in _LOOPBACK_NAMES or name.endswith(".localhost"):
+                msg = f"refused callback to {host}: a loopback address (see --webhook-allow)"
+                raise UnsafeCallback(msg)
             ip = literal_address(host)
             if ip is not None:
                 self.check_address(ip, str(ip))

@@ -147,9 +147,18 @@ class SubscriptionStore(ABC):
 
     @abstractmethod
     def next_id(self, prefix: str) -> str:
-        """A new id ``<prefix><n>``, n counting from 1 per prefix; kept with the next
-        :meth:`put_subscriptions` (an id handed out for a refused subscription may be handed
-        out again after a restart)."""
+        """A new id ``<prefix><n>``, n counting from 1 per prefix, never handed out again (a
+        durable store keeps the counter before it returns: an id given to a subscription
+        that was then refused, or lost in a crash, is not reissued to another subscriber).
+
+        Raises:
+            StoreError: the counter could not be kept (no id was handed out).
+        """
+
+    def next_ids(self, prefix: str, count: int) -> list[str]:
+        """``count`` new ids at once (:meth:`next_id`'s; a durable store keeps the counter
+        once for them all)."""
+        return [self.next_id(prefix) for _ in range(count)]
 
     @abstractmethod
     def put_subscriptions(self, subs: Sequence[Subscription]) -> None:
@@ -416,8 +425,8 @@ class Store(
     Contract, for every implementation:
 
     - **Durability.** What a method changed is committed when it returns: a durable store
-      keeps it across a crash of the process from then on. One exception: the counter behind
-      :meth:`next_id` is kept with the next :meth:`put_subscriptions`. A method that raises
+      keeps it across a crash of the process from then on (the counter behind
+      :meth:`next_id` included: an id is never handed out twice). A method that raises
       has changed nothing (one transaction per call; :meth:`prune` commits chunk by chunk,
       so a failed pass keeps the chunks it finished).
     - **Ordering.** Each subscription's notifications are numbered 1, 2, 3, ... in commit

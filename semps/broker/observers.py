@@ -22,8 +22,9 @@ class Observers:
     """The stateful matchers by kind; ``lock`` serialises their use (registration on the
     request threads, observation on the commit thread)."""
 
-    def __init__(self, resolver: Resolver) -> None:
+    def __init__(self, resolver: Resolver, limits: Limits) -> None:
         self._resolver = resolver
+        self._limits = limits
         self._matchers: dict[str, Matcher] = {}
         self.lock = threading.Lock()
 
@@ -32,6 +33,7 @@ class Observers:
         matcher = self._matchers.get(kind)
         if matcher is None:
             matcher = self._matchers[kind] = create_matcher(kind)
+            matcher.limits = self._limits
             matcher.use_resolver(self._resolver)
         return matcher
 
@@ -39,9 +41,14 @@ class Observers:
         return iter(list(self._matchers.items()))
 
     def add(self, sub: Subscription) -> None:
-        """Index ``sub`` (it validates: raises before any change)."""
+        """Index ``sub`` (it validates: raises before any change). The slow part,
+        :meth:`~semps.matcher.base.Matcher.prepare` (a composite definition's parse), runs
+        outside :attr:`lock`, which every commit takes."""
         with self.lock:
-            self.matcher(sub.kind).add(sub)
+            matcher = self.matcher(sub.kind)
+        matcher.prepare(sub)
+        with self.lock:
+            matcher.add(sub)
 
     def remove(self, sub_id: str, kind: str) -> None:
         """Unindex ``sub_id`` (nothing when it is not there)."""

@@ -37,6 +37,7 @@ from semps.graph.graph import KnowledgeGraph
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.values import Subscription
 from semps.ontology.expansion import Expansion
+from semps.sqlite_errors import storage_error
 
 __all__ = ["WRITER_CACHE_KIB", "WRITER_CHECKPOINT", "SQLiteStore"]
 
@@ -137,6 +138,14 @@ class SQLiteStore(
         db.execute("PRAGMA synchronous=FULL")
         return db
 
+    def _rollback(self) -> None:
+        """End a failed write's transaction (SQLite may have ended it already: a full disk)."""
+        if self._w.in_transaction:
+            try:
+                self._w.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
     def close(self) -> None:
         with self._wlock, self._lock:
             self._db.close()
@@ -145,8 +154,12 @@ class SQLiteStore(
     # -- subscriptions ---------------------------------------------------------------------
 
     def next_id(self, prefix: str) -> str:
-        """A new id ``<prefix><n>``; the counter is persisted with the next subscription
-        stored (an id handed out for a refused subscription may be handed out again)."""
+        """A new id ``<prefix><n>``; the counter is committed before it is returned, so no id
+        is handed out twice, whatever becomes of the subscription."""
+        return self.next_ids(prefix, 1)[0]
+
+    def next_ids(self, prefix: str, count: int) -> list[str]:
+        """``count`` new ids, the counter committed once for them all."""
         with self._wlock:
             value = self._counters.get(prefix)
             if value is None:
@@ -154,9 +167,16 @@ class SQLiteStore(
                     "SELECT value FROM counters WHERE name = ?", (prefix,)
                 ).fetchone()
                 value = row[0] if row else 0
-            value += 1
-            self._counters[prefix] = value
-        return f"{prefix}{value}"
+            try:
+                self._w.execute(
+                    "INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) "
+                    "DO UPDATE SET value = MAX(value, excluded.value)",
+                    (prefix, value + count),
+                )
+            except sqlite3.Error as exc:
+                raise storage_error(exc, "cannot keep the id counter") from exc
+            self._counters[prefix] = value + count
+        return [f"{prefix}{value + i}" for i in range(1, count + 1)]
 
     def put_subscriptions(self, subs: Sequence[Subscription]) -> None:
         """:meth:`put_subscription` for several, in one transaction."""
@@ -178,9 +198,8 @@ class SQLiteStore(
                 )
                 self._w.execute("COMMIT")
             except sqlite3.Error as exc:
-                self._w.execute("ROLLBACK")
-                msg = f"cannot store {len(subs)} subscriptions: {exc}"
-                raise StoreError(msg) from exc
+                self._rollback()
+                raise storage_error(exc, f"cannot store {len(subs)} subscriptions") from exc
 
     def set_suspended(self, sub_id: str, reason: str | None) -> None:
         """Suspend a subscription with a reason its owner can read (``None``: resume)."""
@@ -196,9 +215,8 @@ class SQLiteStore(
                 self._delete_notifications_of(sub_id)
                 self._w.execute("COMMIT")
             except sqlite3.Error as exc:
-                self._w.execute("ROLLBACK")
-                msg = f"cannot delete subscription {sub_id!r}: {exc}"
-                raise StoreError(msg) from exc
+                self._rollback()
+                raise storage_error(exc, f"cannot delete subscription {sub_id!r}") from exc
             self._last_seq.pop(sub_id, None)
             self._last_time.pop(sub_id, None)
 
@@ -330,14 +348,15 @@ class SQLiteStore(
                 )
                 self._w.execute("COMMIT")
             except (sqlite3.Error, TypeError, ValueError) as exc:  # ValueError: a JSON cycle
-                if self._w.in_transaction:
-                    self._w.execute("ROLLBACK")
+                self._rollback()
                 self._document_total = None  # counted again from what was committed
-                msg = f"cannot store {len(records)} events and their notifications: {exc}"
-                raise StoreError(msg) from exc
+                what = f"cannot store {len(records)} events and their notifications"
+                if isinstance(exc, sqlite3.Error):
+                    raise storage_error(exc, what) from exc
+                raise StoreError(f"{what}: {exc}") from exc
             except BaseException:  # within's own error (the graph's StoreError, ...)
-                if self._w.in_transaction:
-                    self._w.execute("ROLLBACK")
+                self._rollback()
+                self._document_total = None
                 raise
             self._rows_appended(len(rows))
             last.update(seqs)
@@ -373,11 +392,14 @@ class SQLiteStore(
         """Attach a callback URL to a subscription; returns its new HMAC secret."""
         secret = secrets.token_hex(16)
         with self._wlock:
-            self._w.execute(
-                "INSERT INTO webhooks VALUES (?, ?, ?, 0) ON CONFLICT(subscription) DO UPDATE "
-                "SET url = excluded.url, secret = excluded.secret",
-                (sub_id, url, self._box.seal(secret)),
-            )
+            try:
+                self._w.execute(
+                    "INSERT INTO webhooks VALUES (?, ?, ?, 0) ON CONFLICT(subscription) DO "
+                    "UPDATE SET url = excluded.url, secret = excluded.secret",
+                    (sub_id, url, self._box.seal(secret)),
+                )
+            except sqlite3.Error as exc:
+                raise storage_error(exc, f"cannot store the webhook of {sub_id!r}") from exc
         return secret
 
     def webhooks(self) -> list[Webhook]:

@@ -176,8 +176,9 @@ def run(args: argparse.Namespace) -> int:
     gc.set_threshold(*SERVING_THRESHOLDS)
     gc.collect()
     gc.freeze()
-    server = Server.of(  # ends the streams as it stops
+    server = Server.of(  # ends the streams as it stops; guards HTTP with the limits
         app,
+        limits=settings.limits,
         host=settings.host,
         port=settings.port,
         log_config=None,

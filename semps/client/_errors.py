@@ -18,6 +18,7 @@ from semps.errors import (
     GraphError,
     GraphLimitExceeded,
     IngestError,
+    OntologyLimitExceeded,
     SempsError,
     SubscriptionError,
     SubscriptionLimitExceeded,
@@ -49,6 +50,8 @@ def _limit_class(topic: str) -> type[SempsError]:
         return EventLimitExceeded
     if topic == "subscription":
         return SubscriptionLimitExceeded
+    if topic == "ontology":
+        return OntologyLimitExceeded
     if topic == "graph":
         return GraphLimitExceeded
     return SempsError

@@ -35,6 +35,7 @@ from semps.graph.terms import decode, encode
 from semps.graph.triples import COMPACT_AT, MASK, Segment
 from semps.graph.view import GraphView
 from semps.ontology.expansion import Expansion
+from semps.sqlite_errors import storage_error
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS graph_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -165,9 +166,8 @@ class GraphStore:
             raise StoreError(msg)
         try:
             self._write(change, view)
-        except sqlite3.Error as exc:
-            msg = f"cannot write the knowledge graph: {exc}"
-            raise StoreError(msg) from exc
+        except sqlite3.Error as exc:  # a full disk is 507, another failure 503: not the edit's
+            raise storage_error(exc, "cannot write the knowledge graph") from exc
 
     def _write(self, change: GraphChange, view: GraphView) -> None:
         q = self.conn
@@ -246,9 +246,8 @@ class GraphStore:
                 self._write_segment(p, view)
             self.set_meta("version", str(view.version))
             self.set_meta("format", FORMAT)
-        except sqlite3.Error as exc:
-            msg = f"cannot write the knowledge graph: {exc}"
-            raise StoreError(msg) from exc
+        except sqlite3.Error as exc:  # a full disk is 507, another failure 503: not the edit's
+            raise storage_error(exc, "cannot write the knowledge graph") from exc
 
     def compact(self, view: GraphView) -> int:
         """Fold the log into the segments (rewriting the predicates it names); the rows

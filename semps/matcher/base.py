@@ -111,6 +111,14 @@ class Matcher(ABC):
         The default ignores it; a matcher whose subscriptions name others overrides this."""
         del resolver
 
+    def prepare(self, subscription: Subscription) -> None:
+        """Read what :meth:`add` will need of ``subscription`` alone (its text), touching
+        no shared state: the broker calls it before it takes the lock it holds around
+        ``add`` of a stateful matcher (the lock every event's commit takes too), so a slow
+        parse holds up no event. May raise what ``add`` would raise for the text. The
+        default does nothing."""
+        del subscription
+
     def persisted(
         self, path: Path, subscriptions: Sequence[Subscription], *, write: bool = True
     ) -> AbstractContextManager[None]:

@@ -1,13 +1,21 @@
 """Compile an ontology's axiom triples into :class:`~semps.ontology.expansion.Expansion`
-tables. One compiler serves both sources: a file read directly, and the owlready2 store."""
+tables. One compiler serves both sources: a file read directly, and the owlready2 store.
+
+The hierarchies are closed once per component (:mod:`semps.ontology.hierarchy`), in time
+linear in the hierarchy plus what the tables hold, and the whole compilation runs under an
+:class:`~semps.ontology.budget.OntologyBudget` (depth checked first, rule entries counted as
+they are made, the clock read as it goes): an ontology over a limit is refused early.
+"""
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Iterable
 
 from semps._types import Term, Triple
+from semps.ontology.budget import UNBOUNDED, Meter, OntologyBudget
 from semps.ontology.expansion import Expansion
+from semps.ontology.hierarchy import ancestors, depth
 from semps.terms import OWL, RDF, RDF_TYPE, RDFS
 
 SUB_CLASS = RDFS + "subClassOf"
@@ -68,18 +76,12 @@ class _Axioms:
         return [s for s, o in self.by_p[RDF_TYPE] if o == cls]
 
 
-def _reach(start: str, edges: dict[str, set[str]]) -> frozenset[str]:
-    seen = {start}
-    queue = deque([start])
-    while queue:
-        for nxt in edges.get(queue.popleft(), ()):
-            if nxt not in seen:
-                seen.add(nxt)
-                queue.append(nxt)
-    return frozenset(seen)
-
-
-def _property_table(ax: _Axioms) -> dict[str, tuple[tuple[str, bool], ...]]:
+def _property_table(
+    ax: _Axioms, meter: Meter, budget: OntologyBudget
+) -> dict[str, tuple[tuple[str, bool], ...]]:
+    """Each property -> every (property, inverted) its triples imply, itself first: the
+    reachable states of (property, direction) under subPropertyOf, equivalentProperty,
+    inverseOf and symmetry (one closure per strongly connected group of states)."""
     up: defaultdict[str, set[str]] = defaultdict(set)
     inverse: defaultdict[str, set[str]] = defaultdict(set)
     for s, o in ax.by_p[SUB_PROPERTY]:
@@ -93,25 +95,28 @@ def _property_table(ax: _Axioms) -> dict[str, tuple[tuple[str, bool], ...]]:
         if isinstance(o, str):
             inverse[s].add(o)
             inverse[o].add(s)
+    levels, deepest = depth(up)
+    budget.check_depth(levels, "property", deepest)
     symmetric = set(ax.subjects_of_type(SYMMETRIC))
-    table: dict[str, tuple[tuple[str, bool], ...]] = {}
+    states: dict[tuple[str, bool], set[tuple[str, bool]]] = {}
     for prop in set(up) | set(inverse) | symmetric:
-        seen = {(prop, False)}
-        queue = deque(seen)
-        while queue:
-            p, inv = queue.popleft()
-            nxt = {(q, inv) for q in up.get(p, ())} | {(q, not inv) for q in inverse.get(p, ())}
-            if p in symmetric:
-                nxt.add((p, not inv))
-            for state in nxt - seen:
-                seen.add(state)
-                queue.append(state)
+        for inv in (False, True):
+            nxt = {(q, inv) for q in up.get(prop, ())}
+            nxt |= {(q, not inv) for q in inverse.get(prop, ())}
+            if prop in symmetric:
+                nxt.add((prop, not inv))
+            states[(prop, inv)] = nxt
+            meter.work(len(nxt))
+    starts = {(prop, False) for prop in set(up) | set(inverse) | symmetric}
+    reach = ancestors(states, meter, starts)
+    table: dict[str, tuple[tuple[str, bool], ...]] = {}
+    for (prop, _), seen in reach.items():
         rest = sorted(seen - {(prop, False)})
         table[prop] = ((prop, False), *rest)
     return table
 
 
-def _class_edges(ax: _Axioms) -> dict[str, set[str]]:
+def _class_edges(ax: _Axioms, meter: Meter) -> dict[str, set[str]]:
     up: defaultdict[str, set[str]] = defaultdict(set)
     for s, o in ax.by_p[SUB_CLASS]:
         if isinstance(o, str) and o not in META_CLASSES:
@@ -121,53 +126,81 @@ def _class_edges(ax: _Axioms) -> dict[str, set[str]]:
             up[s].add(o)
             up[o].add(s)
     for node, lst in ax.by_p[OWL + "intersectionOf"]:
-        up[node].update(ax.rdf_list(lst))
+        items = ax.rdf_list(lst)
+        meter.work(len(items))
+        up[node].update(items)
     for node, lst in ax.by_p[OWL + "unionOf"]:
-        for member in ax.rdf_list(lst):
+        items = ax.rdf_list(lst)
+        meter.work(len(items))
+        for member in items:
             up[member].add(node)
     return up
 
 
+#: Restriction kinds the schema rules relate, by the predicate naming their value.
+_RESTRICTION_KINDS = {
+    "svf": OWL + "someValuesFrom",
+    "avf": OWL + "allValuesFrom",
+    "hv": OWL + "hasValue",
+}
+
+
 def _schema_fixpoint(
-    ax: _Axioms, class_up: dict[str, set[str]], props: dict[str, tuple[tuple[str, bool], ...]]
+    ax: _Axioms,
+    class_up: dict[str, set[str]],
+    props: dict[str, tuple[tuple[str, bool], ...]],
+    meter: Meter,
 ) -> dict[str, frozenset[str]]:
     """Class closure including the OWL 2 RL schema rules between restrictions (scm-svf1/2,
-    scm-avf1/2, scm-hv): e.g. ``∃worksFor.ResearchGroup ⊑ ∃worksFor.Organization``."""
-    kinds = {"svf": OWL + "someValuesFrom", "avf": OWL + "allValuesFrom", "hv": OWL + "hasValue"}
-    restrictions: dict[str, list[tuple[str, str, Term]]] = {k: [] for k in kinds}
+    scm-avf1/2, scm-hv): e.g. ``∃worksFor.ResearchGroup ⊑ ∃worksFor.Organization``.
+
+    Each restriction looks up the restrictions it may imply by (property, value): those on
+    its own property with a value above its own (svf1, avf1), and those with its own value on
+    a property above its own (svf2, avf2, hv); until nothing new follows."""
+    found: dict[str, list[tuple[str, str, Term]]] = {k: [] for k in _RESTRICTION_KINDS}
+    index: dict[str, defaultdict[tuple[str, Term], list[str]]] = {
+        k: defaultdict(list) for k in _RESTRICTION_KINDS
+    }
     for node, prop in ax.by_p[OWL + "onProperty"]:
-        for kind, predicate in kinds.items():
+        for kind, predicate in _RESTRICTION_KINDS.items():
             value = ax.one(node, predicate)
             if isinstance(prop, str) and value is not None:
-                restrictions[kind].append((node, prop, value))
-
-    def sub_prop(p1: str, p2: str) -> bool:
-        return (p2, False) in props.get(p1, ((p1, False),))
-
+                found[kind].append((node, prop, value))
+                index[kind][(prop, value)].append(node)
+    supers = {p: [q for q, inverted in implied if not inverted] for p, implied in props.items()}
     while True:
-        classes = {c: _reach(c, class_up) for c in class_up}
+        classes = ancestors(class_up, meter)
         added = False
-        for kind, items in restrictions.items():
+        for kind, items in found.items():
+            by_value = index[kind]
             for r1, p1, y1 in items:
-                for r2, p2, y2 in items:
-                    if r1 == r2:
-                        continue
-                    if kind == "hv":
-                        implied = y1 == y2 and sub_prop(p1, p2)
-                    else:
-                        below = isinstance(y1, str) and y2 in classes.get(y1, {y1})
-                        implied = (p1 == p2 and below) or (y1 == y2 and sub_prop(p1, p2))
-                    # scm-avf2 runs the other way: a wider property, a narrower class.
-                    low, high = (r2, r1) if kind == "avf" and p1 != p2 else (r1, r2)
-                    if implied and high not in class_up.get(low, ()):
+                implied: list[tuple[str, str]] = []
+                if kind != "hv" and isinstance(y1, str):  # same property, a wider value
+                    for y2 in classes.get(y1, (y1,)):
+                        implied += [(r1, r2) for r2 in by_value.get((p1, y2), ())]
+                for p2 in supers.get(p1, [p1]):  # same value, a wider property
+                    if p2 == p1 and kind != "hv" and isinstance(y1, str):
+                        continue  # found above
+                    for r2 in by_value.get((p2, y1), ()):
+                        # scm-avf2 runs the other way: a wider property, a narrower class.
+                        implied.append((r2, r1) if kind == "avf" and p2 != p1 else (r1, r2))
+                meter.work(len(implied) + 1)
+                for low, high in implied:
+                    if low != high and high not in class_up.get(low, ()):
                         class_up.setdefault(low, set()).add(high)
                         added = True
         if not added:
             return classes
 
 
-def compile_axioms(triples: Iterable[Triple], *, version: int = 0) -> Expansion:
-    """Compile axiom triples (an ontology graph) into rule tables.
+def compile_axioms(
+    triples: Iterable[Triple], *, version: int = 0, budget: OntologyBudget = UNBOUNDED
+) -> Expansion:
+    """Compile axiom triples (an ontology graph) into rule tables, within ``budget``.
+
+    Raises:
+        OntologyLimitExceeded: the ontology passes one of ``budget``'s limits (triples,
+            hierarchy depth, rule entries, compile time); the work stops as soon as it does.
 
     Example:
         >>> ex = "http://ex/"
@@ -177,14 +210,21 @@ def compile_axioms(triples: Iterable[Triple], *, version: int = 0) -> Expansion:
         ['http://ex/Grad', 'http://ex/Person', 'http://ex/Student']
     """
     triples = list(triples)
+    budget.check_triples(len(triples))
+    meter = Meter(budget)
     ax = _Axioms(triples)
-    props = _property_table(ax)
-    class_up = _class_edges(ax)
-    classes = _schema_fixpoint(ax, class_up, props)
+    meter.work(len(triples))
+    props = _property_table(ax, meter, budget)
+    class_up = _class_edges(ax, meter)
+    levels, deepest = depth(class_up)
+    budget.check_depth(levels, "class", deepest)
+    classes = _schema_fixpoint(ax, class_up, props, meter)
 
     domains = _by_property(ax.by_p[DOMAIN])
     ranges = _by_property(ax.by_p[RANGE])
     restrictions = _restrictions(ax)
+    meter.rules(sum(len(v) for v in domains.values()) + sum(len(v) for v in ranges.values()))
+    meter.tick()
     return Expansion(
         version=version,
         properties=props,

@@ -1,28 +1,37 @@
-"""OntologyStore: the ontology as an owlready2 World persisted in a SQLite file.
+"""OntologyStore: the ontology as an owlready2 World persisted in a SQLite file, read from an
+immutable snapshot.
 
-Loading, editing and exporting go through owlready2's quadstore; the rule tables are
-compiled from its triples by the same compiler that reads files
-(:func:`semps.ontology.compile.compile_axioms`). :meth:`OntologyStore.expansion` is cached
-and rebuilt after an edit, so an edit takes effect for the next event, and subscriptions
-are never re-registered for it.
+Loading, editing and exporting go through owlready2's quadstore
+(:mod:`semps.ontology.quadstore`); the rule tables are compiled from the triples by the
+same compiler that reads files (:func:`semps.ontology.compile.compile_axioms`).
 
-owlready2 is not thread-safe: every public method takes the store's lock.
+Readers never wait: :meth:`OntologyStore.snapshot` (the triples, their version and their
+compiled :class:`Expansion`, immutable) is replaced whole after each edit, so the event path,
+``GET /ontology`` and the console read whatever snapshot is current. An edit, one at a time,
+compiles the ontology it would make under the limits' budget
+(:mod:`semps.ontology.budget`) *before* touching the file, then writes its change and the new
+version in one transaction, and only then publishes the new snapshot: a refused, cut-off or
+failed edit (a full disk) leaves the file, the version and the snapshot as they were. An
+ontology on file that breaks the limits is refused when the store opens, with the command
+that repairs the data directory.
 """
 
 from __future__ import annotations
 
-import sqlite3
+import dataclasses
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-import owlready2
-import rdflib
+import pyoxigraph as ox
 
 from semps import terms
 from semps._types import Term, Triple
-from semps.errors import OntologyError
+from semps.errors import DocumentTooLarge, OntologyError, OntologyLimitExceeded
+from semps.limits import DEFAULT_LIMITS, Limits
+from semps.ontology.budget import OntologyBudget
 from semps.ontology.compile import (
     EQ_CLASS,
     EQ_PROPERTY,
@@ -35,7 +44,10 @@ from semps.ontology.compile import (
 )
 from semps.ontology.expansion import Expansion
 from semps.ontology.load import ontology_triples, refuse_facts
+from semps.ontology.quadstore import ONTOLOGY_IRI, Quadstore, normal
 from semps.ontology.split import split
+
+__all__ = ["AXIOMS", "ONTOLOGY_IRI", "OntologySnapshot", "OntologyStore"]
 
 AXIOMS: dict[str, str] = {
     "subClassOf": SUB_CLASS,
@@ -50,27 +62,12 @@ PROPERTY_KINDS = {
     "datatype": terms.OWL + "DatatypeProperty",
 }
 OWL_CLASS = terms.OWL + "Class"
-ONTOLOGY_IRI = "urn:semps:ontology"
-
-
-def _node(term: Term) -> rdflib.term.Node:
-    if isinstance(term, terms.Literal):
-        plain = term.lang or term.datatype == terms.XSD_STRING
-        return rdflib.Literal(
-            term.lexical, lang=term.lang, datatype=None if plain else rdflib.URIRef(term.datatype)
-        )
-    if term.startswith("_:"):
-        return rdflib.BNode(term[2:])
-    return rdflib.URIRef(term)
-
-
-def _term(node: Any) -> Term:
-    if isinstance(node, rdflib.BNode):
-        return "_:o." + str(node)
-    if isinstance(node, rdflib.Literal):
-        datatype = str(node.datatype) if node.datatype else None
-        return terms.Literal(str(node), datatype, node.language)
-    return str(node)
+_FORMATS = {
+    "rdfxml": ox.RdfFormat.RDF_XML,
+    "turtle": ox.RdfFormat.TURTLE,
+    "ntriples": ox.RdfFormat.N_TRIPLES,
+}
+_PREFIXES = {"rdf": terms.RDF, "rdfs": terms.RDFS, "owl": terms.OWL, "xsd": terms.XSD}
 
 
 def _check_iri(iri: str) -> str:
@@ -80,11 +77,46 @@ def _check_iri(iri: str) -> str:
     return iri
 
 
+def _exported(term: Term) -> ox.NamedNode | ox.BlankNode | ox.Literal:
+    """A term as an exported document writes it (a blank node's label a valid NCName)."""
+    if isinstance(term, terms.Literal):
+        if term.lang:
+            return ox.Literal(term.lexical, language=term.lang)
+        return ox.Literal(term.lexical, datatype=ox.NamedNode(term.datatype))
+    if term.startswith("_:"):
+        return ox.BlankNode("b" + term[2:].replace(".", "_"))
+    return ox.NamedNode(term)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class OntologySnapshot:
+    """The ontology at one version: its triples and their compiled rule tables."""
+
+    version: int
+    triples: tuple[Triple, ...]
+    expansion: Expansion
+
+
+@dataclass(frozen=True, slots=True)
+class _Change:
+    """What an edit does: triples to add, triples to remove, or everything replaced."""
+
+    add: Sequence[Triple] = ()
+    remove: frozenset[Triple] = frozenset()
+    clear: bool = False
+
+
 class OntologyStore:
     """Load, edit, export and persist an ontology; derive its :class:`Expansion`.
 
     Args:
         path: the SQLite file (created if missing); ``None`` keeps the ontology in memory.
+        limits: the ontology's budget (``max_ontology_*``, ``max_hierarchy_depth``,
+            ``ontology_timeout``) and the document screen's depth.
+
+    Raises:
+        OntologyLimitExceeded: the ontology on file breaks a limit (the message says how to
+            repair the data directory).
 
     Example:
         >>> store = OntologyStore()
@@ -94,62 +126,52 @@ class OntologyStore:
         >>> store.close()
     """
 
-    def __init__(self, path: str | Path | None = None) -> None:
-        self._lock = threading.RLock()
+    def __init__(self, path: str | Path | None = None, *, limits: Limits = DEFAULT_LIMITS) -> None:
+        self._lock = threading.Lock()  # edits, one at a time; readers never take it
         self.path = Path(path) if path is not None else None
+        self.limits = limits
+        self.budget = OntologyBudget.of(limits)
+        self._quads = Quadstore(self.path)
+        triples = tuple(self._quads.triples())
+        version = self._quads.version()
+        # What is stored passed the clock when it was edited: at start-up only the limits of
+        # what the ontology holds apply (a loaded machine must not refuse to start).
+        structural = dataclasses.replace(self.budget, timeout=0.0)
         try:
-            if self.path is not None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._world = owlready2.World(filename=str(self.path), exclusive=False)
-            else:
-                self._world = owlready2.World()
-            self._onto = self._world.get_ontology(ONTOLOGY_IRI)
-        except Exception as exc:  # owlready2 raises bare Exceptions and sqlite3 errors
-            msg = f"cannot open ontology store {self.path}: {exc}"
-            raise OntologyError(msg) from exc
-        self._graph = self._world.as_rdflib_graph()
-        self._version = self._stored_version()
-        self._cached: Expansion | None = None
+            expansion = compile_axioms(triples, version=version, budget=structural)
+        except OntologyLimitExceeded as exc:
+            self._quads.close()
+            raise OntologyLimitExceeded(self._refusal(exc)) from exc
+        self._snapshot = OntologySnapshot(version, triples, expansion)
+        self._exports: dict[str, tuple[int, bytes]] = {}
+        self._export_lock = threading.Lock()
 
-    def _stored_version(self) -> int:
-        """The version the file last saved (so it keeps increasing across restarts)."""
-        if self.path is None:
-            return 0
-        try:
-            self._world.graph.execute(
-                "CREATE TABLE IF NOT EXISTS semps_meta "
-                "(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
-            )
-            row = self._world.graph.execute(
-                "SELECT value FROM semps_meta WHERE name = 'version'"
-            ).fetchone()
-        except sqlite3.Error as exc:
-            msg = f"cannot read the ontology version from {self.path}: {exc}"
-            raise OntologyError(msg) from exc
-        return int(row[0]) if row else 0
+    def _refusal(self, exc: OntologyLimitExceeded) -> str:
+        where = self.path.parent if self.path is not None else "DIR"
+        return (
+            f"the ontology stored in {self.path} breaks a limit: {exc}. Start with that limit "
+            f"raised, or empty the ontology with `semps ontology reset --data-dir {where}` "
+            "(the old file is kept beside it)"
+        )
 
-    # -- reading ---------------------------------------------------------------------------
+    # -- reading (never waits for an edit) -------------------------------------------------
+
+    def snapshot(self) -> OntologySnapshot:
+        """The current version, its triples and its rule tables."""
+        return self._snapshot
 
     def triples(self) -> Iterator[Triple]:
         """Every triple of the ontology."""
-        with self._lock:
-            rows = list(self._graph.triples((None, None, None)))
-        for s, p, o in rows:
-            subject = _term(s)
-            assert isinstance(subject, str)
-            yield (subject, str(p), _term(o))
+        return iter(self._snapshot.triples)
 
     def expansion(self) -> Expansion:
-        """The rule tables of the current ontology (cached until the next edit)."""
-        with self._lock:
-            if self._cached is None:
-                self._cached = compile_axioms(self.triples(), version=self._version)
-            return self._cached
+        """The rule tables of the current ontology."""
+        return self._snapshot.expansion
 
     @property
     def version(self) -> int:
-        """Increases with every edit made through this store."""
-        return self._version
+        """Increases with every edit, across restarts."""
+        return self._snapshot.version
 
     def classes(self) -> list[str]:
         """The named classes declared in the ontology, sorted."""
@@ -164,20 +186,29 @@ class OntologyStore:
     def _typed(self, cls: str) -> list[str]:
         return sorted(
             s
-            for s, p, o in self.triples()
+            for s, p, o in self._snapshot.triples
             if p == terms.RDF_TYPE and o == cls and not s.startswith("_:")
         )
 
     def export(self, format: Literal["rdfxml", "turtle", "ntriples"] = "rdfxml") -> bytes:
-        """The ontology serialised as RDF/XML, Turtle or N-Triples."""
-        graph = rdflib.Graph()
-        for s, p, o in self.triples():
-            graph.add((_node(s), _node(p), _node(o)))
-        names = {"rdfxml": "xml", "turtle": "turtle", "ntriples": "nt"}
-        if format not in names:
+        """The ontology serialised as RDF/XML, Turtle or N-Triples (made once per version
+        and format by pyoxigraph's serialiser: concurrent readers share the work)."""
+        if format not in _FORMATS:
             msg = f"unknown export format {format!r} (use rdfxml, turtle or ntriples)"
             raise OntologyError(msg)
-        return graph.serialize(format=names[format], encoding="utf-8")
+        snap = self._snapshot
+        with self._export_lock:
+            cached = self._exports.get(format)
+            if cached is not None and cached[0] == snap.version:
+                return cached[1]
+            made = [
+                ox.Triple(_exported(s), ox.NamedNode(p), _exported(o))  # type: ignore[arg-type]
+                for s, p, o in snap.triples
+            ]
+            prefixes = None if format == "ntriples" else _PREFIXES
+            body = ox.serialize(made, format=_FORMATS[format], prefixes=prefixes) or b""
+            self._exports[format] = (snap.version, body)
+            return body
 
     # -- editing ---------------------------------------------------------------------------
 
@@ -187,16 +218,27 @@ class OntologyStore:
         """Merge an ontology document into the store, or ``replace`` everything with it.
 
         ``format`` is a media type; by default it comes from the file suffix (RDF/XML for
-        bytes). Nothing changes when the document cannot be read, or when it describes
-        individuals: those belong in the knowledge graph (:func:`refuse_facts` says so).
+        bytes). Nothing changes when the document cannot be read, when it describes
+        individuals (those belong in the knowledge graph: :func:`refuse_facts` says so), or
+        when the ontology it would make breaks a limit.
+
+        Raises:
+            DocumentTooLarge: the document is over ``max_ontology_bytes``.
+            OntologyError: it does not parse (or is refused by the document screen), or it
+                describes individuals.
+            OntologyLimitExceeded: the ontology it would make breaks a limit.
         """
-        triples = ontology_triples(source, media_type=format)
+        limit = self.limits.max_ontology_bytes
+        if isinstance(source, bytes) and len(source) > limit:
+            msg = (
+                f"the ontology document is {len(source)} bytes, over the limit of {limit} "
+                "bytes (max_ontology_bytes)"
+            )
+            raise DocumentTooLarge(msg)
+        triples = ontology_triples(source, media_type=format, limits=self.limits)
         refuse_facts(split(triples), "the ontology document")
-        with self._lock:
-            if replace:
-                self._clear()
-            self._add_all(triples)
-            self._edited()
+        self.budget.check_triples(len(triples))
+        self._change(lambda snap: _Change(add=triples, clear=replace))
 
     def add_class(self, iri: str, parents: tuple[str, ...] | list[str] = ()) -> None:
         """Declare a class, optionally under ``parents``."""
@@ -216,8 +258,17 @@ class OntologyStore:
         self._edit(declared + [(iri, SUB_PROPERTY, p) for p in parents])
 
     def remove_class(self, iri: str) -> None:
-        """Remove a class and every axiom that mentions it."""
-        self._remove_entity(iri)
+        """Remove a class (or property) and every axiom that mentions it."""
+        _check_iri(iri)
+
+        def change(snap: OntologySnapshot) -> _Change:
+            doomed = frozenset(t for t in snap.triples if t[0] == iri or t[2] == iri)
+            if not doomed:
+                msg = f"{iri} is not in the ontology"
+                raise OntologyError(msg)
+            return _Change(remove=doomed)
+
+        self._change(change)
 
     def add_axiom(self, kind: str, subject: str, obj: str) -> None:
         """Add ``subject kind obj`` (subClassOf, subPropertyOf, equivalentClass, ...)."""
@@ -225,14 +276,15 @@ class OntologyStore:
 
     def remove_axiom(self, kind: str, subject: str, obj: str) -> None:
         """Remove ``subject kind obj``; :class:`OntologyError` if it is not there."""
-        triple = (subject, self._axiom(kind), obj)
-        with self._lock:
-            node = tuple(_node(_check_iri(t)) for t in triple)
-            if node not in self._graph:
+        triple = (_check_iri(subject), self._axiom(kind), _check_iri(obj))
+
+        def change(snap: OntologySnapshot) -> _Change:
+            if triple not in snap.triples:
                 msg = f"no such axiom: {subject} {kind} {obj}"
                 raise OntologyError(msg)
-            self._graph.get_context(self._onto).remove(node)
-            self._edited()
+            return _Change(remove=frozenset({triple}))
+
+        self._change(change)
 
     def set_characteristic(
         self, prop: str, kind: Literal["symmetric", "transitive"], enabled: bool = True
@@ -241,20 +293,16 @@ class OntologyStore:
         if kind not in CHARACTERISTICS:
             msg = f"unknown property characteristic {kind!r} (use symmetric or transitive)"
             raise OntologyError(msg)
-        triple = (prop, terms.RDF_TYPE, CHARACTERISTICS[kind])
+        triple = (_check_iri(prop), terms.RDF_TYPE, CHARACTERISTICS[kind])
         if enabled:
             self._edit([triple])
-            return
-        with self._lock:
-            self._graph.get_context(self._onto).remove(tuple(_node(_check_iri(t)) for t in triple))
-            self._edited()
+        else:
+            self._change(lambda snap: _Change(remove=frozenset({triple})))
 
     def close(self) -> None:
         """Write everything to disk and release the SQLite file."""
         with self._lock:
-            if self.path is not None:
-                self._world.save()
-            self._world.close()
+            self._quads.close()
 
     # -- internals -------------------------------------------------------------------------
 
@@ -270,42 +318,30 @@ class OntologyStore:
         for triple in triples:
             for iri in triple:
                 _check_iri(iri)
+        self._change(lambda snap: _Change(add=triples))
+
+    def _change(self, plan: Callable[[OntologySnapshot], _Change]) -> None:
+        """Apply one edit: plan it on the current snapshot, compile the ontology it makes
+        within the budget, write it with its version, then publish it (in that order, so
+        any refusal or failure leaves everything as it was)."""
         with self._lock:
-            self._add_all(triples)
-            self._edited()
-
-    def _add_all(self, triples: Any) -> None:
-        context = self._graph.get_context(self._onto)
-        for s, p, o in triples:
-            context.add((_node(s), _node(p), _node(o)))
-
-    def _remove_entity(self, iri: str) -> None:
-        node = rdflib.URIRef(_check_iri(iri))
-        with self._lock:
-            doomed = [
-                *self._graph.triples((node, None, None)),
-                *self._graph.triples((None, None, node)),
-            ]
-            if not doomed:
-                msg = f"{iri} is not in the ontology"
-                raise OntologyError(msg)
-            context = self._graph.get_context(self._onto)
-            for triple in doomed:
-                context.remove(triple)
-            self._edited()
-
-    def _clear(self) -> None:
-        context = self._graph.get_context(self._onto)
-        for triple in list(self._graph.triples((None, None, None))):
-            context.remove(triple)
-
-    def _edited(self) -> None:
-        self._version += 1
-        self._cached = None
-        if self.path is not None:
-            self._world.graph.execute(
-                "INSERT INTO semps_meta VALUES ('version', ?) "
-                "ON CONFLICT(name) DO UPDATE SET value = excluded.value",
-                (self._version,),
-            )
-            self._world.save()
+            old = self._snapshot
+            change = plan(old)
+            kept: list[Triple] = [] if change.clear else list(old.triples)
+            if change.remove:
+                kept = [t for t in kept if t not in change.remove]
+            present = set(kept)
+            added: list[Triple] = []
+            for s, p, o in change.add:
+                triple: Triple = (s, p, normal(o))
+                if triple not in present:
+                    present.add(triple)
+                    added.append(triple)
+            version = old.version + 1
+            removed = [] if change.clear else list(change.remove & set(old.triples))
+            with self._quads.transaction():
+                added = self._quads.name_blank_nodes(added)
+                triples = tuple(kept + added)
+                expansion = compile_axioms(triples, version=version, budget=self.budget)
+                self._quads.write(added, removed, clear=change.clear, version=version)
+            self._snapshot = OntologySnapshot(version, triples, expansion)

@@ -328,12 +328,34 @@ def test_an_exact_last_page_says_there_is_no_next(api: InProcess) -> None:
         base64.urlsafe_b64encode(b"deadletters:3").decode(),  # another list's cursor
         base64.urlsafe_b64encode(b"subscriptions:").decode(),
         "A" * 600,
+        base64.urlsafe_b64encode(b"subscriptions:sub-1").decode(),  # forged: no HMAC
+        base64.urlsafe_b64encode(b"x" * 12 + b"subscriptions:sub-1").decode(),  # a made-up one
     ],
 )
 def test_a_cursor_not_handed_out_is_a_400_or_422(api: InProcess, cursor: str) -> None:
     response = api.request("GET", "/subscriptions", "admin", params={"cursor": cursor})
     assert response.status_code in (400, 422)
     assert set(response.json()) >= {"error", "detail"}
+
+
+def test_a_cursor_altered_by_one_character_is_a_400(api: InProcess) -> None:
+    """The README promises it: a cursor the service did not hand out is a 400 (it is signed
+    with a key of the data directory)."""
+    token = api.token("subscriber", "paging-forger")
+    for i in range(3):
+        subscribe(api, "", QUERY % (400 + i), token=token)
+    reply = api.request("GET", "/subscriptions", "", params={"limit": 1}, token=token)
+    cursor = reply.json()["next"]
+    assert (
+        api.request("GET", "/subscriptions", "", params={"cursor": cursor}, token=token).status_code
+        == 200
+    )
+    raw = bytearray(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    raw[-1] ^= 1  # point after another subscription
+    forged = base64.urlsafe_b64encode(bytes(raw)).decode().rstrip("=")
+    reply = api.request("GET", "/subscriptions", "", params={"cursor": forged}, token=token)
+    assert (reply.status_code, reply.json()["error"]) == (400, "bad_request")
+    assert reply.json()["detail"].endswith("pass the 'next' value of the previous page")
 
 
 def test_dead_letters_come_in_pages(api: InProcess) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from semps_test_support import Server
+from semps_test_support import PATIENCE, Server
 
 from semps.cli.demo import demo_dir
 
@@ -112,7 +112,7 @@ def test_nothing_acknowledged_is_lost_across_kill_9(server: Server) -> None:
     server.kill()  # while the publishers are posting
     acknowledged = [first.strip()] if first.strip() else []
     for publisher in publishers:
-        out, _ = publisher.communicate(timeout=60)
+        out, _ = publisher.communicate(timeout=PATIENCE)
         acknowledged += [line for line in out.splitlines() if line]
     assert acknowledged, "the publisher got no 202 before the kill"
     server.start()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from semps_test_support import Server, rss_kib, stalled_reader, store_backlog, wait_for
+from semps_test_support import PATIENCE, Server, rss_kib, stalled_reader, store_backlog, wait_for
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
@@ -92,9 +92,9 @@ def _ws_url(server: Server, sub_id: str, query: str = "") -> str:
 def test_websocket_positions_are_validated(server: Server) -> None:
     with server.client("subscriber") as sub:
         sub_id = sub.post("/subscriptions", content=CHAIRS).json()["id"]
-    with connect(_ws_url(server, sub_id, f"&after={2**63}"), open_timeout=10) as ws:
+    with connect(_ws_url(server, sub_id, f"&after={2**63}"), open_timeout=PATIENCE) as ws:
         with pytest.raises(ConnectionClosed) as closed:
-            ws.recv(timeout=10)
+            ws.recv(timeout=PATIENCE)
     assert closed.value.rcvd is not None
     assert closed.value.rcvd.code == 4400
     assert closed.value.rcvd.reason == f"after {LIMIT_TEXT} '{2**63}'"
@@ -105,10 +105,10 @@ def test_open_streams_per_subscriber_are_capped(server: Server) -> None:
         sub_id = sub.post("/subscriptions", content=CHAIRS).json()["id"]
     url = f"{server.url}/subscriptions/{sub_id}/notifications"
     auth = {"Authorization": f"Bearer {server.tokens['subscriber']}"}
-    with httpx.Client(timeout=30, headers=auth) as client:
+    with httpx.Client(timeout=None, headers=auth) as client:
         first = client.send(client.build_request("GET", url), stream=True)
         second = client.send(client.build_request("GET", url), stream=True)
-        with connect(_ws_url(server, sub_id), open_timeout=10) as ws:
+        with connect(_ws_url(server, sub_id), open_timeout=PATIENCE) as ws:
             assert (first.status_code, second.status_code) == (200, 200)
             over = client.get(url)
             assert over.status_code == 429
@@ -116,9 +116,9 @@ def test_open_streams_per_subscriber_are_capped(server: Server) -> None:
             assert over.json()["error"] == "too_many_requests"
             assert detail.startswith("subscriber-")
             assert detail.endswith(" already has 3 open streams, the limit (--max-streams)")
-            with connect(_ws_url(server, sub_id), open_timeout=10) as ws2:
+            with connect(_ws_url(server, sub_id), open_timeout=PATIENCE) as ws2:
                 with pytest.raises(ConnectionClosed) as closed:
-                    ws2.recv(timeout=10)
+                    ws2.recv(timeout=PATIENCE)
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 4429
             # Another caller is not counted against this subscriber.
             with server.client("admin") as admin:
@@ -153,8 +153,8 @@ def test_replay_reads_the_store_in_pages_then_follows_live(server: Server) -> No
                 if line.startswith("id: "):
                     seen.append(int(line[4:]))
             assert seen == list(range(446, 454))
-    with connect(_ws_url(server, sub_id, "&after=448"), open_timeout=10) as ws:
-        got = [json.loads(ws.recv(timeout=10))["id"] for _ in range(5)]
+    with connect(_ws_url(server, sub_id, "&after=448"), open_timeout=PATIENCE) as ws:
+        got = [json.loads(ws.recv(timeout=PATIENCE))["id"] for _ in range(5)]
     assert got == [449, 450, 451, 452, 453]
 
 
@@ -229,21 +229,21 @@ def test_sigterm_ends_every_stream_cleanly_after_what_it_sent(tmp_path: Path) ->
             assert pub.post("/events", content=EVENT, headers=RDFXML).status_code == 202
         url = f"{srv.url}/subscriptions/{sub_id}/notifications"
         auth = {"Authorization": f"Bearer {srv.tokens['subscriber']}"}
-        with httpx.Client(timeout=60, headers=auth) as client:
+        with httpx.Client(timeout=None, headers=auth) as client:
             sse = client.send(client.build_request("GET", url), stream=True)
             lines = sse.iter_lines()
             assert next(line for line in lines if line.startswith("id: ")) == "id: 1"
-            with connect(_ws_url(srv, sub_id), open_timeout=10) as ws:
-                assert json.loads(ws.recv(timeout=10))["id"] == 1
+            with connect(_ws_url(srv, sub_id), open_timeout=PATIENCE) as ws:
+                assert json.loads(ws.recv(timeout=PATIENCE))["id"] == 1
                 assert srv.proc is not None
                 srv.proc.terminate()
                 rest = list(lines)  # raises httpx.RemoteProtocolError on a cut response
                 with pytest.raises(ConnectionClosed) as closed:
-                    ws.recv(timeout=60)
+                    ws.recv(timeout=PATIENCE)
             sse.close()
         assert not [line for line in rest if line.startswith("id: ")]
         assert closed.value.rcvd is not None
         assert closed.value.rcvd.code == 1012
-        assert srv.proc.wait(timeout=60) is not None
+        assert srv.proc.wait(timeout=PATIENCE) is not None
     finally:
         srv.stop()

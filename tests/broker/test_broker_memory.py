@@ -21,7 +21,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from semps_test_support import LocalServer, QuietHandler
+from semps_test_support import PATIENCE, LocalServer, QuietHandler
 
 from semps.api.app import create_app
 from semps.broker.broker import Broker
@@ -295,7 +295,7 @@ class Receiver(LocalServer):
     def wait_for(self, n: int) -> None:
         """Until ``n`` requests came (at most a minute: then the test fails)."""
         with self.arrived:
-            assert self.arrived.wait_for(lambda: len(self.got) >= n, timeout=60), self.got
+            assert self.arrived.wait_for(lambda: len(self.got) >= n, timeout=PATIENCE), self.got
 
 
 def _until(condition: Callable[[], bool]) -> None:

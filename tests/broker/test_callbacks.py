@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import socket
 
+import httpx
 import pytest
 from semps_test_support import raised
 
@@ -132,12 +134,29 @@ def test_the_allow_list_takes_networks_and_host_names() -> None:
     assert str(refused.value) == "--webhook-allow takes a CIDR or a host name, not 'a/b'"
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://localhost:8000/",
+        "http://LOCALHOST./x",
+        "http://api.localhost/",
+        "http://ip6-localhost/",
+    ],
+)
+def test_loopback_names_are_refused_at_registration_like_loopback_addresses(url: str) -> None:
+    """Issue 38: ``http://localhost:PORT/`` was accepted (201) and refused only at delivery."""
+    refused = raised(UnsafeCallback, CallbackPolicy().check_url, url)
+    host = httpx.URL(url).host
+    assert str(refused) == f"refused callback to {host}: a loopback address (see --webhook-allow)"
+
+
 def test_names_are_resolved_and_every_address_checked() -> None:
+    name = socket.gethostname()  # not a loopback name, yet it resolves to this machine
     with pytest.raises(UnsafeCallback) as refused:
-        asyncio.run(CallbackPolicy().resolve("http://localhost:9/hook"))
+        asyncio.run(CallbackPolicy().resolve(f"http://{name}:9/hook"))
     message = str(refused.value)
-    assert message.startswith("refused callback to localhost (")
-    assert message.endswith("): a loopback address (see --webhook-allow)")
+    assert message.startswith(f"refused callback to {name} (")
+    assert message.endswith(" address (see --webhook-allow)")
     target = asyncio.run(CallbackPolicy(["localhost"]).resolve("http://localhost:9/hook"))
     assert target.address.is_loopback
     assert target.host_header() == "localhost:9"

@@ -7,6 +7,8 @@ import os
 import signal
 import time
 
+from semps_test_support import PATIENCE
+
 from semps.broker.worker import start_worker
 from semps.limits import DEFAULT_LIMITS
 
@@ -21,5 +23,5 @@ def test_a_worker_ignores_ctrl_c_and_exits_cleanly_when_its_pipe_closes() -> Non
         assert worker.alive()
         assert worker.call(("remove", "nobody")) is None  # still serving
     finally:
-        worker.close(timeout=10)
+        worker.close(timeout=PATIENCE)
     assert worker.process.exitcode == 0

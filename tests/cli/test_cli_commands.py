@@ -14,14 +14,14 @@ from pathlib import Path
 import owlrl
 import pytest
 import rdflib
-from semps_test_support import WORKLOADS
+from semps_test_support import PATIENCE, WORKLOADS
 
 from semps.cli.demo import demo_dir
 
 
 def semps(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "semps", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "semps", *args], capture_output=True, text=True, timeout=PATIENCE
     )
 
 
@@ -82,7 +82,7 @@ def test_the_demo_service_stops_cleanly_on_sigterm_as_on_ctrl_c(
                 break
         assert seen and seen[-1].startswith("Ctrl-C stops the service"), "".join(seen)
         process.send_signal(sig)
-        out, err = process.communicate(timeout=30)
+        out, err = process.communicate(timeout=PATIENCE)
     finally:
         guard.cancel()
         process.kill()

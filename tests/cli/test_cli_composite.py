@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from semps_test_support import PATIENCE
 
 from semps.matcher.composite import EventTree, parse_definitions
 
@@ -26,7 +27,7 @@ create event po = p7 or p1;
 
 def semps(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "semps", *args], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "semps", *args], capture_output=True, text=True, timeout=PATIENCE
     )
 
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from semps_test_support import PATIENCE
 
 from semps.matcher.content import BruteForceIndex, subscription_from_json
 from semps.matcher.symmetric import BruteForceRegions, parse_region_subscription
@@ -18,7 +19,7 @@ from semps.matcher.symmetric import BruteForceRegions, parse_region_subscription
 
 def semps(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "semps", *args], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "semps", *args], capture_output=True, text=True, timeout=PATIENCE
     )
 
 

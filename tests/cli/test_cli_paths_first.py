@@ -14,11 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from semps_test_support import PATIENCE
 
 
 def semps(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "semps", *args], capture_output=True, text=True, timeout=180
+        [sys.executable, "-m", "semps", *args], capture_output=True, text=True, timeout=PATIENCE
     )
 
 

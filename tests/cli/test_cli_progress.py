@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from semps_test_support import workload_options
+from semps_test_support import PATIENCE, workload_options
 
 from semps.cli.progress import progress
 
@@ -43,7 +43,7 @@ def _on_terminal(args: list[str], out: Path) -> tuple[int, str]:
             if not chunk:
                 break
             shown += chunk
-        status = done.wait(timeout=300)
+        status = done.wait(timeout=PATIENCE)
     os.close(ours)
     return status, shown.decode("utf-8", "replace")
 
@@ -55,7 +55,7 @@ def _piped(args: list[str], out: Path) -> subprocess.CompletedProcess[bytes]:
             stdout=stdout,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
-            timeout=300,
+            timeout=PATIENCE,
         )
 
 

@@ -7,12 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from semps_test_support import PATIENCE
+
 from semps.broker.sqlite_store import SQLiteStore
 
 
 def semps(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "semps", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "semps", *args], capture_output=True, text=True, timeout=PATIENCE
     )
 
 

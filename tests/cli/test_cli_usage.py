@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from semps_test_support import PATIENCE
 
 from semps.cli import COMMANDS, _build_parser
 
@@ -38,7 +39,7 @@ COMMAND_PATHS = _commands()
 
 def semps(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "semps", *args], capture_output=True, text=True, timeout=180
+        [sys.executable, "-m", "semps", *args], capture_output=True, text=True, timeout=PATIENCE
     )
 
 

@@ -9,6 +9,8 @@ import socket
 import threading
 from typing import Any
 
+from semps_test_support import PATIENCE
+
 from semps.client import AsyncClient
 
 __all__ = ["Awaited", "Relay"]
@@ -86,7 +88,7 @@ class Awaited:
         self._client, self._loop = client, loop
 
     def _run(self, coro: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=120)
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=PATIENCE)
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._client, name)

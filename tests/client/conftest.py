@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from client_support import Awaited, Relay
-from semps_test_support import Server
+from semps_test_support import PATIENCE, Server
 
 from semps.cli.demo import demo_dir
 from semps.client import AsyncClient, Client
@@ -70,7 +70,7 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
     thread.start()
     yield ev
     ev.call_soon_threadsafe(ev.stop)
-    thread.join(timeout=10)
+    thread.join(timeout=PATIENCE)
     ev.close()
 
 
@@ -81,6 +81,7 @@ def connect(request: pytest.FixtureRequest, loop: asyncio.AbstractEventLoop) -> 
     opened: list[Any] = []
 
     def make(url: str, token: str | None, **options: Any) -> Any:
+        options.setdefault("timeout", PATIENCE)  # a loaded machine is slow, not wrong
         if request.param == "sync":
             client: Any = Client(url, token, **options)
         else:

@@ -25,6 +25,7 @@ from semps.errors import (
     EventLimitExceeded,
     GraphLimitExceeded,
     NotFound,
+    OntologyLimitExceeded,
     PermissionDenied,
     SempsError,
     SubscriptionLimitExceeded,
@@ -66,6 +67,7 @@ def test_every_error_the_api_answers_comes_back_as_the_class_it_raised(
     topics = {
         EventLimitExceeded: "event",
         SubscriptionLimitExceeded: "subscription",
+        OntologyLimitExceeded: "ontology",
         GraphLimitExceeded: "graph",
     }
     topic = topics.get(cls, "")

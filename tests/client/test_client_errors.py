@@ -23,7 +23,7 @@ from semps.errors import (
     UnsupportedMediaType,
 )
 
-pytestmark = [pytest.mark.server, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.server
 
 
 def test_a_syntax_error_names_its_line_and_column(subscriber: Any) -> None:

@@ -10,12 +10,12 @@ import subprocess
 import sys
 
 import pytest
-from semps_test_support import ROOT, Server
+from semps_test_support import PATIENCE, ROOT, Server
 
 from semps.cli.demo import demo_dir
 from semps.client import Client
 
-pytestmark = [pytest.mark.server, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.server
 
 EXAMPLE = ROOT / "examples" / "client_quickstart.py"
 PAGE = ROOT / "docs" / "client.md"
@@ -54,7 +54,7 @@ def test_the_example_runs_with_a_subscriber_and_a_publisher_and_leaves_the_ontol
         "SEMPS_PUBLISHER_TOKEN": server.tokens["publisher"],
     }
     done = subprocess.run(
-        [sys.executable, str(EXAMPLE)], env=env, capture_output=True, text=True, timeout=100
+        [sys.executable, str(EXAMPLE)], env=env, capture_output=True, text=True, timeout=PATIENCE
     )
     assert done.returncode == 0, done.stderr
     assert (

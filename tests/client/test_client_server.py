@@ -20,7 +20,7 @@ from semps.client import Client, DeadLetter, Notification, Published, Subscripti
 from semps.client import _calls as calls
 from semps.errors import AuthError, IngestError, NotFound, PermissionDenied
 
-pytestmark = [pytest.mark.server, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.server
 
 UB = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#"
 

@@ -16,7 +16,7 @@ from semps_test_support import Server, _free_port
 from semps.client import Retry
 from semps.errors import ClientError, TooManyRequests
 
-pytestmark = [pytest.mark.server, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.server
 
 FAST = Retry(attempts=20, backoff=0.05, max_backoff=0.5)
 

@@ -20,6 +20,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import Select, WebDriverWait
+from semps_test_support import PATIENCE
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -35,7 +36,7 @@ FLAGS = (
     "--window-size=1280,1000",
 )
 #: Seconds a condition may take to show in the page (a bound on waiting, not a speed claim).
-WAIT = 30
+WAIT = PATIENCE  # a loaded machine draws slowly; this only ends a broken run
 
 #: What a lookup may meet while a list is redrawn: tried again, not a failure.
 REDRAWN = (StaleElementReferenceException, NoSuchElementException, AssertionError)

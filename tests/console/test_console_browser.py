@@ -126,15 +126,17 @@ def test_an_axiom_added_in_the_editor_shows_in_the_tree_and_changes_matching(
 
     page.tab("ontology")
     page.type_into("#axiom-filter", EX + "Employee")
-    row = page.until(
-        lambda d: [
-            r
-            for r in page.all("#axiom-rows tr")
-            if r.find_elements(By.CSS_SELECTOR, f'.iri[title="{EX}Employee"]')
-        ],
-        "the axiom's row",
-    )[0]
-    row.find_element(By.CSS_SELECTOR, ".remove-axiom").click()
+
+    def remove(_: object) -> bool | None:
+        """Click the axiom row's remove button, found afresh on each try: the filter redraws
+        the rows, and a row found before a redraw is stale (a loaded machine redraws late)."""
+        for r in page.all("#axiom-rows tr"):
+            if r.find_elements(By.CSS_SELECTOR, f'.iri[title="{EX}Employee"]'):
+                r.find_element(By.CSS_SELECTOR, ".remove-axiom").click()
+                return True
+        return None
+
+    page.until(remove, "the axiom's row")
     page.wait_flash("ontology", "Removed")
     nested = f'#class-tree li[data-iri="{EX}Person"] > ul > li[data-iri="{EX}Employee"]'
     page.until(lambda d: not page.all(nested), "Employee no longer under Person")

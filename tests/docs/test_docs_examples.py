@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from docs_support import blocks
-from semps_test_support import ROOT
+from semps_test_support import PATIENCE, ROOT
 
 from semps.cli import main as semps_main
 
@@ -30,7 +30,7 @@ def python_examples() -> list[tuple[str, str]]:
 @pytest.mark.parametrize(("where", "code"), python_examples(), ids=lambda v: str(v)[:24])
 def test_the_python_example_runs(where: str, code: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=PATIENCE
     )
     assert done.returncode == 0, f"{where}: {done.stderr}"
     assert done.stdout.strip(), f"{where} printed nothing"

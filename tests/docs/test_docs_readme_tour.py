@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from semps_test_support import ROOT, WORKLOADS, _free_port, wait_for
+from semps_test_support import PATIENCE, ROOT, WORKLOADS, _free_port, wait_for
 
-pytestmark = [pytest.mark.server, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.server
 
 README = ROOT / "README.md"
 PROMISE = "# -> "
@@ -88,7 +88,7 @@ def group() -> Iterator[list[int]]:
             os.killpg(pgid, signal.SIGTERM)
         except ProcessLookupError:
             continue
-        wait_for(lambda pgid=pgid: not _alive(pgid), seconds=30)  # type: ignore[misc]
+        wait_for(lambda pgid=pgid: not _alive(pgid))  # type: ignore[misc]
 
 
 def _alive(pgid: int) -> bool:
@@ -120,7 +120,7 @@ def test_the_tour_runs_as_written(tmp_path: Path, port: int, group: list[int]) -
         start_new_session=True,
     )
     group.append(proc.pid)
-    out, err = proc.communicate(timeout=240)
+    out, err = proc.communicate(timeout=PATIENCE)
     lines = [line for line in out.splitlines() if line.strip()]
     expected = promised(blocks)
     assert len(lines) == len(expected), f"{out}\n{err}"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from graph_support import EX
 
-from semps.errors import StoreError
+from semps.errors import StorageFull, StoreError
 from semps.graph import gsp
 from semps.graph.graph import DATABASE, KnowledgeGraph, connect
 from semps.graph.store import LOG_MAX, GraphStore
@@ -103,6 +103,21 @@ def test_a_failed_commit_changes_neither_memory_nor_disk(
         g.commit(change)
     monkeypatch.undo()
     assert state(g) == before
+    assert state(KnowledgeGraph.open(connect(db), ONTOLOGY)) == before
+
+
+def test_a_full_disk_is_storage_full_and_changes_nothing(tmp_path: Path) -> None:
+    db = tmp_path / DATABASE
+    conn = connect(db)
+    g = KnowledgeGraph.open(conn, ONTOLOGY)
+    g.load(MODEL)
+    before = state(g)
+    (pages,) = conn.execute("PRAGMA page_count").fetchone()
+    conn.execute(f"PRAGMA max_page_count = {pages}")  # the file may not grow: a full disk
+    many = [(EX + f"sensor-{i:05d}-{'x' * 200}", RDF_TYPE, EX + "Sensor") for i in range(500)]
+    with pytest.raises(StorageFull, match="cannot write the knowledge graph: the disk is full"):
+        g.commit(g.plan_insert(many))
+    assert state(g) == before  # 507, not the client's fault, and nothing of it applied
     assert state(KnowledgeGraph.open(connect(db), ONTOLOGY)) == before
 
 

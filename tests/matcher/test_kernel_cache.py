@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from semps_test_support import PATIENCE
+
 import semps
 from semps.matcher.kernels import kernel_sources_digest
 
@@ -66,8 +68,8 @@ def test_a_load_during_another_processs_save_gets_what_it_saves(tmp_path: Path) 
         )
 
     saver, loader = start("saver"), start("loader")
-    saved, _ = saver.communicate(timeout=120)
-    loaded, _ = loader.communicate(timeout=120)
+    saved, _ = saver.communicate(timeout=PATIENCE)
+    loaded, _ = loader.communicate(timeout=PATIENCE)
     assert (saver.returncode, loader.returncode) == (0, 0)
     assert saved.split() == ["12", "0"]  # compiled
     assert loaded.split() == ["12", "1"]  # waited for the save, then read it

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from semps_test_support import PATIENCE
 
 from semps.cli import _build_parser
 from semps.settings import SETTINGS, build_settings, read_toml
@@ -170,7 +171,7 @@ def test_the_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None:
     local = tmp_path / "semps.service"
     local.write_text(unit().replace("/opt/semps/.venv/bin/semps", str(here)))
     out = subprocess.run(
-        ["systemd-analyze", "verify", str(local)], capture_output=True, text=True, timeout=60
+        ["systemd-analyze", "verify", str(local)], capture_output=True, text=True, timeout=PATIENCE
     )
     assert out.returncode == 0, out.stderr
     assert "semps.service" not in out.stderr, out.stderr  # unknown keys are only warnings
@@ -204,7 +205,7 @@ def test_building_the_package_metadata_prints_no_deprecation(tmp_path: Path) -> 
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=PATIENCE,
     )
     assert out.returncode == 0, out.stderr
     assert "deprecat" not in (out.stdout + out.stderr).lower(), out.stderr

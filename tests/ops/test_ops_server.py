@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from semps_test_support import Server
+from semps_test_support import PATIENCE, Server
 
 import semps
 
@@ -206,7 +206,7 @@ def test_a_bad_setting_stops_serve_with_one_error_line(tmp_path: Path) -> None:
         [sys.executable, "-m", "semps", "serve", "--data-dir", str(tmp_path), "--port", "http"],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PATIENCE,
     )
     assert (out.returncode, out.stderr) == (
         2,
@@ -230,7 +230,7 @@ def test_an_address_in_use_stops_serve_with_one_error_line_before_anything_start
             + ["--data-dir", str(tmp_path / "data")],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=PATIENCE,
         )
     assert (out.returncode, out.stderr) == (
         2,

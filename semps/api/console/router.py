@@ -87,7 +87,7 @@ def _broker(request: Request) -> Broker:
 def _who(request: Request, authorization: str | None, *roles: str) -> Principal:
     """The caller behind the ``Authorization`` header, checked as the API checks it."""
     auth: Auth = request.app.state.context.auth
-    return auth.check(authorization, *roles)
+    return auth.check(authorization, *roles, client=request.client.host if request.client else None)
 
 
 def check_subscription(text: str, kind: str, broker: Broker) -> dict[str, object]:

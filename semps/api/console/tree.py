@@ -304,33 +304,40 @@ def ontology_view(triples: Iterable[Triple], version: int) -> OntologyView:
     )
 
 
-class _Ontology(Protocol):
-    """What the cache reads of an ontology store."""
+class _Snapshot(Protocol):
+    """One version of an ontology: what the cache reads of it."""
 
     @property
     def version(self) -> int: ...
 
-    def triples(self) -> Iterator[Triple]: ...
+    @property
+    def triples(self) -> tuple[Triple, ...]: ...
+
+
+class _Ontology(Protocol):
+    """What the cache reads of an ontology store: its current snapshot, never its edit lock."""
+
+    def snapshot(self) -> _Snapshot: ...
 
 
 class ViewCache:
     """The view of a store's current version, built on first use after each edit (one
-    build at a time; an edit made while building leaves that build uncached)."""
+    build at a time; readers of the cached version never wait, and a build reads one
+    immutable snapshot, so an edit made meanwhile neither blocks it nor mixes versions)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._view: OntologyView | None = None
 
     def get(self, store: _Ontology) -> OntologyView:
+        snap = store.snapshot()
         view = self._view
-        if view is not None and view.version == store.version:
+        if view is not None and view.version == snap.version:
             return view
         with self._lock:
             view = self._view
-            version = store.version
-            if view is not None and view.version == version:
-                return view
-            view = ontology_view(store.triples(), version)
-            if store.version == version:
-                self._view = view
+            if view is not None and view.version >= snap.version:
+                return view  # built meanwhile, of this version or a later one
+            view = ontology_view(snap.triples, snap.version)
+            self._view = view
             return view

@@ -27,11 +27,13 @@ def deadletters_router(ctx: Context) -> APIRouter:
         cursor: str | None = Query(None, max_length=512, description="`next` of the last page"),
     ) -> DeadLetterPage:
         """Undeliverable webhook notifications, oldest first."""
-        after = _letter_id(decode_cursor(cursor, "deadletters"))
+        after = _letter_id(decode_cursor(cursor, "deadletters", ctx.cursor_key))
         items, last = page(store.dead_letters(), _id, after, limit)
         return DeadLetterPage(
             items=list(items),
-            next=None if last is None else encode_cursor("deadletters", str(last.id)),
+            next=None
+            if last is None
+            else encode_cursor("deadletters", str(last.id), ctx.cursor_key),
         )
 
     @router.post("/deadletters/{letter_id}/replay", responses=responses(401, 403, 404, 422))

@@ -96,9 +96,9 @@ class PublishRoute:
             return
         headers = dict(scope["headers"])
         try:
-            who = self.broker.authorize(
-                bearer_token(_text(headers.get(b"authorization"))), "publisher"
-            )
+            token = bearer_token(_text(headers.get(b"authorization")))
+            client = scope.get("client")
+            who = self.broker.authorize(token, "publisher", client=client[0] if client else None)
             content_type = _text(headers.get(b"content-type"))
             if path == "/events/batch":
                 check_batch_media_type(content_type)
@@ -249,7 +249,7 @@ def events_router(ctx: Context) -> APIRouter:
             status_code=202,
             openapi_extra=body,
             response_model_exclude_none=True,
-            responses=responses(400, 401, 403, 413, 415, 422),
+            responses=responses(400, 401, 403, 413, 415, 422, 429, 503, 507),
         )
     return router
 

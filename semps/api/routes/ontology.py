@@ -1,5 +1,9 @@
 """``/ontology``: read it (RDF/XML or Turtle), replace or merge a document, and edit axioms,
-classes and properties (admin). Every edit answers the new ontology ``version``."""
+classes and properties (admin). Every edit answers the new ontology ``version``.
+
+Reads serve the current snapshot and never wait for an edit; an edit is checked against the
+ontology limits before anything is applied (422 naming the limit, 413 for a document over
+``max_ontology_bytes``) and, when the disk is full, answered 507 with nothing applied."""
 
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ from semps.api.context import Context
 from semps.api.errors import responses
 from semps.api.models import Axiom, Entity, Version
 from semps.documents import SUPPORTED_MEDIA_TYPES
-from semps.errors import OntologyError
+from semps.errors import DocumentTooLarge, OntologyError
 
 __all__ = ["ontology_router"]
 
@@ -34,7 +38,7 @@ _RDF_BODY = {
 _AXIOM_MSG = 'expected JSON {"kind": ..., "subject": IRI, "object": IRI}'
 _ENTITY_MSG = 'expected JSON {"iri": IRI, "parents": [IRI, ...], "kind": "object"|"datatype"}'
 _EXPECTED: dict[type[BaseModel], str] = {Axiom: _AXIOM_MSG, Entity: _ENTITY_MSG}
-_EDIT_ERRORS = responses(400, 401, 403, 413, 415, 422)
+_EDIT_ERRORS = responses(400, 401, 403, 413, 415, 422, 503, 507)
 
 
 def ontology_router(ctx: Context) -> APIRouter:
@@ -51,7 +55,12 @@ def ontology_router(ctx: Context) -> APIRouter:
 
     async def document(request: Request) -> tuple[bytes, str | None]:
         declared = require_media_type(request, SUPPORTED_MEDIA_TYPES)
-        return await read_body(request, ctx.max_body), declared
+        limit = ontology.limits.max_ontology_bytes
+        try:
+            return await read_body(request, limit), declared
+        except DocumentTooLarge as exc:
+            msg = f"the ontology document is over the limit of {limit} bytes (max_ontology_bytes)"
+            raise DocumentTooLarge(msg) from exc
 
     async def parsed(request: Request, model: type[M], message: str) -> M:
         require_media_type(request, (JSON,))

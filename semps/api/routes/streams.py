@@ -8,7 +8,7 @@ from fastapi.responses import StreamingResponse
 
 from semps.api.context import Context
 from semps.api.errors import responses
-from semps.api.streams import close_reason, parse_position
+from semps.api.streams import Check, close_reason, parse_position
 from semps.broker.tokens import Principal
 from semps.errors import SempsError, TooManyRequests
 
@@ -21,6 +21,18 @@ def streams_router(ctx: Context) -> APIRouter:
     broker, streams = ctx.broker, ctx.streams
     Subscriber = Annotated[Principal, Depends(ctx.auth.require("subscriber"))]  # noqa: N806
 
+    def still_allowed(header: str | None, sub_id: str) -> Check:
+        """The stream's check: its token still valid, its subscription still there."""
+
+        def check() -> SempsError | None:
+            try:
+                broker.visible(sub_id, ctx.auth.check(header, "subscriber"))
+            except SempsError as exc:
+                return exc
+            return None
+
+        return check
+
     @router.get(
         "/subscriptions/{sub_id}/notifications",
         response_class=StreamingResponse,
@@ -32,6 +44,7 @@ def streams_router(ctx: Context) -> APIRouter:
     async def stream(
         sub_id: str,
         who: Subscriber,
+        authorization: str | None = Header(None, include_in_schema=False),
         last_event_id: str | None = Header(None),
         after: str | None = Query(None, description="resume after this id (ASCII digits)"),
         once: bool = Query(False, description="send what is stored, then close"),
@@ -42,13 +55,14 @@ def streams_router(ctx: Context) -> APIRouter:
         start = parse_position(after, "after")
         if last_event_id:
             start = parse_position(last_event_id, "Last-Event-ID")
-        return streams.sse(sub_id, start, once, streams.lease(who.subject))
+        lease = streams.lease(who.subject)
+        return streams.sse(sub_id, start, once, lease, still_allowed(authorization, sub_id))
 
     @router.websocket("/subscriptions/{sub_id}/ws")
     async def websocket(ws: WebSocket, sub_id: str, after: str = "", token: str = "") -> None:
         header = ws.headers.get("authorization") or (f"Bearer {token}" if token else None)
         try:
-            who = ctx.auth.check(header, "subscriber")
+            who = ctx.auth.check(header, "subscriber", client=ws.client.host if ws.client else None)
             broker.visible(sub_id, who)
         except SempsError as exc:
             await ws.close(code=4403, reason=close_reason(exc))
@@ -61,6 +75,6 @@ def streams_router(ctx: Context) -> APIRouter:
             code = 4429 if isinstance(exc, TooManyRequests) else 4400
             await ws.close(code=code, reason=close_reason(exc))
             return
-        await streams.websocket(ws, sub_id, start, lease)
+        await streams.websocket(ws, sub_id, start, lease, still_allowed(header, sub_id))
 
     return router

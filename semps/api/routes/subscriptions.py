@@ -86,7 +86,7 @@ def subscriptions_router(ctx: Context) -> APIRouter:
         status_code=201,
         openapi_extra=_BODY,
         response_model_exclude_none=True,
-        responses=responses(400, 401, 403, 413, 415, 422),
+        responses=responses(400, 401, 403, 413, 415, 422, 503, 507),
     )
     async def subscribe(
         request: Request,
@@ -123,14 +123,14 @@ def subscriptions_router(ctx: Context) -> APIRouter:
     ) -> SubscriptionPage:
         """The caller's subscriptions (an admin's: every one), in registration order."""
         owner = None if who.role == "admin" else who.subject
-        after = decode_cursor(cursor, "subscriptions")
+        after = decode_cursor(cursor, "subscriptions", ctx.cursor_key)
         items, last = page(
             broker.subscriptions(owner), _order, None if after is None else _key(after), limit
         )
         activity = broker.store.activity([s.id for s in items])
         return SubscriptionPage(
             items=[subscription_out(s, broker, activity[s.id]) for s in items],
-            next=None if last is None else encode_cursor("subscriptions", last.id),
+            next=None if last is None else encode_cursor("subscriptions", last.id, ctx.cursor_key),
         )
 
     @router.get("/subscriptions/{sub_id}", responses=responses(401, 403, 404))
@@ -142,7 +142,7 @@ def subscriptions_router(ctx: Context) -> APIRouter:
         "/subscriptions/{sub_id}",
         openapi_extra=_BODY,
         response_model_exclude_none=True,
-        responses=responses(400, 401, 403, 404, 413, 415, 422),
+        responses=responses(400, 401, 403, 404, 413, 415, 422, 503, 507),
     )
     async def replace_subscription(
         sub_id: str,

@@ -239,24 +239,50 @@ class GroupParser:
         return node
 
     def filter_constraint(self) -> Any:
-        """A FILTER's constraint; ``EXISTS { }`` and ``NOT EXISTS { }`` as a whole."""
+        """A FILTER's constraint: ``EXISTS { }`` or ``NOT EXISTS { }`` alone (in any
+        parentheses) as a whole; otherwise an expression, where EXISTS is a built-in call
+        that may stand anywhere (``FILTER(EXISTS { ... } && NOT EXISTS { ... })``)."""
+        opened = self.exists_alone()
+        if opened is None:
+            return self.with_exists(self.constraint)
+        for _ in range(opened):
+            self.advance()
+        negated = self.tok.is_keyword("NOT")
+        if negated:
+            self.advance()
+        self.advance()
+        self.constructs.setdefault("NOT EXISTS" if negated else "EXISTS")
+        found = Exists(self.group_graph_pattern(), negated)
+        for _ in range(opened):
+            self.expect_op(")")
+        return found
+
+    def exists_alone(self) -> int | None:
+        """The opening parentheses before an ``EXISTS { }`` / ``NOT EXISTS { }`` that is the
+        whole constraint (as many closing ones follow its group), or ``None`` when the
+        constraint is anything else. Looks ahead without reading."""
         opened = 0
-        while self.tok.is_op("(") and self.exists_ahead(1):
-            self.advance()
+        while self.peek(opened).is_op("("):
             opened += 1
-        if self.exists_ahead(0):
-            negated = self.tok.is_keyword("NOT")
-            if negated:
-                self.advance()
-            self.advance()
-            self.constructs.setdefault("NOT EXISTS" if negated else "EXISTS")
-            found = Exists(self.group_graph_pattern(), negated)
-            for _ in range(opened):
-                self.expect_op(")")
-            return found
-        if opened:  # not an EXISTS after all: a parenthesised expression (cannot happen)
-            raise self.error(f"unexpected {self.tok.describe()}")
-        return self.with_exists(self.constraint)
+        if not self.exists_ahead(opened):
+            return None
+        at = opened + (2 if self.peek(opened).is_keyword("NOT") else 1)
+        depth = 0
+        while True:  # to the group's closing brace (the lexer keeps braces in literals whole)
+            tok = self.peek(at)
+            if tok.kind == "EOF":
+                return None
+            if tok.is_op("{"):
+                depth += 1
+            elif tok.is_op("}"):
+                depth -= 1
+                if depth == 0:
+                    break
+            at += 1
+        for k in range(1, opened + 1):
+            if not self.peek(at + k).is_op(")"):
+                return None
+        return opened
 
     def with_exists(self, parse: Callable[[], Any]) -> Any:
         """An expression read by ``parse``, wrapped in :class:`WithExists` when EXISTS

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from semps.errors import CompositeDefinitionError
 
 BINARY = ("and", "or", "then")
+#: The largest count of ``N times`` (the detector keeps counts as 64-bit integers).
+MAX_TIMES = 2**31 - 1
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _TOKEN = re.compile(
     r"\s+|--[^\n]*|(?P<num>\d+(?:\.\d+)?)(?P<unit>ms|s|m|h)?\b|(?P<name>[A-Za-z0-9_-]+)|(?P<op>[=;,])"
@@ -124,7 +126,15 @@ class _Parser:
                 raise CompositeDefinitionError(
                     f"expected a whole number but found {tok[1]!r}", line=tok[2], column=tok[3]
                 )
-            n = int(tok[1])
+            digits = tok[1].lstrip("0") or "0"
+            if len(digits) > 10 or int(digits) > MAX_TIMES:
+                shown = tok[1] if len(tok[1]) <= 24 else tok[1][:24] + "..."
+                raise CompositeDefinitionError(
+                    f"{shown} times is more than the largest count, {MAX_TIMES}",
+                    line=tok[2],
+                    column=tok[3],
+                )
+            n = int(digits)
             self.take("name", "times")
             op = "times"
         else:
@@ -137,10 +147,22 @@ class _Parser:
         return op, (a, b, c), n
 
 
+def parse_statements(text: str) -> list[Definition]:
+    """The definitions ``text`` states, read (syntax only: see :func:`parse_definitions`).
+
+    Raises:
+        CompositeDefinitionError: the text does not parse (line and column).
+    """
+    return _Parser(text).statements()
+
+
 def parse_definitions(
-    text: str, defined: set[str] | None = None, primitives: set[str] | None = None
+    text: str | list[Definition],
+    defined: set[str] | None = None,
+    primitives: set[str] | None = None,
 ) -> list[Definition]:
-    """Parse and check definitions, given the composites and primitives already known.
+    """Parse and check definitions, given the composites and primitives already known
+    (``text`` may be what :func:`parse_statements` read of it).
 
     Example:
         >>> text = "create event x = a then b; create event y = 2 times x in c, d within 30s;"
@@ -150,7 +172,8 @@ def parse_definitions(
     known = set(defined or ())
     used = set(primitives or ())
     out = []
-    for d in _Parser(text).statements():
+    statements = parse_statements(text) if isinstance(text, str) else text
+    for d in statements:
         where = {"line": d.line, "column": d.column}
         if d.name in known:
             raise CompositeDefinitionError(f"event {d.name!r} is already defined", **where)

@@ -21,7 +21,7 @@ per occurrence id on this side, and only while some status still refers to them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, NamedTuple
@@ -35,6 +35,9 @@ from semps.matcher.composite.language import Definition
 
 Constituents = list[dict[str, Any]]
 IntArray = npt.NDArray[np.int64]
+#: A node's name: an event name, or any hashable key a caller names events by (the broker's
+#: composite matcher uses ``(owner, name)``, so tenants' names never meet).
+Name = Hashable
 
 #: The first size of the detection log and of the monitored cells (they grow as needed; a
 #: run that fills one stops, grows it and resumes: see :func:`._kernel.run_arrivals`).
@@ -53,10 +56,11 @@ class Node:
     the seed's passiveComEvents, skipped without a call.
     """
 
-    name: str
+    name: Name
     id: int
     definition: Definition | None = None
     parents: list[tuple[Node, int, bool]] = field(default_factory=list)
+    operands: tuple[Name, ...] = ()
 
 
 class Detections(NamedTuple):
@@ -64,7 +68,7 @@ class Detections(NamedTuple):
     index in the batch) and ``names[i]`` the composite."""
 
     at: IntArray
-    names: list[str]
+    names: list[Name]
 
 
 class EventTree:
@@ -76,10 +80,12 @@ class EventTree:
     """
 
     def __init__(self, constituents: bool = True) -> None:
-        self.nodes: dict[str, Node] = {}
+        self.nodes: dict[Name, Node] = {}
         self._track = constituents
+        #: Whether the last run stopped at its detection limit (see :meth:`occur_many`).
+        self.truncated = False
         self._free: list[int] = []
-        self._names: list[str | None] = []
+        self._names: list[Name | None] = []
         self._dirty = True
         cap = 16
         self._code = np.full(cap, -1, dtype=np.int64)
@@ -98,7 +104,7 @@ class EventTree:
         self._live_after_gc = 0
         self._par_off = self._par_node = self._par_role = np.zeros(1, dtype=np.int64)
         self._par_gated = np.zeros(0, dtype=np.bool_)
-        self._ids: dict[str, int] = {}
+        self._ids: dict[Name, int] = {}
         self._per_node = (self._code, self._within, self._times)
         self._name_array = np.array([], dtype=object)
         e = np.empty
@@ -109,46 +115,74 @@ class EventTree:
 
     # --- structure -------------------------------------------------------------------
 
-    def composites(self) -> list[str]:
+    def composites(self) -> list[Name]:
         """The defined composite names, in definition order."""
         return [n.name for n in self.nodes.values() if n.definition is not None]
 
-    def primitives(self) -> set[str]:
+    def primitives(self) -> set[Name]:
         return {n.name for n in self.nodes.values() if n.definition is None}
 
-    def define(self, definitions: list[Definition]) -> None:
-        """Add checked definitions (see :func:`parse_definitions`)."""
-        for d in definitions:
-            node = self._new_node(d.name, d)
-            code = _CODES[d.op]
-            self._code[node.id] = code
-            self._within[node.id] = np.inf if d.within is None else d.within
-            self._times[node.id] = d.n
-            gated_from = 1 if code in (k.THEN, k.ALL, k.TIMES, k.NO) else 2
-            for role, operand in enumerate(d.operands):
-                child = self.nodes.get(operand) or self._new_node(operand, None)
-                child.parents.append((node, role, role >= gated_from))
-        self._dirty = True
+    def define(
+        self, definitions: list[Definition], key: Callable[[str], Name] = lambda name: name
+    ) -> None:
+        """Add checked definitions (see :func:`parse_definitions`), all or none: a definition
+        the tree cannot hold undoes those added before it. ``key`` gives the node name of
+        each event name (default: itself).
 
-    def drop(self, name: str) -> None:
+        Raises:
+            CompositeDefinitionError: a definition cannot be held (it names where).
+        """
+        added: list[Name] = []
+        try:
+            for d in definitions:
+                self._define(d, key)
+                added.append(key(d.name))
+        except (OverflowError, ValueError, KeyError) as exc:
+            for name in reversed(added):
+                self.drop(name)
+            d = definitions[len(added)]
+            msg = f"definition of {d.name!r} is refused: {exc}"
+            raise CompositeDefinitionError(msg, line=d.line, column=d.column) from exc
+        finally:
+            self._dirty = True
+
+    def _define(self, d: Definition, key: Callable[[str], Name]) -> None:
+        code = _CODES[d.op]
+        within = np.inf if d.within is None else float(d.within)
+        times = np.int64(d.n)  # OverflowError before any node is made
+        name = key(d.name)
+        if name in self.nodes:
+            msg = f"event {d.name!r} is already defined"
+            raise ValueError(msg)
+        node = self._new_node(name, d)
+        node.operands = tuple(key(o) for o in d.operands)
+        self._code[node.id] = code
+        self._within[node.id] = within
+        self._times[node.id] = times
+        gated_from = 1 if code in (k.THEN, k.ALL, k.TIMES, k.NO) else 2
+        for role, operand in enumerate(node.operands):
+            child = self.nodes.get(operand) or self._new_node(operand, None)
+            child.parents.append((node, role, role >= gated_from))
+
+    def drop(self, name: Name) -> None:
         """Remove a composite; shared nodes nobody uses any more are freed."""
         node = self.nodes.get(name)
         if node is None or node.definition is None:
             msg = f"no composite event {name!r}"
             raise CompositeDefinitionError(msg)
         if node.parents:
-            users = ", ".join(sorted({p.name for p, _, _ in node.parents}))
+            users = ", ".join(sorted({str(p.name) for p, _, _ in node.parents}))
             msg = f"composite event {name!r} is used by {users}; drop those first"
             raise CompositeDefinitionError(msg)
         self._free_node(node)
-        for operand in node.definition.operands:
+        for operand in node.operands:
             child = self.nodes[operand]
             child.parents = [link for link in child.parents if link[0] is not node]
             if child.definition is None and not child.parents:
                 self._free_node(child)
         self._dirty = True
 
-    def _new_node(self, name: str, definition: Definition | None) -> Node:
+    def _new_node(self, name: Name, definition: Definition | None) -> Node:
         if self._free:
             nid = self._free.pop()
             self._names[nid] = name
@@ -201,7 +235,7 @@ class EventTree:
         self._ids = {name: node.id for name, node in self.nodes.items()}
         n = len(self._names)
         self._per_node = (self._code[:n], self._within[:n], self._times[:n])
-        self._name_array = np.array(self._names, dtype=object)
+        self._name_array = _object_array(self._names)
         self._stack = (
             np.empty(n + 1, np.int64),
             np.empty(n + 1, np.int64),
@@ -211,21 +245,26 @@ class EventTree:
 
     # --- detection -------------------------------------------------------------------
 
-    def occur(self, name: str, now: float, cons: Constituents) -> list[tuple[str, Constituents]]:
+    def occur(self, name: Name, now: float, cons: Constituents) -> list[tuple[Name, Constituents]]:
         """An occurrence of ``name``: every detection it causes (with its constituents),
         in delivery order."""
         return self.occur_many([(name, now, cons)])[0]
 
     def occur_many(
-        self, arrivals: Sequence[tuple[str, float, Constituents]]
-    ) -> list[list[tuple[str, Constituents]]]:
+        self, arrivals: Sequence[tuple[Name, float, Constituents]], limit: int | None = None
+    ) -> list[list[tuple[Name, Constituents]]]:
         """Occurrences ``(name, time, constituents)`` in one compiled call (the broker hands
-        over an event's matches at once): per arrival, what :meth:`occur` would return."""
+        over an event's matches at once): per arrival, what :meth:`occur` would return.
+
+        With ``limit``, the run stops once it has made that many detections (shared
+        definitions can multiply them: a chain of diamonds doubles them at each step);
+        :attr:`truncated` says whether it did, and the detections past it are lost."""
         if self._dirty:
             self._compile()
         get = self._ids.get
         ids = [get(name, -1) for name, _, _ in arrivals]
-        out: list[list[tuple[str, Constituents]]] = [[] for _ in arrivals]
+        out: list[list[tuple[Name, Constituents]]] = [[] for _ in arrivals]
+        self.truncated = False
         if max(ids, default=-1) < 0:
             return out
         first = self._next_occurrences(len(ids))
@@ -237,19 +276,20 @@ class EventTree:
             np.array(ids, np.int64),
             np.array([now for _, now, _ in arrivals], np.float64),
             np.arange(first, first + len(ids), dtype=np.int64),
+            limit,
         )
         found = self._constituents(log) if self._track else [(n, []) for n in log[1]]
         for i, item in zip(log[0].tolist(), found, strict=True):
             out[i].append(item)
         return out
 
-    def run(self, names: Sequence[str], times: Sequence[float] | None = None) -> Detections:
+    def run(self, names: Sequence[Name], times: Sequence[float] | None = None) -> Detections:
         """A batch of arrivals (``times`` defaults to the arrival index) in one compiled
         call; the detections by name (the arrivals carry no constituents)."""
         at, nodes = self.run_nodes(self.node_ids(names), times)
         return Detections(at, self._name_array[nodes].tolist())
 
-    def node_ids(self, names: Sequence[str]) -> IntArray:
+    def node_ids(self, names: Sequence[Name]) -> IntArray:
         """The node id of each name (-1 for names no definition uses)."""
         if self._dirty:
             self._compile()
@@ -286,17 +326,18 @@ class EventTree:
         return first
 
     def _run(
-        self, ids: IntArray, at: npt.NDArray[np.float64], occ: IntArray
-    ) -> tuple[IntArray, list[str], IntArray, IntArray, IntArray]:
-        det_at, det_node, *rest = self._run_raw(ids, at, occ)
-        found: list[str] = self._name_array[det_node].tolist()
+        self, ids: IntArray, at: npt.NDArray[np.float64], occ: IntArray, limit: int | None = None
+    ) -> tuple[IntArray, list[Name], IntArray, IntArray, IntArray]:
+        det_at, det_node, *rest = self._run_raw(ids, at, occ, limit)
+        found: list[Name] = self._name_array[det_node].tolist()
         return (det_at, found, *rest)  # type: ignore[return-value]
 
     def _run_raw(
-        self, ids: IntArray, at: npt.NDArray[np.float64], occ: IntArray
+        self, ids: IntArray, at: npt.NDArray[np.float64], occ: IntArray, limit: int | None = None
     ) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
         """The compiled loop: detections as (arrival index, node, occurrence, part offsets,
-        parts); without constituents, only the first two (the rest are not written)."""
+        parts); without constituents, only the first two (the rest are not written). With
+        ``limit``, it stops at the first pause for room once ``limit`` are made."""
         if self._dirty:
             self._compile()
         keep, nd = self._track, 0
@@ -332,6 +373,11 @@ class EventTree:
                 )
                 if self._scal[k.SP] == 0:
                     break
+                if limit is not None and nd >= limit:
+                    self._scal[k.AT] = self._scal[k.SP] = 0  # the next run starts afresh
+                    self.truncated = True
+                    nd = limit
+                    break
                 self._make_room(nd)
         except BaseException:  # the next run starts afresh, not where this one stopped
             self._scal[k.AT] = self._scal[k.SP] = 0
@@ -363,8 +409,8 @@ class EventTree:
             self._cell_next = _grown(self._cell_next, size)
 
     def _constituents(
-        self, log: tuple[IntArray, list[str], IntArray, IntArray, IntArray]
-    ) -> list[tuple[str, Constituents]]:
+        self, log: tuple[IntArray, list[Name], IntArray, IntArray, IntArray]
+    ) -> list[tuple[Name, Constituents]]:
         """Each detection's constituents: its parts' constituents, in order."""
         _, found, det_occ, part_off, parts = log
         store = self._cons
@@ -399,8 +445,9 @@ class EventTree:
 
     # --- persistence -----------------------------------------------------------------
 
-    def state(self) -> dict[str, Any]:
-        """Every composite's pending statuses, counts and monitored occurrences (JSON-able)."""
+    def state(self) -> dict[Name, Any]:
+        """Every composite's pending statuses, counts and monitored occurrences (JSON-able
+        values, by node name)."""
         out = {}
         for node in self.nodes.values():
             if node.definition is None:
@@ -425,7 +472,7 @@ class EventTree:
             }
         return out
 
-    def restore(self, state: dict[str, Any]) -> None:
+    def restore(self, state: dict[Name, Any]) -> None:
         """Reload :meth:`state` (names no longer defined are ignored)."""
         for name, saved in state.items():
             node = self.nodes.get(name)
@@ -453,6 +500,14 @@ class EventTree:
         k.push_monitored(
             x, occ, self._mon_head, self._mon_tail, self._cell_occ, self._cell_next, self._scal
         )
+
+
+def _object_array(items: Sequence[Any]) -> npt.NDArray[np.object_]:
+    """``items`` as a 1-D object array (``np.array`` would make tuples into rows)."""
+    out = np.empty(len(items), dtype=object)
+    for i, item in enumerate(items):
+        out[i] = item
+    return out
 
 
 def _grown(a: Any, size: int, fill: Any = None) -> Any:

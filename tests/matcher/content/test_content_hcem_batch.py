@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from semps_test_support import PATIENCE
 
 from semps._types import Value
 from semps.matcher.content import BruteForceIndex, HcemIndex
@@ -122,7 +123,7 @@ def test_a_forked_child_matches_with_threads_of_its_own() -> None:
     want = _ids(index.match_columns_values(rows))  # starts the parent's pool
     context = multiprocessing.get_context("fork")
     with context.Pool(1) as pool:
-        got = pool.apply_async(_child_ids, (index, rows)).get(timeout=60)
+        got = pool.apply_async(_child_ids, (index, rows)).get(timeout=PATIENCE)
     assert got == want
 
 

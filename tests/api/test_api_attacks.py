@@ -1,0 +1,352 @@
+"""Issue 38's attacks on a real ``semps serve``, as an admin, as an unauthenticated client and
+as one tenant against another: each is refused with its 4xx (or contained), nothing of it is
+applied, the service keeps answering, no tenant reads another's data, and no secret reaches
+the log. Timings are the benchmark's (bench/noisy.py); these tests assert behaviour only,
+and wait on events (a stream's next line, a status), never on a fixed time."""
+
+from __future__ import annotations
+
+import json
+import resource
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from semps_test_support import Server, wait_for
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+pytestmark = [pytest.mark.server, pytest.mark.slow]
+
+EX = "http://ex/"
+RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+NT = {"Content-Type": "application/n-triples"}
+ANY = f"SELECT ?s WHERE {{ ?s <{EX}p> ?o }}"
+
+
+def chain(links: int) -> bytes:
+    return "\n".join(
+        f"<{EX}C{i}> <{RDFS}subClassOf> <{EX}C{i + 1}> ." for i in range(links)
+    ).encode()
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    server = Server(tmp_path_factory.mktemp("attacks") / "data", extra=("--header-timeout", "2"))
+    yield server
+    server.stop()
+
+
+def healthy(srv: Server) -> None:
+    assert httpx.get(srv.url + "/health", timeout=None).status_code == 200
+
+
+def raw(srv: Server, request: bytes) -> bytes:
+    """Send ``request`` on a new connection; what the server answers before it closes."""
+    with socket.create_connection(("127.0.0.1", srv.port)) as s:
+        try:
+            s.sendall(request)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # refused before all of it was read: the answer is still there
+        chunks = []
+        try:
+            while chunk := s.recv(65536):
+                chunks.append(chunk)
+        except ConnectionResetError:
+            pass
+        return b"".join(chunks)
+
+
+def status_and_body(answer: bytes) -> tuple[int, dict[str, object]]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+# -- 1: an ontology edit that would wedge the broker --------------------------------------
+
+
+def test_a_20000_deep_chain_is_refused_and_nothing_of_it_applied(srv: Server) -> None:
+    with srv.client("admin") as admin, srv.client("publisher") as pub:
+        admin.put("/ontology", content=chain(3), headers=NT).raise_for_status()
+        before = admin.get("/ontology", headers={"Accept": "text/turtle"}).text
+        reply = admin.put("/ontology", content=chain(20_000), headers=NT)
+        assert (reply.status_code, reply.json()["error"]) == (422, "limit_exceeded")
+        assert "(max_hierarchy_depth)" in reply.json()["detail"]
+        assert admin.get("/ontology", headers={"Accept": "text/turtle"}).text == before
+        event = f"<{EX}a> <{EX}p> <{EX}b> .".encode()
+        assert pub.post("/events", content=event, headers=NT).status_code == 202
+    healthy(srv)
+
+
+def test_get_ontology_shows_no_anonymous_ontology(srv: Server) -> None:
+    with srv.client("subscriber") as sub:
+        text = sub.get("/ontology", headers={"Accept": "text/turtle"}).text
+    assert "anonymous" not in text and "urn:semps:ontology" not in text
+
+
+# -- 2, 9: request heads, slow and idle connections ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "detail"),
+    [
+        (
+            b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (4 << 20) + b"\r\n\r\n",
+            431,
+            "the request's header fields are over the limit of 32768 bytes (max_header_bytes)",
+        ),
+        (
+            b"GET /health HTTP/1.1\r\nHost: x\r\n"
+            + b"".join(b"X-%d: 1\r\n" % i for i in range(101))
+            + b"\r\n",
+            431,
+            "the request has more than the limit of 100 header fields (max_headers)",
+        ),
+        (
+            b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+            414,
+            "the request line is over the limit of 8192 bytes (max_request_line)",
+        ),
+        (
+            b"GET /health HTTP/1.1\r\nHost: x\r\n",  # and then nothing: a slow head
+            408,
+            "the request head did not arrive within 2 s (header_timeout)",
+        ),
+    ],
+    ids=["4-mib-header", "101-headers", "9000-byte-request-line", "unfinished-head"],
+)
+def test_a_bad_request_head_is_refused_logged_and_answered_with_its_status(
+    srv: Server, request_bytes: bytes, status: int, detail: str
+) -> None:
+    got, body = status_and_body(raw(srv, request_bytes))
+    assert (got, body["detail"]) == (status, detail)
+    assert wait_for(lambda: f"({status}): {detail}" in srv.log.read_text())
+    healthy(srv)
+
+
+def test_a_connection_that_sends_nothing_is_closed_and_logged(srv: Server) -> None:
+    with socket.create_connection(("127.0.0.1", srv.port)) as s:
+        assert s.recv(100) == b""  # the server closed it (after header_timeout)
+    assert wait_for(lambda: "no request in 2 s (header_timeout)" in srv.log.read_text())
+
+
+def test_1100_idle_connections_under_a_1024_file_limit_leave_the_service_answering(
+    tmp_path: Path,
+) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1300:
+        pytest.skip(f"this test's own 1,100 sockets need a file limit of 1,300 (hard: {hard})")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1300), hard))
+    server = Server(tmp_path / "data", nofile=1024)
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(1100):
+            sockets.append(socket.create_connection(("127.0.0.1", server.port)))
+        for _ in range(3):
+            healthy(server)
+        with server.client("publisher") as pub:
+            reply = pub.post("/events", content=f"<{EX}a> <{EX}p> <{EX}b> .".encode(), headers=NT)
+            assert reply.status_code == 202
+        log = server.log.read_text()
+        assert "max_connections lowered from 4096" in log
+        assert "to make room" in log
+    finally:
+        for s in sockets:
+            s.close()
+        server.stop()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+# -- 10: secrets in the log ---------------------------------------------------------------
+
+
+def test_tokens_never_reach_the_log(tmp_path: Path) -> None:
+    server = Server(tmp_path / "data", extra=("--access-log",))
+    try:
+        token = server.tokens["subscriber"]
+        with server.client("subscriber") as sub:
+            sub_id = sub.post("/subscriptions", content=ANY).json()["id"]
+        with connect(f"ws://127.0.0.1:{server.port}/subscriptions/{sub_id}/ws?token={token}"):
+            pass
+        httpx.get(server.url + f"/health?token={token}", headers={"X-Note": token})
+        httpx.get(server.url + "/subscriptions", headers={"Authorization": "Bearer nope-guess"})
+        assert wait_for(lambda: "WebSocket" in server.log.read_text())
+        assert wait_for(lambda: "refused a bearer token" in server.log.read_text())
+        log = server.log.read_text()
+        assert "token=[redacted]" in log
+        for secret in (*server.tokens.values(), "nope-guess"):
+            assert secret not in log
+    finally:
+        server.stop()
+
+
+def test_token_guesses_are_limited_and_logged_and_a_good_token_still_works(
+    tmp_path: Path,
+) -> None:
+    server = Server(tmp_path / "data")
+    try:
+        with server.client("subscriber") as good:
+            assert good.get("/subscriptions").status_code == 200
+            statuses = []
+            for i in range(25):
+                guess = {"Authorization": f"Bearer guess-{i}"}
+                statuses.append(httpx.get(server.url + "/subscriptions", headers=guess).status_code)
+            assert statuses == [401] * 19 + [429] * 6
+            assert good.get("/subscriptions").status_code == 200  # it authenticated lately
+        log = server.log.read_text()
+        assert log.count("refused a bearer token from 127.0.0.1") == 20
+        assert "refusing bearer tokens from 127.0.0.1" in log
+    finally:
+        server.stop()
+
+
+# -- 3, 4, 6: composites --------------------------------------------------------------------
+
+
+def test_a_failed_composite_registration_leaves_no_ghost_and_no_id_is_reissued(
+    tmp_path: Path,
+) -> None:
+    server = Server(tmp_path / "data")
+    try:
+        with server.client("subscriber") as ann, server.client("publisher") as pub:
+            for name in ("pa", "pb", "pc"):
+                text = f"SELECT ?s WHERE {{ ?s <{EX}{name}> ?o }}"
+                ann.post("/subscriptions", params={"name": name}, content=text).raise_for_status()
+            text = (
+                "create event kk = pa or pb;\n"
+                "create event kk2 = 99999999999999999999 times pb in pa, pc;"
+            )
+            reply = ann.post("/subscriptions", params={"kind": "composite"}, content=text)
+            assert (reply.status_code, reply.json()["error"]) == (400, "bad_request")
+            assert reply.json()["line"] == 2
+            assert "times is more than the largest count" in reply.json()["detail"]
+            listed = [s["id"] for s in ann.get("/subscriptions").json()["items"]]
+            pub.post("/events", content=f"<{EX}a> <{EX}pa> <{EX}b> .".encode(), headers=NT)
+        server.stop()
+        server.start()
+        token = server._token("subscriber")
+        with httpx.Client(
+            base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=None
+        ) as other:
+            new_id = other.post("/subscriptions", content=ANY).json()["id"]
+            assert new_id not in listed
+            notes = other.get(f"/subscriptions/{new_id}/notifications?once=true").text
+            assert "data:" not in notes  # nothing of ann's, under any id
+            ids = [int(i.split("-")[1]) for i in [*listed, new_id]]
+            assert max(ids[:-1]) + 1 < ids[-1]  # the refused registration's id is spent
+    finally:
+        server.stop()
+
+
+def test_composite_names_never_meet_across_tenants_whatever_they_hold(tmp_path: Path) -> None:
+    """``team:red``'s composite over its ``pa`` is not fed by ``team``'s subscription named
+    ``red:pa`` (joined with ':' the two spelled the same)."""
+    server = Server(tmp_path / "data")
+    try:
+        team = server._token("subscriber", "team")
+        red = server._token("subscriber", "team:red")
+
+        def client(token: str) -> httpx.Client:
+            auth = {"Authorization": f"Bearer {token}"}
+            return httpx.Client(base_url=server.url, headers=auth, timeout=None)
+
+        with client(team) as t, client(red) as r, server.client("publisher") as pub:
+            t.post("/subscriptions", params={"name": "red:pa"}, content=ANY).raise_for_status()
+            for name in ("pa", "pb"):
+                text = f"SELECT ?s WHERE {{ ?s <{EX}{name}> ?o }}"
+                r.post("/subscriptions", params={"name": name}, content=text).raise_for_status()
+            composite = r.post(
+                "/subscriptions",
+                params={"kind": "composite"},
+                content="create event both = pa or pb;",
+            ).json()["id"]
+            pub.post("/events", content=f"<{EX}a> <{EX}p> <{EX}b> .".encode(), headers=NT)
+            assert "data:" not in r.get(f"/subscriptions/{composite}/notifications?once=true").text
+            pub.post("/events", content=f"<{EX}a> <{EX}pa> <{EX}b> .".encode(), headers=NT)
+            notes = r.get(f"/subscriptions/{composite}/notifications?once=true").text
+            assert notes.count("data:") == 1
+    finally:
+        server.stop()
+
+
+def test_a_subscribers_composite_definitions_are_bounded(tmp_path: Path) -> None:
+    server = Server(tmp_path / "data", extra=("--max-definitions", "5"))
+    try:
+        with server.client("subscriber") as sub:
+            for name in ("a", "b"):
+                text = f"SELECT ?s WHERE {{ ?s <{EX}{name}> ?o }}"
+                sub.post("/subscriptions", params={"name": name}, content=text).raise_for_status()
+            text = "\n".join(
+                ["create event x0 = a or b;"]
+                + [f"create event x{i} = x{i - 1} or b;" for i in range(1, 6)]
+            )
+            reply = sub.post("/subscriptions", params={"kind": "composite"}, content=text)
+            assert (reply.status_code, reply.json()["error"]) == (422, "limit_exceeded")
+            assert reply.json()["detail"].endswith("over the limit of 5 (max_definitions)")
+    finally:
+        server.stop()
+
+
+# -- 5, 11: streams end when their token or subscription goes ----------------------------
+
+
+def test_an_sse_stream_ends_when_its_token_is_revoked_with_a_last_event_saying_why(
+    srv: Server,
+) -> None:
+    token = srv._token("subscriber", "revokee")
+    with srv.client("admin") as admin:
+        token_id = next(t["id"] for t in admin.get("/tokens").json() if t["subject"] == "revokee")
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=srv.url, headers=auth, timeout=None) as sub:
+            sub_id = sub.post("/subscriptions", content=ANY).json()["id"]
+            with sub.stream("GET", f"/subscriptions/{sub_id}/notifications") as stream:
+                lines = stream.iter_lines()
+                assert next(lines) == ": keep-alive"  # the stream is open
+                admin.delete(f"/tokens/{token_id}").raise_for_status()
+                rest = list(lines)  # ends by itself
+    assert "event: end" in rest
+    data = json.loads(next(line for line in rest if line.startswith("data: "))[6:])
+    assert data == {"error": "unauthorized", "detail": "unknown, expired or revoked bearer token"}
+
+
+def test_a_websocket_ends_when_its_token_is_revoked(srv: Server) -> None:
+    token = srv._token("subscriber", "ws-revokee")
+    with srv.client("admin") as admin:
+        token_id = next(
+            t["id"] for t in admin.get("/tokens").json() if t["subject"] == "ws-revokee"
+        )
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=srv.url, headers=auth, timeout=None) as sub:
+            sub_id = sub.post("/subscriptions", content=ANY).json()["id"]
+        url = f"ws://127.0.0.1:{srv.port}/subscriptions/{sub_id}/ws?token={token}"
+        with connect(url) as ws:
+            admin.delete(f"/tokens/{token_id}").raise_for_status()
+            with pytest.raises(ConnectionClosed) as closed:
+                ws.recv()
+    assert closed.value.rcvd is not None
+    assert closed.value.rcvd.code == 4401
+    assert closed.value.rcvd.reason == "unknown, expired or revoked bearer token"
+
+
+def test_an_sse_stream_on_a_deleted_subscription_ends_and_frees_its_slot(
+    tmp_path: Path,
+) -> None:
+    server = Server(tmp_path / "data", extra=("--max-streams", "1"))
+    try:
+        with server.client("subscriber") as sub:
+            first = sub.post("/subscriptions", content=ANY).json()["id"]
+            second = sub.post("/subscriptions", content=ANY).json()["id"]
+            with sub.stream("GET", f"/subscriptions/{first}/notifications") as stream:
+                lines = stream.iter_lines()
+                assert next(lines) == ": keep-alive"
+                assert sub.get(f"/subscriptions/{second}/notifications").status_code == 429
+                assert sub.delete(f"/subscriptions/{first}").status_code == 204
+                rest = list(lines)
+            assert "event: end" in rest
+            assert any('"error": "not_found"' in line for line in rest)
+            with sub.stream("GET", f"/subscriptions/{second}/notifications") as again:
+                assert again.status_code == 200  # the slot is free
+    finally:
+        server.stop()
