@@ -243,7 +243,9 @@ def test_an_event_id_is_logged_once(store: Store) -> None:
 
 def _document(event_id: str, body: bytes, *subs: str, received: float = 0.0) -> EventRecord:
     notes = [(sub, json.dumps({"subscription": sub, "event": event_id})[:-1]) for sub in subs]
-    return EventRecord(event_id, received, "text/turtle", len(body), notes, body, "pub-1")
+    return EventRecord(
+        event_id, received, "text/turtle", len(body), notes, body=body, publisher="pub-1"
+    )
 
 
 def test_an_events_document_is_kept_with_its_publisher_and_the_subscriptions_it_notified(
