@@ -51,6 +51,7 @@ from pathlib import Path
 
 from _machine import stamp  # bench/ is on the path: this file runs as a script
 from _results import record
+from _shapes import SHAPES
 
 from semps.ontology.closure import close
 
@@ -184,11 +185,18 @@ def subscription(rng: random.Random, v: Vocabulary, width: int, phrase: bool = F
     return f"{head} WHERE {{ {body} }}\n"
 
 
-def write(folder: Path, subs: int, events: int, selectivity: float, seed: int = 1) -> None:
+def write(
+    folder: Path, subs: int, events: int, selectivity: float, seed: int = 1, shape: str = "bench"
+) -> None:
     rng = random.Random(seed)
     xml, classes, props = ontology_xml(rng)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "ontology.owl").write_text(xml)
+    if shape != "bench":  # bench/_shapes.py: the users' shape and others
+        from _shapes import write_shape
+
+        write_shape(folder, rng, shape, classes, props, subs, events, selectivity)
+        return
     # Calibrated by hand: broad picks and wide filters raise the share that matches.
     # Below 0.5%: no broad picks, leaf classes and properties, two-word phrases.
     narrow = selectivity < 0.005
@@ -494,6 +502,8 @@ def main() -> None:
     w.add_argument("--subs", type=int, default=100_000)
     w.add_argument("--events", type=int, default=1000)
     w.add_argument("--selectivity", type=float, default=0.01)
+    w.add_argument("--shape", choices=SHAPES, default="bench", help="bench/_shapes.py")
+    w.add_argument("--seed", type=int, default=1)
     r = sub.add_parser("run")
     r.add_argument("folder", type=Path)
     r.add_argument("--cli", action="store_true", help="time semps match with 1 and 2 workers")
@@ -516,7 +526,7 @@ def main() -> None:
     if args.command in ("run", "memory"):  # compare stamps each round
         stamp("start")
     if args.command == "write":
-        write(args.folder, args.subs, args.events, args.selectivity)
+        write(args.folder, args.subs, args.events, args.selectivity, args.seed, args.shape)
         return
     if args.command == "compare":
         compare(args.folder, args.repo, args.rounds, args.workers, args.paired)

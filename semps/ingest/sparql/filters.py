@@ -390,3 +390,18 @@ _COMPILERS: dict[str, Callable[[Ast], Compiled]] = {
 }
 
 __all__ = ["ANY", "ARITY", "CASTS", "EvalError", "Expression", "arith"]
+
+
+def regex_holds(text: str, pattern: str, flags: str = "") -> bool:
+    """Whether ``REGEX(text, pattern, flags)`` over plain strings is true, as a FILTER
+    evaluates it; an evaluation error (a malformed or refused pattern, bad flags) is
+    false.
+
+    Example:
+        >>> regex_holds("red oak", "^RED", "i"), regex_holds("red oak", "(")
+        (True, False)
+    """
+    try:
+        return bool(FUNCTIONS["REGEX"][0](Literal(text), Literal(pattern), Literal(flags)))
+    except EvalError:
+        return False

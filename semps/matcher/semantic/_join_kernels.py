@@ -65,7 +65,7 @@ def family_join_runs(
     rows do (2). The program's operands: term numbers ``tid`` (input kind 0) or integer
     values ``ival`` (kind 1) of a column (``inputs``), and for string templates
     (``strings``: column, function) whether the parameter is among the needle numbers
-    the function finds in the value (``hits[hit_lo[k]:hit_hi[k]]`` for ``k = term * 3 +
+    the function finds in the value (``hits[hit_lo[k]:hit_hi[k]]`` for ``k = term * 4 +
     function``, when ``known[k]``)."""
     n_terms = len(tid)
     # The pairs by (property, subject, object) and by (property, object).
@@ -194,7 +194,7 @@ def family_join_runs(
                             v = x >= y
                     elif code == MASK:
                         term = buf[row + strings[s0 + a, 0]]
-                        k = term * 3 + strings[s0 + a, 1]
+                        k = term * 4 + strings[s0 + a, 1]
                         h0, h1 = hit_lo[k], hit_hi[k]
                         needle = params[member, pb]
                         j = search_sorted(hits, h0, h1, needle, False)
@@ -322,7 +322,7 @@ def _covered(
     for i in range(strings_at[fam], strings_at[fam + 1]):
         for r in range(n):
             term = buf[at + r * w + strings[i, 0]]
-            if not isstr[term] or not known[term * 3 + strings[i, 1]]:
+            if not isstr[term] or not known[term * 4 + strings[i, 1]]:
                 return False
     return True
 

@@ -8,10 +8,11 @@ member's filters (:func:`program_of`) over those solutions, both compiled
 (:mod:`.familyjoin`), instead of one verification per member (:mod:`.count`).
 
 Only simple forms enter a family (one connected component, no late filters, every filter
-built from ``&&``/``||`` of a variable compared with an integer constant and
-``CONTAINS``/``STRSTARTS``/``STRENDS`` of a variable and a plain string constant). The
-compiled pass covers solutions whose filtered values are integers (numeric literals of
-integral value) or plain strings; on anything else, or when the join runs out of budget,
+built from ``&&``/``||`` of a variable compared with a numeric constant of at most six
+decimal places and ``CONTAINS``/``STRSTARTS``/``STRENDS`` of a variable and a plain string
+constant). The compiled pass covers solutions whose filtered values are such numbers
+(compared exactly, as integers in millionths: :func:`integer_value`) or plain strings; on
+anything else, or when the join runs out of budget,
 the members are verified one by one, so the answers are those of
 :func:`~semps.matcher.semantic.verify.verify`.
 """
@@ -28,11 +29,13 @@ import numpy.typing as npt
 
 from semps._types import Term
 from semps.ingest.sparql import typed
-from semps.ingest.sparql.filters import Expression
-from semps.matcher.semantic.codes import AND, COMPARISONS, END, EQ, MASK, OR, STAR
+from semps.ingest.sparql.filters import Expression, regex_holds
+from semps.matcher.semantic.codes import AND, COMPARISONS, END, EQ, MASK, OR
 from semps.matcher.semantic.compiled import (
+    ANY_KEY,
     CompiledSubscription,
     Component,
+    NPNKey,
     Pattern,
     join_order,
     semi_join,
@@ -42,7 +45,7 @@ from semps.terms import XSD_STRING, Literal
 
 Template = tuple[Any, ...]
 
-_INT_LIMIT = 2**62
+_INT_LIMIT = 2**62  # scaled values past it are not covered
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +99,24 @@ class ParamTable:
 
 
 #: The string functions a family's templates may use, by their number in the compiled pass.
-STRING_FN_CODES = {"CONTAINS": 0, "STRSTARTS": 1, "STRENDS": 2}
+STRING_FN_CODES = {"CONTAINS": 0, "STRSTARTS": 1, "STRENDS": 2, "REGEX": 3}
+#: How many (the compiled pass reads a term's needles at ``term * FUNCTIONS + function``).
+FUNCTIONS = 4
+REGEX = 3
+
+
+def regex_needle(pattern: str, flags: str) -> str:
+    """A ``REGEX`` template's parameter as one constant: an IRI no event can hold (control
+    characters are not allowed in IRIs), numbered among the index's constants."""
+    return f"\x00regex\x00{flags}\x00{pattern}"
+
+
+def needle_holds(text: str, needle: str) -> bool:
+    """Whether a ``REGEX`` template's parameter (:func:`regex_needle`) holds of a plain
+    string, as the general evaluation has it (an error is false: templates are
+    conjunctions and disjunctions only, where an error and false decide alike)."""
+    _, _, flags, pattern = needle.split("\x00", 3)
+    return regex_holds(text, pattern, flags)
 
 
 class Needles:
@@ -106,8 +126,8 @@ class Needles:
     event to event), until a new needle comes."""
 
     def __init__(self) -> None:
-        self.uses: tuple[dict[int, int], ...] = ({}, {}, {})
-        self._strings: list[list[tuple[int, str]] | None] = [None, None, None]
+        self.uses: tuple[dict[int, int], ...] = tuple({} for _ in range(FUNCTIONS))
+        self._strings: list[list[tuple[int, str]] | None] = [None] * FUNCTIONS
         #: By (function, value): the sorted numbers of the needles found in the value
         #: (others may be among them). Bounded: cleared when full, and by a new needle.
         self.found: dict[tuple[int, str], list[int]] = {}
@@ -192,9 +212,19 @@ def family_of(sub: CompiledSubscription) -> tuple[Family, tuple[object, ...]] | 
         return None
     templates: list[Template] = []
     params: list[object] = []
-    patterns = []
+    patterns: list[tuple[str, NPNKey, str, str]] = []
+    # Constants as parameters widen the family's join: ``?x a ?k`` reads every type of
+    # every node (a node has one per class above its own), and two such patterns multiply.
+    # With more than PARAM_CONSTANTS constant ends, the constants stay in the join (read
+    # by their binding table, as verification does): smaller joins, narrower families.
+    keep = sum((p.s_var is None) + (p.o_var is None) for p in sub.patterns) > PARAM_CONSTANTS
     for p in sub.patterns:
         s_var, o_var = p.s_var, p.o_var
+        npn = ANY_KEY
+        if keep and (s_var is None or o_var is None):
+            npn = p.key
+            s_var = s_var or f" c{len(patterns)}s"  # a column no query can name
+            o_var = o_var or f" c{len(patterns)}o"
         if s_var is None:
             s_var = _fresh(len(params))
             params.append(p.key[0])
@@ -203,15 +233,15 @@ def family_of(sub: CompiledSubscription) -> tuple[Family, tuple[object, ...]] | 
             o_var = _fresh(len(params))
             params.append(p.key[1])
             templates.append(("eq", o_var, len(params) - 1))
-        patterns.append((p.prop, s_var, o_var))  # plain tuples: hashed in C, unlike Pattern
+        patterns.append((p.prop, npn, s_var, o_var))  # plain tuples: hashed in C
     for f in sub.filters:
         template, constants = _filter_template(f, len(params))
         if template is None:
             return None
         templates.append(template)
         params.extend(constants)
-    if not templates:
-        return None
+    if not templates and not keep:
+        return None  # one shape, counted once already: no family to share
     key = (tuple(patterns), tuple(templates), sub.components[0].projection, sub.distinct, sub.ask)
     family = _FAMILIES.get(key)
     if family is None:
@@ -230,7 +260,7 @@ _BARES: dict[Component, Component] = {}  # bounded likewise
 
 def _new_family(key: tuple[Any, ...]) -> Family:
     shapes, templates, projection, distinct, ask = key
-    patterns = tuple(Pattern(prop, (STAR, STAR), s, o) for prop, s, o in shapes)
+    patterns = tuple(Pattern(prop, key, s, o) for prop, key, s, o in shapes)
     plan, _ = join_order(patterns, ())
     columns = tuple(dict.fromkeys(v for step in plan for v in (step[3], step[4]) if v))
     bare = Component(plan, (), columns, semi_join(plan), tuple(() for _ in plan), ())
@@ -294,6 +324,10 @@ def _fresh(n: int) -> str:
 
 _FRESH = tuple(f" k{n}" for n in range(64))
 
+#: Most constant ends of a subscription's patterns that become parameters of its family
+#: (past it, none does: they stay in the family's join).
+PARAM_CONSTANTS = 1
+
 
 def _filter_template(f: object, offset: int) -> tuple[Template | None, tuple[object, ...]]:
     """A FILTER's template, its parameters numbered from ``offset``, and those parameters
@@ -332,12 +366,23 @@ def _template(ast: tuple[Any, ...], params: list[object]) -> Template | None:
         if _is(left, "term") and _is(right, "var"):
             return _cmp(FLIP[op], right[1], left[1], params)
         return None
+    if kind == "call" and len(ast) == 3 and ast[1] == "REGEX" and len(ast[2]) in (2, 3):
+        a, *rest = ast[2]
+        if _is(a, "var") and all(_is(b, "term") and _plain(b[1]) for b in rest):
+            flags = rest[1][1][0] if len(rest) == 2 else ""
+            params.append(regex_needle(rest[0][1][0], flags))
+            return ("str", "REGEX", a[1], len(params) - 1)
+        return None
     if kind == "call" and len(ast) == 3 and ast[1] in STRING_FNS and len(ast[2]) == 2:
         a, b = ast[2]
         if _is(a, "var") and _is(b, "term") and type(b[1]) is Literal and b[1][1] == XSD_STRING:
             params.append(b[1][0])
             return ("str", ast[1], a[1], len(params) - 1)
     return None
+
+
+def _plain(term: object) -> bool:
+    return type(term) is Literal and term[1] == XSD_STRING and not term[2]
 
 
 def _is(node: object, kind: str) -> bool:
@@ -353,8 +398,10 @@ def _cmp(op: str, name: str, constant: Term, params: list[object]) -> Template |
 
 
 def integer_value(term: Term) -> int | None:
-    """The term's value when it is a number of integral value (as the general comparison
-    reads it), else ``None``."""
+    """The term's value as an exact integer in millionths (:data:`SCALE`) when it is a
+    number (as the general comparison reads it) of at most six decimal places and within
+    the compiled pass's range, else ``None``: comparing these integers is comparing the
+    values, exactly (``"2.5"^^xsd:decimal`` is 2,500,000; ``3`` and ``3.0`` are equal)."""
     if type(term) is str:
         return None
     found = _INTEGERS.get(term, _UNKNOWN)
@@ -365,13 +412,21 @@ def integer_value(term: Term) -> int | None:
     return found  # type: ignore[return-value]
 
 
+#: Values are compared in the compiled pass as integers in units of 1 / SCALE.
+SCALE = 10**6
+
 _INTEGERS: dict[Term, int | None] = {}  # bounded: cleared when full
 _UNKNOWN = object()
 
 
 def _read_integer(term: Term) -> int | None:
     kind, value = typed(term)
-    if kind != "num" or not isinstance(value, Decimal) or value != value.to_integral_value():
+    if kind != "num" or not isinstance(value, Decimal) or not value.is_finite():
         return None
-    number = int(value)
+    if len(value.as_tuple().digits) > 18:  # past the range anyway; and the product is exact
+        return None
+    scaled = value * SCALE
+    if scaled != scaled.to_integral_value():
+        return None
+    number = int(scaled)
     return number if -_INT_LIMIT < number < _INT_LIMIT else None

@@ -29,7 +29,8 @@ import numpy.typing as npt
 
 from semps._types import Term
 from semps.matcher.semantic._join_kernels import family_join_runs
-from semps.matcher.semantic.family import Needles
+from semps.matcher.semantic.codes import STAR
+from semps.matcher.semantic.family import FUNCTIONS, REGEX, Needles, needle_holds
 from semps.matcher.semantic.familytables import MEMO_SIZE, MEMO_TEXT, FamilyTables, TermFacts
 from semps.matcher.semantic.index import SubscriptionIndex
 from semps.matcher.semantic.pairs import EventPairs
@@ -37,8 +38,9 @@ from semps.matcher.semantic.pairs import EventPairs
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-#: Most steps finding one string's needles (pieces looked up or needles tried).
-STRING_STEPS = 4096
+#: Most steps finding one string's needles (pieces looked up or needles tried); patterns
+#: tried on it, for ``REGEX``.
+STRING_STEPS, REGEX_STEPS = 4096, 1024
 
 
 class EventTerms(NamedTuple):
@@ -75,18 +77,30 @@ def event_terms(
     ps: list[int] = []
     ss: list[int] = []
     os_: list[int] = []
-    by_prop, numbered = pairs.by_prop, tables.props
+    by_prop, numbered, keyed = pairs.by_prop, tables.props, tables.keyed
     for prop in props:
         rows = by_prop.get(prop)
         if rows is None:
             continue
-        pid = numbered[prop]
+        pid = numbered.get(prop)
+        with_constants = prop in keyed
         for s, o in rows:
-            ps.append(pid)
             a = get(s)
-            ss.append(add(s, term_ids) if a is None else a)
+            a = add(s, term_ids) if a is None else a
             b = get(o)
-            os_.append(add(o, term_ids) if b is None else b)
+            b = add(o, term_ids) if b is None else b
+            if pid is not None:
+                ps.append(pid)
+                ss.append(a)
+                os_.append(b)
+            if not with_constants:
+                continue
+            for table in ((prop, STAR, o), (prop, s, STAR), (prop, s, o)):
+                k = numbered.get(table)  # the pair is in a binding table with constants
+                if k is not None:
+                    ps.append(k)
+                    ss.append(a)
+                    os_.append(b)
     hits = _string_hits(index, tables, pairs, props, facts, budget)
     return EventTerms(
         np.array(ps, dtype=np.int64),
@@ -135,7 +149,7 @@ def _string_hits(
     needles: Needles = index.needles
     numbered = index.term_ids
     memo = needles.found
-    for fn in range(3):
+    for fn in range(FUNCTIONS):
         every = needles.uses[fn]
         if not every:
             continue
@@ -151,7 +165,7 @@ def _string_hits(
                     if len(memo) >= MEMO_SIZE:
                         memo.clear()
                     memo[fn, text] = ids
-            facts.found(t * 3 + fn, len(hits), len(hits) + len(ids))
+            facts.found(t * FUNCTIONS + fn, len(hits), len(hits) + len(ids))
             hits.extend(ids)
     return np.array(hits, dtype=np.int64)
 
@@ -164,6 +178,8 @@ def _plan(fn: int, size: int, needles: int) -> tuple[int, bool] | None:
     characters among ``needles``: the steps and whether by the string's pieces (else by
     trying each needle), the cheaper way within :data:`STRING_STEPS` (a piece looked up
     costs about twice a needle tried); ``None`` when neither is."""
+    if fn == REGEX:  # no pieces to look up: each pattern is tried
+        return (needles, False) if needles <= REGEX_STEPS else None
     pieces = size * (size + 1) // 2 + 1 if fn == 0 else size + 1
     by_pieces = pieces <= STRING_STEPS and (2 * pieces <= needles or needles > STRING_STEPS)
     if by_pieces:
@@ -180,6 +196,8 @@ def _needles_in(
         get = numbered.get
         return sorted({x for x in map(get, _pieces(fn, text)) if x is not None})
     strings = index.needles.strings(fn, index.terms())
+    if fn == REGEX:
+        return [needle for needle, s in strings if needle_holds(text, s)]
     if fn == 0:
         return [needle for needle, s in strings if s in text]
     if fn == 1:
@@ -211,8 +229,8 @@ def count_runs(
     # The event's pairs of every property a family joins, not only those of the runs'
     # families: as many pairs, or hardly more (the joins never read the others), and
     # cheaper to list than the runs' joins' properties.
-    numbered = tables.props
-    props = [p for p in pairs.by_prop if p in numbered]
+    joined = tables.joined
+    props = [p for p in pairs.by_prop if p in joined]
     ev = event_terms(index, tables, pairs, props, budget)
     return family_join_runs(
         run_fam,

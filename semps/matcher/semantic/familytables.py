@@ -12,7 +12,8 @@ import numpy as np
 import numpy.typing as npt
 
 from semps._types import Term
-from semps.matcher.semantic.family import STRING_FN_CODES, Family, integer_value
+from semps.matcher.semantic.compiled import ANY_KEY
+from semps.matcher.semantic.family import FUNCTIONS, STRING_FN_CODES, Family, integer_value
 from semps.terms import XSD_STRING, Literal
 
 __all__ = ["MEMO_SIZE", "MEMO_TEXT", "FamilyTables", "TermFacts", "family_tables"]
@@ -28,9 +29,14 @@ MEMO_TEXT, MEMO_SIZE = 256, 8192
 class FamilyTables(NamedTuple):
     """An index's families as arrays, by family number (see ``family_join_runs``)."""
 
-    props: dict[str, int]  # the properties families join, numbered
+    #: The binding tables families join, numbered: a property (every pair of it), or
+    #: ``(property, subject or STAR, object or STAR)`` (the pairs with those constants).
+    props: dict[str | tuple[str, Term, Term], int]
     #: Per property: whether its subjects, its objects are read by a string template.
     string_sites: dict[str, tuple[bool, bool]]
+    #: The properties of every binding table in ``props``; those of tables with constants.
+    joined: frozenset[str]
+    keyed: frozenset[str]
     fam_bare: IntArray
     fam_mode: IntArray
     bare_at: IntArray
@@ -49,7 +55,7 @@ class FamilyTables(NamedTuple):
 def family_tables(families: dict[int, Family], count: int) -> FamilyTables:
     """The tables of families ``0..count - 1`` (numbers missing from ``families`` get
     empty entries)."""
-    props: dict[str, int] = {}
+    props: dict[str | tuple[str, Term, Term], int] = {}
     sites: dict[str, list[bool]] = {}
     bares: dict[object, int] = {}
     fam_bare, fam_mode = np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64)
@@ -67,9 +73,11 @@ def family_tables(families: dict[int, Family], count: int) -> FamilyTables:
             b = bares.get(family.bare)
             if b is None:
                 b = bares[family.bare] = len(width)
-                for prop, _, mode, s_var, o_var, _ in family.bare.plan:
-                    assert s_var is not None and o_var is not None, "constants are parameters"
-                    steps.append((props.setdefault(prop, len(props)), mode, col[s_var], col[o_var]))
+                for prop, key, mode, s_var, o_var, _ in family.bare.plan:
+                    assert s_var is not None and o_var is not None, "constants have columns"
+                    # A binding table with a constant end is a "property" of its own.
+                    name = prop if key == ANY_KEY else (prop, *key)
+                    steps.append((props.setdefault(name, len(props)), mode, col[s_var], col[o_var]))
                 bare_at.append(len(steps))
                 width.append(len(family.columns))
             fam_bare[fid] = b
@@ -93,6 +101,8 @@ def family_tables(families: dict[int, Family], count: int) -> FamilyTables:
     return FamilyTables(
         props,
         {prop: (s, o) for prop, (s, o) in sites.items()},
+        frozenset(p if type(p) is str else p[0] for p in props),
+        frozenset(p[0] for p in props if type(p) is tuple),
         fam_bare,
         fam_mode,
         np.array(bare_at, dtype=np.int64),
@@ -117,7 +127,7 @@ class TermFacts:
     """What the compiled pass reads of a term, as columns by term number: its number
     among the index's constants (``tid``, -1 for none), its integer value (``ival``, 0 for
     none), whether it has one (``isint``), whether it is a plain string (``isstr``); and
-    by ``term * 3 + string function``, for the current event's strings, whether their
+    by ``term * FUNCTIONS + string function``, for the current event's strings, whether their
     needles are known and where they are in its ``hits`` (``hit_lo:hit_hi``).
 
     Terms are numbered on first sight and kept across events (events repeat their nodes
@@ -135,9 +145,9 @@ class TermFacts:
         self.ival: IntArray = np.zeros(8, dtype=np.int64)
         self.isint: BoolArray = np.zeros(8, dtype=np.bool_)
         self.isstr: BoolArray = np.zeros(8, dtype=np.bool_)
-        self.known: BoolArray = np.zeros(24, dtype=np.bool_)
-        self.hit_lo: IntArray = np.zeros(24, dtype=np.int64)
-        self.hit_hi: IntArray = np.zeros(24, dtype=np.int64)
+        self.known: BoolArray = np.zeros(8 * FUNCTIONS, dtype=np.bool_)
+        self.hit_lo: IntArray = np.zeros(8 * FUNCTIONS, dtype=np.int64)
+        self.hit_hi: IntArray = np.zeros(8 * FUNCTIONS, dtype=np.int64)
 
     def _grow(self) -> None:
         """Room for twice as many terms, what is held kept."""
@@ -171,7 +181,7 @@ class TermFacts:
         return n
 
     def found(self, k: int, lo: int, hi: int) -> None:
-        """The needles of string function and term ``k`` (``term * 3 + function``) are
+        """The needles of string function and term ``k`` (``term * FUNCTIONS + function``) are
         ``hits[lo:hi]`` of this event."""
         self.known[k] = True
         self.hit_lo[k] = lo

@@ -180,7 +180,7 @@ def _collect_filters(filters: Iterable[Any], keys: set[str | tuple[str, Term]]) 
 def _collect_atom(t: Atom, keys: set[str | tuple[str, Term]]) -> None:
     if type(t) is PathPattern:
         path = t.path
-        if _has_nps(path) or (_zero_length(path) and type(t.s) is Var and type(t.o) is Var):
+        if _has_nps(path) or (zero_length(path) and type(t.s) is Var and type(t.o) is Var):
             keys.add(ANY)
         keys.update(path_iris(path))
         return
@@ -204,16 +204,17 @@ def _has_nps(path: Any) -> bool:
     return _has_nps(path[1])
 
 
-def _zero_length(path: Any) -> bool:
+def zero_length(path: Any) -> bool:
+    """Whether the path may be of length zero (``p*``, ``p?``, ...)."""
     kind = path[0]
     if kind in ("star", "opt"):
         return True
     if kind == "seq":
-        return all(_zero_length(p) for p in path[1])
+        return all(zero_length(p) for p in path[1])
     if kind == "alt":
-        return any(_zero_length(p) for p in path[1])
+        return any(zero_length(p) for p in path[1])
     if kind == "inv":
-        return _zero_length(path[1])
+        return zero_length(path[1])
     return False
 
 
@@ -456,7 +457,12 @@ class Differ:
             best = max(range(len(remaining)), key=lambda i: _score(remaining[i][0], bound, i))
             atom, side = remaining.pop(best)
             match = self.ev[side].match
-            rows = [out for row in rows for out in match(atom, row)]
+            rows = self.restrict(atom, [out for row in rows for out in match(atom, row)])
+        return rows
+
+    def restrict(self, atom: Atom, rows: Rows) -> Rows:
+        """The rows a pattern's match gave that may matter (here: all of them; a template's
+        differ drops those binding a parameter to a value no subscription has)."""
         return rows
 
     def seeded(self, atoms: tuple[Atom, ...], seed: Sol, side: int) -> Rows:

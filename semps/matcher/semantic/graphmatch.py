@@ -3,10 +3,15 @@ added and removed solutions, per subscription.
 
 An event E notifies subscription Q with ``added(Q, E) = sols(Q, closure(O+K+E)) -
 sols(Q, closure(O+K))`` (a multiset difference); a change of K notifies Q with the
-solutions it adds and those it removes. Both come from :class:`~.graphdiff.Differ` over the
-change's triples (an event's: :func:`~semps.graph.delta.event_delta`), for the
-subscriptions the change can touch only (:class:`GraphShapes`: by the properties and
-classes of their patterns), each shape (identical queries) once. Then the query form:
+solutions it adds and those it removes. Both come from the change's triples (an event's:
+:func:`~semps.graph.delta.event_delta`), for the subscriptions the change can touch only
+(:class:`~.graphgroups.GraphGroups`: by the properties and classes of their patterns, and
+the patterns the graph cannot satisfy without the change). Subscriptions that differ only
+in constants share a template (:mod:`.graphtemplate`), whose changed solutions are
+computed once (:class:`~.templatediff.TemplateDiffer`) and dispatched to them by their
+constants and post filters (:mod:`.graphgroups`, :mod:`.graphthresholds`); a template
+whose evaluation passes the work budget has its subscriptions evaluated one by one, on
+their own patterns, until the graph changes. Then, per subscription, the query form:
 
 - SELECT: the gained and lost solutions projected; without DISTINCT, ``added = gained -
   lost`` as multisets (projection keeps multiplicities); with DISTINCT, a projected row is
@@ -36,20 +41,14 @@ from semps.ingest.sparql.model import TriplePattern, Var
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.partab import EventParts
 from semps.matcher.semantic.compiled import CompiledSubscription
-from semps.matcher.semantic.graphdiff import (
-    ANY,
-    NEW,
-    OLD,
-    Differ,
-    Rows,
-    change_keys,
-    touch_keys,
-)
+from semps.matcher.semantic.graphdiff import NEW, OLD, Differ, Rows, Sol, change_keys
+from semps.matcher.semantic.graphgroups import GraphGroups, Group, graph_has
+from semps.matcher.semantic.graphtemplate import Template, instantiate
 from semps.matcher.semantic.pairs import EventPairs
+from semps.matcher.semantic.templatediff import TemplateDiffer
 from semps.matcher.values import Verdict
 
 Row: TypeAlias = "tuple[Term | None, ...]"
-TouchKey: TypeAlias = "str | tuple[str, Term]"
 
 
 def where_of(sub: CompiledSubscription) -> Node:
@@ -71,61 +70,16 @@ def where_of(sub: CompiledSubscription) -> Node:
 
 @dataclass(slots=True, eq=False)
 class Shape:
-    """Subscriptions with one query (up to their ids): verified once per change."""
+    """What a verdict is settled on: a pattern evaluated seeded with ``seed`` (a template's
+    parameters bound to a subscription's constants; empty for a subscription's own
+    pattern) and then filtered by ``post``, and the query form."""
 
     where: Node
     projection: tuple[str, ...]
     distinct: bool
     ask: bool
-    ids: list[str] = field(default_factory=list)
-
-
-class GraphShapes:
-    """The subscriptions by shape, indexed by what a change must carry to touch them."""
-
-    def __init__(self) -> None:
-        self.shapes: dict[tuple[Any, ...], Shape] = {}
-        self.shape_of: dict[str, tuple[Any, ...]] = {}
-        self.by_key: dict[TouchKey, dict[tuple[Any, ...], None]] = {}
-
-    def add(self, sub: CompiledSubscription) -> None:
-        """Index a subscription (replacing one with its id)."""
-        if sub.id in self.shape_of:
-            self.remove(sub.id)
-        where = where_of(sub)
-        key = (where, sub.projection, sub.distinct, sub.ask)
-        shape = self.shapes.get(key)
-        if shape is None:
-            shape = self.shapes[key] = Shape(where, sub.projection, sub.distinct, sub.ask)
-            for k in touch_keys(where):
-                self.by_key.setdefault(k, {})[key] = None
-        shape.ids.append(sub.id)
-        self.shape_of[sub.id] = key
-
-    def remove(self, sub_id: str) -> None:
-        """Drop a subscription (no error when it is not there)."""
-        key = self.shape_of.pop(sub_id, None)
-        if key is None:
-            return
-        shape = self.shapes[key]
-        shape.ids.remove(sub_id)
-        if not shape.ids:
-            del self.shapes[key]
-            for k in touch_keys(shape.where):
-                found = self.by_key.get(k)
-                if found is not None:
-                    found.pop(key, None)
-                    if not found:
-                        del self.by_key[k]
-
-    def candidates(self, keys: set[TouchKey]) -> list[tuple[tuple[Any, ...], Shape]]:
-        """The shapes a change carrying ``keys`` may touch."""
-        found: dict[tuple[Any, ...], None] = dict(self.by_key.get(ANY, {}))
-        for k in keys:
-            hit = self.by_key.get(k)
-            if hit:
-                found.update(hit)
-        return [(key, self.shapes[key]) for key in found]
+    seed: Sol = field(default_factory=dict)
+    post: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,23 +92,39 @@ class ChangeVerdict:
 
 
 class GraphMatching:
-    """The matcher's state for matching against graphs: the shapes, and what it keeps per
-    graph version (the old graph's pairs and evaluations, ASK counts)."""
+    """The matcher's state for matching against graphs: the subscriptions by template, and
+    what it keeps per graph version (the old graph's pairs and evaluations, ASK counts)."""
 
     def __init__(self, solution_limit: int, budget: int) -> None:
-        self.shapes = GraphShapes()
+        self.groups = GraphGroups()
         self.solution_limit = solution_limit
         self.budget = budget
         self._view: tuple[int, int] | None = None
         self._old: GraphPairs | None = None
         self._cache: dict[Any, Any] = {}
-        #: ASK shapes' solution counts over the graph, by shape key: (version, count).
-        self._asks: dict[tuple[Any, ...], tuple[int, int]] = {}
+        self._has: dict[Any, bool] = {}
+        #: Templates whose evaluation ran out of budget at this version: their
+        #: subscriptions are matched one by one until the graph changes.
+        self._slow: set[Template] = set()
+        #: ASK subscriptions' solution counts over the graph: (version, count).
+        self._asks: dict[Any, tuple[int, int]] = {}
+
+    def add(self, sub: CompiledSubscription) -> None:
+        """Index a subscription (replacing one with its id)."""
+        self.groups.add(sub, where_of(sub))
+
+    def remove(self, sub_id: str) -> None:
+        """Drop a subscription (no error when it is not there)."""
+        found = self.groups.member_of.get(sub_id)
+        self.groups.remove(sub_id)
+        if found is not None:
+            self._asks.pop(found, None)
 
     def _old_pairs(self, view: GraphView) -> GraphPairs:
         stamp = (id(view), view.version)
         if self._view != stamp or self._old is None:
             self._view, self._old, self._cache = stamp, GraphPairs(view), {}
+            self._has, self._slow = {}, set()
         return self._old
 
     # -- events -------------------------------------------------------------------------------
@@ -210,32 +180,93 @@ class GraphMatching:
         if not plus and not minus:
             return []
         keys = change_keys([*plus, *minus])
-        candidates = self.shapes.candidates(keys)
-        if not candidates:
+        groups = self.groups.candidates(keys)
+        if not groups:
             return []
         old = self._old_pairs(view)
+        has = self._graph_has(view)
+        groups = [g for g in groups if g.possible(keys, has)]
+        if not groups:
+            return []
         new = GraphPairs(view, plus=plus, minus=minus, base=old)
-        gains, losses = _pairs(name, plus), _pairs(name, minus)
+        run = _Run(old, new, _pairs(name, plus), _pairs(name, minus), keys, view, is_change)
         out: list[tuple[str, ChangeVerdict]] = []
-        for key, shape in candidates:
+        for group in groups:
             if watch is not None:
-                watch(shape.ids[0])
-            differ = Differ(old, new, gains, losses, keys, self.budget, self._cache)
+                watch(next(iter(group.members())).ids[0])
+            if group.template in self._slow:
+                out.extend(self._one_by_one(group, run, watch))
+                continue
             try:
-                gained, lost = differ.diff(shape.where)
+                out.extend(self._group(group, run))
+            except OutOfBudget:
+                self._slow.add(group.template)
+                out.extend(self._one_by_one(group, run, watch))
+        out.sort(key=lambda item: item[0])
+        return out
+
+    def _graph_has(self, view: GraphView) -> Callable[[Any], bool]:
+        has, known = graph_has(view), self._has
+
+        def cached(key: Any) -> bool:
+            found = known.get(key)
+            if found is None:
+                found = known[key] = has(key)
+            return found
+
+        return cached
+
+    def _group(self, group: Group, run: _Run) -> list[tuple[str, ChangeVerdict]]:
+        """A template evaluated once, its changed solutions dispatched to its subscriptions
+        (raises OutOfBudget: then one by one)."""
+        t = group.template
+        differ = TemplateDiffer(
+            run.old, run.new, run.gains, run.losses, run.keys, self.budget, self._cache,
+            group.domains,
+        )  # fmt: skip
+        gained, lost = differ.diff(t.where)
+        if not gained and not lost:
+            return []
+        out: list[tuple[str, ChangeVerdict]] = []
+        for member, g, lo in group.dispatch(gained, lost):
+            seed = dict(zip(t.params, member.constants, strict=True))
+            shape = Shape(t.where, t.projection, t.distinct, t.ask, seed, member.post)
+            key = (t, member.constants, member.post)
+            verdict = self._settle(key, shape, differ, g, lo, run.view, run.is_change)
+            if verdict.added is not None or verdict.removed is not None:
+                out.extend((sub_id, verdict) for sub_id in member.ids)
+        return out
+
+    def _one_by_one(
+        self, group: Group, run: _Run, watch: Callable[[str], None] | None
+    ) -> list[tuple[str, ChangeVerdict]]:
+        """Each subscription of a template on its own pattern (a template past the budget:
+        its subscriptions' own constants may bound what the template's did not)."""
+        t = group.template
+        out: list[tuple[str, ChangeVerdict]] = []
+        for member in list(group.members()):
+            if watch is not None:
+                watch(member.ids[0])
+            where = instantiate(t, member.constants, member.post)
+            shape = Shape(where, t.projection, t.distinct, t.ask)
+            differ = Differ(
+                run.old, run.new, run.gains, run.losses, run.keys, self.budget, self._cache
+            )
+            try:
+                gained, lost = differ.diff(where)
                 if not gained and not lost:
                     continue
-                verdict = self._settle(key, shape, differ, gained, lost, view, is_change)
+                key = (t, member.constants, member.post)
+                verdict = self._settle(key, shape, differ, gained, lost, run.view, run.is_change)
             except OutOfBudget:
                 continue
             if verdict.added is not None or verdict.removed is not None:
-                out.extend((sub_id, verdict) for sub_id in shape.ids)
-        out.sort(key=lambda item: item[0])
+                out.extend((sub_id, verdict) for sub_id in member.ids)
         return out
 
     def _settle(
         self,
-        key: tuple[Any, ...],
+        key: Any,
         shape: Shape,
         differ: Differ,
         gained: Rows,
@@ -260,7 +291,7 @@ class GraphMatching:
 
     def _ask(
         self,
-        key: tuple[Any, ...],
+        key: Any,
         shape: Shape,
         differ: Differ,
         gained: Rows,
@@ -272,7 +303,7 @@ class GraphMatching:
         if known is not None and known[0] == view.version:
             before = known[1]
         else:
-            before = len(differ.evaluate(shape.where, {}, OLD))
+            before = len(_solutions(differ, shape, shape.seed, OLD))
             self._asks[key] = (view.version, before)
         after = before - len(lost) + len(gained)
         if is_change:  # the graph moves on: its count is known for the next version
@@ -283,11 +314,35 @@ class GraphMatching:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """One change being matched: the graph before and after, its triples, its keys."""
+
+    old: GraphPairs
+    new: GraphPairs
+    gains: EventPairs
+    losses: EventPairs
+    keys: set[Any]
+    view: GraphView
+    is_change: bool
+
+
+def _solutions(differ: Differ, shape: Shape, seed: Sol, side: int) -> Rows:
+    """The shape's solutions on ``side`` compatible with ``seed`` (its own bindings), its
+    post filters applied."""
+    rows = differ.evaluate(shape.where, seed, side, merge=False)
+    if shape.post:
+        ev = differ.ev[side]
+        rows = [r for r in rows if ev.passes(shape.post, r)]
+    return rows
+
+
 def _holds(differ: Differ, shape: Shape, row: Row, side: int) -> bool:
     """Whether the query has a solution projecting to ``row`` on ``side``."""
-    seed = {v: t for v, t in zip(shape.projection, row, strict=True) if t is not None}
     projection = shape.projection
-    for found in differ.evaluate(shape.where, seed, side, merge=False):
+    seed = {v: t for v, t in zip(projection, row, strict=True) if t is not None}
+    seed.update(shape.seed)
+    for found in _solutions(differ, shape, seed, side):
         if tuple(found.get(v) for v in projection) == row:
             return True
     return False

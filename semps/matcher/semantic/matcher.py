@@ -112,7 +112,7 @@ class SemanticMatcher(Matcher):
         self.index.insert(compiled)
         self._texts[subscription.id] = subscription.text
         if self._kg is not None:
-            self._kg.shapes.add(compiled)
+            self._kg.add(compiled)
         if self._pool is not None:
             self._workers().add(subscription.id, subscription.text)
 
@@ -142,7 +142,7 @@ class SemanticMatcher(Matcher):
             raise NotFound(msg) from None
         del self._texts[subscription_id]
         if self._kg is not None:
-            self._kg.shapes.remove(subscription_id)
+            self._kg.remove(subscription_id)
         if self._pool is not None:
             self._workers().remove(subscription_id)
 
@@ -272,7 +272,7 @@ class SemanticMatcher(Matcher):
 
             self._kg = GraphMatching(self.solution_limit, self.step_budget)
             for sub in self.index.subscriptions.values():
-                self._kg.shapes.add(sub)
+                self._kg.add(sub)
         return self._kg
 
     def _graph_verdicts(self, context: MatchContext) -> list[tuple[str, Verdict]]:

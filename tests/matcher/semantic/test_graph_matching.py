@@ -22,7 +22,7 @@ from semps.graph.graph import KnowledgeGraph
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher
 from semps.ontology import compile_axioms
-from semps.terms import Literal
+from semps.terms import XSD, Literal
 
 P = f"PREFIX : <{EX}> "
 TEMPLATES = [
@@ -44,25 +44,60 @@ TEMPLATES = [
     "SELECT * WHERE {{ ?x a :{c} OPTIONAL {{ ?x :{p} ?y . ?y a :{d} }} }}",
     "SELECT ?x WHERE {{ ?x a :{c} ; a :{d} }}",
     "SELECT ?x ?v WHERE {{ ?x :d0 ?v }}",
+    # (a constant twice, or two constants: one template parameter or two)
+    "SELECT ?x ?y WHERE {{ :{n} :{p} ?x . :{m} :{p} ?y . ?y a :{c} }}",
 ]
 
 
+#: Readings: a number-valued property, compared with thresholds (several per template and
+#: constants, so that :mod:`semps.matcher.semantic.graphthresholds` sorts them).
+READING = EX + "d1"
+THRESHOLDS = [
+    "SELECT ?x ?v WHERE {{ ?x :d1 ?v FILTER(?v > {k}) }}",
+    "SELECT ?v WHERE {{ :{n} :d1 ?v FILTER({k} >= ?v) }}",
+    "SELECT ?x ?v WHERE {{ ?x a :{c} ; :d1 ?v FILTER(?v < {k}) }}",
+]
+NUMBERS = ["1", "2", "2.5", "3e0", "-1", "4.0", '"2"', "2.0e0"]
+
+
+def _instance(draw: st.DrawFn, template: str) -> str:
+    short = [[x.removeprefix(EX) for x in xs] for xs in (PROPS, CLASSES, NODES)]
+    p, q = draw(st.sampled_from(short[0])), draw(st.sampled_from(short[0]))
+    c, d = draw(st.sampled_from(short[1])), draw(st.sampled_from(short[1]))
+    n, m = draw(st.sampled_from(short[2])), draw(st.sampled_from(short[2]))
+    k = draw(st.sampled_from(NUMBERS))
+    return P + template.format(p=p, q=q, c=c, d=d, n=n, m=m, k=k)
+
+
 @st.composite
-def subscriptions(draw: st.DrawFn) -> list[str]:
+def subscriptions(draw: st.DrawFn) -> list[tuple[str, str]]:
+    """Subscriptions in every template's shape, each template several times over (with the
+    same or other constants: they share a template in the matcher), and threshold FILTERs
+    many times over on the same constants."""
     out = []
     for i, template in enumerate(TEMPLATES):
-        if draw(st.booleans()):
-            short = [[x.removeprefix(EX) for x in xs] for xs in (PROPS, CLASSES, NODES)]
-            p, q = draw(st.sampled_from(short[0])), draw(st.sampled_from(short[0]))
-            c, d = draw(st.sampled_from(short[1])), draw(st.sampled_from(short[1]))
-            n = draw(st.sampled_from(short[2]))
-            out.append((f"q{i:02d}", P + template.format(p=p, q=q, c=c, d=d, n=n)))
+        for j in range(draw(st.integers(0, 3))):
+            out.append((f"q{i:02d}{j}", _instance(draw, template)))
+    for i, template in enumerate(THRESHOLDS):
+        for j in range(draw(st.sampled_from([0, 1, 6]))):
+            out.append((f"t{i}{j}", _instance(draw, template)))
     return out
+
+
+readings = st.tuples(
+    st.sampled_from(NODES),
+    st.just(READING),
+    st.sampled_from(
+        [Literal("2", XSD + "integer"), Literal("3.5", XSD + "decimal"),
+         Literal("2.0E0", XSD + "double"), Literal("-7", XSD + "integer"), Literal("2")]
+    ),
+)  # fmt: skip
+facts_and_readings = st.one_of(facts, readings)
 
 
 def _node(t: object) -> rdflib.term.Node:
     if isinstance(t, Literal):
-        return rdflib.Literal(t.lexical)
+        return rdflib.Literal(t.lexical, datatype=rdflib.URIRef(t.datatype))
     return rdflib.BNode(t[2:]) if t.startswith("_:") else rdflib.URIRef(t)  # type: ignore[union-attr]
 
 
@@ -123,8 +158,8 @@ SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[Healt
 @SETTINGS
 @given(
     ontologies(),
-    st.lists(facts, min_size=1, max_size=8),
-    st.lists(facts, min_size=1, max_size=4),
+    st.lists(facts_and_readings, min_size=1, max_size=8),
+    st.lists(facts_and_readings, min_size=1, max_size=4),
     subscriptions(),
 )
 def test_an_event_notifies_the_solutions_it_adds(axioms, graph, event, subs) -> None:
@@ -147,8 +182,8 @@ def test_an_event_notifies_the_solutions_it_adds(axioms, graph, event, subs) -> 
 @SETTINGS
 @given(
     ontologies(),
-    st.lists(facts, min_size=1, max_size=8, unique=True),
-    st.lists(facts, max_size=3),
+    st.lists(facts_and_readings, min_size=1, max_size=8, unique=True),
+    st.lists(facts_and_readings, max_size=3),
     st.lists(st.integers(0, 7), max_size=3),
     subscriptions(),
 )
