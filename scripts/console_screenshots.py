@@ -7,9 +7,11 @@ through the console:
 
     .venv/bin/python scripts/console_screenshots.py [--out docs/images]
 
-Writes console-dashboard.png, console-ontology-search.png, console-subscriptions.png and
-console-notifications.png; then, on a second service holding brick-kg-a's building model as
-its knowledge graph, console-graph.png. ``--only graph`` makes that one alone.
+Writes console-dashboard.png, console-ontology-search.png, console-subscriptions.png,
+console-notifications.png, console-explain-match.png and console-explain-non-match.png (one
+Brick event explained against a subscription it matches and one it does not); then, on a
+second service holding brick-kg-a's building model as its knowledge graph,
+console-graph.png. ``--only graph`` makes that one alone.
 """
 
 from __future__ import annotations
@@ -204,6 +206,32 @@ def subscriptions(driver: WebDriver, service: Semps, out: Path, ids: list[str]) 
     shoot(driver, out, "notifications")
 
 
+#: The event explained, and the subscriptions (by file stem) it matches and does not.
+EXPLAINED = "example-last-known-value.rdf"
+EXPLAIN_MATCH, EXPLAIN_NON_MATCH = "c01-temperature-sensors", "a03-any-hot-zone"
+
+
+def explanations(driver: WebDriver, service: Semps, out: Path, ids: list[str]) -> None:
+    """The explain view (the subscriber still logged in) of a match and of a non-match."""
+    stems = [p.stem for p in sorted((BRICK_A / "subscriptions").glob("*.rq"))[:SUBSCRIPTIONS]]
+    by_stem = dict(zip(stems, ids, strict=True))
+    with service.client("publisher") as publisher:
+        answer = publisher.post(
+            "/events",
+            content=(BRICK_A / "events" / EXPLAINED).read_bytes(),
+            headers={"Content-Type": SUFFIX_TYPES[".rdf"]},
+        )
+    event_id = answer.raise_for_status().json()["id"]
+    for stem, name, said in (
+        (EXPLAIN_MATCH, "explain-match", " matches "),
+        (EXPLAIN_NON_MATCH, "explain-non-match", " does not match "),
+    ):
+        sub_id = by_stem[stem]
+        driver.get(f"{service.url}/console/#explain/{sub_id}/{event_id}")
+        wait(driver, lambda d, s=said: s in d.find_element(By.ID, "view-body").text)
+        shoot(driver, out, name)
+
+
 def graph(driver: WebDriver, out: Path) -> None:
     """The Graph tab on brick-kg-a's model: AHU 1's triples, the inferred ones marked."""
     service = Semps()
@@ -249,6 +277,7 @@ def main() -> int:
                 dashboard(driver, service, args.out)
                 ontology_search(driver, service, args.out)
                 subscriptions(driver, service, args.out, ids)
+                explanations(driver, service, args.out, ids)
             finally:
                 service.stop()
         graph(driver, args.out)

@@ -26,7 +26,8 @@ re-raised as one of ours ``from`` the original::
     │   └── GraphLimitExceeded      the edit passes a documented limit (size, triples,
     │                               closure growth); nothing of it was applied
     ├── MatcherError                a matcher failed on valid input
-    │   └── PluginNotFound          no matcher registered under that name
+    │   ├── PluginNotFound          no matcher registered under that name
+    │   └── NotSupported            the matcher does not offer this (explain)
     ├── StoreError                  the persistent store refused or failed
     │   ├── NotFound                no such subscription, token, ...
     │   └── StoreUnavailable        the store could not read or write (503, retry later)
@@ -68,6 +69,7 @@ __all__ = [
     "MatcherError",
     "NotAcceptable",
     "NotFound",
+    "NotSupported",
     "OntologyError",
     "OntologyLimitExceeded",
     "Overloaded",
@@ -223,6 +225,10 @@ class PluginNotFound(MatcherError):
     """No matcher is registered under the requested name."""
 
 
+class NotSupported(MatcherError):
+    """The matcher does not offer the operation asked of it (an explanation)."""
+
+
 class CompositeDefinitionError(SubscriptionError):
     """A composite event definition is refused (syntax, duplicate, undefined, cycle)."""
 
@@ -331,6 +337,7 @@ WIRE: tuple[tuple[type[SempsError], int, str], ...] = (
     (SubscriptionSyntaxError, 400, "syntax_error"),
     (UnsupportedQueryError, 422, "unsupported_query"),
     (PluginNotFound, 400, "unknown_kind"),
+    (NotSupported, 422, "not_supported"),
     (OntologyError, 400, "bad_ontology"),
     (UpdateSyntaxError, 400, "update_syntax_error"),
     (UnsupportedUpdateError, 422, "unsupported_update"),

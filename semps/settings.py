@@ -96,6 +96,8 @@ class Settings:
         retain_count / retain_age: stored notifications kept per subscription, by number
             and by age in seconds (0: no bound); a subscription may ask for its own.
         prune_interval: seconds between two retention passes.
+        keep_event_bytes: bytes of published event documents kept in all (``GET
+            /events/{id}``, explanations), the oldest going first; 0 keeps none.
         metrics_token: a bearer token that may read ``/metrics`` only (``None``: none; any
             valid token reads ``/metrics`` either way).
         mqtt: the MQTT broker to bridge (``mqtt://host:port`` or ``mqtts://...``; ``None``:
@@ -126,6 +128,7 @@ class Settings:
     retain_count: int = 100_000
     retain_age: float = 30 * 86400.0
     prune_interval: float = 60.0
+    keep_event_bytes: int = 64 * 1024 * 1024
     metrics_token: str | None = field(default=None, repr=False)
     mqtt: str | None = field(default=None, repr=False)
     mqtt_topics: tuple[str, ...] = ()
@@ -346,6 +349,12 @@ SETTINGS: tuple[Setting, ...] = (
         "retain_age", _seconds, "age past which notifications go (e.g. 7d; 0: none)", _not_negative
     ),
     Setting("prune_interval", _seconds, "time between two retention passes", _positive),
+    Setting(
+        "keep_event_bytes",
+        _int,
+        "bytes of event documents kept for GET /events/{id} (oldest first; 0: none)",
+        _not_negative,
+    ),
     Setting("metrics_token", _str, "a bearer token that may read /metrics only", metavar="SECRET"),
     Setting("mqtt", _str, "bridge this MQTT broker (mqtt://host:port, mqtts://)", metavar="URL"),
     Setting(

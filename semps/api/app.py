@@ -30,6 +30,7 @@ from semps.api.routes import (
     PublishRoute,
     deadletters_router,
     events_router,
+    explain_router,
     graph_router,
     health_router,
     notifications_router,
@@ -125,6 +126,7 @@ def create_app(
         graph_router,
         deadletters_router,
         tokens_router,
+        explain_router,
     ):
         app.include_router(router(ctx))
     app.include_router(notifications_router(ctx, mux))  # many subscriptions, one stream

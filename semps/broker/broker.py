@@ -389,11 +389,14 @@ class Broker:
 
     # -- events ----------------------------------------------------------------------------
 
-    async def publish(self, data: bytes, media_type: str, *, retain: bool = False) -> Published:
+    async def publish(
+        self, data: bytes, media_type: str, *, retain: bool = False, publisher: str = ""
+    ) -> Published:
         """Accept one event; returns (event id, notifications) once they are durable, and
         the graph's version after it when it changed the graph (``retain``: its triples are
-        kept in the knowledge graph)."""
-        (result,) = await self.publish_many([(media_type, data)], [retain])
+        kept in the knowledge graph). ``publisher``: who publishes it (a token's subject),
+        kept with its document."""
+        (result,) = await self.publish_many([(media_type, data)], [retain], publisher=publisher)
         if isinstance(result, BaseException):
             raise result
         return result
@@ -403,12 +406,14 @@ class Broker:
         documents: Sequence[tuple[str, bytes]],
         retain: Sequence[bool] = (),
         ids: Sequence[str | None] = (),
+        publisher: str = "",
     ) -> list[Outcome]:
         """Accept several events (each published or refused on its own), in order. An
         event with ``retain`` (or a SPARQL Update) changes the knowledge graph: the events
         after it see it (:meth:`publish_change`). ``ids`` names events where given (a
         bridge's: a message redelivered keeps its id), the broker the others (and all of a
-        group that changes the graph)."""
+        group that changes the graph). ``publisher``: who publishes them (a token's
+        subject), kept with their documents."""
         if not documents:
             return []
         if any(retain) or any(m.startswith(SPARQL_UPDATE) for m, _ in documents):
@@ -418,7 +423,14 @@ class Broker:
         prefix, counter = self._id_prefix, self._ids
         named = list(ids) + [None] * (len(documents) - len(ids))
         items = [
-            Item(given or f"{prefix}{next(counter)}", media_type, body, now, (waiter, i))
+            Item(
+                given or f"{prefix}{next(counter)}",
+                media_type,
+                body,
+                now,
+                (waiter, i),
+                publisher=publisher,
+            )
             for i, ((media_type, body), given) in enumerate(zip(documents, named, strict=True))
         ]
         self.pipeline.submit(items)

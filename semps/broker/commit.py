@@ -142,7 +142,13 @@ class Committer:
                             item.event_id, outcome[1], notes, self.limits
                         )
                     record = EventRecord(
-                        item.event_id, item.received, item.media_type, len(item.body), notes
+                        item.event_id,
+                        item.received,
+                        item.media_type,
+                        len(item.body),
+                        notes,
+                        body=item.body,
+                        publisher=item.publisher,
                     )
                     records.append(record)
                     answered.append((item, record))
@@ -210,4 +216,5 @@ def _record(step: Step, notes: list[tuple[str, str]]) -> EventRecord:
     if step.logged is None:
         return EventRecord(step.event_id, time.time(), "", 0, notes, logged=False)
     received, media_type, size = step.logged
-    return EventRecord(step.event_id, received, media_type, size, notes)
+    body = step.document[1] if step.document is not None else b""
+    return EventRecord(step.event_id, received, media_type, size, notes, body=body)

@@ -39,13 +39,16 @@ __all__ = [
     "Activity",
     "Channel",
     "CounterStore",
+    "EVENT_DOCUMENT_BYTES",
     "DeadLetter",
+    "EventDocuments",
     "EventRecord",
     "Note",
     "Notification",
     "NotificationLog",
     "RetentionStore",
     "Store",
+    "StoredEvent",
     "SubscriptionStore",
     "TokenStore",
     "Webhook",
@@ -95,6 +98,28 @@ class EventRecord:
     size: int
     notes: list[tuple[str, str]]
     logged: bool = True
+    #: The document as published (kept for ``GET /events/{id}`` and explain, within
+    #: :data:`EVENT_DOCUMENT_BYTES`) and who published it (a token's subject).
+    body: bytes = b""
+    publisher: str = ""
+
+
+#: Bytes of event documents a store keeps at most, all documents together: past it the
+#: oldest go first (and each goes with the event log's age bound, ``retain_age``).
+EVENT_DOCUMENT_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """A published event's document as stored: who published it, when, its media type, its
+    bytes and the subscriptions it notified."""
+
+    id: str
+    publisher: str
+    received: float
+    media_type: str
+    body: bytes
+    notified: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +278,23 @@ class NotificationLog(ABC):
         unknown, has ``Activity()``); bounded work per id (a page of a listing)."""
 
 
+class EventDocuments(ABC):
+    """The documents of published events, kept newest first within
+    :attr:`document_bytes` (and ``retain_age``), committed with their events."""
+
+    #: Bytes of documents kept at most, all together (0: none kept); a document larger than
+    #: that alone is not kept.
+    document_bytes: int = EVENT_DOCUMENT_BYTES
+
+    @abstractmethod
+    def event_document(self, event_id: str) -> StoredEvent:
+        """The stored document of an event.
+
+        Raises:
+            NotFound: no such event, or its document is no longer kept.
+        """
+
+
 class WebhookStore(ABC):
     """Webhooks (a subscription's callback and its delivered seq) and dead letters."""
 
@@ -369,7 +411,13 @@ class CounterStore(ABC):
 
 
 class Store(
-    SubscriptionStore, NotificationLog, WebhookStore, TokenStore, RetentionStore, CounterStore
+    SubscriptionStore,
+    NotificationLog,
+    EventDocuments,
+    WebhookStore,
+    TokenStore,
+    RetentionStore,
+    CounterStore,
 ):
     """Where the broker keeps subscriptions, the event log, notifications, webhooks, dead
     letters, tokens and counters: one contract per concern, and these rules for all.

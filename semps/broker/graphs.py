@@ -46,6 +46,7 @@ from semps.graph.change import GraphChange
 from semps.graph.edit import plan_ontology
 from semps.graph.formats import fresh_prefix, renamed
 from semps.graph.graph import KnowledgeGraph
+from semps.graph.view import GraphView
 from semps.ingest.json_event import is_json_media_type
 from semps.ingest.rdf import read_event
 from semps.limits import DEFAULT_LIMITS, Limits
@@ -262,6 +263,11 @@ class GraphDesk:
             return found.page(q, after, limit)
 
         return await self._in_turn(lambda: self._on_desk(page))
+
+    async def reading(self, work: Callable[[GraphView], T]) -> T:
+        """``work(view)`` on the graph's current view, in the edits' turn (no change is
+        applied while it reads)."""
+        return await self._in_turn(lambda: self._on_desk(lambda: work(self.graph.view)))
 
     async def describe(self, term: str, limit: int, offset: int) -> dict[str, object]:
         """A term's triples, asserted and inferred (:func:`~semps.graph.browse.describe`)."""

@@ -34,6 +34,8 @@ class Item:
     received: float
     done: Any = None
     graph: int = 0
+    #: Who published it (a token's subject; empty: unknown).
+    publisher: str = ""
 
 
 @dataclass(eq=False)

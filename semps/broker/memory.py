@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from semps.broker.contracts import (
+    EVENT_DOCUMENT_BYTES,
     Activity,
     Channel,
     DeadLetter,
@@ -33,6 +34,7 @@ from semps.broker.contracts import (
     Note,
     Notification,
     Store,
+    StoredEvent,
     Webhook,
 )
 from semps.broker.tokens import Principal, TokenInfo, digest, new_token
@@ -74,6 +76,7 @@ class _State:
     last_seq: dict[str, int] = field(default_factory=dict)
     last_time: dict[str, float] = field(default_factory=dict)
     events: dict[str, float] = field(default_factory=dict)  # id -> received
+    documents: dict[str, StoredEvent] = field(default_factory=dict)  # oldest first
     counters: dict[str, int] = field(default_factory=dict)
     metrics: dict[str, int] = field(default_factory=dict)
     matcher_states: dict[str, str] = field(default_factory=dict)  # kind -> JSON text
@@ -84,6 +87,9 @@ class _State:
 
 class MemoryStore(Store):
     """The :class:`~semps.broker.contracts.Store` contract in memory (not durable)."""
+
+    #: Bytes of event documents kept at most (the oldest go first).
+    document_bytes: int = EVENT_DOCUMENT_BYTES
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
@@ -178,6 +184,7 @@ class MemoryStore(Store):
                 old = [e for e, received in self._s.events.items() if received < now - age]
                 for event_id in old:
                     del self._s.events[event_id]
+                    self._s.documents.pop(event_id, None)
                 removed += len(old)
         return removed
 
@@ -229,6 +236,17 @@ class MemoryStore(Store):
             for record in records:
                 if record.logged:
                     self._s.events.setdefault(record.id, record.received)
+                if record.body and len(record.body) <= self.document_bytes:
+                    notified = tuple(sorted({sub for sub, _ in record.notes}))
+                    self._s.documents[record.id] = StoredEvent(
+                        record.id,
+                        record.publisher,
+                        record.received,
+                        record.media_type,
+                        record.body,
+                        notified,
+                    )
+                    self._bound_documents()
                 numbered: list[Note] = []
                 for sub_id, head in record.notes:
                     seq = self._s.last_seq.get(sub_id, 0) + 1
@@ -240,6 +258,20 @@ class MemoryStore(Store):
                 out.append(numbered)
             self._s.matcher_states.update(saved)
         return out
+
+    def _bound_documents(self) -> None:
+        documents = self._s.documents
+        total = sum(len(d.body) for d in documents.values())
+        while total > self.document_bytes and documents:
+            total -= len(documents.pop(next(iter(documents))).body)
+
+    def event_document(self, event_id: str) -> StoredEvent:
+        with self._lock:
+            found = self._s.documents.get(event_id)
+        if found is None:
+            msg = f"no event {event_id!r}"
+            raise NotFound(msg)
+        return found
 
     def activity(self, sub_ids: Sequence[str]) -> dict[str, Activity]:
         with self._lock:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from semps.broker.contracts import RetentionStore
+from semps.broker.event_documents import EventDocumentTable
 from semps.broker.notifications import NotificationTable
 
 __all__ = ["Pruner", "RetentionPolicy", "RetentionTable"]
@@ -53,7 +54,7 @@ class RetentionPolicy:
             raise ValueError(msg)
 
 
-class RetentionTable(NotificationTable):
+class RetentionTable(NotificationTable, EventDocumentTable):
     """The retention methods of :class:`~semps.broker.sqlite_store.SQLiteStore`."""
 
     def set_retention(self, sub_id: str, count: int | None, age: float | None) -> None:
@@ -160,6 +161,8 @@ class RetentionTable(NotificationTable):
                 )
             removed += cursor.rowcount
             if cursor.rowcount < chunk:
+                with self._wlock:
+                    self._prune_documents(before)
                 return removed
             _hand_over()
 

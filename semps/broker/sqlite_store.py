@@ -28,6 +28,7 @@ from semps.broker import contracts
 from semps.broker._tables import insert_rows
 from semps.broker.at_rest import SEALED_PREFIX, SecretBox, private_dir, private_files
 from semps.broker.contracts import DeadLetter, EventRecord, Notification, Webhook
+from semps.broker.event_documents import EVENT_DOCUMENTS_SCHEMA, EventDocumentTable
 from semps.broker.notifications import INDEX_EVERY, NOTIFICATIONS_SCHEMA, NotificationTable, Row
 from semps.broker.retention import RetentionTable
 from semps.broker.tokens import TokenTable
@@ -68,10 +69,13 @@ CREATE TABLE IF NOT EXISTS dead_letters (
     url TEXT NOT NULL, error TEXT NOT NULL, attempts INTEGER NOT NULL, created REAL NOT NULL);
 """
     + NOTIFICATIONS_SCHEMA
+    + EVENT_DOCUMENTS_SCHEMA
 )
 
 
-class SQLiteStore(TokenTable, RetentionTable, NotificationTable, contracts.Store):
+class SQLiteStore(
+    TokenTable, RetentionTable, NotificationTable, EventDocumentTable, contracts.Store
+):
     """The :class:`~semps.broker.contracts.Store` contract over the broker's SQLite file
     (durable: each method commits, with an fsync, before it returns).
 
@@ -336,6 +340,7 @@ class SQLiteStore(TokenTable, RetentionTable, NotificationTable, contracts.Store
                     or_ignore=True,
                 )
                 self._append_rows(rows)
+                self._insert_documents(records)
                 self._w.executemany(
                     "INSERT INTO matcher_state VALUES (?, ?) "
                     "ON CONFLICT(kind) DO UPDATE SET state = excluded.state",
@@ -344,12 +349,14 @@ class SQLiteStore(TokenTable, RetentionTable, NotificationTable, contracts.Store
                 self._w.execute("COMMIT")
             except (sqlite3.Error, TypeError, ValueError) as exc:  # ValueError: a JSON cycle
                 self._rollback()
+                self._document_total = None  # counted again from what was committed
                 what = f"cannot store {len(records)} events and their notifications"
                 if isinstance(exc, sqlite3.Error):
                     raise storage_error(exc, what) from exc
                 raise StoreError(f"{what}: {exc}") from exc
             except BaseException:  # within's own error (the graph's StoreError, ...)
                 self._rollback()
+                self._document_total = None
                 raise
             self._rows_appended(len(rows))
             last.update(seqs)

@@ -21,6 +21,7 @@ from semps.errors import SempsError
 COMMANDS: dict[str, tuple[str, str]] = {
     "parse": ("parse", "show how semps reads one RDF document (N-Triples or PartA/PartB)"),
     "match": ("match", "match a folder of events against a folder of subscriptions"),
+    "explain": ("explain", "say why one subscription matches one event, or why it does not"),
     "index": ("index", "parse a folder of subscriptions once and save it as a snapshot"),
     "graph": ("graph", "load, update and export the knowledge graph of a data directory"),
     "demo": ("demo", "match the bundled demo case and explain each notification"),

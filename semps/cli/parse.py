@@ -12,6 +12,7 @@ from semps.errors import IngestError, SempsError
 from semps.ingest.rdf import read_event
 from semps.matcher.partab import npn, to_partab
 from semps.ontology import Expansion, load_expansion
+from semps.ontology.closure import close
 from semps.terms import n3
 
 
@@ -21,19 +22,23 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base", help="base IRI (default urn:semps:event:<file stem>/)")
     parser.add_argument(
         "--to",
-        choices=["ntriples", "partab"],
+        choices=["ntriples", "closed", "partab"],
         default="ntriples",
-        help="print the triples (ntriples), or the event as the matcher sees it (partab)",
+        help="print the triples (ntriples), the event after inference under --ontology as "
+        "N-Triples (closed), or the event as the matcher sees it (partab)",
     )
     parser.add_argument(
-        "--ontology", type=Path, help="expand PartA/PartB through an ontology (--to partab)"
+        "--ontology",
+        type=Path,
+        help="the ontology to infer with (--to closed) or to expand PartA/PartB through "
+        "(--to partab)",
     )
     parser.add_argument("--media-type", help="override the syntax chosen by file suffix")
     parser.set_defaults(func=run)
 
 
 #: The outputs that read ``--ontology``.
-USES_ONTOLOGY = ("partab",)
+USES_ONTOLOGY = ("closed", "partab")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,11 +65,12 @@ def run(args: argparse.Namespace) -> int:
     except IngestError as exc:
         msg = f"{args.file}:{exc}"
         raise IngestError(msg) from exc
-    if args.to == "ntriples":
-        for s, p, o in event.triples:
+    expansion = load_expansion(args.ontology) if args.ontology else Expansion()
+    if args.to in ("ntriples", "closed"):
+        triples = event.triples if args.to == "ntriples" else close(expansion, event.triples)
+        for s, p, o in triples:
             sys.stdout.write(f"{n3(s)} <{p}> {n3(o)} .\n")
         return 0
-    expansion = load_expansion(args.ontology) if args.ontology else Expansion()
     parts = to_partab(event, expansion)
     doc = {
         "event": event.id,

@@ -166,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
     broker.pruner.configure(
         RetentionPolicy(settings.retain_count, settings.retain_age, settings.prune_interval)
     )
+    broker.store.document_bytes = settings.keep_event_bytes
     data = settings.data_dir
     private_files([data / "semps.sqlite3", data / "ontology.sqlite3", data / KEY_FILE])
     bridge = _mqtt_bridge(settings, broker)

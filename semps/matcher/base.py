@@ -15,8 +15,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from semps._types import Triple
+from semps.errors import NotSupported
 from semps.event import Event
 from semps.limits import DEFAULT_LIMITS, Limits
+from semps.matcher.explanation import Explanation
 from semps.matcher.partab import EventParts, to_partab
 from semps.matcher.results import MatchColumns, result_line
 from semps.matcher.values import ChangeMatch, Match, Resolver, Subscription, Verdict
@@ -230,6 +233,22 @@ class Matcher(ABC):
         not read graphs): none."""
         del change, graph, watch
         return []
+
+    def explain(
+        self, subscription: Subscription, context: MatchContext, axioms: Sequence[Triple] = ()
+    ) -> Explanation:
+        """Why ``subscription`` (of this matcher's kind, registered or not) matches
+        ``context.event``, or why not (:mod:`semps.matcher.explanation`); ``axioms``: the
+        ontology's triples, to name those behind each inference. The verdict and the
+        solution count must be :meth:`match`'s.
+
+        Raises:
+            NotSupported: the matcher does not explain (the default).
+            SubscriptionError: the subscription text is invalid.
+        """
+        del subscription, context, axioms
+        msg = f"the {self.kind} matcher does not explain its matches"
+        raise NotSupported(msg)
 
     def observe(self, event: Event, matches: Sequence[Match]) -> list[Match]:
         """See the other matchers' matches for ``event`` and return derived matches.

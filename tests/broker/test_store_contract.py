@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from semps.broker.contracts import Activity, EventRecord, Store, Webhook
+from semps.broker.contracts import Activity, EventRecord, Store, StoredEvent, Webhook
 from semps.broker.memory import MemoryStore
 from semps.broker.sqlite_store import SQLiteStore
 from semps.errors import NotFound, StoreError
@@ -239,6 +239,60 @@ def test_an_event_id_is_logged_once(store: Store) -> None:
     store.commit_events([_record("e1", "a")])
     assert store.counts()["events_stored"] == 1
     assert [n.seq for n in store.notifications_after("a", 0)] == [1, 2]
+
+
+def _document(event_id: str, body: bytes, *subs: str, received: float = 0.0) -> EventRecord:
+    notes = [(sub, json.dumps({"subscription": sub, "event": event_id})[:-1]) for sub in subs]
+    return EventRecord(
+        event_id, received, "text/turtle", len(body), notes, body=body, publisher="pub-1"
+    )
+
+
+def test_an_events_document_is_kept_with_its_publisher_and_the_subscriptions_it_notified(
+    store: Store,
+) -> None:
+    store.commit_events([_document("e1", b"<a> <b> <c> .", "s2", "s1", "s2")])
+    assert store.event_document("e1") == StoredEvent(
+        "e1", "pub-1", 0.0, "text/turtle", b"<a> <b> <c> .", ("s1", "s2")
+    )
+    with pytest.raises(NotFound, match="no event 'e2'"):
+        store.event_document("e2")
+
+
+def test_event_documents_past_the_bound_go_oldest_first(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store, "document_bytes", 25)
+    store.commit_events([_document(f"e{i}", b"0123456789") for i in range(3)])
+    store.commit_events([_document("e3", b"0123456789"), _document("big", b"x" * 26)])
+    kept = []
+    for event_id in ("e0", "e1", "e2", "e3", "big"):
+        try:
+            kept.append(store.event_document(event_id).id)
+        except NotFound:
+            pass
+    assert kept == ["e2", "e3"]  # the newest within 25 bytes; one alone past it is not kept
+    assert store.counts()["events_stored"] == 5  # the event log itself is not bounded so
+
+
+def test_no_event_document_is_kept_under_a_bound_of_zero(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store, "document_bytes", 0)
+    store.commit_events([_document("e1", b"<a> <b> <c> .", "s1")])
+    with pytest.raises(NotFound):
+        store.event_document("e1")
+    assert [n.event for n in store.notifications_after("s1", 0)] == ["e1"]
+
+
+def test_event_documents_go_with_the_event_log_s_age(store: Store, clock: Clock) -> None:
+    start = clock.now
+    store.commit_events([_document("old", b"<a> <b> <c> .", received=start - 100)])
+    store.commit_events([_document("new", b"<a> <b> <d> .", received=start)])
+    store.prune(0, 50.0, now=start)
+    with pytest.raises(NotFound):
+        store.event_document("old")
+    assert store.event_document("new").body == b"<a> <b> <d> ."
 
 
 def test_add_notifications_is_commit_events_for_one_event(store: Store, clock: Clock) -> None:
@@ -575,3 +629,18 @@ def test_a_file_from_before_the_index_is_migrated_on_open(tmp_path: Path) -> Non
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "notifications_before_index" not in tables
     db.close()
+
+
+def test_a_reopened_store_keeps_event_documents_and_their_bound(tmp_path: Path) -> None:
+    path = tmp_path / "data" / "semps.sqlite3"
+    first = SQLiteStore(path)
+    first.commit_events([_document("e1", b"0123456789")])
+    first.close()
+    again = SQLiteStore(path)
+    again.document_bytes = 15  # counted from the file: e1's 10 bytes and e2's pass it
+    assert again.event_document("e1").body == b"0123456789"
+    again.commit_events([_document("e2", b"abcdefghij")])
+    with pytest.raises(NotFound):
+        again.event_document("e1")
+    assert again.event_document("e2").body == b"abcdefghij"
+    again.close()

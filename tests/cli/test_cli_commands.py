@@ -148,7 +148,7 @@ def test_parse_refuses_an_ontology_its_output_would_ignore() -> None:
     result = semps("parse", str(doc), "--ontology", str(ontology))
     assert result.returncode == 2
     assert result.stderr == (
-        "semps: error: --ontology is read by --to partab only: --to ntriples prints the "
+        "semps: error: --ontology is read by --to closed or partab only: --to ntriples prints the "
         "document's own triples, without inference\n"
     )
     assert result.stdout == ""

@@ -216,14 +216,28 @@ def test_a_notifications_event_and_explain_links_open_their_views(
     page.until(lambda d: page.css("#view").is_displayed(), "the event view")
     assert page.text("#view-title") == f"Event {event_id}"
     with server.client("admin") as admin:
-        offered = admin.get(f"/events/{event_id}").status_code != 404
-    said = page.wait_text("#view-body", "" if offered else "does not offer the event view")
-    assert said and "Reading" not in said
+        stored = admin.get(f"/events/{event_id}").json()
+    cells = page.until(lambda d: page.all("#view-body table.triples tbody td"), "the triples")
+    assert [c.get_attribute("title") for c in cells] == stored["triples"][0]
+    assert stored["triples"][0][0] == f"<{EX}l1>"
     page.driver.back()
     note = page.until(lambda d: page.all("#note-list > li"), "the notification again")[0]
     note.find_element(By.CSS_SELECTOR, ".explain-link").click()
-    page.wait_text("#view-title", f"Why {sub_id} matched {event_id}")
-    page.until(lambda d: "Reading" not in page.text("#view-body"), "the explanation's answer")
+    page.wait_text("#view-title", f"Why {sub_id} matches {event_id}, or not")
+    said = page.wait_text("#view-body", f"{sub_id} matches {event_id}: 1 solution(s)")
+    assert "?x = ex:l1" in said and "[event]" in said
+
+
+def test_the_explain_view_says_why_a_subscription_did_not_match(
+    page: ConsolePage, server: Server
+) -> None:
+    page.log_in(server.tokens["admin"])
+    sub_id = page.register(_query("Wanted"))
+    event_id = _publish(server, "w1", "Other")["id"]
+    page.driver.get(f"{server.url}/console/#explain/{sub_id}/{event_id}")
+    said = page.wait_text("#view-body", f"{sub_id} does not match {event_id}")
+    assert "no node of class ex:Wanted (type constraint unmet)" in said
+    assert "same predicate, other class: ex:w1 rdf:type ex:Other" in said
 
 
 def test_a_syntax_error_is_said_once_with_its_position(page: ConsolePage, server: Server) -> None:

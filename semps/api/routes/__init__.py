@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from semps.api.routes.deadletters import deadletters_router
 from semps.api.routes.events import PublishRoute, events_router
+from semps.api.routes.explain import explain_router
 from semps.api.routes.graph import graph_router
 from semps.api.routes.health import health_router
 from semps.api.routes.notifications import notifications_router
@@ -20,6 +21,7 @@ __all__ = [
     "PublishRoute",
     "deadletters_router",
     "events_router",
+    "explain_router",
     "graph_router",
     "health_router",
     "notifications_router",

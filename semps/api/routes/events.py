@@ -98,7 +98,7 @@ class PublishRoute:
         try:
             token = bearer_token(_text(headers.get(b"authorization")))
             client = scope.get("client")
-            self.broker.authorize(token, "publisher", client=client[0] if client else None)
+            who = self.broker.authorize(token, "publisher", client=client[0] if client else None)
             content_type = _text(headers.get(b"content-type"))
             if path == "/events/batch":
                 check_batch_media_type(content_type)
@@ -107,12 +107,15 @@ class PublishRoute:
                 return
             if path == "/events/batch":
                 documents, keep = parse_batch(body)
-                outcomes = await self.broker.publish_many(documents, keep)
+                outcomes = await self.broker.publish_many(documents, keep, publisher=who.subject)
                 answer: dict[str, object] = {"events": batch_results(outcomes)}
             else:
                 retain = retained(scope.get("query_string", b""))
                 published = await self.broker.publish(
-                    body, content_type or "application/rdf+xml", retain=retain
+                    body,
+                    content_type or "application/rdf+xml",
+                    retain=retain,
+                    publisher=who.subject,
                 )
                 answer = _published(published)
         except Exception as exc:  # ours: its status; anything else: the one 500 shape

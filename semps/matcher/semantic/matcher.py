@@ -8,11 +8,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from semps._types import Term
+from semps._types import Term, Triple
 from semps.errors import NotFound
 from semps.event import Event  # noqa: F401  (doctest name)
 from semps.ingest.sparql import parse_query
 from semps.matcher.base import MatchContext, Matcher
+from semps.matcher.explanation import Explanation
 from semps.matcher.semantic._kernels import warm as warm_kernels
 from semps.matcher.semantic.codes import ANY_PROPERTY, STAR
 from semps.matcher.semantic.compile_query import compile_query
@@ -315,6 +316,24 @@ class SemanticMatcher(Matcher):
                 )
             )
         return out
+
+    def explain(
+        self, subscription: Subscription, context: MatchContext, axioms: Sequence[Triple] = ()
+    ) -> Explanation:
+        """Why ``subscription`` matches the context's event or not
+        (:func:`~semps.matcher.semantic.explain.explain`, under the context's ontology,
+        graph and limits, within this matcher's step budget)."""
+        from semps.matcher.semantic.explain import explain
+
+        return explain(
+            subscription,
+            context.event,
+            context.expansion,
+            graph=context.graph,
+            axioms=axioms,
+            limits=context.limits,
+            budget=self.step_budget,
+        )
 
     def warm(self) -> None:
         """Load (or compile) every kernel of the semantic matcher: the families' pass runs

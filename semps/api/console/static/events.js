@@ -58,7 +58,7 @@ export function showEvent(eventId) {
 
 /** Explain why a subscription matched an event (or did not). */
 export function showExplain(subId, eventId) {
-  fill(byId("view-title"), "Why ", el("code", {}, subId), " matched ", el("code", {}, eventId));
+  fill(byId("view-title"), "Why ", el("code", {}, subId), " matches ", el("code", {}, eventId), ", or not");
   byId("view-closed-row").hidden = true;
   const path = `/subscriptions/${encodeURIComponent(subId)}/explain?${query({ event: eventId })}`;
   return showAnswer(
