@@ -33,15 +33,12 @@ from semps.api.errors import error_body, error_parts, responses
 from semps.api.multiplex import Changed, Multiplexer, MuxStream, Reply, cancel_all
 from semps.api.positions import decode_positions
 from semps.api.streams import KEEPALIVE, close_reason
+from semps.api.wsmessages import MAX_MESSAGE, MAX_RATE, client_messages
 from semps.broker.tokens import Principal
 from semps.errors import SempsError, TooManyRequests
 
 __all__ = ["MAX_MESSAGE", "MAX_RATE", "notifications_router"]
 
-#: The largest message a client may send on the WebSocket (bytes).
-MAX_MESSAGE = 256 * 1024
-#: Messages a client may send a second (averaged over a burst of as many).
-MAX_RATE = 20
 _MAX_LISTED = 10_000
 _CLOSE_CODES = {401: 4401, 403: 4403, 404: 4404, 422: 4422, 429: 4429}
 
@@ -235,7 +232,6 @@ class _WebSocketSession:
         self, ws: WebSocket, stream: MuxStream, opener: _Opener, who: Principal, ctx: Context
     ) -> None:
         self.ws, self.stream, self.opener, self.who, self.ctx = ws, stream, opener, who, ctx
-        self.allowance, self.checked = float(MAX_RATE), time.monotonic()
 
     async def run(self) -> None:
         try:
@@ -275,34 +271,8 @@ class _WebSocketSession:
         return self.stream.cursor()
 
     async def _read(self) -> None:
-        ws = self.ws
-        try:
-            while True:
-                message = await ws.receive()
-                if message["type"] == "websocket.disconnect":
-                    return
-                data = message.get("text")
-                if data is None:
-                    data = (message.get("bytes") or b"").decode("utf-8", "replace")
-                if len(data) > MAX_MESSAGE // 4 and len(data.encode()) > MAX_MESSAGE:
-                    await ws.close(code=1009, reason=f"a message over {MAX_MESSAGE} bytes")
-                    return
-                if not self._allowed():
-                    await ws.close(code=4429, reason=f"more than {MAX_RATE} messages a second")
-                    return
-                self.stream.reply(self._answer(data))
-        except (WebSocketDisconnect, RuntimeError):
-            return
-
-    def _allowed(self) -> bool:
-        """A token bucket of :data:`MAX_RATE` messages a second."""
-        now = time.monotonic()
-        self.allowance = min(float(MAX_RATE), self.allowance + (now - self.checked) * MAX_RATE)
-        self.checked = now
-        if self.allowance < 1:
-            return False
-        self.allowance -= 1
-        return True
+        async for data in client_messages(self.ws):
+            self.stream.reply(self._answer(data))
 
     def _answer(self, data: str) -> dict[str, Any]:
         """The answer to one client message (an error answer for a bad one)."""

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
@@ -35,8 +34,8 @@ from semps.api import sepa
 from semps.api.context import Context
 from semps.api.errors import error_parts
 from semps.api.multiplex import Changed, Multiplexer, MuxStream, Reply, cancel_all
-from semps.api.routes.notifications import MAX_MESSAGE, MAX_RATE
 from semps.api.streams import close_reason
+from semps.api.wsmessages import client_messages
 from semps.broker.tokens import Principal
 from semps.errors import NotFound, PermissionDenied, SempsError
 from semps.ingest.sparql.parser import parse_query
@@ -71,7 +70,6 @@ class _Session:
         self.lock = asyncio.Lock()
         self.aliases: dict[str, str | None] = {}
         self.variables: dict[str, tuple[str, ...]] = {}
-        self.allowance, self.checked = float(MAX_RATE), time.monotonic()
 
     async def run(self) -> None:
         reader = asyncio.create_task(self._read())
@@ -92,33 +90,8 @@ class _Session:
     # -- requests ----------------------------------------------------------------------------
 
     async def _read(self) -> None:
-        ws = self.ws
-        try:
-            while True:
-                message = await ws.receive()
-                if message["type"] == "websocket.disconnect":
-                    return
-                data = message.get("text")
-                if data is None:
-                    data = (message.get("bytes") or b"").decode("utf-8", "replace")
-                if len(data) > MAX_MESSAGE // 4 and len(data.encode()) > MAX_MESSAGE:
-                    await ws.close(code=1009, reason=f"a message over {MAX_MESSAGE} bytes")
-                    return
-                if not self._allowed():
-                    await ws.close(code=4429, reason=f"more than {MAX_RATE} messages a second")
-                    return
-                await self._answer(data)
-        except (WebSocketDisconnect, RuntimeError):
-            return
-
-    def _allowed(self) -> bool:
-        now = time.monotonic()
-        self.allowance = min(float(MAX_RATE), self.allowance + (now - self.checked) * MAX_RATE)
-        self.checked = now
-        if self.allowance < 1:
-            return False
-        self.allowance -= 1
-        return True
+        async for data in client_messages(self.ws):
+            await self._answer(data)
 
     async def _answer(self, data: str) -> None:
         alias: str | None = None
