@@ -44,6 +44,7 @@ from semps.errors import (
     MatcherError,
     NotFound,
     PermissionDenied,
+    SempsError,
     SubscriptionLimitExceeded,
 )
 from semps.limits import DEFAULT_LIMITS, Limits
@@ -77,6 +78,7 @@ class _Pending:
     owner: str
     name: str | None
     result: Subscription | BaseException | None = None
+    failed: bool = False  # the whole group failed (its result says why)
 
 
 class Broker:
@@ -217,26 +219,81 @@ class Broker:
             self._suspended.pop(sub.id, None)
         return sub
 
+    def subscribe_many(
+        self, items: Sequence[tuple[str, str, str | None]], *, owner: str
+    ) -> list[Subscription | SempsError]:
+        """Register new subscriptions of ``owner``, given as (text, kind, name), each
+        registered or refused on its own (its error in its place), in order.
+
+        The stateless ones register as one group with whatever single registrations wait
+        (one round trip to the workers, one transaction and one fsync), and are durable
+        when this returns; ``max_subscriptions`` counts the group's earlier items.
+
+        Raises:
+            SempsError: the workers or the store failed for the whole group (nothing of
+                it is registered).
+        """
+        results: list[Subscription | SempsError | None] = [None] * len(items)
+        grouped: list[tuple[int, _Pending]] = []
+        stateful: list[int] = []
+        for i, (text, kind, name) in enumerate(items):
+            try:
+                cls = get_matcher_class(kind)
+                self.limits.check_query_size(text)
+            except SempsError as exc:
+                results[i] = exc
+                continue
+            if cls.stateful:
+                stateful.append(i)
+            else:
+                grouped.append((i, _Pending(text, kind, owner, name)))
+        self._grouped([p for _, p in grouped])
+        for i, pending in grouped:
+            outcome = pending.result
+            if isinstance(outcome, BaseException) and (
+                pending.failed or not isinstance(outcome, SempsError)
+            ):
+                raise outcome  # the whole group failed: nothing of it is registered
+            results[i] = outcome
+        for i in stateful:  # composite detection: registered one by one, in this process
+            text, kind, name = items[i]
+            try:
+                results[i] = self.subscribe(text, kind=kind, owner=owner, name=name)
+            except SempsError as exc:
+                results[i] = exc
+        return [r for r in results if r is not None]
+
     def _subscribe_grouped(self, mine: _Pending) -> Subscription:
-        """New stateless subscriptions register in groups: whoever holds the registration
-        lock registers every request waiting for it (one round trip to the workers, one
-        transaction), so concurrent subscribers share the fixed costs."""
-        with self._queue_lock:
-            self._queued.append(mine)
-        with self._register:
-            if mine.result is None:
-                with self._queue_lock:
-                    group, self._queued = self._queued, []
-                try:
-                    self._register_group(group)
-                finally:
-                    for pending in group:
-                        if pending.result is None:
-                            pending.result = MatcherError("registration failed")
+        """New stateless subscriptions register in groups (:meth:`_grouped`)."""
+        self._grouped([mine])
         if isinstance(mine.result, BaseException):
             raise mine.result
         assert mine.result is not None
         return mine.result
+
+    def _grouped(self, mine: Sequence[_Pending]) -> None:
+        """Register ``mine`` in a group: whoever holds the registration lock registers
+        every request waiting for it (one round trip to the workers, one transaction), so
+        concurrent subscribers share the fixed costs. Each pending gets its result."""
+        if not mine:
+            return
+        with self._queue_lock:
+            self._queued.extend(mine)  # together: one group takes all of them
+        with self._register:
+            if mine[0].result is None:
+                with self._queue_lock:
+                    group, self._queued = self._queued, []
+                try:
+                    self._register_group(group)
+                except Exception as exc:  # the workers or the store: the whole group
+                    for pending in group:
+                        if pending.result is None:
+                            pending.result = exc
+                            pending.failed = True
+                finally:
+                    for pending in group:
+                        if pending.result is None:
+                            pending.result = MatcherError("registration failed")
 
     def _register_group(self, group: list[_Pending]) -> None:
         accepted: list[tuple[_Pending, Subscription]] = []
