@@ -66,15 +66,17 @@ class Served(NamedTuple):
     port: int
 
 
-def serve(data: Path, extra: list[str], log: IO[bytes] | int = subprocess.DEVNULL) -> Served:
+def serve(
+    data: Path, extra: list[str], log: IO[bytes] | int = subprocess.DEVNULL, wait: float = 20
+) -> Served:
     """``semps serve`` on a free port with ``extra`` arguments, answering ``/health``
-    (waited for up to 20 s)."""
+    (waited for up to ``wait`` seconds)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     cmd = [*SEMPS, "serve", "--port", str(port), "--data-dir", str(Path(data).resolve()), *extra]
     print(f"server: {' '.join(cmd[1:])}", flush=True)
     server = subprocess.Popen(cmd, stdout=log, stderr=log, cwd=OUTSIDE)
-    for _ in range(200):
+    for _ in range(int(wait * 10)):
         try:
             httpx.get(url + "/health")
             break

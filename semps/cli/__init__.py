@@ -26,6 +26,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("demo", "match the bundled demo case and explain each notification"),
     "serve": ("serve", "run the broker service (HTTP API, Server-Sent Events)"),
     "token": ("token", "create, list and revoke the service's bearer tokens"),
+    "subscriptions": (
+        "subscriptions",
+        "register a folder of subscriptions on a running server, in bulk",
+    ),
     "composite": (
         "composite",
         "detect composite events (sequences, conjunctions, time windows) in a stream of events",

@@ -18,6 +18,7 @@ Example:
 from semps.client._async import AsyncClient
 from semps.client._models import (
     BatchItem,
+    BatchSubscription,
     DeadLetter,
     NewToken,
     Notification,
@@ -32,6 +33,7 @@ from semps.errors import ClientError
 __all__ = [
     "AsyncClient",
     "BatchItem",
+    "BatchSubscription",
     "Client",
     "ClientError",
     "DeadLetter",
