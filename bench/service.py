@@ -200,6 +200,8 @@ async def run(args: argparse.Namespace) -> None:
     extra = ["--max-subscriptions", str(args.subs + 10)]  # one subscriber holds them all
     if args.workers:
         extra += ["--workers", str(args.workers)]
+    if args.match_timeout:
+        extra += ["--match-timeout", str(args.match_timeout)]
     server_log = (data / "server.log").open("wb")  # the watchdog's restarts, if any
     server = serve(data, extra, log=server_log)
     url, port = server.url, server.port
@@ -506,6 +508,13 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=32, help="connections registering them")
     parser.add_argument(
         "--bulk-chunk", type=int, default=100_000, help="subscriptions a bulk request"
+    )
+    parser.add_argument(
+        "--match-timeout",
+        type=float,
+        default=0,
+        help="the server's watchdog budget, seconds (0: its default; raise it on a loaded "
+        "machine, where the default kills and reloads workers mid-run)",
     )
     parser.add_argument(
         "--restart", action="store_true", help="restart on the data directory before publishing"
