@@ -33,6 +33,7 @@ re-raised as one of ours ``from`` the original::
     ├── DeliveryError               a notification could not be delivered
     │   └── UnsafeCallback          a webhook URL the broker refuses to call (SSRF)
     ├── TooManyRequests             a per-caller cap is reached (open streams, ...)
+    ├── NotAcceptable               no media type the caller accepts can be written
     ├── SettingsError               a setting (flag, SEMPS_* variable, TOML file) is refused
     ├── ClientError                 semps.client could not reach the server or read its answer
     └── SparkError                  the Spark pipeline could not start or run
@@ -56,6 +57,7 @@ __all__ = [
     "IngestError",
     "JSONEventError",
     "MatcherError",
+    "NotAcceptable",
     "NotFound",
     "OntologyError",
     "PermissionDenied",
@@ -242,6 +244,11 @@ class ClientError(SempsError):
         super().__init__(message)
 
 
+class NotAcceptable(SempsError):
+    """The caller accepts none of the media types semps can write the answer in (an HTTP
+    ``Accept`` header naming only others: 406)."""
+
+
 class SettingsError(SempsError):
     """A setting (a flag, a ``SEMPS_*`` variable, a key of the TOML file) is refused."""
 
@@ -273,5 +280,6 @@ WIRE: tuple[tuple[type[SempsError], int, str], ...] = (
     (GraphError, 400, "bad_graph"),
     (UnsafeCallback, 400, "unsafe_callback"),
     (TooManyRequests, 429, "too_many_requests"),
+    (NotAcceptable, 406, "not_acceptable"),
     (SempsError, 400, "bad_request"),
 )

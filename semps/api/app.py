@@ -29,6 +29,7 @@ from semps.api.routes import (
     PublishRoute,
     deadletters_router,
     events_router,
+    graph_router,
     health_router,
     ontology_router,
     streams_router,
@@ -112,6 +113,7 @@ def create_app(
         subscriptions_router,
         streams_router,
         ontology_router,
+        graph_router,
         deadletters_router,
         tokens_router,
     ):

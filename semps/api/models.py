@@ -21,6 +21,8 @@ __all__ = [
     "DeadLetterPage",
     "Entity",
     "ErrorBody",
+    "GraphEdit",
+    "GraphInfo",
     "Health",
     "JsonEvent",
     "JsonSubscription",
@@ -96,17 +98,21 @@ class SubscriptionPage(BaseModel):
 
 
 class Published(BaseModel):
-    """An accepted event and how many notifications it made."""
+    """An accepted event and how many notifications it made; for one that changed the
+    knowledge graph (retained, or a SPARQL Update), the graph's version after it."""
 
     id: str
     matched: int
+    graph_version: int | None = None
 
 
 class BatchItem(BaseModel):
-    """One event of a batch: its document as text and its media type."""
+    """One event of a batch: its document as text and its media type; ``retain`` keeps
+    its triples in the knowledge graph."""
 
     media_type: str | None = Field(None, description="default application/rdf+xml")
     body: str
+    retain: bool = False
 
 
 class BatchIn(BaseModel):
@@ -149,6 +155,26 @@ class JsonSubscription(BaseModel):
 
     constraints: list[Constraint] | None = None
     region: dict[str, Interval] | None = None
+
+
+class GraphEdit(BaseModel):
+    """What an edit of the knowledge graph did, once it and its notifications committed."""
+
+    version: int = Field(description="the graph's version after the edit")
+    inserted: int = Field(description="asserted triples inserted")
+    deleted: int = Field(description="asserted triples deleted")
+    inferred_added: int = Field(description="inferred triples the closure gained")
+    inferred_removed: int = Field(description="inferred triples the closure lost")
+    notified: int = Field(description="notifications the change made")
+
+
+class GraphInfo(BaseModel):
+    """``GET /graph/info``: the knowledge graph's sizes."""
+
+    version: int
+    triples: int = Field(description="triples in the closure (asserted and inferred)")
+    asserted: int
+    terms: int
 
 
 class Version(BaseModel):

@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from semps.broker.commit import Committer, Outcome, Waiter
+from semps.broker.commit import Committer, Outcome, Published, Waiter
 from semps.broker.contracts import Channel, Store
+from semps.broker.graphs import SPARQL_UPDATE, GraphDesk, update_text
 from semps.broker.metrics import Metrics
 from semps.broker.observers import Observers
 from semps.broker.pipeline import Item, Pipeline
@@ -143,17 +144,24 @@ class Broker:
         #: Where each committed group's notifications go, in order, from the commit thread
         #: (before the publishers hear back); the broker closes them.
         self.channels: list[Channel] = [self.webhooks]
-        commit = Committer(self.store, self.channels, self.observers, self.metrics, limits)
+        #: The knowledge graph, and the one way it changes (:mod:`semps.broker.graphs`).
+        self.graphs = GraphDesk(self.store, self.ontology, limits)
+        commit = Committer(
+            self.store, self.channels, self.observers, self.metrics, limits, self.graphs
+        )
         self.pipeline = Pipeline(
             load=self._stateless_subscriptions,
-            expansion=self.ontology.expansion,
+            replica=self.graphs.replica,
             commit=commit,
+            commit_change=commit.commit_change,
             on_overrun=self.suspend,
             ordered=self.observers.holding,
             workers=workers,
             limits=limits,
             snapshots=self.data_dir,
+            graph_version=self.graphs.version,
         )
+        self.graphs.pipeline = self.pipeline
         self.webhooks.metrics = self.metrics
         self.pruner = Pruner(self.store, after_pass=self.save_metrics)
         self.pruner.start()
@@ -404,17 +412,25 @@ class Broker:
 
     # -- events ----------------------------------------------------------------------------
 
-    async def publish(self, data: bytes, media_type: str) -> tuple[str, int]:
-        """Accept one event; returns (event id, notifications) once they are durable."""
-        (result,) = await self.publish_many([(media_type, data)])
+    async def publish(self, data: bytes, media_type: str, *, retain: bool = False) -> Published:
+        """Accept one event; returns (event id, notifications) once they are durable, and
+        the graph's version after it when it changed the graph (``retain``: its triples are
+        kept in the knowledge graph)."""
+        (result,) = await self.publish_many([(media_type, data)], [retain])
         if isinstance(result, BaseException):
             raise result
         return result
 
-    async def publish_many(self, documents: Sequence[tuple[str, bytes]]) -> list[Outcome]:
-        """Accept several events (each published or refused on its own), in order."""
+    async def publish_many(
+        self, documents: Sequence[tuple[str, bytes]], retain: Sequence[bool] = ()
+    ) -> list[Outcome]:
+        """Accept several events (each published or refused on its own), in order. An
+        event with ``retain`` (or a SPARQL Update) changes the knowledge graph: the events
+        after it see it (:meth:`publish_change`)."""
         if not documents:
             return []
+        if any(retain) or any(m.startswith(SPARQL_UPDATE) for m, _ in documents):
+            return await self._publish_in_turn(documents, retain)
         now = time.time()
         waiter = Waiter.on(asyncio.get_running_loop(), len(documents))
         prefix, ids = self._id_prefix, self._ids
@@ -424,6 +440,67 @@ class Broker:
         ]
         self.pipeline.submit(items)
         return await waiter.future
+
+    async def _publish_in_turn(
+        self, documents: Sequence[tuple[str, bytes]], retain: Sequence[bool]
+    ) -> list[Outcome]:
+        """Events some of which change the graph: each change in its place (the events
+        before it matched without it, those after it with it)."""
+        out: list[Outcome | None] = [None] * len(documents)
+        waiting: list[tuple[list[int], asyncio.Future[list[Outcome]]]] = []
+        run: list[int] = []
+
+        def flush() -> None:
+            if not run:
+                return
+            now, loop = time.time(), asyncio.get_running_loop()
+            waiter = Waiter.on(loop, len(run))
+            items = []
+            for k, i in enumerate(run):
+                media_type, body = documents[i]
+                event_id = f"{self._id_prefix}{next(self._ids)}"
+                items.append(Item(event_id, media_type, body, now, (waiter, k)))
+            self.pipeline.submit(items)
+            waiting.append((list(run), waiter.future))
+            run.clear()
+
+        for i, (media_type, body) in enumerate(documents):
+            keep = i < len(retain) and retain[i]
+            if not keep and not media_type.startswith(SPARQL_UPDATE):
+                run.append(i)
+                continue
+            flush()
+            try:
+                out[i] = await self.publish_change(media_type, body)
+            except SempsError as exc:
+                out[i] = exc
+            if out[i] is None:  # a retained event the graph knew all of: an event
+                run.append(i)
+        flush()
+        for indexes, future in waiting:
+            for i, outcome in zip(indexes, await future, strict=True):
+                out[i] = outcome
+        return [o for o in out if o is not None]
+
+    async def publish_change(self, media_type: str, body: bytes) -> Published | None:
+        """Publish an event that changes the knowledge graph: a retained event (its triples
+        kept) or a SPARQL Update; answered once the change and its notifications are
+        committed, as (event id, notifications, graph version). ``None``: a retained event
+        whose triples the graph holds already (publish it as any event).
+
+        Raises:
+            IngestError, GraphError: refused; nothing changed.
+        """
+        event_id = f"{self._id_prefix}{next(self._ids)}"
+        if media_type.startswith(SPARQL_UPDATE):
+            text = update_text(body)
+            applied = await self.graphs.update(text, event_id=event_id)
+        else:
+            found = await self.graphs.retain(event_id, media_type, body)
+            if found is None:
+                return None
+            applied = found
+        return (applied.event, applied.notified, applied.version)
 
     # -- tokens ----------------------------------------------------------------------------
 
@@ -470,6 +547,7 @@ class Broker:
 
     def close(self) -> None:
         self.pruner.close()
+        self.graphs.close()
         self.pipeline.close()
         for channel in self.channels:
             channel.close()

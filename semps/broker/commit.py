@@ -9,6 +9,12 @@ the matchers' states (:meth:`~semps.broker.contracts.NotificationLog.commit_even
 the channels get the numbered notifications (:class:`~semps.broker.contracts.Channel`:
 live streams, webhooks); last, each publisher's request is answered (:class:`Waiter`: one
 wake-up per event loop and group).
+
+A change of the knowledge graph (:class:`~semps.broker.pipeline.Step`) commits alone
+(:meth:`Committer.commit_change`): the change written by the graph inside the same
+transaction as its notifications (and a retained event's row), the graph's commit lock held
+so no worker reads the graph meanwhile; a failure rolls both back and reads the graph back
+from the store.
 """
 
 from __future__ import annotations
@@ -22,18 +28,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from semps.broker.contracts import Channel, EventRecord, Note, NotificationLog
+from semps.broker.graphs import GraphDesk
 from semps.broker.metrics import Metrics
 from semps.broker.observers import Observers
-from semps.broker.pipeline import Batch, Item
+from semps.broker.pipeline import Batch, Item, Step
 from semps.limits import Limits
 from semps.pool import unpack_error
 
-__all__ = ["Committer", "Outcome", "Waiter"]
+__all__ = ["Committer", "Outcome", "Published", "Waiter"]
 
 log = logging.getLogger("semps.broker")
 
-#: One event's answer: (event id, notifications) or why it was refused.
-Outcome = tuple[str, int] | BaseException
+#: One event's answer: (event id, notifications), (event id, notifications, graph version)
+#: for an event that changed the knowledge graph, or why it was refused.
+Published = tuple[str, int] | tuple[str, int, int]
+Outcome = Published | BaseException
 
 
 @dataclass(slots=True)
@@ -63,6 +72,7 @@ class Committer:
         observers: the stateful matchers.
         metrics: counted as requests are answered.
         limits: the notifications' bounds (derived notifications' payloads).
+        graphs: the knowledge graph, for the changes it commits.
     """
 
     def __init__(
@@ -72,9 +82,47 @@ class Committer:
         observers: Observers,
         metrics: Metrics,
         limits: Limits,
+        graphs: GraphDesk,
     ) -> None:
         self.store, self.channels, self.observers = store, channels, observers
-        self.metrics, self.limits = metrics, limits
+        self.metrics, self.limits, self.graphs = metrics, limits, graphs
+
+    def commit_change(self, step: Step) -> bool:
+        """Commit a graph change with its notifications (the stateful matchers observe the
+        subscriptions it added solutions to), hand them to the channels and answer the
+        edit; or answer its failure. True when it committed."""
+        assert step.outcome is not None
+        if step.outcome[0] == "error":
+            self.graphs.settle(step, unpack_error(step.outcome[1]))
+            return False
+        _, when, notes, gained = step.outcome
+        observers = self.observers
+        with observers.lock:
+            if observers.holding() and gained:
+                marks = [(sub_id, "") for sub_id in gained]
+                notes = notes + observers.observe(step.event_id, when, marks, self.limits)
+            states = observers.states()
+        record = _record(step, notes)
+        before = self.graphs.graph.view.expansion
+        try:
+            with self.graphs.commit_lock:
+                try:
+                    committed = self.store.commit_events(
+                        [record], states, lambda: self.graphs.write(step)
+                    )
+                except Exception:
+                    self.graphs.restore(before)
+                    raise
+        except Exception as exc:  # the change and its notifications are not committed
+            log.error("graph change %d not committed: %s", step.version, exc)
+            self.graphs.settle(step, exc)
+            return False
+        self._publish(committed[0])
+        if record.logged:
+            self.metrics.events_in += 1
+        self.metrics.matches += len(notes)
+        self.graphs.settle(step, len(notes))
+        return True
 
     def __call__(self, batches: list[Batch]) -> None:
         """Observers, one transaction, then channels and answers."""
@@ -154,3 +202,12 @@ class Committer:
             waiter.left -= 1
             if waiter.left == 0 and not waiter.future.done():
                 waiter.future.set_result(waiter.results)
+
+
+def _record(step: Step, notes: list[tuple[str, str]]) -> EventRecord:
+    """A change's row: a retained event (or an update published as one) is logged as an
+    event; an edit through ``/graph`` only numbers its notifications."""
+    if step.logged is None:
+        return EventRecord(step.event_id, time.time(), "", 0, notes, logged=False)
+    received, media_type, size = step.logged
+    return EventRecord(step.event_id, received, media_type, size, notes)

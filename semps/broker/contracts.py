@@ -24,12 +24,16 @@ from __future__ import annotations
 import json
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from semps.broker.tokens import Principal, TokenInfo
 from semps.errors import NotFound
+from semps.graph.graph import KnowledgeGraph
+from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.values import Subscription
+from semps.ontology.expansion import Expansion
 
 __all__ = [
     "Activity",
@@ -81,6 +85,8 @@ class EventRecord:
     ``notes`` holds (subscription id, payload head): the notification's JSON object without
     its closing brace; the store appends ``,"id":<seq>,"time":<unix time>}`` once it has
     numbered it (the time of the commit, in seconds with three decimals).
+    ``logged``: whether the event log keeps a row for it (a change of the knowledge graph
+    made through ``/graph`` is not an event: only its notifications are stored).
     """
 
     id: str
@@ -88,6 +94,7 @@ class EventRecord:
     media_type: str
     size: int
     notes: list[tuple[str, str]]
+    logged: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +182,7 @@ class NotificationLog(ABC):
         self,
         records: Sequence[EventRecord],
         states: dict[str, dict[str, object]] | None = None,
+        within: Callable[[], None] | None = None,
     ) -> list[list[Note]]:
         """Commit a group of accepted events, their notifications and the matchers'
         detection ``states`` (by kind) in one transaction.
@@ -183,6 +191,9 @@ class NotificationLog(ABC):
         of each record's notes; its text is the note's head with ``,"id":<seq>,"time":<t>}``
         appended (``t``: the commit's Unix time, in seconds with three decimals).
         An event id already in the log is not logged twice (its notifications still are).
+        ``within`` runs inside the transaction, before the rows are written (the knowledge
+        graph writes a change there: :meth:`open_graph`); when it raises, nothing is
+        committed and its error is raised as it is.
 
         Returns:
             Per record, its notifications as (subscription id, seq, JSON text).
@@ -379,6 +390,15 @@ class Store(
     @abstractmethod
     def close(self) -> None:
         """Release the store (a durable store has already committed everything)."""
+
+    def open_graph(
+        self, expansion: Expansion, limits: Limits = DEFAULT_LIMITS
+    ) -> tuple[KnowledgeGraph, Path | None]:
+        """The knowledge graph this store keeps, and the database file other processes
+        read it from (``None``: it lives in this process only). A change the graph applies
+        inside :meth:`commit_events`' ``within`` commits with that transaction. The default
+        keeps an empty graph in memory (not durable)."""
+        return KnowledgeGraph(expansion, limits=limits), None
 
 
 class Channel(ABC):

@@ -22,7 +22,7 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from semps.broker.contracts import (
@@ -214,6 +214,7 @@ class MemoryStore(Store):
         self,
         records: Sequence[EventRecord],
         states: dict[str, dict[str, object]] | None = None,
+        within: Callable[[], None] | None = None,
     ) -> list[list[Note]]:
         now = time.time()
         try:  # what would not serialise fails before anything changes
@@ -223,8 +224,11 @@ class MemoryStore(Store):
             raise StoreError(msg) from exc
         out: list[list[Note]] = []
         with self._lock:
+            if within is not None:
+                within()
             for record in records:
-                self._s.events.setdefault(record.id, record.received)
+                if record.logged:
+                    self._s.events.setdefault(record.id, record.received)
                 numbered: list[Note] = []
                 for sub_id, head in record.notes:
                     seq = self._s.last_seq.get(sub_id, 0) + 1

@@ -8,6 +8,13 @@ solution's terms in N-Triples; a count over ``limits.max_count`` is reported as 
 ``"count_truncated": true``, solutions that would take the notification past
 ``limits.max_notification_bytes`` are left out from the end with
 ``"solutions_truncated": true``, and a match's detail follows as ``"detail"``.
+
+A change of the knowledge graph (an update, a load, an ontology edit, a retained event)
+notifies ``{"subscription", "event", "graph_version", "count", "solutions",
+"removed_count", "removed"}`` (:func:`change_heads`): ``count`` and ``solutions`` are the
+solutions the change added (``count`` may be 0 when it only removed some), ``removed_count``
+and ``removed`` those it removed; each list is bounded as above
+(``"solutions_truncated"``, ``"removed_truncated"``).
 """
 
 from __future__ import annotations
@@ -18,10 +25,10 @@ import orjson
 
 from semps._types import Term
 from semps.limits import DEFAULT_LIMITS, Limits
-from semps.matcher.values import Match, Verdict
+from semps.matcher.values import ChangeMatch, Match, Verdict
 from semps.terms import n3
 
-__all__ = ["payload_head", "verdict_heads"]
+__all__ = ["change_head", "change_heads", "payload_head", "verdict_heads"]
 
 
 def _dumps(value: object) -> str:
@@ -92,6 +99,53 @@ def verdict_heads(
             head = payload_head(verdict.match(sub_id, event_id), limits)
         out.append((sub_id, head))
     return out
+
+
+def change_head(found: ChangeMatch, event_id: str, limits: Limits = DEFAULT_LIMITS) -> str:
+    """The notification of one subscription's answers changed by a graph change, as JSON
+    without its closing brace (see the module docstring).
+
+    Example:
+        >>> from semps.matcher.values import ChangeMatch
+        >>> change = ChangeMatch("s1", 4, 0, (), 1, ({"x": "http://ex/a"},))
+        >>> change_head(change, "graph-4") + "}"
+        '{"subscription":"s1","event":"graph-4","graph_version":4,"count":0,"solutions":[],"removed_count":1,"removed":[{"x":"<http://ex/a>"}]}'
+    """
+    head: dict[str, object] = {
+        "subscription": found.subscription,
+        "event": event_id,
+        "graph_version": found.version,
+    }
+    tail: dict[str, object] = {}
+    budget = limits.max_notification_bytes - 64 - len(_dumps(dict(found.detail or {})))
+    budget -= len(_dumps(head)) + 80
+    for name, count, solutions in (
+        ("", found.count, found.solutions),
+        ("removed", found.removed_count, found.removed),
+    ):
+        count_key, list_key = ("count", "solutions") if not name else ("removed_count", "removed")
+        head[count_key] = min(count, limits.max_count)
+        if count > limits.max_count:
+            head[f"{count_key}_truncated"] = True
+        kept: list[dict[str, str]] = []
+        for row in _rendered(solutions[: limits.max_solutions]):
+            budget -= len(_dumps(row)) + 1
+            if budget < 0:
+                tail[f"{list_key}_truncated"] = True
+                break
+            kept.append(row)
+        head[list_key] = kept
+    head.update(tail)
+    if found.detail:
+        head["detail"] = dict(found.detail)
+    return _dumps(head)[:-1]
+
+
+def change_heads(
+    found: Sequence[ChangeMatch], event_id: str, limits: Limits = DEFAULT_LIMITS
+) -> list[tuple[str, str]]:
+    """``(subscription id, payload head)`` of each subscription a graph change changed."""
+    return [(c.subscription, change_head(c, event_id, limits)) for c in found]
 
 
 #: A verdict not rendered yet (:func:`verdict_heads`).

@@ -11,8 +11,19 @@ matcher (composite detection) holds subscriptions, since it must see events in t
 they were taken, and as soon as each is matched otherwise, so one slow batch delays no other.
 
 Commands (add, replace, remove a subscription) go to every worker, ahead of batches not yet
-taken, and return once every worker has applied them; the ontology snapshot is sent to a
-worker before its next batch whenever its version changed.
+taken, and return once every worker has applied them.
+
+**Changes of the knowledge graph** (:class:`Step`: an update, a load, an ontology edit, a
+retained event) are ordered with the events: an event submitted after a change is matched
+against the graph with it, one submitted before against the graph without it. At most one
+change is in flight (:mod:`semps.broker.graphs` plans the next once this one committed).
+The first worker free takes it and computes its notifications on its replica (the graph
+before the change); it commits once every event submitted before it has committed, and
+alone in its transaction (:meth:`~semps.broker.commit.Committer.commit_change`); only
+then does each worker apply it to its replica, as soon as no event waiting needs the graph
+before it, and go on with the events submitted after it. A change that fails (its
+notifications, or the commit) is forgotten: the events after it are matched without it.
+A worker starts from the store, at the version last committed (:meth:`_spawn`).
 
 The watchdog (:meth:`semps.pool.Worker.call`): while a worker matches, its thread polls
 the worker's shared progress. When it has not moved for ``match_timeout`` seconds (or the
@@ -29,11 +40,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from semps import pool
+from semps.broker.jobs import ApplyChange, ChangeOrder, ComputeNotes, Item, Step
+from semps.broker.replica import GraphSource
 from semps.broker.worker import MATCHING, READING, start_worker
 from semps.errors import EventLimitExceeded, MatcherError
 from semps.limits import DEFAULT_LIMITS, Limits
@@ -46,16 +60,12 @@ _log = logging.getLogger("semps.pipeline")
 HEAVY = 32 * 1024
 
 
-@dataclass(slots=True)
-class Item:
-    """One accepted event waiting to be matched; ``done`` is the broker's to use."""
+#: Where a starting worker reads the knowledge graph, and the ontology it is closed under,
+#: held still (no change commits) while the worker reads it.
+Replica = Callable[[], AbstractContextManager[tuple[GraphSource | None, Expansion]]]
 
-    event_id: str
-    media_type: str
-    body: bytes
-    received: float
-    done: Any = None
 
+__all__ = ["HEAVY", "Batch", "Item", "Pipeline", "Replica", "Step"]
 
 #: A finished batch: its items and one outcome per item (see :mod:`semps.broker.worker`).
 Batch = tuple[list[Item], list[tuple[Any, ...]]]
@@ -76,7 +86,7 @@ class _Slot:
         self.number = number
         self.commands: deque[_Command] = deque()
         self.worker: pool.Worker | None = None
-        self.version = -1
+        self.graph = 0  # the graph version the worker's replica is at
         self.ready = False
         self.thread: threading.Thread | None = None
 
@@ -93,8 +103,10 @@ class Pipeline:
 
     Args:
         load: the stateless subscriptions a fresh worker indexes (the broker's registry).
-        expansion: the current ontology snapshot.
+        replica: where a fresh worker reads the knowledge graph and its ontology.
         commit: called on the commit thread with consecutive finished batches, in order.
+        commit_change: called on the commit thread with a graph change whose notifications
+            are computed (or failed); true when it committed.
         on_overrun: called with (subscription id, reason) when a subscription overran.
         ordered: whether batches must commit in the order they were taken (stateful
             matchers hold subscriptions); otherwise each commits as soon as it is matched,
@@ -104,26 +116,29 @@ class Pipeline:
         max_batch: events per batch at most.
         snapshots: the folder of the matchers' snapshots the workers load with and rewrite
             when stale (:meth:`~semps.matcher.base.Matcher.persisted`); ``None``: none.
+        graph_version: the knowledge graph's version when the pipeline starts.
     """
 
     def __init__(
         self,
         *,
         load: Callable[[], list[Subscription]],
-        expansion: Callable[[], Expansion],
+        replica: Replica,
         commit: Callable[[list[Batch]], None],
+        commit_change: Callable[[Step], bool],
         on_overrun: Callable[[str, str], None],
         ordered: Callable[[], bool] = lambda: True,
         workers: int = 2,
         limits: Limits = DEFAULT_LIMITS,
         max_batch: int = 256,
         snapshots: Path | None = None,
+        graph_version: int = 0,
     ) -> None:
         if workers < 1:
             msg = f"the pipeline needs at least one worker, not {workers}"
             raise ValueError(msg)
-        self._load, self._expansion = load, expansion
-        self._commit, self._on_overrun = commit, on_overrun
+        self._load, self._replica = load, replica
+        self._commit, self._commit_change, self._on_overrun = commit, commit_change, on_overrun
         self.limits, self.max_batch = limits, max_batch
         self._cond = threading.Condition()
         self._pending: deque[Item] = deque()
@@ -133,6 +148,7 @@ class Pipeline:
         self._ahead: set[int] = set()  # batches committed out of order
         self._ordered = ordered
         self._done_cond = threading.Condition()
+        self._changes = ChangeOrder(graph_version)  # the graph's changes among the events
         self.snapshots = snapshots
         self._running = True
         self.respawns = 0
@@ -149,10 +165,32 @@ class Pipeline:
     # -- the broker's side -----------------------------------------------------------------
 
     def submit(self, items: Sequence[Item]) -> None:
-        """Queue accepted events (never blocks)."""
+        """Queue accepted events (never blocks): each is matched against the graph with
+        every change submitted before it."""
         with self._cond:
+            self._changes.stamp(items)
             self._pending.extend(items)
-            self._cond.notify()  # one idle worker; it wakes the next if it leaves some
+            if self._changes.steps:
+                self._cond.notify_all()
+            else:
+                self._cond.notify()  # one idle worker; it wakes the next if it leaves some
+
+    def submit_change(self, step: Step) -> None:
+        """Queue a change of the knowledge graph after every event submitted so far
+        (never blocks; ``step.version`` follows the last change submitted, which has
+        committed or failed).
+
+        Raises:
+            ValueError: the step does not follow the last change.
+        """
+        with self._cond:
+            self._changes.submit(step)
+            self._cond.notify_all()
+
+    @property
+    def graph_version(self) -> int:
+        """The graph version the next event submitted will be matched against."""
+        return self._changes.submitted
 
     @property
     def depth(self) -> int:
@@ -198,6 +236,10 @@ class Pipeline:
                     return
                 if isinstance(job, _Command):
                     self._run_command(slot, job)
+                elif isinstance(job, ComputeNotes):
+                    self._run_notes(slot, job.step)
+                elif isinstance(job, ApplyChange):
+                    self._run_apply(slot, job.step)
                 else:
                     number, items = job
                     outcomes = self._run_batch(slot, items)
@@ -208,35 +250,61 @@ class Pipeline:
                 self._stop(slot)
                 time.sleep(1.0)
 
-    def _next_job(self, slot: _Slot) -> _Command | tuple[int, list[Item]] | None:
+    def _next_job(
+        self, slot: _Slot
+    ) -> _Command | ComputeNotes | ApplyChange | tuple[int, list[Item]] | None:
         with self._cond:
-            while self._running and not slot.commands and not self._pending:
+            while True:
+                if not self._running:
+                    return None
+                if slot.commands:
+                    if self._pending:  # events wait too: another idle worker takes them
+                        self._cond.notify()
+                    return slot.commands.popleft()
+                head = self._pending[0].graph if self._pending else None
+                job = self._changes.job(slot.graph, head) if self._changes.steps else None
+                if job is not None:
+                    return job
+                if head == slot.graph:
+                    return self._take()
                 self._cond.wait()
-            if not self._running:
-                return None
-            if slot.commands:
-                if self._pending:  # events wait too: another idle worker takes them
-                    self._cond.notify()
-                return slot.commands.popleft()
-            items = [self._pending.popleft()]
-            if len(items[0].body) <= HEAVY:  # a heavy event goes alone: it delays no other
-                pending = self._pending
-                while pending and len(items) < self.max_batch and len(pending[0].body) <= HEAVY:
-                    items.append(pending.popleft())
-            if self._pending:  # more than one batch waits: another idle worker takes it
-                self._cond.notify()
-            number = self._next_batch
-            self._next_batch += 1
-            return number, items
+
+    def _take(self) -> tuple[int, list[Item]]:
+        """The next batch: what waits, up to ``max_batch`` events of one graph version
+        (call under ``_cond``)."""
+        pending = self._pending
+        items = [pending.popleft()]
+        version = items[0].graph
+        if len(items[0].body) <= HEAVY:  # a heavy event goes alone: it delays no other
+            while (
+                pending
+                and len(items) < self.max_batch
+                and len(pending[0].body) <= HEAVY
+                and pending[0].graph == version
+            ):
+                items.append(pending.popleft())
+        if self._changes.steps:  # the head moved: a worker may apply a change, or take the rest
+            self._cond.notify_all()
+        elif pending:  # more than one batch waits: another idle worker takes it
+            self._cond.notify()
+        number = self._next_batch
+        self._next_batch += 1
+        return number, items
 
     def _spawn(self, slot: _Slot) -> None:
+        """A fresh worker: the subscriptions indexed, the graph read from the store with
+        no change committing meanwhile (its version is then the last committed)."""
         self._stop(slot)
         slot.worker = start_worker(self.limits)
-        expansion = self._expansion()
         # Every worker reads the snapshots; the first alone rewrites them when stale.
-        request = ("load", self._load(), expansion, self.snapshots, slot.number == 0)
+        request = ("load", self._load(), Expansion(), self.snapshots, slot.number == 0)
         self._call(slot, request, timeout=None)
-        slot.version = expansion.version
+        with self._replica() as (source, expansion):
+            self._call(slot, ("graph", source, expansion), timeout=None)
+            with self._cond:
+                slot.graph = source.version if source is not None else self._changes.committed
+                self._changes.applied(s.graph for s in self._slots)
+                self._cond.notify_all()
         slot.ready = True
 
     def _stop(self, slot: _Slot) -> None:
@@ -254,11 +322,53 @@ class Pipeline:
         def budget(where: tuple[int, int, str, int]) -> float:
             assert timeout is not None
             phase, _, subscription, _ = where
-            if phase == MATCHING and not subscription:
+            if phase == MATCHING and not subscription and request[0] == "match":
                 return timeout * len(request[1])
             return timeout
 
         return slot.worker.call(request, timeout, budget)
+
+    def _run_notes(self, slot: _Slot, step: Step) -> None:
+        """Compute a change's notifications on ``slot`` (its replica is before the change).
+        A subscription that overruns is suspended and the change computed again; any other
+        failure fails the change."""
+        request = ("graph_notes", step.change, step.event_id, step.document)
+        while True:
+            try:
+                if not slot.ready:
+                    self._spawn(slot)
+                outcome: tuple[Any, ...] = self._call(slot, request, self.limits.match_timeout)
+            except pool.Overrun as overrun:
+                self.respawns += 1
+                _log.warning("matching worker %d restarted: %s", slot.number, overrun.why)
+                self._stop(slot)
+                if overrun.phase == MATCHING and overrun.subject:
+                    reason = f"{overrun.why} while matching graph change {step.version}"
+                    self._on_overrun(overrun.subject, reason)
+                    continue
+                error = MatcherError(f"graph change {step.version} failed: {overrun.why}")
+                outcome = ("error", pool.pack_error(error))
+            except Exception as exc:  # a bug in the worker: the change fails, nothing else
+                error = MatcherError(f"graph change {step.version} failed: {exc}")
+                outcome = ("error", pool.pack_error(error))
+            break
+        with self._done_cond:
+            step.outcome = outcome
+            self._done_cond.notify_all()
+
+    def _run_apply(self, slot: _Slot, step: Step) -> None:
+        """Bring ``slot``'s replica to a committed change's version (a worker that cannot is
+        started again: it reads the graph from the store)."""
+        try:
+            self._call(slot, ("graph_apply", step.change, step.expansion), timeout=None)
+        except Exception as exc:  # noqa: BLE001 (any failure: the replica is rebuilt)
+            _log.warning("matching worker %d restarted: %s", slot.number, exc)
+            self._stop(slot)
+            return
+        with self._cond:
+            slot.graph = step.version
+            self._changes.applied(s.graph for s in self._slots)
+            self._cond.notify_all()
 
     def _run_command(self, slot: _Slot, cmd: _Command) -> None:
         try:
@@ -318,10 +428,6 @@ class Pipeline:
         try:
             if not slot.ready:
                 self._spawn(slot)
-            expansion = self._expansion()
-            if slot.version != expansion.version:
-                self._call(slot, ("ontology", expansion), timeout=None)
-                slot.version = expansion.version
             request = ("match", [(i.event_id, i.media_type, i.body) for i in items])
             outcomes: list[tuple[Any, ...]] = self._call(slot, request, self.limits.match_timeout)
             return outcomes
@@ -348,6 +454,11 @@ class Pipeline:
                     self._done_cond.wait()
                 if not self._running:
                     return
+                step = self._step_ready()
+            if step is not None:
+                self._commit_step(step)
+                continue
+            with self._done_cond:
                 group: list[Batch] = []
                 if self._ordered():
                     while self._commit_next in self._done and len(group) < 64:
@@ -358,11 +469,29 @@ class Pipeline:
                         group.append(self._done.pop(number))
                         self._advance(number)
             self._commit(group)
+            with self._cond:
+                for items, _ in group:
+                    self._changes.answered(items)
 
     def _commit_ready(self) -> bool:
+        if self._step_ready() is not None:
+            return True
         if self._ordered():
             return self._commit_next in self._done
         return bool(self._done)
+
+    def _step_ready(self) -> Step | None:
+        """The change to commit now (call under ``_done_cond``)."""
+        with self._cond:
+            return self._changes.ready()
+
+    def _commit_step(self, step: Step) -> None:
+        """Commit a change (or answer its failure); a failed one is forgotten: the events
+        submitted after it are matched against the graph before it."""
+        committed = self._commit_change(step)
+        with self._done_cond, self._cond:
+            self._changes.settled(step, committed, self._pending)
+            self._cond.notify_all()
 
     def _advance(self, number: int) -> None:
         """Note batch ``number`` as committed; ``_commit_next`` is the first that is not."""

@@ -21,7 +21,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from semps.broker import contracts
@@ -32,7 +32,10 @@ from semps.broker.notifications import INDEX_EVERY, NOTIFICATIONS_SCHEMA, Notifi
 from semps.broker.retention import RetentionTable
 from semps.broker.tokens import TokenTable
 from semps.errors import NotFound, StoreError
+from semps.graph.graph import KnowledgeGraph
+from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.values import Subscription
+from semps.ontology.expansion import Expansion
 
 __all__ = ["WRITER_CACHE_KIB", "WRITER_CHECKPOINT", "SQLiteStore"]
 
@@ -270,9 +273,11 @@ class SQLiteStore(TokenTable, RetentionTable, NotificationTable, contracts.Store
         self,
         records: Sequence[EventRecord],
         states: dict[str, dict[str, object]] | None = None,
+        within: Callable[[], None] | None = None,
     ) -> list[list[tuple[str, int, str]]]:
         """Commit a group of accepted events with their notifications (and the matchers'
-        detection state) in one transaction: one fsync for the group.
+        detection state) in one transaction: one fsync for the group; ``within`` runs in
+        it first (a knowledge graph change, see :meth:`open_graph`).
 
         Returns, per record, its notifications as (subscription id, seq, JSON text), the
         seqs numbered on from each subscription's last.
@@ -299,11 +304,17 @@ class SQLiteStore(TokenTable, RetentionTable, NotificationTable, contracts.Store
                 out.append(numbered)
             try:
                 self._w.execute("BEGIN IMMEDIATE")
+                if within is not None:
+                    within()
                 insert_rows(
                     self._w,
                     "events",
                     5,
-                    [(r.id, r.received, r.media_type, r.size, len(r.notes)) for r in records],
+                    [
+                        (r.id, r.received, r.media_type, r.size, len(r.notes))
+                        for r in records
+                        if r.logged
+                    ],
                     or_ignore=True,
                 )
                 self._append_rows(rows)
@@ -318,11 +329,30 @@ class SQLiteStore(TokenTable, RetentionTable, NotificationTable, contracts.Store
                     self._w.execute("ROLLBACK")
                 msg = f"cannot store {len(records)} events and their notifications: {exc}"
                 raise StoreError(msg) from exc
+            except BaseException:  # within's own error (the graph's StoreError, ...)
+                if self._w.in_transaction:
+                    self._w.execute("ROLLBACK")
+                raise
             self._rows_appended(len(rows))
             last.update(seqs)
             self._last_time.update(dict.fromkeys(seqs, now))
             self._index_due()
         return out
+
+    def open_graph(
+        self, expansion: Expansion, limits: Limits = DEFAULT_LIMITS
+    ) -> tuple[KnowledgeGraph, Path | None]:
+        """The knowledge graph in this file's ``graph_*`` tables, on the writing connection
+        (its changes commit with :meth:`commit_events`' transaction); the workers read the
+        file. A graph closed under another ontology is closed again under ``expansion``
+        and stored here.
+
+        Raises:
+            StoreError: the tables cannot be read or written.
+        """
+        with self._wlock:
+            graph = KnowledgeGraph.open(self._w, expansion, limits=limits)
+        return graph, self.path
 
     def notifications_after(self, sub_id: str, after: int, limit: int = 500) -> list[Notification]:
         with self._lock, self._reading():

@@ -4,15 +4,26 @@ every stateless matcher's index.
 The broker starts one or more of these (:mod:`semps.broker.pipeline`) as
 :class:`semps.pool.Worker` processes and sends each, one at a time, requests as tuples:
 
-- ``("load", subscriptions, expansion, snapshots, write)`` index these subscriptions
-  (start-up, respawn), each matcher with what it persisted in the folder ``snapshots`` (a
-  path or ``None``; the semantic matcher's parses), rewritten when stale if ``write`` (one
-  worker of the pool writes);
+- ``("load", subscriptions, expansion, snapshots, write, graph)`` index these
+  subscriptions (start-up, respawn), each matcher with what it persisted in the folder
+  ``snapshots`` (a path or ``None``; the semantic matcher's parses), rewritten when stale
+  if ``write`` (one worker of the pool writes), and read the knowledge graph from ``graph``
+  (a :class:`~semps.broker.replica.GraphSource`, or ``None``: none);
 - ``("add", subscription, old_kind)`` index (or replace) one; ``old_kind`` names the matcher
   that held the id before when it changes kind (removed only once the new one is indexed);
 - ``("add_many", subscriptions)`` index new ones, each accepted or refused on its own;
 - ``("remove", subscription_id)``, ``("remove_many", ids)``, ``("ontology", expansion)``;
-- ``("match", [(event_id, media_type, body), ...])`` read and match a batch of events.
+- ``("match", [(event_id, media_type, body), ...])`` read and match a batch of events
+  against the knowledge graph's replica;
+- ``("graph_notes", change, event_id, document)`` the notifications of a graph change on
+  the replica before it (``document``: a retained event's ``(media type, body)``, or
+  ``None``): one outcome as a batch gives, with the ids of the subscriptions that gained
+  solutions last (:func:`~semps.broker.replica.change_notes`);
+- ``("graph_apply", change, expansion)`` bring the replica to the change's version
+  (``expansion``: the new ontology an ontology edit brought, or ``None``);
+- ``("graph", source, expansion)`` read the knowledge graph from ``source`` (a
+  :class:`~semps.broker.replica.GraphSource` or ``None``), closed under ``expansion``, the
+  ontology events are matched under from then on.
 
 Each gets one reply (:mod:`semps.pool`: a value, or the error raised in the broker). A
 batch's value is one outcome per event: ``("ok", event_time, [(subscription id, payload
@@ -38,9 +49,12 @@ from typing import Any
 
 from semps import pool
 from semps.broker.payload import verdict_heads
+from semps.broker.replica import GraphSource, apply_change, change_notes
 from semps.errors import NotFound, SempsError
 from semps.event import Event
 from semps.gcpolicy import SERVING_THRESHOLDS, BatchCollector, paused_gc
+from semps.graph.change import GraphChange
+from semps.graph.view import GraphView
 from semps.ingest.json_event import is_json_media_type, read_json_event
 from semps.ingest.rdf import read_event
 from semps.limits import DEFAULT_LIMITS, Limits
@@ -64,6 +78,8 @@ class Worker:
         self.progress = progress
         self.matchers: dict[str, Matcher] = {}
         self.expansion = Expansion()
+        #: The knowledge graph's replica events are matched against (``None``: none).
+        self.graph: GraphView | None = None
         self._warm: set[str] = set()
         self._collector = BatchCollector()
         #: The folder of the matchers' snapshots this worker extends (its pool's writer).
@@ -86,11 +102,18 @@ class Worker:
             for sub_id in request[1]:
                 self.remove(sub_id)
             return None
+        if op == "graph_notes":
+            return self.graph_notes(request[1], request[2], request[3])
+        if op == "graph_apply":
+            return self.graph_apply(request[1], request[2])
+        if op == "graph":
+            return self.read_graph(request[1], request[2])
         if op == "ontology":
             self.expansion = request[1]
             return None
         if op == "load":
-            return self.load(request[1], request[2], request[3], request[4])
+            graph = request[5] if len(request) > 5 else None
+            return self.load(request[1], request[2], request[3], request[4], graph)
         msg = f"unknown worker request {op!r}"
         raise ValueError(msg)
 
@@ -118,13 +141,16 @@ class Worker:
         expansion: Expansion,
         snapshots: Path | None = None,
         write_snapshots: bool = True,
+        graph: GraphSource | None = None,
     ) -> int:
         """Index ``subscriptions``, each matcher with what it persisted in the folder
         ``snapshots`` (:meth:`~semps.matcher.base.Matcher.persisted`: the semantic
-        matcher's parses), rewritten when stale if ``write_snapshots``; returns the
-        matchers' sizes. A subscription that no longer registers is skipped."""
+        matcher's parses), rewritten when stale if ``write_snapshots``, and read the
+        knowledge graph from ``graph``; returns the matchers' sizes. A subscription that no
+        longer registers is skipped."""
         self.expansion = expansion
         self._extends = snapshots if write_snapshots else None
+        self.graph = graph.open(expansion) if graph is not None else None
         by_kind: dict[str, list[Subscription]] = {}
         for sub in subscriptions:
             by_kind.setdefault(sub.kind, []).append(sub)
@@ -185,6 +211,62 @@ class Worker:
         except NotFound:
             pass
 
+    def graph_notes(
+        self, change: GraphChange, event_id: str, document: tuple[str, bytes] | None
+    ) -> tuple[Any, ...]:
+        """The outcome of a graph change (see the module docstring): its notifications on
+        the replica as it is before the change, or the error reading its event."""
+        view = self.graph if self.graph is not None else GraphView(self.expansion)
+        progress = self.progress
+        watch = None
+        if progress is not None:
+            progress.at(WARMING, 0)  # untimed until a subscription is being evaluated
+
+            def watch(sub_id: str) -> None:
+                progress.at(MATCHING, 0)
+                progress.watch(sub_id)
+
+        self.warm_up()
+        try:
+            event = None if document is None else self.read(event_id, *document)
+        except SempsError as exc:
+            return ("error", pool.pack_error(exc))
+        notes, gained = change_notes(
+            [m for m in self.matchers.values() if _size(m)],
+            change,
+            view,
+            event,
+            lambda e: MatchContext(e, self.expansion, watch=watch, limits=self.limits),
+            self.limits,
+            event_id=event_id,
+            watch=watch,
+        )
+        if progress is not None:
+            progress.at(IDLE, 0)
+        return ("ok", None if event is None else event.time, notes, gained)
+
+    def read_graph(self, source: GraphSource | None, expansion: Expansion) -> int:
+        """Take the ontology and read the graph's replica; returns its version."""
+        if self.progress is not None:
+            self.progress.at(WARMING, 0)
+        self.expansion = expansion
+        self.graph = source.open(expansion) if source is not None else None
+        _settle()
+        return 0 if self.graph is None else self.graph.version
+
+    def graph_apply(self, change: GraphChange, expansion: Expansion | None) -> int:
+        """Bring the replica to ``change``'s version; returns it."""
+        if self.graph is None:
+            self.graph = GraphView(self.expansion)
+        if self.progress is not None:
+            self.progress.at(WARMING, 0)
+        apply_change(self.graph, change, expansion)
+        if expansion is not None:
+            self.expansion = expansion
+        if self.progress is not None:
+            self.progress.at(IDLE, 0)
+        return self.graph.version
+
     def warm_up(self) -> None:
         """Run a made-up event (alone, and in a batch) through each matcher that has
         subscriptions and has not matched yet: its compiled kernels load or compile now,
@@ -231,13 +313,17 @@ class Worker:
         outcomes: list[tuple[Any, ...] | None] = []
         self.warm_up()
         watch = progress.watch if progress is not None else None
-        closing = any(_size(m) for m in self.matchers.values())
+        graph = self.graph if self.graph is not None and not self.graph.empty else None
+        # with a graph, the semantic matcher closes each event against it (its limits too)
+        closing = graph is None and any(_size(m) for m in self.matchers.values())
         for i, (event_id, media_type, body) in enumerate(items):
             if progress is not None:
                 progress.at(READING, i)
             try:
                 event = self.read(event_id, media_type, body)
-                context = MatchContext(event, self.expansion, watch=watch, limits=self.limits)
+                context = MatchContext(
+                    event, self.expansion, watch=watch, limits=self.limits, graph=graph
+                )
                 if closing and event.triples:
                     context.parts  # noqa: B018  (the closure, here: its limit is per event)
             except SempsError as exc:

@@ -2,8 +2,10 @@
 
 Starts the real service (uvicorn) on an embedded SQLite data directory, loads the bundled
 LUBM univ-bench ontology, registers the bundled subscriptions over HTTP as a subscriber,
-listens to their Server-Sent Events streams, publishes the bundled events as a publisher
-(all through :mod:`semps.client`), and prints each notification as it streams in. Then it
+listens to their Server-Sent Events streams, publishes the bundled events as a publisher,
+then adds a department head to the knowledge graph with a SPARQL Update (a change notifies
+the subscriptions whose answers it changes; all through :mod:`semps.client`), and prints
+each notification as it streams in. Then it
 keeps serving (Ctrl-C stops it), or exits with ``--once``. The demo case ships inside the
 package (``semps/demo``): its subscriptions use the ontology's general words and its events
 the specific ones, so every match needs the ontology.
@@ -94,9 +96,10 @@ def _listen(url: str, token: str, sub: Subscription, received: list[int]) -> Non
     try:
         with Client(url, token) as client:
             for note in client.notifications(sub):
-                for solution in note.solutions:
-                    bound = ", ".join(f"?{k}={v}" for k, v in sorted(solution.items()))
-                    _say(f"  notified  {sub.name or sub.id:<24} {bound}")
+                for verb, rows in (("notified", note.solutions), ("removed", note.removed)):
+                    for solution in rows:
+                        bound = ", ".join(f"?{k}={v}" for k, v in sorted(solution.items()))
+                        _say(f"  {verb:<8}  {sub.name or sub.id:<24} {bound}")
                 with _PRINT_LOCK:
                     received.append(1)
     except SempsError as exc:  # the service stopped for good: the demo is over
@@ -160,6 +163,13 @@ def _demo(url: str, tokens: dict[str, str], folder: Path) -> None:
             posted = publisher.publish(rdf)
             _say(f"published   {rdf.stem} -> {{'id': {posted.id!r}, 'matched': {posted.matched}}}")
             expected += posted.matched
+        update = folder / "graph-update.ru"
+        edit = publisher.update_graph(update.read_text(encoding="utf-8"))
+        _say(
+            f"graph       {update.stem} -> version {edit.version}, {edit.inserted} triples"
+            f" inserted, {edit.notified} notified (POST /graph, SPARQL Update)"
+        )
+        expected += edit.notified
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         with _PRINT_LOCK:
@@ -170,5 +180,6 @@ def _demo(url: str, tokens: dict[str, str], folder: Path) -> None:
         _say(f"warning: {len(received)} of {expected} notifications arrived within 15 s")
     _say(
         "\nEvery notification above needed the ontology:"
-        " no event uses the words its subscription asks for."
+        " no event uses the words its subscription asks for"
+        " (and the last one came from a change of the knowledge graph)."
     )

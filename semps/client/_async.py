@@ -126,9 +126,11 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
 
     # -- events ------------------------------------------------------------------------------
 
-    async def publish(self, source: RDFSource, media_type: str | None = None) -> m.Published:
+    async def publish(
+        self, source: RDFSource, media_type: str | None = None, *, retain: bool = False
+    ) -> m.Published:
         """Publish one event (:meth:`Client.publish`)."""
-        return await self.send(calls.publish(source, media_type))
+        return await self.send(calls.publish(source, media_type, retain=retain))
 
     async def publish_batch(
         self, sources: Iterable[RDFSource | tuple[RDFSource, str]]
@@ -217,6 +219,30 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
     async def remove_axiom(self, kind: str, subject: str, obj: str) -> int:
         """Remove an axiom; returns the new version."""
         return await self.send(calls.remove_axiom(kind, subject, obj))
+
+    # -- knowledge graph ---------------------------------------------------------------------
+
+    async def load_graph(
+        self, source: RDFSource, media_type: str | None = None, *, replace: bool = False
+    ) -> m.GraphEdit:
+        """Add (or ``replace`` with) a document's triples (:meth:`Client.load_graph`)."""
+        return await self.send(calls.load_graph(source, replace=replace, media_type=media_type))
+
+    async def update_graph(self, update: str) -> m.GraphEdit:
+        """Run a SPARQL 1.1 Update on the knowledge graph (:meth:`Client.update_graph`)."""
+        return await self.send(calls.update_graph(update))
+
+    async def export_graph(self, media_type: str = "text/turtle", *, closure: bool = False) -> str:
+        """The knowledge graph as a document (:meth:`Client.export_graph`)."""
+        return await self.send(calls.get_graph(media_type, closure=closure))
+
+    async def clear_graph(self) -> m.GraphEdit:
+        """Remove every triple of the knowledge graph."""
+        return await self.send(calls.clear_graph())
+
+    async def graph_info(self) -> m.GraphInfo:
+        """The knowledge graph's version and sizes."""
+        return await self.send(calls.graph_info())
 
     # -- administration ----------------------------------------------------------------------
 

@@ -25,6 +25,8 @@ from semps.client._models import (
     BatchItem,
     BatchSubscription,
     DeadLetter,
+    GraphEdit,
+    GraphInfo,
     NewToken,
     Published,
     Subscription,
@@ -40,13 +42,17 @@ __all__ = [
     "add_axiom",
     "batch_chunks",
     "batch_entry",
+    "clear_graph",
     "console_suspend",
     "create_token",
     "dead_letters",
     "delete",
     "get",
+    "get_graph",
     "get_ontology",
+    "graph_info",
     "health",
+    "load_graph",
     "load_ontology",
     "metrics",
     "publish",
@@ -61,6 +67,7 @@ __all__ = [
     "subscriptions",
     "suspend",
     "tokens",
+    "update_graph",
 ]
 
 #: A subscription or its id.
@@ -269,13 +276,16 @@ def console_suspend(ref: SubscriptionRef, reason: str | None = None) -> Call[Non
 # -- events ----------------------------------------------------------------------------------
 
 
-def publish(source: RDFSource, media_type: str | None = None) -> Call[Published]:
-    """``POST /events``."""
+def publish(
+    source: RDFSource, media_type: str | None = None, *, retain: bool = False
+) -> Call[Published]:
+    """``POST /events`` (``?retain=true``: the event's triples stay in the knowledge graph)."""
     body, content_type = document(source, media_type)
     headers = {"Content-Type": content_type}
     parse = lambda r: Published.from_json(r.json())  # noqa: E731
     hint = media_type_hint(source, media_type)
-    return Call("POST", "/events", parse, {}, headers, body, topic="event", hint=hint)
+    params = {"retain": "true"} if retain else {}
+    return Call("POST", "/events", parse, params, headers, body, topic="event", hint=hint)
 
 
 def publish_batch(
@@ -338,6 +348,54 @@ def add_axiom(kind: str, subject: str, obj: str) -> Call[int]:
 def remove_axiom(kind: str, subject: str, obj: str) -> Call[int]:
     """``DELETE /ontology/axioms``."""
     return _axiom("DELETE", kind, subject, obj)
+
+
+# -- knowledge graph -------------------------------------------------------------------------
+
+#: What ``/graph`` reads text and bytes sent without a media type as.
+GRAPH_DEFAULT_TYPE = "text/turtle"
+#: A SPARQL 1.1 Update's media type.
+SPARQL_UPDATE = "application/sparql-update"
+
+
+def _edit(reply: Reply) -> GraphEdit:
+    return GraphEdit.from_json(reply.json())
+
+
+def get_graph(media_type: str = GRAPH_DEFAULT_TYPE, *, closure: bool = False) -> Call[str]:
+    """``GET /graph`` in ``media_type`` (Turtle, N-Triples, RDF/XML or JSON-LD);
+    ``closure``: the inferred triples too."""
+    params = {"closure": "true"} if closure else {}
+    return Call("GET", "/graph", Reply.text, params, {"Accept": media_type}, topic="graph")
+
+
+def graph_info() -> Call[GraphInfo]:
+    """``GET /graph/info``."""
+    return Call("GET", "/graph/info", lambda r: GraphInfo.from_json(r.json()))
+
+
+def load_graph(
+    source: RDFSource, *, replace: bool, media_type: str | None = None
+) -> Call[GraphEdit]:
+    """``PUT /graph`` (replace) or ``POST /graph`` (merge); text and bytes without a
+    ``media_type`` are sent as Turtle, as the server reads them."""
+    if media_type is None and isinstance(source, str | bytes):
+        media_type = GRAPH_DEFAULT_TYPE
+    body, content_type = document(source, media_type)
+    method = "PUT" if replace else "POST"
+    headers = {"Content-Type": content_type}
+    return Call(method, "/graph", _edit, {}, headers, body, topic="graph")
+
+
+def update_graph(update: str) -> Call[GraphEdit]:
+    """``POST /graph`` with a SPARQL 1.1 Update."""
+    headers = {"Content-Type": SPARQL_UPDATE}
+    return Call("POST", "/graph", _edit, {}, headers, update.encode(), topic="graph")
+
+
+def clear_graph() -> Call[GraphEdit]:
+    """``DELETE /graph``: every triple removed."""
+    return Call("DELETE", "/graph", _edit, topic="graph")
 
 
 # -- tokens, dead letters, health ------------------------------------------------------------

@@ -15,7 +15,16 @@ from semps._types import Term
 from semps.errors import ClientError, SempsError
 from semps.terms import parse_n3
 
-__all__ = ["DeadLetter", "NewToken", "Notification", "Published", "Subscription", "Token"]
+__all__ = [
+    "DeadLetter",
+    "GraphEdit",
+    "GraphInfo",
+    "NewToken",
+    "Notification",
+    "Published",
+    "Subscription",
+    "Token",
+]
 
 
 def _field(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...], what: str) -> Any:
@@ -103,6 +112,11 @@ class Notification:
         detail: the matcher's extra detail (composite and content matches), if any.
         time: when the server made it (Unix time; ``None`` from a server that does not
             say).
+        graph_version: set when a change of the knowledge graph made it (an update, a
+            load, a retained event): the graph's version after the change; ``solutions``
+            and ``count`` are then the solutions the change added (``count`` may be 0).
+        removed, removed_count, removed_truncated: the solutions a change of the graph
+            removed from the subscription's answers, as ``solutions`` (empty for events).
     """
 
     subscription: str
@@ -114,6 +128,10 @@ class Notification:
     solutions_truncated: bool = False
     detail: Mapping[str, Any] | None = None
     time: float | None = None
+    graph_version: int | None = None
+    removed: tuple[Mapping[str, str], ...] = ()
+    removed_count: int = 0
+    removed_truncated: bool = False
 
     def __post_init__(self) -> None:
         if self.seq < 1:
@@ -133,8 +151,15 @@ class Notification:
             >>> n.bindings()
             [{'x': 'http://ex/a', 'n': Literal('2', lang='en')}]
         """
+        return self._terms(self.solutions)
+
+    def removed_bindings(self) -> list[dict[str, Term]]:
+        """The removed solutions as terms of the Python API (as :meth:`bindings`)."""
+        return self._terms(self.removed)
+
+    def _terms(self, rows: tuple[Mapping[str, str], ...]) -> list[dict[str, Term]]:
         try:
-            return [{k: parse_n3(v) for k, v in s.items()} for s in self.solutions]
+            return [{k: parse_n3(v) for k, v in s.items()} for s in rows]
         except ValueError as exc:
             msg = f"notification {self.subscription}/{self.seq}: {exc}"
             raise ClientError(msg) from exc
@@ -146,24 +171,76 @@ class Notification:
         body = _object(doc, "notification")
         if seq is None:
             seq = _field(body, "id", int, "notification")
-        solutions = body.get("solutions") or []
-        if not isinstance(solutions, list) or not all(isinstance(s, dict) for s in solutions):
-            msg = f"the notification's solutions are not a list of objects: {solutions!r:.200}"
-            raise ClientError(msg)
+        solutions = _rows(body, "solutions")
+        removed = _rows(body, "removed")
         detail = body.get("detail")
         return cls(
             subscription=_field(body, "subscription", str, "notification"),
             event=_field(body, "event", str, "notification"),
             seq=seq,
-            solutions=tuple(
-                MappingProxyType({str(k): str(v) for k, v in s.items()}) for s in solutions
-            ),
+            solutions=solutions,
             count=int(body.get("count", len(solutions))),
             count_truncated=bool(body.get("count_truncated", False)),
             solutions_truncated=bool(body.get("solutions_truncated", False)),
             detail=MappingProxyType(dict(detail)) if isinstance(detail, dict) else None,
             time=_optional_number(body.get("time"), float),
+            graph_version=_optional_number(body.get("graph_version"), int),
+            removed=removed,
+            removed_count=int(body.get("removed_count", len(removed))),
+            removed_truncated=bool(body.get("removed_truncated", False)),
         )
+
+
+def _rows(body: Mapping[str, object], key: str) -> tuple[Mapping[str, str], ...]:
+    """A notification's list of solutions under ``key`` (none when absent)."""
+    rows = body.get(key) or []
+    if not isinstance(rows, list) or not all(isinstance(s, dict) for s in rows):
+        msg = f"the notification's {key} are not a list of objects: {rows!r:.200}"
+        raise ClientError(msg)
+    return tuple(MappingProxyType({str(k): str(v) for k, v in s.items()}) for s in rows)
+
+
+@dataclass(frozen=True)
+class GraphEdit:
+    """What an edit of the knowledge graph did, answered once it and its notifications
+    committed: the graph's version after it, the asserted triples inserted and deleted,
+    the inferred triples the closure gained and lost, the notifications it made."""
+
+    version: int
+    inserted: int = 0
+    deleted: int = 0
+    inferred_added: int = 0
+    inferred_removed: int = 0
+    notified: int = 0
+
+    @classmethod
+    def from_json(cls, doc: object) -> GraphEdit:
+        body = _object(doc, "graph edit")
+        counts = {k: body.get(k, 0) for k in _EDIT_COUNTS}
+        if not all(isinstance(v, int) for v in counts.values()):
+            msg = f"the graph edit's counts are not integers: {body!r:.200}"
+            raise ClientError(msg)
+        return cls(_field(body, "version", int, "graph edit"), **counts)
+
+
+_EDIT_COUNTS = ("inserted", "deleted", "inferred_added", "inferred_removed", "notified")
+
+
+@dataclass(frozen=True)
+class GraphInfo:
+    """The knowledge graph's version and sizes: triples in the closure (asserted and
+    inferred), asserted triples, distinct terms."""
+
+    version: int
+    triples: int
+    asserted: int
+    terms: int
+
+    @classmethod
+    def from_json(cls, doc: object) -> GraphInfo:
+        body = _object(doc, "graph info")
+        fields = ("version", "triples", "asserted", "terms")
+        return cls(*(_field(body, k, int, "graph info") for k in fields))
 
 
 @dataclass(frozen=True)

@@ -171,15 +171,19 @@ class Client(ClientBase[httpx.BaseTransport]):
 
     # -- events ------------------------------------------------------------------------------
 
-    def publish(self, source: RDFSource, media_type: str | None = None) -> m.Published:
+    def publish(
+        self, source: RDFSource, media_type: str | None = None, *, retain: bool = False
+    ) -> m.Published:
         """Publish one event: RDF bytes or text (``media_type``, default RDF/XML), a file
         (its suffix picks the syntax), an rdflib ``Graph``, or a JSON event (``dict``).
+        ``retain``: its triples stay in the knowledge graph (a change of the graph: its
+        notifications carry ``removed`` too).
 
         Raises:
             IngestError: the document does not parse; text or bytes that do not look like
                 XML, sent as RDF/XML for want of a ``media_type``, say which to pass.
         """
-        return self.send(calls.publish(source, media_type))
+        return self.send(calls.publish(source, media_type, retain=retain))
 
     def publish_batch(
         self, sources: Iterable[RDFSource | tuple[RDFSource, str]]
@@ -272,6 +276,41 @@ class Client(ClientBase[httpx.BaseTransport]):
     def remove_axiom(self, kind: str, subject: str, obj: str) -> int:
         """Remove an axiom; returns the new version."""
         return self.send(calls.remove_axiom(kind, subject, obj))
+
+    # -- knowledge graph ---------------------------------------------------------------------
+
+    def load_graph(
+        self, source: RDFSource, media_type: str | None = None, *, replace: bool = False
+    ) -> m.GraphEdit:
+        """Add a document's triples to the knowledge graph (``replace``: instead of its
+        triples) as publisher or admin: a file (its suffix picks the syntax), text or bytes
+        (Turtle unless ``media_type`` says otherwise), or an rdflib ``Graph``. Answered once
+        the change and its notifications are committed."""
+        return self.send(calls.load_graph(source, replace=replace, media_type=media_type))
+
+    def update_graph(self, update: str) -> m.GraphEdit:
+        """Run a SPARQL 1.1 Update on the knowledge graph (publisher or admin).
+
+        Raises:
+            UpdateSyntaxError: it does not parse (``line``, ``column``);
+            UnsupportedUpdateError: ``LOAD``, ``SERVICE``, named graphs (``construct``);
+            GraphLimitExceeded: it is larger, or grows the closure more, than the server
+                allows (nothing was changed).
+        """
+        return self.send(calls.update_graph(update))
+
+    def export_graph(self, media_type: str = "text/turtle", *, closure: bool = False) -> str:
+        """The knowledge graph's asserted triples (``closure``: the inferred ones too) as
+        Turtle, N-Triples, RDF/XML or JSON-LD."""
+        return self.send(calls.get_graph(media_type, closure=closure))
+
+    def clear_graph(self) -> m.GraphEdit:
+        """Remove every triple of the knowledge graph (publisher or admin)."""
+        return self.send(calls.clear_graph())
+
+    def graph_info(self) -> m.GraphInfo:
+        """The knowledge graph's version and sizes."""
+        return self.send(calls.graph_info())
 
     # -- administration ----------------------------------------------------------------------
 

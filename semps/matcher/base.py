@@ -95,6 +95,11 @@ class Matcher(ABC):
     kind: ClassVar[str]
     #: True when answers depend on earlier events (see the contract above).
     stateful: ClassVar[bool] = False
+    #: True when the matcher reads the knowledge graph: its answers to an event are what
+    #: the event adds over the graph, and :meth:`change_matches` gives a change's (so a
+    #: retained event's notifications from it are its change's). False: it matches the
+    #: event alone and its ``change_matches`` is the default (none).
+    reads_graph: ClassVar[bool] = False
     #: The limits ``add`` enforces when it reads a subscription; the broker sets its own.
     limits: Limits = DEFAULT_LIMITS
 

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from semps.broker.payload import payload_head, verdict_heads
+from semps.broker.payload import change_head, payload_head, verdict_heads
 from semps.limits import Limits
 from semps.matcher.semantic.verify import Verdict
-from semps.matcher.values import Match
+from semps.matcher.values import ChangeMatch, Match
 from semps.terms import XSD, Literal
 
 
@@ -94,3 +94,43 @@ def test_verdicts_shared_by_a_shapes_subscriptions_are_written_as_their_matches(
 def _detail(verdict: Verdict) -> dict[str, object]:
     truncated: dict[str, object] = {"truncated": True} if verdict.truncated else {}
     return {**truncated, **(verdict.detail or {})}
+
+
+def test_a_graph_change_notifies_the_solutions_it_added_and_removed() -> None:
+    change = ChangeMatch(
+        "s1", 7, 1, ({"x": "http://ex/a"},), 2, ({"x": "http://ex/b"}, {"x": "_:b1"})
+    )
+    assert notification(change_head(change, "graph-7")) == {
+        "subscription": "s1",
+        "event": "graph-7",
+        "graph_version": 7,
+        "count": 1,
+        "solutions": [{"x": "<http://ex/a>"}],
+        "removed_count": 2,
+        "removed": [{"x": "<http://ex/b>"}, {"x": "_:b1"}],
+        "id": 7,
+    }
+
+
+def test_a_change_that_only_removes_counts_no_added_solution() -> None:
+    doc = notification(change_head(ChangeMatch("s1", 2, 0, (), 1, ({},)), "ev-9"))
+    assert (doc["count"], doc["solutions"], doc["removed_count"], doc["removed"]) == (
+        0,
+        [],
+        1,
+        [{}],
+    )
+
+
+def test_both_lists_of_a_change_are_cut_to_the_notifications_size_and_said_so() -> None:
+    rows = tuple({"x": f"http://ex/{i:04d}"} for i in range(50))
+    head = change_head(
+        ChangeMatch("s1", 3, 50, rows, 50, rows), "graph-3", Limits(max_notification_bytes=600)
+    )
+    doc = notification(head)
+    assert len(head) <= 600
+    assert doc["count"] == 50 and doc["removed_count"] == 50
+    assert doc["solutions_truncated"] is True and doc["removed_truncated"] is True
+    kept = doc["solutions"] + doc["removed"]
+    assert 0 < len(doc["solutions"]) < 50 and len(kept) < 50
+    assert doc["solutions"] == [{"x": f"<http://ex/{i:04d}>"} for i in range(len(doc["solutions"]))]

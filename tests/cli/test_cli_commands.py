@@ -39,10 +39,16 @@ def test_demo_runs_the_service_and_streams_every_notification(tmp_path: Path) ->
         "alumni-of-university0",
         "alumni-of-university0",
         "chairs",
+        "chairs",
         "named-students",
         "named-students",
         "teaching-assistants",
     ]
+    # the knowledge graph's change: univ-bench makes the new head of department a Chair
+    dept = "<http://www.Department9.University3.edu>"
+    head = f"?dept={dept}, ?who=<http://www.Department9.University3.edu/FullProfessor1>"
+    assert f"  notified  {'chairs':<24} {head}" in lines
+    assert any(line.startswith("graph       graph-update -> version") for line in lines)
     assert (tmp_path / "d" / "semps.sqlite3").exists()
 
 

@@ -1,9 +1,10 @@
-"""The README's five-minute tour runs as written, against a real ``semps serve``: its shell
-blocks (tokens, the service, the curl calls, ``semps match`` on a shared workload) and its
-Python block (saved as ``tour.py`` and run as the README says), in one bash session from the
-repository root. Each ``# -> `` line of the tour is the output it promises, in order (``...``
-stands for what differs between runs, such as an event's id); only the port, the data folder
-and the path of ``.venv/bin/`` are changed, so that the test runs beside other servers."""
+"""The README's five-minute tour (and its knowledge-graph section) runs as written,
+against a real ``semps serve``: its shell blocks (tokens, the service, the curl calls,
+``semps match`` on shared workloads) and its Python block (saved as ``tour.py`` and run as
+the README says), in one bash session from the repository root. Each ``# -> `` line is the
+output it promises, in order (``...`` stands for what differs between runs, such as an
+event's id); only the port, the data folder and the path of ``.venv/bin/`` are changed, so
+that the test runs beside other servers."""
 
 from __future__ import annotations
 
@@ -23,13 +24,18 @@ pytestmark = [pytest.mark.server, pytest.mark.timeout(300)]
 README = ROOT / "README.md"
 PROMISE = "# -> "
 RUN_PY = "SEMPS_TOKEN=$ADMIN .venv/bin/python tour.py"
+#: The README's sections whose blocks run, in order, in one session.
+TOUR_SECTIONS = ("A five-minute tour", "Events against a knowledge graph")
 
 
 def tour() -> list[tuple[str, str]]:
     """The tour's fenced blocks, ``(language, code)``, in order."""
     text = README.read_text(encoding="utf-8")
-    section = text.split("\n## A five-minute tour\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```(\w+)\n(.*?)```", section, flags=re.DOTALL)
+    blocks = []
+    for title in TOUR_SECTIONS:
+        section = text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+        blocks += re.findall(r"```(\w+)\n(.*?)```", section, flags=re.DOTALL)
+    return blocks
 
 
 def promised(blocks: list[tuple[str, str]]) -> list[str]:
@@ -95,7 +101,7 @@ def _alive(pgid: int) -> bool:
 
 def test_the_tour_promises_output_and_runs_the_python_block_as_it_says() -> None:
     blocks = tour()
-    assert [language for language, _ in blocks] == ["bash", "python", "bash"]
+    assert [language for language, _ in blocks] == ["bash", "python", "bash", "bash"]
     assert len(promised(blocks)) >= 8
     assert f"`{RUN_PY}`" in README.read_text(encoding="utf-8")
 

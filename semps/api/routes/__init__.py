@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from semps.api.routes.deadletters import deadletters_router
 from semps.api.routes.events import PublishRoute, events_router
+from semps.api.routes.graph import graph_router
 from semps.api.routes.health import health_router
 from semps.api.routes.ontology import ontology_router
 from semps.api.routes.streams import streams_router
@@ -16,6 +17,7 @@ __all__ = [
     "PublishRoute",
     "deadletters_router",
     "events_router",
+    "graph_router",
     "health_router",
     "ontology_router",
     "streams_router",

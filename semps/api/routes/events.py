@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
+from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Depends
 from pydantic import ValidationError
@@ -24,7 +25,9 @@ from semps.api.bodies import JSON, json_body, read_bounded
 from semps.api.context import Context
 from semps.api.errors import error_body, responses
 from semps.api.models import BatchIn, BatchOut, JsonEvent, Published
+from semps.broker import commit
 from semps.broker.broker import Broker
+from semps.broker.graphs import SPARQL_UPDATE
 from semps.errors import IngestError, SempsError, UnsupportedMediaType
 
 __all__ = [
@@ -53,13 +56,24 @@ EVENT_MEDIA_TYPES = (
     "text/plain",
 )
 _EVENT_BODY = {
+    "parameters": [
+        {
+            "name": "retain",
+            "in": "query",
+            "required": False,
+            "schema": {"type": "boolean", "default": False},
+            "description": "keep the event's triples in the knowledge graph: the event is a "
+            "change of the graph, notified with the solutions it adds and removes",
+        }
+    ],
     "requestBody": {
         "required": True,
         "content": {
             **{m: {"schema": {"type": "string"}} for m in EVENT_MEDIA_TYPES},
+            SPARQL_UPDATE: {"schema": {"type": "string"}},
             JSON: {"schema": {"$ref": f"#/components/schemas/{JsonEvent.__name__}"}},
         },
-    }
+    },
 }
 _BATCH_BODY = json_body(BatchIn)
 
@@ -90,13 +104,15 @@ class PublishRoute:
             if body is None:  # the client went away: nobody to answer, nothing published
                 return
             if path == "/events/batch":
-                outcomes = await self.broker.publish_many(parse_batch(body))
+                documents, keep = parse_batch(body)
+                outcomes = await self.broker.publish_many(documents, keep)
                 answer: dict[str, object] = {"events": batch_results(outcomes)}
             else:
-                event_id, matched = await self.broker.publish(
-                    body, content_type or "application/rdf+xml"
+                retain = retained(scope.get("query_string", b""))
+                published = await self.broker.publish(
+                    body, content_type or "application/rdf+xml", retain=retain
                 )
-                answer = {"id": event_id, "matched": matched}
+                answer = _published(published)
         except Exception as exc:  # ours: its status; anything else: the one 500 shape
             status, doc, extra = self.errors(exc)
             await _respond(send, status, doc, extra)
@@ -126,8 +142,8 @@ def check_batch_media_type(content_type: str | None) -> None:
         raise UnsupportedMediaType(msg)
 
 
-def parse_batch(body: bytes) -> list[tuple[str, bytes]]:
-    """A batch's events as (media type, document) pairs.
+def parse_batch(body: bytes) -> tuple[list[tuple[str, bytes]], list[bool]]:
+    """A batch's events as (media type, document) pairs, and whether each is retained.
 
     Raises:
         IngestError: not ``{"events": [{"media_type": ..., "body": "..."}, ...]}`` (400).
@@ -137,10 +153,41 @@ def parse_batch(body: bytes) -> list[tuple[str, bytes]]:
     except ValidationError as exc:
         msg = 'expected JSON {"events": [{"media_type": ..., "body": "..."}, ...]}'
         raise IngestError(msg) from exc
-    return [(e.media_type or "application/rdf+xml", e.body.encode()) for e in batch.events]
+    documents = [(e.media_type or "application/rdf+xml", e.body.encode()) for e in batch.events]
+    return documents, [e.retain for e in batch.events]
 
 
-def batch_results(outcomes: Sequence[tuple[str, int] | BaseException]) -> list[dict[str, object]]:
+def retained(query: bytes) -> bool:
+    """Whether the query string says ``retain=true`` (``retain=false`` or none: no).
+
+    Raises:
+        IngestError: another value, or another parameter (400).
+
+    Example:
+        >>> retained(b"retain=true"), retained(b"")
+        (True, False)
+    """
+    if not query:
+        return False
+    found = parse_qs(query.decode("latin-1"), keep_blank_values=True)
+    unknown = sorted(set(found) - {"retain"})
+    values = found.get("retain", [])
+    if unknown or len(values) > 1 or (values and values[0] not in ("true", "false")):
+        msg = "POST /events takes one query parameter, retain=true or retain=false"
+        raise IngestError(msg)
+    return values == ["true"]
+
+
+def _published(outcome: commit.Published) -> dict[str, object]:
+    """An event's answer: ``{"id", "matched"}``, and ``"graph_version"`` when it changed
+    the knowledge graph."""
+    answer: dict[str, object] = {"id": outcome[0], "matched": outcome[1]}
+    if len(outcome) > 2:
+        answer["graph_version"] = outcome[2]
+    return answer
+
+
+def batch_results(outcomes: Sequence[commit.Outcome]) -> list[dict[str, object]]:
     """Each event's outcome as the batch answer lists it: ``{"id", "matched"}`` or its
     error's body (fields that are ``None`` left out).
 
@@ -154,7 +201,7 @@ def batch_results(outcomes: Sequence[tuple[str, int] | BaseException]) -> list[d
         elif isinstance(outcome, BaseException):
             raise outcome
         else:
-            results.append({"id": outcome[0], "matched": outcome[1]})
+            results.append(_published(outcome))
     return results
 
 
@@ -209,7 +256,8 @@ _OPERATIONS = (
         "publish",
         Published,
         _EVENT_BODY,
-        "Publish one event; answered once it and its notifications are committed.",
+        "Publish one event; answered once it and its notifications are committed. With\n"
+        "retain=true (or a SPARQL Update as the body) the event changes the knowledge graph.",
     ),
     (
         "/events/batch",

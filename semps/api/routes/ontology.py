@@ -9,7 +9,6 @@ from typing import TypeVar
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
-from starlette.concurrency import run_in_threadpool
 
 from semps.api.bodies import JSON, json_body, read_body, require_media_type
 from semps.api.context import Context
@@ -45,7 +44,9 @@ def ontology_router(ctx: Context) -> APIRouter:
     admin = [Depends(ctx.auth.require("admin"))]
 
     async def edit(function: Callable[..., object], *args: object) -> Version:
-        await run_in_threadpool(function, *args)
+        # the knowledge graph is closed again under the edited ontology, and the edit
+        # answered once that change and its notifications are committed
+        await ctx.broker.graphs.edit_ontology(lambda: function(*args))
         return Version(version=ontology.version)
 
     async def document(request: Request) -> tuple[bytes, str | None]:

@@ -80,6 +80,7 @@ class SemanticMatcher(Matcher):
     """
 
     kind = "semantic"
+    reads_graph = True
 
     def __init__(
         self,

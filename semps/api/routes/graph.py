@@ -1,0 +1,213 @@
+"""``/graph``: the knowledge graph over HTTP, as the SPARQL 1.1 Graph Store Protocol has it
+for the default graph, plus SPARQL 1.1 Update.
+
+=======  ===========================================  ========================
+method   what                                         who
+=======  ===========================================  ========================
+GET      the asserted triples (``Accept``: Turtle,     every role
+         N-Triples, RDF/XML, JSON-LD)
+PUT      replace them with a document's                publisher, admin
+POST     merge a document in; or run a SPARQL Update   publisher, admin
+         (``application/sparql-update``, or the form
+         field ``update=``)
+DELETE   remove every triple                           publisher, admin
+=======  ===========================================  ========================
+
+``?default`` (the protocol's name for the default graph) may be given or not; ``?graph=IRI``
+names a graph semps does not keep (404). Every edit is answered once it and the
+notifications it causes are committed (:class:`~semps.broker.graphs.GraphDesk`), with the
+graph's new version and what changed. ``GET /graph/info`` gives the sizes.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.responses import Response
+
+from semps.api.bodies import media_type, read_body, require_media_type
+from semps.api.context import Context
+from semps.api.errors import responses
+from semps.api.models import GraphEdit, GraphInfo
+from semps.broker.graphs import SPARQL_UPDATE, Applied, update_text
+from semps.documents import SUPPORTED_MEDIA_TYPES
+from semps.errors import GraphError, NotAcceptable, NotFound, UnsupportedUpdateError
+from semps.graph.formats import EXPORT_TYPES
+
+__all__ = ["FORM", "graph_router", "negotiate"]
+
+#: An HTML form's body: SPARQL Update's second way in (``update=...``).
+FORM = "application/x-www-form-urlencoded"
+#: What ``GET /graph`` answers when the caller accepts anything.
+DEFAULT_EXPORT = "text/turtle"
+#: What a document sent without ``Content-Type`` is read as.
+DEFAULT_DOCUMENT = "text/turtle"
+
+_RDF = {m: {"schema": {"type": "string"}} for m in SUPPORTED_MEDIA_TYPES}
+_PUT_BODY = {"requestBody": {"required": True, "content": _RDF}}
+_POST_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            **_RDF,
+            SPARQL_UPDATE: {"schema": {"type": "string"}},
+            FORM: {
+                "schema": {
+                    "type": "object",
+                    "properties": {"update": {"type": "string"}},
+                    "required": ["update"],
+                }
+            },
+        },
+    }
+}
+_EDIT_ERRORS = responses(400, 401, 403, 404, 413, 415, 422)
+#: Accept ranges that leave the choice to the server, and what each gets.
+_WIDE = {"*/*": DEFAULT_EXPORT, "text/*": DEFAULT_EXPORT, "application/*": "application/n-triples"}
+
+
+def negotiate(accept: str | None) -> str:
+    """The export media type an ``Accept`` header prefers: its ranges by quality, then in
+    order; Turtle when it accepts anything (or says nothing).
+
+    Raises:
+        NotAcceptable: it accepts none of Turtle, N-Triples, RDF/XML and JSON-LD (406).
+
+    Example:
+        >>> negotiate("application/ld+json;q=0.5, application/n-triples")
+        'application/n-triples'
+    """
+    if not accept or not accept.strip():
+        return DEFAULT_EXPORT
+    ranked = []
+    for order, part in enumerate(accept.split(",")):
+        fields = part.split(";")
+        quality = 1.0
+        for param in fields[1:]:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        ranked.append((-quality, order, fields[0].strip().lower()))
+    for negative_quality, _, found in sorted(ranked):
+        if negative_quality >= 0:
+            break
+        if found in EXPORT_TYPES:
+            return found
+        if found in _WIDE:
+            return _WIDE[found]
+    known = ", ".join(sorted(EXPORT_TYPES))
+    msg = f"cannot write the graph as any of {accept.strip()[:200]!r} (available: {known})"
+    raise NotAcceptable(msg)
+
+
+def _default_only(graph: str | None) -> None:
+    """Refuse a named graph: semps keeps one, the default graph.
+
+    Raises:
+        NotFound: ``?graph=`` names one (404).
+    """
+    if graph is not None:
+        msg = (
+            f"no graph {graph[:200]!r}: semps keeps one graph, the default graph "
+            "(?default, or no parameter)"
+        )
+        raise NotFound(msg)
+
+
+def update_of_form(body: bytes) -> str:
+    """The ``update`` field of a form-encoded SPARQL Update request.
+
+    Raises:
+        GraphError: not UTF-8, or not exactly one ``update`` (400);
+        UnsupportedUpdateError: ``using-graph-uri`` or ``using-named-graph-uri`` (422).
+    """
+    try:
+        fields = parse_qs(body.decode("utf-8"), keep_blank_values=True)
+    except UnicodeDecodeError as exc:
+        msg = f"the form is not UTF-8 text: {exc}"
+        raise GraphError(msg) from None
+    for name in ("using-graph-uri", "using-named-graph-uri"):
+        if name in fields:
+            msg = f"{name} is not supported: semps keeps only the default graph"
+            raise UnsupportedUpdateError(msg, construct="USING")
+    texts = fields.get("update", [])
+    if len(texts) != 1:
+        msg = f"expected one form field update=..., found {len(texts)}"
+        raise GraphError(msg)
+    return texts[0]
+
+
+def _edited(applied: Applied) -> GraphEdit:
+    return GraphEdit.model_validate(applied.summary())
+
+
+def graph_router(ctx: Context) -> APIRouter:
+    """The knowledge graph's routes."""
+    router = APIRouter(tags=["graph"])
+    desk = ctx.broker.graphs
+    reader = [Depends(ctx.auth.require())]
+    writer = [Depends(ctx.auth.require("publisher"))]
+    named = Query(None, description="a named graph: none exists (404)")
+    default = Query(None, description="the default graph (the only one)")
+
+    @router.api_route(
+        "/graph",
+        methods=["GET", "HEAD"],
+        dependencies=reader,
+        response_class=Response,
+        responses={200: {"content": {m: {} for m in EXPORT_TYPES}}, **responses(401, 404, 406)},
+    )
+    async def get_graph(
+        accept: str | None = Header(None),
+        closure: bool = Query(False, description="every triple, the inferred ones too"),
+        graph: str | None = named,
+        default: str | None = default,
+    ) -> Response:
+        """The graph's asserted triples, in the media type ``Accept`` prefers."""
+        _default_only(graph)
+        chosen = negotiate(accept)
+        body = await desk.export(chosen, closure=closure)
+        return Response(body, media_type=chosen, headers={"Vary": "Accept"})
+
+    @router.get("/graph/info", dependencies=reader, responses=responses(401))
+    async def graph_info() -> GraphInfo:
+        """The graph's version and sizes."""
+        return GraphInfo.model_validate(await desk.info())
+
+    @router.put("/graph", dependencies=writer, openapi_extra=_PUT_BODY, responses=_EDIT_ERRORS)
+    async def replace_graph(
+        request: Request, graph: str | None = named, default: str | None = default
+    ) -> GraphEdit:
+        """Replace the graph's triples with a document's (answered once committed)."""
+        _default_only(graph)
+        declared = require_media_type(request, SUPPORTED_MEDIA_TYPES)
+        data = await read_body(request, ctx.max_body)
+        return _edited(await desk.load(data, declared or DEFAULT_DOCUMENT, replace=True))
+
+    @router.post("/graph", dependencies=writer, openapi_extra=_POST_BODY, responses=_EDIT_ERRORS)
+    async def post_graph(
+        request: Request, graph: str | None = named, default: str | None = default
+    ) -> GraphEdit:
+        """Merge a document's triples in, or run a SPARQL 1.1 Update."""
+        _default_only(graph)
+        found = media_type(request)
+        if found not in (SPARQL_UPDATE, FORM):
+            require_media_type(request, (*SUPPORTED_MEDIA_TYPES, SPARQL_UPDATE, FORM))
+        data = await read_body(request, ctx.max_body)
+        if found == SPARQL_UPDATE:
+            return _edited(await desk.update(update_text(data)))
+        if found == FORM:
+            return _edited(await desk.update(update_of_form(data)))
+        return _edited(await desk.load(data, found or DEFAULT_DOCUMENT, replace=False))
+
+    @router.delete("/graph", dependencies=writer, responses=responses(401, 403, 404))
+    async def clear_graph(graph: str | None = named, default: str | None = default) -> GraphEdit:
+        """Remove every triple."""
+        _default_only(graph)
+        return _edited(await desk.clear())
+
+    return router
