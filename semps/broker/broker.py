@@ -26,7 +26,6 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,17 +35,16 @@ from semps.broker.graphs import SPARQL_UPDATE, GraphDesk, update_text
 from semps.broker.metrics import Metrics
 from semps.broker.observers import Observers
 from semps.broker.pipeline import Item, Pipeline
+from semps.broker.registration import Groups, Pending, register_group, too_many
 from semps.broker.retention import Pruner
 from semps.broker.sqlite_store import SQLiteStore
 from semps.broker.tokens import Principal, TokenInfo
 from semps.broker.webhooks import WebhookDispatcher
 from semps.errors import (
     AuthError,
-    MatcherError,
     NotFound,
     PermissionDenied,
     SempsError,
-    SubscriptionLimitExceeded,
 )
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.registry import get_matcher_class
@@ -63,23 +61,6 @@ TOKEN_CACHE_SECONDS = 10.0
 #: and rewrite it when the stored subscriptions changed (each matcher kind persists what it
 #: keeps in ``<kind>.snap`` there: :meth:`~semps.matcher.base.Matcher.persisted`).
 SEMANTIC_SNAPSHOT = "semantic.snap"
-
-
-def _too_many(owner: str, held: int) -> SubscriptionLimitExceeded:
-    msg = f"subscriber {owner!r} already holds {held} subscriptions, the limit (max_subscriptions)"
-    return SubscriptionLimitExceeded(msg)
-
-
-@dataclass(slots=True)
-class _Pending:
-    """A new subscription waiting to be registered with others (see ``subscribe``)."""
-
-    text: str
-    kind: str
-    owner: str
-    name: str | None
-    result: Subscription | BaseException | None = None
-    failed: bool = False  # the whole group failed (its result says why)
 
 
 class Broker:
@@ -122,8 +103,7 @@ class Broker:
         self._id_prefix = f"ev-{uuid.uuid4().hex[:12]}-"
         self._ids = itertools.count(1)
         self._register = threading.Lock()  # one registration (or group) at a time
-        self._queue_lock = threading.Lock()
-        self._queued: list[_Pending] = []
+        self._groups = Groups(self._register, self._register_group)
         self.observers = Observers(self._subs.get)  # stateful matchers, in this process
         for sub, suspended in self.store.subscriptions_with_status():
             self._remember(sub)
@@ -207,14 +187,14 @@ class Broker:
         cls = get_matcher_class(kind)  # PluginNotFound first: nothing is allocated
         self.limits.check_query_size(text)
         if sub_id is None and not cls.stateful:
-            return self._subscribe_grouped(_Pending(text, kind, owner, name))
+            return self._subscribe_grouped(Pending(text, kind, owner, name))
         with self._register:
             old = self._subs.get(sub_id) if sub_id is not None else None
             if sub_id is not None and old is None:
                 msg = f"no subscription {sub_id!r}"
                 raise NotFound(msg)
             if old is None and self._owned[owner] >= self.limits.max_subscriptions:
-                raise _too_many(owner, self._owned[owner])
+                raise too_many(owner, self._owned[owner])
             sub = Subscription(sub_id or self.store.next_id("sub-"), kind, text, owner, name)
             old_kind = old.kind if old is not None else None
             self._add_to_matchers(sub, old_kind)  # validates; raises before any change
@@ -242,7 +222,7 @@ class Broker:
                 it is registered).
         """
         results: list[Subscription | SempsError | None] = [None] * len(items)
-        grouped: list[tuple[int, _Pending]] = []
+        grouped: list[tuple[int, Pending]] = []
         stateful: list[int] = []
         for i, (text, kind, name) in enumerate(items):
             try:
@@ -254,8 +234,8 @@ class Broker:
             if cls.stateful:
                 stateful.append(i)
             else:
-                grouped.append((i, _Pending(text, kind, owner, name)))
-        self._grouped([p for _, p in grouped])
+                grouped.append((i, Pending(text, kind, owner, name)))
+        self._groups.run([p for _, p in grouped])
         for i, pending in grouped:
             outcome = pending.result
             if isinstance(outcome, BaseException) and (
@@ -271,67 +251,23 @@ class Broker:
                 results[i] = exc
         return [r for r in results if r is not None]
 
-    def _subscribe_grouped(self, mine: _Pending) -> Subscription:
-        """New stateless subscriptions register in groups (:meth:`_grouped`)."""
-        self._grouped([mine])
+    def _subscribe_grouped(self, mine: Pending) -> Subscription:
+        """New stateless subscriptions register in groups (:mod:`.registration`)."""
+        self._groups.run([mine])
         if isinstance(mine.result, BaseException):
             raise mine.result
         assert mine.result is not None
         return mine.result
 
-    def _grouped(self, mine: Sequence[_Pending]) -> None:
-        """Register ``mine`` in a group: whoever holds the registration lock registers
-        every request waiting for it (one round trip to the workers, one transaction), so
-        concurrent subscribers share the fixed costs. Each pending gets its result."""
-        if not mine:
-            return
-        with self._queue_lock:
-            self._queued.extend(mine)  # together: one group takes all of them
-        with self._register:
-            if mine[0].result is None:
-                with self._queue_lock:
-                    group, self._queued = self._queued, []
-                try:
-                    self._register_group(group)
-                except Exception as exc:  # the workers or the store: the whole group
-                    for pending in group:
-                        if pending.result is None:
-                            pending.result = exc
-                            pending.failed = True
-                finally:
-                    for pending in group:
-                        if pending.result is None:
-                            pending.result = MatcherError("registration failed")
-
-    def _register_group(self, group: list[_Pending]) -> None:
-        accepted: list[tuple[_Pending, Subscription]] = []
-        held = Counter(self._owned)
-        for p in group:
-            if held[p.owner] >= self.limits.max_subscriptions:
-                p.result = _too_many(p.owner, held[p.owner])
-                continue
-            held[p.owner] += 1
-            sub = Subscription(self.store.next_id("sub-"), p.kind, p.text, p.owner, p.name)
-            accepted.append((p, sub))
-        if not accepted:
-            return
-        status, value = self.pipeline.command(("add_many", [s for _, s in accepted]))[0]
-        if status == "error":
-            raise unpack_error(value)
-        good = []
-        for (p, sub), outcome in zip(accepted, value, strict=True):
-            if outcome is None:
-                good.append((p, sub))
-            else:
-                p.result = unpack_error(outcome)
-        try:
-            self.store.put_subscriptions([sub for _, sub in good])
-        except Exception:
-            self.pipeline.command(("remove_many", [sub.id for _, sub in good]), wait=False)
-            raise
-        for p, sub in good:
-            self._remember(sub)
-            p.result = sub
+    def _register_group(self, group: list[Pending]) -> None:
+        register_group(
+            group,
+            owned=self._owned,
+            limits=self.limits,
+            store=self.store,
+            pipeline=self.pipeline,
+            remember=self._remember,
+        )
 
     def _call_workers(self, request: tuple[Any, ...]) -> None:
         for status, value in self.pipeline.command(request):
