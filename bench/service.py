@@ -437,6 +437,19 @@ async def register_all(
     return probes
 
 
+async def settle(pid: int, quiet: float = 0.05, polls: int = 3, most: float = 600) -> float:
+    """Wait until the server's processes use under ``quiet`` CPU seconds a second for
+    ``polls`` seconds in a row (at most ``most`` seconds); the seconds waited."""
+    start, calm = time.perf_counter(), 0
+    before = sum(_cpu_seconds(pid))
+    while calm < polls and time.perf_counter() - start < most:
+        await asyncio.sleep(1.0)
+        now = sum(_cpu_seconds(pid))
+        calm = calm + 1 if now - before < quiet else 0
+        before = now
+    return time.perf_counter() - start
+
+
 async def restart(
     server: Served,
     data: Path,
@@ -446,8 +459,11 @@ async def restart(
     args: argparse.Namespace,
     reference: float,
 ) -> Served:
-    """Stop the server and start it again on the same data directory: seconds until
+    """Once the server has settled (its workers' idle work done: the snapshot's parts
+    written), stop it and start it again on the same data directory: seconds until
     ``/health`` answers, and until a first event is acknowledged (the workers loaded)."""
+    settled = await settle(server.process.pid)
+    print(f"the server settled {settled:.1f} s after the registrations", flush=True)
     stop(server.process)
     t0 = time.perf_counter()
     served = serve(data, extra, log=log, wait=600)

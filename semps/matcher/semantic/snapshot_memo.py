@@ -31,8 +31,9 @@ from semps.matcher.values import Subscription
 __all__ = ["MAX_PARTS", "parts_of", "snapshot_extension", "snapshot_memo"]
 
 #: Parts beside a snapshot past which start-up folds them in (each part costs a file read
-#: and its checks at every start).
-MAX_PARTS = 64
+#: and its checks at every start, about a millisecond for the small parts that single
+#: registrations leave: one per group registered while the writing worker had time).
+MAX_PARTS = 1024
 
 
 def parts_of(path: Path) -> list[Path]:
@@ -106,29 +107,35 @@ def snapshot_memo(
         part.unlink(missing_ok=True)
 
 
+#: Parses kept by :func:`snapshot_extension` blocks and not written yet, by snapshot.
+_PENDING: dict[Path, dict[str, Query]] = {}
+
+
 @contextmanager
 def snapshot_extension(
     path: Path, limits: Limits = DEFAULT_LIMITS
 ) -> Iterator[Callable[[], Path | None]]:
     """A block whose parses (:func:`parse_memo`, under ``limits``) are kept; it gives a
-    function that writes them as the next part beside the snapshot at ``path`` and returns
-    the part (``None``: nothing was parsed, or it could not be written), to call when the
-    caller has time: after the block, once."""
+    function that writes them, with those of every earlier block for ``path`` not written
+    yet, as the next part beside the snapshot at ``path`` and returns the part (``None``:
+    nothing to write, or it could not be written), to call after the block when the caller
+    has time."""
     queries: dict[str, Query] = {}
 
     def write() -> Path | None:
-        if not queries:
+        pending = _PENDING.pop(path, {})
+        if not pending:
             return None
         parts = parts_of(path)
         number = int(parts[-1].name.rsplit(".part", 1)[1]) + 1 if parts else 1
         part = path.with_name(f"{path.name}.part{number}")
-        texts = [Subscription(f"t{i}", "semantic", text) for i, text in enumerate(queries)]
+        texts = [Subscription(f"t{i}", "semantic", text) for i, text in enumerate(pending)]
         try:
-            save_snapshot(part, texts, queries, limits)
+            save_snapshot(part, texts, pending, limits)
         except (OSError, SubscriptionError):
             return None
-        queries.clear()
         return part
 
     with parse_memo(queries, limits):
         yield write
+    _PENDING.setdefault(path, {}).update(queries)
