@@ -8,7 +8,8 @@ through the console:
     .venv/bin/python scripts/console_screenshots.py [--out docs/images]
 
 Writes console-dashboard.png, console-ontology-search.png, console-subscriptions.png and
-console-notifications.png.
+console-notifications.png; then, on a second service holding brick-kg-a's building model as
+its knowledge graph, console-graph.png. ``--only graph`` makes that one alone.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 ROOT = Path(__file__).resolve().parent.parent
 BRICK_A = ROOT.parent / "shared" / "workloads" / "brick-a"
+BRICK_KG = ROOT.parent / "shared" / "workloads" / "brick-kg-a"
+SITE = "http://example.org/site/hq#"
 SUFFIX_TYPES = {".ttl": "text/turtle", ".rdf": "application/rdf+xml"}
 #: Subscriptions registered (the first ones of brick-a, by file name).
 SUBSCRIPTIONS = 12
@@ -201,6 +204,30 @@ def subscriptions(driver: WebDriver, service: Semps, out: Path, ids: list[str]) 
     shoot(driver, out, "notifications")
 
 
+def graph(driver: WebDriver, out: Path) -> None:
+    """The Graph tab on brick-kg-a's model: AHU 1's triples, the inferred ones marked."""
+    service = Semps()
+    try:
+        with service.client("admin") as admin:
+            headers = {"Content-Type": "application/rdf+xml"}
+            ontology = (BRICK_KG / "ontology.owl").read_bytes()
+            admin.put("/ontology", content=ontology, headers=headers).raise_for_status()
+            model = (BRICK_KG / "graph" / "site.ttl").read_bytes()
+            headers = {"Content-Type": "text/turtle"}
+            admin.put("/graph", content=model, headers=headers).raise_for_status()
+        log_in(driver, service.url, service.tokens["publisher"])
+        declare(driver, "site", SITE)
+        tab(driver, "graph")
+        driver.find_element(By.ID, "graph-search").send_keys("site:B1-AHU-1")
+        ahu = f'#graph-rows tr[data-iri="{SITE}B1-AHU-1"]:first-child a'
+        wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ahu))[0].click()
+        wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#graph-resource tr.inferred"))
+        driver.execute_script("window.scrollTo(0, 0)")
+        shoot(driver, out, "graph")
+    finally:
+        service.stop()
+
+
 def _matches(service: Semps, sub_id: str) -> int:
     with service.client("admin") as admin:
         return int(admin.get(f"/subscriptions/{sub_id}").json()["matches"])
@@ -209,19 +236,24 @@ def _matches(service: Semps, sub_id: str) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "images")
+    parser.add_argument("--only", choices=["graph"], help="make this screenshot alone")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TZ", "UTC")
-    service = Semps()
     driver = browser()
     try:
-        ids = prepare(service)
-        dashboard(driver, service, args.out)
-        ontology_search(driver, service, args.out)
-        subscriptions(driver, service, args.out, ids)
+        if args.only is None:
+            service = Semps()
+            try:
+                ids = prepare(service)
+                dashboard(driver, service, args.out)
+                ontology_search(driver, service, args.out)
+                subscriptions(driver, service, args.out, ids)
+            finally:
+                service.stop()
+        graph(driver, args.out)
     finally:
         driver.quit()
-        service.stop()
     return 0
 
 

@@ -49,9 +49,14 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # creates matchers by kind)
     "broker": frozenset({*_BELOW_MATCHERS, _POOL}),
     "api": frozenset({*_BELOW_MATCHERS, "broker"}),
+    # protocols beside HTTP that feed the broker and carry its notifications (MQTT): they
+    # drive the broker as the API does, and nothing but the command line starts them
+    "bridges": frozenset({*_BELOW_MATCHERS, "broker"}),
     "spark": frozenset({*_BELOW_MATCHERS, *PLUGINS}),
     "client": frozenset({"core"}),
-    "cli": frozenset({*_BELOW_MATCHERS, *PLUGINS, _POOL, "broker", "api", "spark", "client"}),
+    "cli": frozenset(
+        {*_BELOW_MATCHERS, *PLUGINS, _POOL, "broker", "api", "bridges", "spark", "client"}
+    ),
 }
 
 _TOP_PARTS = (
@@ -62,6 +67,7 @@ _TOP_PARTS = (
     "matcher",
     "broker",
     "api",
+    "bridges",
     "spark",
     "client",
     "cli",

@@ -57,6 +57,9 @@ class Limits:
         max_edit_inferred_ratio: ... or this many times the triples the edit inserts or
             deletes, when larger (a bulk load of a building model infers about ten times
             its triples under Brick).
+        max_stream_subscriptions: subscriptions one multiplexed stream carries
+            (``GET /notifications``, its WebSocket; service only): each costs the stream a
+            position and a store read when it falls behind.
     """
 
     max_query_bytes: int = 64 * 1024
@@ -78,6 +81,7 @@ class Limits:
     max_load_triples: int = 10_000_000
     max_edit_inferred: int = 1_000_000
     max_edit_inferred_ratio: int = 32
+    max_stream_subscriptions: int = 10_000
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -98,6 +98,16 @@ class Settings:
         prune_interval: seconds between two retention passes.
         metrics_token: a bearer token that may read ``/metrics`` only (``None``: none; any
             valid token reads ``/metrics`` either way).
+        mqtt: the MQTT broker to bridge (``mqtt://host:port`` or ``mqtts://...``; ``None``:
+            no bridge); the ``mqtt_*`` settings below shape it (docs/mqtt.md).
+        mqtt_topics: topic filters whose messages become events (``filter=media/type``).
+        mqtt_topic_template: where each subscription's notifications are published.
+        mqtt_dead_letter_topic: where unreadable messages go, with the reason.
+        mqtt_client_id: the bridge's MQTT client id prefix (keep it stable).
+        mqtt_event_id: ``generated`` or ``digest`` (from the topic and the payload).
+        mqtt_username / mqtt_password: credentials (instead of the URL's).
+        mqtt_ca_file / mqtt_cert_file / mqtt_key_file: TLS trust and client certificate.
+        mqtt_session_expiry: seconds the MQTT broker keeps the inbound session.
         limits: the per-request limits.
         config: the TOML file the settings were read from, if any.
     """
@@ -117,6 +127,18 @@ class Settings:
     retain_age: float = 30 * 86400.0
     prune_interval: float = 60.0
     metrics_token: str | None = field(default=None, repr=False)
+    mqtt: str | None = field(default=None, repr=False)
+    mqtt_topics: tuple[str, ...] = ()
+    mqtt_topic_template: str = "semps/{subscription}"
+    mqtt_dead_letter_topic: str = "semps/dead-letters"
+    mqtt_client_id: str = "semps"
+    mqtt_event_id: str = "generated"
+    mqtt_username: str | None = None
+    mqtt_password: str | None = field(default=None, repr=False)
+    mqtt_ca_file: Path | None = None
+    mqtt_cert_file: Path | None = None
+    mqtt_key_file: Path | None = None
+    mqtt_session_expiry: float = 86400.0
     limits: Limits = DEFAULT_LIMITS
     config: Path | None = None
 
@@ -269,6 +291,7 @@ _LIMIT_HELP = {
     "max_load_triples": "triples one bulk load of the knowledge graph brings",
     "max_edit_inferred": "inferred triples one graph edit may add or remove",
     "max_edit_inferred_ratio": "that bound as a multiple of the edit's own triples",
+    "max_stream_subscriptions": "subscriptions one multiplexed stream (/notifications) carries",
 }
 
 #: Every setting but the limits, in the order of docs/operations.md's table.
@@ -311,6 +334,30 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("prune_interval", _seconds, "time between two retention passes", _positive),
     Setting("metrics_token", _str, "a bearer token that may read /metrics only", metavar="SECRET"),
+    Setting("mqtt", _str, "bridge this MQTT broker (mqtt://host:port, mqtts://)", metavar="URL"),
+    Setting(
+        "mqtt_topics",
+        _strings,
+        "an MQTT topic filter whose messages become events, FILTER[=MEDIA/TYPE] (repeatable)",
+        metavar="FILTER",
+    ),
+    Setting("mqtt_topic_template", _str, "MQTT topic of notifications ({subscription}, {owner})"),
+    Setting("mqtt_dead_letter_topic", _str, "MQTT topic of unreadable messages", metavar="TOPIC"),
+    Setting("mqtt_client_id", _str, "MQTT client id prefix (-in, -out appended)", metavar="ID"),
+    Setting(
+        "mqtt_event_id",
+        _choice("generated", "digest"),
+        "event ids of MQTT messages: generated, or a digest of topic and payload",
+        metavar="{generated,digest}",
+    ),
+    Setting("mqtt_username", _str, "MQTT user name"),
+    Setting("mqtt_password", _str, "MQTT password", metavar="SECRET"),
+    Setting("mqtt_ca_file", _path, "CA certificates trusted for mqtts://", metavar="FILE"),
+    Setting("mqtt_cert_file", _path, "client certificate for mqtts://", metavar="FILE"),
+    Setting("mqtt_key_file", _path, "client key for mqtts://", metavar="FILE"),
+    Setting(
+        "mqtt_session_expiry", _seconds, "how long the MQTT broker keeps the session", _positive
+    ),
 ) + tuple(
     Setting(
         f.name,

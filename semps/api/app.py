@@ -25,18 +25,23 @@ from semps.api.docs import docs_router
 from semps.api.errors import error_parts, install_error_handlers, responses
 from semps.api.metrics import StatusCounter
 from semps.api.models import BODY_MODELS
+from semps.api.multiplex import Multiplexer
 from semps.api.routes import (
     PublishRoute,
     deadletters_router,
     events_router,
     graph_router,
     health_router,
+    notifications_router,
     ontology_router,
+    sepa_router,
+    solid_router,
     streams_router,
     subscriptions_router,
     tokens_router,
 )
 from semps.api.streams import DEFAULT_MAX_STREAMS, Streams
+from semps.broker.at_rest import SecretBox
 from semps.broker.broker import Broker
 from semps.broker.callbacks import CallbackPolicy
 from semps.broker.contracts import Store
@@ -91,6 +96,8 @@ def create_app(
 
     streams = Streams(broker.store, fanout, max_streams=max_streams, sent=sent)
     ctx = Context(broker, Auth(broker), streams, policy, max_body, metrics_token)
+    key = SecretBox.from_dir(broker.data_dir).derive("stream cursors")
+    mux = Multiplexer(streams, key, max_subscriptions=limits.max_stream_subscriptions)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -107,6 +114,7 @@ def create_app(
     app.state.broker = broker
     app.state.fanout = fanout
     app.state.context = ctx
+    app.state.multiplexer = mux
     install_error_handlers(app)
     for router in (
         health_router,
@@ -118,6 +126,9 @@ def create_app(
         tokens_router,
     ):
         app.include_router(router(ctx))
+    app.include_router(notifications_router(ctx, mux))  # many subscriptions, one stream
+    app.include_router(sepa_router(ctx, mux))  # SEPA's SPARQL 1.1 Subscribe protocol
+    app.include_router(solid_router(ctx, mux))  # the Solid Notifications Protocol
     app.include_router(docs_router())
     app.include_router(console_router())  # the web console, /console/
     # POST /events and /events/batch, answered without the framework's per-request cost

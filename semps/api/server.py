@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable
 from typing import Any
 
 import uvicorn
@@ -29,6 +30,9 @@ class Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, streams: Streams) -> None:
         super().__init__(config)
         self.streams = streams
+        #: Called (in order) as the server stops, before the app's broker closes: the
+        #: bridges feeding the broker stop first.
+        self.on_stop: list[Callable[[], None]] = []
 
     @classmethod
     def of(cls, app: Any, **options: Any) -> Server:
@@ -39,4 +43,6 @@ class Server(uvicorn.Server):
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self.streams.close()
+        for stop in self.on_stop:
+            stop()
         await super().shutdown(sockets)

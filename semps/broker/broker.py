@@ -358,21 +358,27 @@ class Broker:
         return result
 
     async def publish_many(
-        self, documents: Sequence[tuple[str, bytes]], retain: Sequence[bool] = ()
+        self,
+        documents: Sequence[tuple[str, bytes]],
+        retain: Sequence[bool] = (),
+        ids: Sequence[str | None] = (),
     ) -> list[Outcome]:
         """Accept several events (each published or refused on its own), in order. An
         event with ``retain`` (or a SPARQL Update) changes the knowledge graph: the events
-        after it see it (:meth:`publish_change`)."""
+        after it see it (:meth:`publish_change`). ``ids`` names events where given (a
+        bridge's: a message redelivered keeps its id), the broker the others (and all of a
+        group that changes the graph)."""
         if not documents:
             return []
         if any(retain) or any(m.startswith(SPARQL_UPDATE) for m, _ in documents):
             return await self._publish_in_turn(documents, retain)
         now = time.time()
         waiter = Waiter.on(asyncio.get_running_loop(), len(documents))
-        prefix, ids = self._id_prefix, self._ids
+        prefix, counter = self._id_prefix, self._ids
+        named = list(ids) + [None] * (len(documents) - len(ids))
         items = [
-            Item(f"{prefix}{next(ids)}", media_type, body, now, (waiter, i))
-            for i, (media_type, body) in enumerate(documents)
+            Item(given or f"{prefix}{next(counter)}", media_type, body, now, (waiter, i))
+            for i, ((media_type, body), given) in enumerate(zip(documents, named, strict=True))
         ]
         self.pipeline.submit(items)
         return await waiter.future

@@ -18,10 +18,11 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import Sequence
+from typing import Protocol
 
 from semps.broker.contracts import Channel, Note
 
-__all__ = ["DEFAULT_INBOX", "DEFAULT_INBOX_CHARS", "Fanout", "Listener", "Note"]
+__all__ = ["DEFAULT_INBOX", "DEFAULT_INBOX_CHARS", "Fanout", "Inbox", "Listener", "Note"]
 
 #: Notifications a listener may hold before it falls back to reading the store. Above the
 #: notifications one commit may bring a subscription that every event matches (a commit
@@ -32,6 +33,20 @@ DEFAULT_INBOX = 2048
 #: Text (characters) a listener may hold before it falls back to reading the store, so a
 #: stream's memory stays bounded by this whatever the notifications' size.
 DEFAULT_INBOX_CHARS = 1 << 20
+
+
+class Inbox(Protocol):
+    """What the fan-out hands one subscription's notifications to: a :class:`Listener`, or
+    one subscription's tap into a multiplexed stream's inbox
+    (:class:`semps.broker.multiplex.Tap`). ``put`` and ``poke`` run on the event loop and
+    never block."""
+
+    @property
+    def subscription(self) -> str: ...
+
+    def put(self, seq: int, text: str) -> None: ...
+
+    def poke(self) -> None: ...
 
 
 class Listener:
@@ -102,17 +117,22 @@ class Fanout(Channel):
 
     def __init__(self, capacity: int = DEFAULT_INBOX, chars: int = DEFAULT_INBOX_CHARS) -> None:
         self.capacity, self.chars = capacity, chars
-        self._listeners: dict[str, set[Listener]] = {}
+        self._listeners: dict[str, set[Inbox]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def listen(self, subscription: str) -> Listener:
         """A new listener for ``subscription`` (call on the event loop, before replaying)."""
-        self._loop = asyncio.get_running_loop()
         listener = Listener(subscription, self.capacity, self.chars)
-        self._listeners.setdefault(subscription, set()).add(listener)
+        self.attach(listener)
         return listener
 
-    def unlisten(self, listener: Listener) -> None:
+    def attach(self, inbox: Inbox) -> None:
+        """Hand ``inbox`` its subscription's notifications from now on (call on the event
+        loop, before replaying)."""
+        self._loop = asyncio.get_running_loop()
+        self._listeners.setdefault(inbox.subscription, set()).add(inbox)
+
+    def unlisten(self, listener: Inbox) -> None:
         """Forget ``listener`` (its stream closed)."""
         group = self._listeners.get(listener.subscription)
         if group is not None:

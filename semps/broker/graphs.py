@@ -41,6 +41,7 @@ from semps.errors import (
     IngestError,
     UnsupportedMediaType,
 )
+from semps.graph.browse import Resources, describe
 from semps.graph.change import GraphChange
 from semps.graph.edit import plan_ontology
 from semps.graph.formats import fresh_prefix, renamed
@@ -107,6 +108,7 @@ class GraphDesk:
         self.pipeline: Pipeline | None = None  # set by the broker once it is built
         self._planner = ThreadPoolExecutor(1, thread_name_prefix="semps-graph")
         self._turn: asyncio.Lock | None = None
+        self._resources: Resources | None = None  # the browsing index of one version
 
     @property
     def version(self) -> int:
@@ -248,6 +250,24 @@ class GraphDesk:
             }
 
         return await self._in_turn(lambda: self._on_desk(sizes))
+
+    async def resources(self, q: str, after: str | None, limit: int) -> dict[str, object]:
+        """A page of the graph's subjects (:meth:`~semps.graph.browse.Resources.page`);
+        the index is built once per graph version."""
+
+        def page() -> dict[str, object]:
+            found = self._resources
+            if found is None or found.version != self.graph.version:
+                found = self._resources = Resources(self.graph.view)
+            return found.page(q, after, limit)
+
+        return await self._in_turn(lambda: self._on_desk(page))
+
+    async def describe(self, term: str, limit: int, offset: int) -> dict[str, object]:
+        """A term's triples, asserted and inferred (:func:`~semps.graph.browse.describe`)."""
+        return await self._in_turn(
+            lambda: self._on_desk(lambda: describe(self.graph.view, term, limit, offset))
+        )
 
     # -- one at a time ----------------------------------------------------------------------
 

@@ -24,6 +24,13 @@ class Metrics:
     suspensions: int = 0
     webhook_failures: int = 0
     webhooks_dead_lettered: int = 0
+    #: The MQTT bridge (semps serve --mqtt): messages read (of which sent again by the MQTT
+    #: broker, DUP set: each may repeat an event, QoS 1's at least once), refused to the
+    #: dead-letter topic, notifications published and acknowledged.
+    mqtt_messages_in: int = 0
+    mqtt_redelivered: int = 0
+    mqtt_dead_lettered: int = 0
+    mqtt_notifications_out: int = 0
     latency_sum: float = 0.0
     buckets: list[int] = field(default_factory=lambda: [0] * len(LATENCY_BUCKETS))
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from semps._types import Triple
 from semps.cli.progress import progress
-from semps.errors import IngestError
+from semps.errors import GraphLimitExceeded, IngestError
 from semps.graph.formats import read_graph
 from semps.graph.graph import DATABASE, KnowledgeGraph, connect
 from semps.graph.view import GraphView
@@ -28,21 +28,26 @@ def graph_files(path: Path) -> list[Path]:
 
 
 def load_graph(
-    path: Path | None, expansion: Expansion, facts: Sequence[Triple], base: str | None
+    path: Path | None,
+    expansion: Expansion,
+    facts: Sequence[Triple],
+    base: str | None,
+    limits: Limits = CLI_LIMITS,
 ) -> GraphView:
     """The graph of ``path`` (a data directory, a folder of RDF files or one file) under
-    ``expansion``, with ``facts`` merged in (an ontology document's individuals).
+    ``expansion``, with ``facts`` merged in (an ontology document's individuals);
+    ``limits.max_load_triples`` bounds its asserted triples (by default, none).
 
     Raises:
         IngestError: a file does not parse (named in the message).
         StoreError: a data directory's graph cannot be read.
+        GraphLimitExceeded: more asserted triples than ``limits.max_load_triples``.
     """
     if path is not None and path.is_dir() and (path / DATABASE).is_file():
-        graph = KnowledgeGraph.open(
-            connect(path / DATABASE), expansion, limits=CLI_LIMITS, write=False
-        )
+        graph = KnowledgeGraph.open(connect(path / DATABASE), expansion, limits=limits, write=False)
         if facts:
             graph.view.apply(graph.plan_load(list(facts)))
+        _check_asserted(graph.view, limits)
         return graph.view
     files = [] if path is None else graph_files(path) if path.is_dir() else [path]
     triples: list[Triple] = list(facts)
@@ -50,14 +55,27 @@ def load_graph(
     with progress(total, "B", "reading the graph", in_bytes=True) as tick:
         for f in files:
             try:
-                triples += read_graph(f.read_bytes(), filename=f.name, base=base, limits=CLI_LIMITS)
+                triples += read_graph(f.read_bytes(), filename=f.name, base=base, limits=limits)
             except IngestError as exc:
                 msg = f"{f}:{exc}"
                 raise IngestError(msg) from exc
             tick(f.stat().st_size)
-    graph = KnowledgeGraph(expansion, limits=CLI_LIMITS)
+            if len(triples) > limits.max_load_triples:  # told before the rest is read
+                break
+    graph = KnowledgeGraph(expansion, limits=limits)
     with progress(1 << 40, "triple", "closing the graph") as tick:
         graph.load(triples, tick=tick)
     if sys.stderr.isatty():
         print(f"semps: the graph holds {len(graph)} triples with its closure", file=sys.stderr)
     return graph.view
+
+
+def _check_asserted(view: GraphView, limits: Limits) -> None:
+    """Refuse a stored graph with more asserted triples than ``limits.max_load_triples``."""
+    asserted = sum(int(seg.packed()[1].sum()) for seg in view.triples.segments.values())
+    if asserted > limits.max_load_triples:
+        msg = (
+            f"the graph holds {asserted} triples, over the limit of "
+            f"{limits.max_load_triples} (max_load_triples)"
+        )
+        raise GraphLimitExceeded(msg)

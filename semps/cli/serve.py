@@ -22,6 +22,7 @@ from semps.gcpolicy import SERVING_THRESHOLDS
 from semps.settings import SETTINGS, Settings, build_settings, defaults, format_duration
 
 if TYPE_CHECKING:
+    from semps.bridges.mqtt import MqttBridge
     from semps.broker.broker import Broker
 
 _log = logging.getLogger("semps.serve")
@@ -36,12 +37,12 @@ def register(parser: argparse.ArgumentParser) -> None:
         extra: dict[str, object] = {"metavar": setting.shown_metavar}
         if setting.name == "access_log":
             extra = {"action": argparse.BooleanOptionalAction}
-        elif setting.name == "webhook_allow":
+        elif setting.name in ("webhook_allow", "mqtt_topics"):
             extra["action"] = "append"
         default = shown.get(setting.name)
         if default in (None, (), False):
             default_text = ""
-        elif setting.name in ("retain_age", "prune_interval"):
+        elif setting.name in ("retain_age", "prune_interval", "mqtt_session_expiry"):
             default_text = f", default {format_duration(float(default))}"  # type: ignore[arg-type]
         else:
             default_text = f", default {default}"
@@ -113,6 +114,31 @@ def _startup(settings: Settings, broker: Broker) -> None:
     )
 
 
+def _mqtt_bridge(settings: Settings, broker: Broker) -> MqttBridge | None:
+    """The MQTT bridge ``--mqtt`` asks for (checked before the server starts), or ``None``."""
+    if settings.mqtt is None:
+        return None
+    from semps.bridges.mqtt import MqttBridge
+    from semps.bridges.mqtt_options import MqttOptions
+
+    options = MqttOptions.parse(
+        settings.mqtt,
+        topics=settings.mqtt_topics,
+        topic_template=settings.mqtt_topic_template,
+        dead_letter_topic=settings.mqtt_dead_letter_topic,
+        client_id=settings.mqtt_client_id,
+        event_id=settings.mqtt_event_id,
+        username=settings.mqtt_username,
+        password=settings.mqtt_password,
+        ca_file=settings.mqtt_ca_file,
+        cert_file=settings.mqtt_cert_file,
+        key_file=settings.mqtt_key_file,
+        session_expiry=int(settings.mqtt_session_expiry),
+        max_message=settings.max_body,
+    )
+    return MqttBridge(broker, options)
+
+
 def run(args: argparse.Namespace) -> int:
     from semps.api.app import create_app
     from semps.api.server import Server
@@ -142,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
     )
     data = settings.data_dir
     private_files([data / "semps.sqlite3", data / "ontology.sqlite3", data / KEY_FILE])
+    bridge = _mqtt_bridge(settings, broker)
     _startup(settings, broker)
     # Requests allocate many short-lived objects and few cycles: collect seldom, and never
     # walk what start-up built (the subscriptions, the ontology).
@@ -156,6 +183,9 @@ def run(args: argparse.Namespace) -> int:
         log_level=settings.log_level,
         access_log=settings.access_log,
     )
+    if bridge is not None:
+        server.on_stop.append(bridge.close)  # before the broker closes its pipeline
+        bridge.start()
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn raises it once stopped
         server.run()
     if not server.started:  # uvicorn logged why (as uvicorn.run exits 3 then)

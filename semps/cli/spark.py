@@ -25,8 +25,11 @@ from typing import TYPE_CHECKING
 
 from semps.cli.paths import need_output
 from semps.cli.spark_common import (
+    check_graph_options,
     common_arguments,
+    graph_arguments,
     load_any_subscriptions,
+    ontology_and_graph,
     placement_arguments,
     placement_options,
     session,
@@ -116,6 +119,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="graphframes: a GraphFrames join picks each event's candidate subscriptions "
         "first (needs the provisioned jar; python -m semps.spark.jars)",
     )
+    graph_arguments(match)
     match.add_argument("--base", help="base IRI for relative references (default per event)")
     match.set_defaults(func=spark_edge(run_match))
 
@@ -195,7 +199,6 @@ def _match_subscriptions(
 
 
 def run_match(args: argparse.Namespace) -> int:
-    from semps.ontology import Expansion, load_expansion
     from semps.spark.answers import is_lines, write_lines, write_results
     from semps.spark.bulk import match_events, match_lines
     from semps.spark.session import note
@@ -203,14 +206,16 @@ def run_match(args: argparse.Namespace) -> int:
     from semps.spark.waiting import ResourceWatch
 
     started = time.perf_counter()
-    expansion = load_expansion(args.ontology) if args.ontology else Expansion()
     need_output(args.output)
     check_local(args.events)
-    parses: dict[str, Query] = {}
-    subscriptions, snapshot = _match_subscriptions(args, parses)
     if args.engine == "graphframes" and args.placement != "none":
         msg = "--engine graphframes matches without placement: drop --placement"
         raise SempsError(msg)
+    semantic = args.index is not None or (args.subscriptions and args.subscriptions.is_dir())
+    check_graph_options(args, bool(semantic))
+    parses: dict[str, Query] = {}
+    subscriptions, snapshot = _match_subscriptions(args, parses)
+    expansion, graph = ontology_and_graph(args)
     spark = session(args)
     with ResourceWatch(spark.sparkContext):
         placement, items = None, None
@@ -230,7 +235,13 @@ def run_match(args: argparse.Namespace) -> int:
             count = write_results(spark, results, args.output, errors)
         elif placement is None and is_lines(args.output):  # lines written by the executors
             lines = match_lines(
-                events, subscriptions, expansion, validate=False, queries=parses, snapshot=snapshot
+                events,
+                subscriptions,
+                expansion,
+                validate=False,
+                queries=parses,
+                snapshot=snapshot,
+                graph=graph,
             )
             count = write_lines(lines, args.output, errors)
         else:
@@ -244,6 +255,7 @@ def run_match(args: argparse.Namespace) -> int:
                 items=items,
                 queries=parses,
                 snapshot=snapshot,
+                graph=graph,
             )
             count = write_results(spark, results, args.output, errors)
     elapsed = time.perf_counter() - started

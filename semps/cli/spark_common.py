@@ -11,19 +11,24 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from semps.errors import SempsError, SubscriptionError
+from semps.errors import GraphLimitExceeded, SempsError, SubscriptionError
+from semps.limits import DEFAULT_LIMITS
 from semps.matcher.base import Matcher
 from semps.matcher.values import Subscription
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from semps.graph.view import GraphView
     from semps.ingest.sparql import Query
+    from semps.ontology.expansion import Expansion
     from semps.spark.placement import PlacementOptions
 
 __all__ = [
     "common_arguments",
+    "graph_arguments",
     "load_any_subscriptions",
+    "ontology_and_graph",
     "placement_arguments",
     "placement_options",
     "session",
@@ -137,3 +142,97 @@ def placement_options(args: argparse.Namespace) -> PlacementOptions:
     return PlacementOptions(
         args.partitions, args.min_support, args.virtual, args.overload, args.seed
     )
+
+
+def graph_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--graph`` and ``--max-graph-triples``: a knowledge graph to match with, as
+    ``semps match --graph``."""
+    parser.add_argument(
+        "--graph",
+        type=Path,
+        metavar="FILE_OR_DIR",
+        help="a knowledge graph: an RDF file, a folder of RDF files, or a data directory "
+        "(semps graph load), loaded and closed on the driver and shipped to the executors "
+        "once; each event then matches with the solutions it adds to the graph's answers",
+    )
+    parser.add_argument(
+        "--max-graph-triples",
+        type=int,
+        default=DEFAULT_LIMITS.max_load_triples,
+        metavar="N",
+        help="refuse a graph of more asserted triples than this (default %(default)s, "
+        "max_load_triples): every executor holds its closure in memory",
+    )
+
+
+def check_graph_options(args: argparse.Namespace, semantic: bool) -> None:
+    """Refuse what cannot match a graph, before anything is loaded: a missing ``--graph``,
+    a bound that is not positive, subscriptions that are not semantic (``semantic``), and a
+    mined placement or the GraphFrames engine (both pick an event's subscriptions from what
+    the event alone carries).
+
+    Raises:
+        SempsError: one of those, said.
+    """
+    if args.max_graph_triples <= 0:
+        msg = f"--max-graph-triples must be a positive number, not {args.max_graph_triples}"
+        raise SempsError(msg)
+    if args.graph is None:
+        return
+    if not args.graph.exists():
+        msg = f"graph not found: {args.graph}"
+        raise SempsError(msg)
+    if not semantic:
+        msg = "--graph matches SPARQL subscriptions: give a folder of .rq files or --index"
+        raise SempsError(msg)
+    _refuse_routing(args, "--graph")
+
+
+def _refuse_routing(args: argparse.Namespace, what: str) -> None:
+    """Refuse a mined placement or the GraphFrames engine with a graph (``what`` says where
+    it came from)."""
+    if getattr(args, "placement", "none") != "none":
+        msg = (
+            f"{what} matches without placement (it routes events by what they carry "
+            "alone): drop --placement"
+        )
+        raise SempsError(msg)
+    if getattr(args, "engine", "matcher") != "matcher":
+        msg = f"{what} matches with the matcher engine: drop --engine graphframes"
+        raise SempsError(msg)
+
+
+def ontology_and_graph(args: argparse.Namespace) -> tuple[Expansion, GraphView | None]:
+    """The ontology's rules (``--ontology``) and the knowledge graph to match with
+    (``--graph``, with the individuals the ontology document holds), loaded and closed on
+    the driver as ``semps match`` loads them; ``None`` for no graph. One line on stderr
+    says what was loaded.
+
+    Raises:
+        OntologyError, IngestError: a file that does not parse (named).
+        GraphLimitExceeded: more than ``--max-graph-triples`` asserted triples.
+        SempsError: individuals in the ontology document (a graph) with a placement or the
+            GraphFrames engine.
+    """
+    from semps.cli.graphs import load_graph
+    from semps.cli.match import ontology_and_facts
+    from semps.limits import Limits
+    from semps.spark.session import note
+
+    expansion, facts = ontology_and_facts(args.ontology)
+    if args.graph is None and not facts:
+        return expansion, None
+    if args.graph is None:
+        _refuse_routing(args, f"a graph (the individuals of --ontology {args.ontology})")
+    limits = Limits(max_load_triples=args.max_graph_triples, max_edit_inferred=1 << 40)
+    try:
+        graph = load_graph(args.graph, expansion, facts, args.base, limits)
+    except GraphLimitExceeded as exc:
+        where = f"--graph {args.graph}" if args.graph is not None else f"--ontology {args.ontology}"
+        msg = f"{where}: {exc}; --max-graph-triples raises the limit"
+        raise GraphLimitExceeded(msg) from exc
+    note(
+        f"semps: the graph holds {len(graph)} triples with its closure ({len(graph.terms)} "
+        "terms), shipped to the executors once"
+    )
+    return expansion, graph

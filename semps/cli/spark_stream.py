@@ -73,6 +73,7 @@ def register_stream(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     common.placement_arguments(
         stream, "partition subscriptions by a placement mined per subscription version"
     )
+    common.graph_arguments(stream)
     stream.add_argument("--base", help="base IRI for relative references (default per event)")
     stream.set_defaults(func=run_stream)
 
@@ -131,7 +132,6 @@ def _check_checkpoint(checkpoint: str) -> None:
 
 
 def run_stream(args: argparse.Namespace) -> int:
-    from semps.ontology import Expansion, load_expansion
     from semps.spark.stream import StreamSource, start_stream
     from semps.spark.watch import SubscriptionWatch
 
@@ -146,12 +146,13 @@ def run_stream(args: argparse.Namespace) -> int:
             msg = f"{what} folder not found: {source.location}"
             raise SempsError(msg)
     _check_checkpoint(args.checkpoint)
-    expansion = load_expansion(args.ontology) if args.ontology else Expansion()
+    common.check_graph_options(args, args.subscriptions.is_dir())
 
     def warn(line: str) -> None:
         print(f"semps: warning: {line}", file=sys.stderr, flush=True)
 
     watch = SubscriptionWatch(args.subscriptions, load_stream_subscriptions, warn)
+    expansion, graph = common.ontology_and_graph(args)
     sink = _sink(args)
     placement = common.placement_options(args) if args.placement == "mined" else None
     spark = common.session(args)
@@ -165,6 +166,7 @@ def run_stream(args: argparse.Namespace) -> int:
         trigger_seconds=None if args.available_now else args.trigger,
         base=args.base,
         placement=placement,
+        graph=graph,
     )
     print(
         f"semps: streaming {source.kind} from {source.location} against "

@@ -28,6 +28,7 @@ from semps.client._models import (
     Subscription,
     Token,
 )
+from semps.client._mux import MuxPosition
 from semps.client._stream import Retry
 from semps.client._sync import Client
 from semps.errors import ClientError
@@ -41,6 +42,7 @@ __all__ = [
     "DeadLetter",
     "GraphEdit",
     "GraphInfo",
+    "MuxPosition",
     "NewToken",
     "Notification",
     "Published",

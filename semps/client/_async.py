@@ -11,10 +11,18 @@ import httpx
 
 from semps.client import _calls as calls
 from semps.client import _models as m
-from semps.client._base import BATCH_CHUNK, ClientBase, Cursors, StreamOptions, auth_headers
+from semps.client._base import (
+    BATCH_CHUNK,
+    ClientBase,
+    Cursors,
+    MuxOptions,
+    StreamOptions,
+    auth_headers,
+)
 from semps.client._calls import ReplaceOptions, SubscribeOptions, SubscriptionRef
 from semps.client._core import Call, Page, Reply, finish
 from semps.client._inputs import QuerySource, RDFSource
+from semps.client._mux import MuxPosition, MuxSSE, mux_message, mux_params
 from semps.client._stream import SSENotifications, StreamPosition
 from semps.client._ws import RETRIABLE, connect_async, ws_cause, ws_refusal, ws_url
 from semps.errors import ClientError
@@ -194,6 +202,65 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
                 refused = ws_refusal(exc)
                 if refused is not None:
                     await self.subscription(sub)  # the same check over HTTP names the error
+                    raise self._ws_refused(refused) from exc
+                cause = ws_cause(exc)
+            await asyncio.sleep(pos.failed(self.retry, url, cause))
+
+    def stream(
+        self, subscriptions: Iterable[SubscriptionRef] | None = None, **options: Unpack[MuxOptions]
+    ) -> AsyncIterator[m.Notification]:
+        """The notifications of many subscriptions over one stream (:meth:`Client.stream`)."""
+        subs, pos, via = self._mux_start(subscriptions, options)
+        return self._mux_websocket(subs, pos) if via == "websocket" else self._mux_sse(subs, pos)
+
+    async def _mux_sse(
+        self, subs: list[str] | None, pos: MuxPosition
+    ) -> AsyncIterator[m.Notification]:
+        path = "/notifications"
+        while True:
+            headers = {"Last-Event-ID": pos.cursor} if pos.cursor else {}
+            cause: BaseException | str
+            try:
+                async with self._http.stream(
+                    "GET", path, params=mux_params(subs), headers=headers
+                ) as response:
+                    if response.status_code >= 400:
+                        content = await response.aread()
+                        cause = self._sse_refused(path, response.status_code, content)
+                    else:
+                        reader = MuxSSE(pos)
+                        async for line in response.aiter_lines():
+                            note = reader.feed(line)
+                            if note is not None:
+                                yield note
+                        cause = "the server ended the stream"
+            except httpx.TransportError as exc:
+                cause = exc
+            await asyncio.sleep(pos.failed(self.retry, self.url + path, cause))
+
+    async def _mux_websocket(
+        self, subs: list[str] | None, pos: MuxPosition
+    ) -> AsyncIterator[m.Notification]:
+        url = ws_url(self.url, None)
+        while True:
+            cause: BaseException | str
+            try:
+                link = connect_async(
+                    self._mux_url(url, subs, pos), auth_headers(self.token), self._timeout
+                )
+                async with link as ws:
+                    pos.connected()
+                    async for message in ws:
+                        text = message if isinstance(message, str) else message.decode()
+                        note = mux_message(pos, text)
+                        if note is not None:
+                            yield note
+                cause = "the server closed the WebSocket"
+            except RETRIABLE as exc:
+                refused = ws_refusal(exc)
+                if refused is not None:
+                    for sub in subs or ():
+                        await self.subscription(sub)  # raises NotFound as the server does
                     raise self._ws_refused(refused) from exc
                 cause = ws_cause(exc)
             await asyncio.sleep(pos.failed(self.retry, url, cause))

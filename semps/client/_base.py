@@ -7,11 +7,14 @@ notification stream. The two clients differ only where one blocks and the other 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from typing import Any, Generic, Literal, NamedTuple, TypedDict, TypeVar
+from urllib.parse import urlencode
 
 from semps.client import _calls as calls
 from semps.client._calls import SubscriptionRef
 from semps.client._core import Call, Page, Reply, refusal
+from semps.client._mux import MuxPosition, mux_params
 from semps.client._stream import Retry, StreamPosition
 from semps.errors import ClientError, SempsError
 
@@ -20,6 +23,7 @@ __all__ = [
     "RETRY_STATUSES",
     "ClientBase",
     "Cursors",
+    "MuxOptions",
     "Stream",
     "StreamOptions",
     "auth_headers",
@@ -60,6 +64,20 @@ class StreamOptions(TypedDict, total=False):
     after: int
     once: bool
     via: Literal["sse", "websocket"]
+
+
+class MuxOptions(TypedDict, total=False):
+    """The keyword arguments of the clients' ``stream``.
+
+    Attributes:
+        cursor: resume from this cursor (a :class:`MuxPosition`'s ``cursor``).
+        via: ``"sse"`` (the default) or ``"websocket"``.
+        position: the position to keep up to date (default: a new one).
+    """
+
+    cursor: str | None
+    via: Literal["sse", "websocket"]
+    position: MuxPosition
 
 
 class Stream(NamedTuple):
@@ -139,6 +157,25 @@ class ClientBase(ABC, Generic[TransportT]):
             msg = "once=True reads what is stored, over SSE only"
             raise ClientError(msg)
         return Stream(calls.sub_id(ref), StreamPosition(options.get("after", 0)), once, via)
+
+    @staticmethod
+    def _mux_start(
+        refs: Iterable[SubscriptionRef] | None, options: MuxOptions
+    ) -> tuple[list[str] | None, MuxPosition, Literal["sse", "websocket"]]:
+        """A multiplexed stream's subscriptions (``None``: all), position and transport."""
+        subs = None if refs is None else [calls.sub_id(ref) for ref in refs]
+        pos = options.get("position") or MuxPosition()
+        if options.get("cursor"):
+            pos.cursor = options.get("cursor")
+        return subs, pos, options.get("via", "sse")
+
+    @staticmethod
+    def _mux_url(url: str, subs: list[str] | None, pos: MuxPosition) -> str:
+        """The multiplexed WebSocket's URL with its query."""
+        params = mux_params(subs)
+        if pos.cursor:
+            params["cursor"] = pos.cursor
+        return f"{url}?{urlencode(params)}" if params else url
 
     @staticmethod
     def _sse_request(

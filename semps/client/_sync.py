@@ -10,10 +10,18 @@ import httpx
 
 from semps.client import _calls as calls
 from semps.client import _models as m
-from semps.client._base import BATCH_CHUNK, ClientBase, Cursors, StreamOptions, auth_headers
+from semps.client._base import (
+    BATCH_CHUNK,
+    ClientBase,
+    Cursors,
+    MuxOptions,
+    StreamOptions,
+    auth_headers,
+)
 from semps.client._calls import ReplaceOptions, SubscribeOptions, SubscriptionRef
 from semps.client._core import Call, Page, Reply, finish
 from semps.client._inputs import QuerySource, RDFSource
+from semps.client._mux import MuxPosition, MuxSSE, mux_message, mux_params
 from semps.client._stream import SSENotifications, StreamPosition
 from semps.client._ws import RETRIABLE, connect_sync, ws_cause, ws_refusal, ws_url
 from semps.errors import ClientError
@@ -244,6 +252,65 @@ class Client(ClientBase[httpx.BaseTransport]):
                 refused = ws_refusal(exc)
                 if refused is not None:
                     raise self._refused_stream(sub, refused) from exc
+                cause = ws_cause(exc)
+            time.sleep(pos.failed(self.retry, url, cause))
+
+    def stream(
+        self, subscriptions: Iterable[SubscriptionRef] | None = None, **options: Unpack[MuxOptions]
+    ) -> Iterator[m.Notification]:
+        """The notifications of many subscriptions over one stream (it counts once against
+        the server's ``--max-streams``): ``subscriptions`` (default: all the caller's, those
+        registered later included), each resumed from ``cursor`` (a :class:`MuxPosition`'s
+        :attr:`~MuxPosition.cursor` saved from an earlier stream), over SSE or
+        ``via="websocket"``. Pass ``position=MuxPosition()`` to read the cursor as it goes.
+        Reconnects by itself; nothing is lost or yielded twice."""
+        subs, pos, via = self._mux_start(subscriptions, options)
+        return self._mux_websocket(subs, pos) if via == "websocket" else self._mux_sse(subs, pos)
+
+    def _mux_sse(self, subs: list[str] | None, pos: MuxPosition) -> Iterator[m.Notification]:
+        path = "/notifications"
+        while True:
+            headers = {"Last-Event-ID": pos.cursor} if pos.cursor else {}
+            try:
+                with self._http.stream(
+                    "GET", path, params=mux_params(subs), headers=headers
+                ) as response:
+                    if response.status_code >= 400:
+                        status = response.status_code
+                        cause: BaseException | str = self._sse_refused(
+                            path, status, response.read()
+                        )
+                    else:
+                        reader = MuxSSE(pos)
+                        for line in response.iter_lines():
+                            note = reader.feed(line)
+                            if note is not None:
+                                yield note
+                        cause = "the server ended the stream"
+            except httpx.TransportError as exc:
+                cause = exc
+            time.sleep(pos.failed(self.retry, self.url + path, cause))
+
+    def _mux_websocket(self, subs: list[str] | None, pos: MuxPosition) -> Iterator[m.Notification]:
+        url = ws_url(self.url, None)
+        while True:
+            try:
+                with connect_sync(
+                    self._mux_url(url, subs, pos), auth_headers(self.token), self._timeout
+                ) as ws:
+                    pos.connected()
+                    for message in ws:
+                        text = message if isinstance(message, str) else message.decode()
+                        note = mux_message(pos, text)
+                        if note is not None:
+                            yield note
+                cause: BaseException | str = "the server closed the WebSocket"
+            except RETRIABLE as exc:
+                refused = ws_refusal(exc)
+                if refused is not None:
+                    for sub in subs or ():
+                        self.subscription(sub)  # raises NotFound as the server does
+                    raise self._ws_refused(refused) from exc
                 cause = ws_cause(exc)
             time.sleep(pos.failed(self.retry, url, cause))
 

@@ -30,21 +30,25 @@ else:
     RETRIABLE = (OSError, TimeoutError, WebSocketException)
 
 #: Handshake statuses and close codes that are a refusal, not a lost connection.
-_REFUSED = {400, 401, 403, 404, 4400, 4403}
+_REFUSED = {400, 401, 403, 404, 4400, 4401, 4403, 4404, 4422}
 
 
-def ws_url(base: str, sub: str) -> str:
-    """The WebSocket URL of ``sub``'s notifications on the server at ``base``.
+def ws_url(base: str, sub: str | None) -> str:
+    """The WebSocket URL of ``sub``'s notifications on the server at ``base`` (``None``:
+    the multiplexed stream's).
 
     Example:
         >>> ws_url("https://semps.example/api", "s1")
         'wss://semps.example/api/subscriptions/s1/ws'
+        >>> ws_url("http://127.0.0.1:8000", None)
+        'ws://127.0.0.1:8000/notifications/ws'
     """
     scheme, sep, rest = base.partition("://")
     if not sep or scheme not in ("http", "https"):
         msg = f"expected an http(s) server URL, not {base!r}"
         raise ClientError(msg)
-    return f"{'wss' if scheme == 'https' else 'ws'}://{rest}/subscriptions/{sub}/ws"
+    path = "/notifications/ws" if sub is None else f"/subscriptions/{sub}/ws"
+    return f"{'wss' if scheme == 'https' else 'ws'}://{rest}{path}"
 
 
 def ws_refusal(exc: BaseException) -> int | None:

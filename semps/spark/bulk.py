@@ -42,16 +42,20 @@ from semps.matcher.values import Subscription
 from semps.ontology.closure import close
 from semps.ontology.expansion import Expansion
 from semps.spark.placement import Placement
+from semps.spark.shipped_graph import ShippedGraph, ship_graph, worker_graph
 
 if TYPE_CHECKING:
     from pyspark import RDD, Broadcast, SparkContext
 
+    from semps.graph.view import GraphView
+
 Counts = dict[str, int]
 #: What :func:`match_partition` gives each event: its counts, or its output line.
 Answer = TypeVar("Answer")
-#: Answers of a batch of events: (matchers, events, expansion) -> (event id, answer).
+#: Answers of a batch of events: (matchers, events, expansion, knowledge graph) -> (event id,
+#: answer).
 BatchAnswers: TypeAlias = Callable[
-    [list[Matcher], list[Event], Expansion], Iterator[tuple[str, Answer]]
+    [list[Matcher], list[Event], Expansion, "GraphView | None"], Iterator[tuple[str, Answer]]
 ]
 #: Bulk results: (event id, {subscription id: solution count}).
 Results: TypeAlias = "RDD[tuple[str, Counts]]"
@@ -137,10 +141,14 @@ def build_matchers(subscriptions: Iterable[Subscription]) -> list[Matcher]:
 
 
 def counts_of_batch(
-    matchers: list[Matcher], batch: list[Event], expansion: Expansion
+    matchers: list[Matcher],
+    batch: list[Event],
+    expansion: Expansion,
+    graph: GraphView | None = None,
 ) -> Iterator[tuple[str, Counts]]:
-    """Each event of ``batch`` with its counts from every one of ``matchers``."""
-    contexts = [MatchContext(e, expansion) for e in batch]
+    """Each event of ``batch`` with its counts from every one of ``matchers`` (with a
+    knowledge ``graph``: the solutions each event adds to the graph's answers)."""
+    contexts = [MatchContext(e, expansion, graph=graph) for e in batch]
     counts: list[Counts] = [{} for _ in batch]
     for matcher in matchers:
         for found, more in zip(counts, matcher.count_batch(contexts), strict=True):
@@ -150,7 +158,10 @@ def counts_of_batch(
 
 
 def lines_of_batch(
-    matchers: list[Matcher], batch: list[Event], expansion: Expansion
+    matchers: list[Matcher],
+    batch: list[Event],
+    expansion: Expansion,
+    graph: GraphView | None = None,
 ) -> Iterator[tuple[str, str]]:
     """Each event of ``batch`` with its output line (:func:`result_line`); one kind of
     subscription alone is written by its matcher's :meth:`~semps.matcher.base.Matcher.result_lines`,
@@ -158,11 +169,11 @@ def lines_of_batch(
     subscriptions, a dictionary of a thousand counts and its JSON cost an event more than
     its matching)."""
     if len(matchers) == 1:
-        contexts = [MatchContext(e, expansion) for e in batch]
+        contexts = [MatchContext(e, expansion, graph=graph) for e in batch]
         lines = matchers[0].result_lines(contexts)
         yield from zip([e.id for e in batch], lines, strict=True)
         return
-    for event_id, counts in counts_of_batch(matchers, batch, expansion):
+    for event_id, counts in counts_of_batch(matchers, batch, expansion, graph):
         yield event_id, result_line(event_id, counts)
 
 
@@ -179,22 +190,26 @@ def match_partition(
     part: int,
     events: Iterable[Event],
     each: BatchAnswers[Answer],
+    graph: ShippedGraph | None = None,
 ) -> Iterator[tuple[str, Answer]]:
     """Each of ``events`` with its answer (``each``: :func:`counts_of_batch` or
     :func:`lines_of_batch`) against ``part`` of
     ``index`` (this Python worker's matchers for it), matched in batches of :data:`BATCH`
-    events or :data:`BATCH_TRIPLES` triples."""
+    events or :data:`BATCH_TRIPLES` triples; with a knowledge ``graph`` (this worker's
+    view of it, :func:`~semps.spark.shipped_graph.worker_graph`), each event's answer is
+    what it adds to the graph's."""
     matchers = worker_matchers(index, part)
+    view = worker_graph(graph, index.expansion)
     batch: list[Event] = []
     triples = 0
     for event in events:
         batch.append(event)
         triples += len(event.triples)
         if len(batch) == BATCH or triples >= BATCH_TRIPLES:
-            yield from each(matchers, batch, index.expansion)
+            yield from each(matchers, batch, index.expansion, view)
             batch, triples = [], 0
     if batch:
-        yield from each(matchers, batch, index.expansion)
+        yield from each(matchers, batch, index.expansion, view)
 
 
 def _merge(a: Counts, b: Counts) -> Counts:
@@ -212,6 +227,7 @@ def match_events(
     items: Sequence[frozenset[str]] | None = None,
     queries: dict[str, Query] | None = None,
     snapshot: bytes | None = None,
+    graph: GraphView | None = None,
 ) -> Results:
     """Match an RDD of :class:`Event` against ``subscriptions``.
 
@@ -230,18 +246,27 @@ def match_events(
             default limits), shipped without parsing them again (see :func:`shipped_index`).
         snapshot: the bytes of a snapshot holding exactly ``subscriptions`` (``semps
             index``'s file, checked by the caller), shipped as they are.
+        graph: a knowledge graph (under ``expansion``), shipped to the executors once
+            (:mod:`semps.spark.shipped_graph`): each event counts the solutions it adds
+            to the graph's answers, as ``semps match --graph``.
 
     Returns:
         An RDD of ``(event id, {subscription id: solution count})``, one pair per event.
 
     Raises:
-        SparkError: stateful (composite) subscriptions.
+        SparkError: stateful (composite) subscriptions; a graph with a placement.
         SubscriptionError: with ``validate``, a subscription that does not parse.
     """
     queries = _check(subscriptions, validate, queries)
     if placement is None:
         index = _broadcast(events.context, subscriptions, expansion, queries, snapshot)
-        return events.mapPartitions(lambda it: match_partition(index.value, 0, it, counts_of_batch))
+        kg = broadcast_graph(events.context, graph)
+        return events.mapPartitions(
+            lambda it: match_partition(index.value, 0, it, counts_of_batch, _value(kg))
+        )
+    if graph is not None and not graph.empty:
+        msg = "a placement routes events by what they carry alone: it cannot match a graph"
+        raise SparkError(msg)
     if items is None:
         items = subscription_items(subscriptions)
     token = uuid.uuid4().hex
@@ -256,10 +281,11 @@ def match_lines(
     validate: bool = True,
     queries: dict[str, Query] | None = None,
     snapshot: bytes | None = None,
+    graph: GraphView | None = None,
 ) -> RDD[tuple[str, str]]:
-    """:func:`match_events` (every subscription broadcast) with each event's output line
-    (:func:`~semps.matcher.results.result_line`) instead of its counts, written by the
-    executors as ``semps match`` writes it.
+    """:func:`match_events` (every subscription broadcast, and the ``graph`` if any) with
+    each event's output line (:func:`~semps.matcher.results.result_line`) instead of its
+    counts, written by the executors as ``semps match`` writes it.
 
     Raises:
         SparkError: stateful (composite) subscriptions.
@@ -267,7 +293,25 @@ def match_lines(
     """
     queries = _check(subscriptions, validate, queries)
     index = _broadcast(events.context, subscriptions, expansion, queries, snapshot)
-    return events.mapPartitions(lambda it: match_partition(index.value, 0, it, lines_of_batch))
+    kg = broadcast_graph(events.context, graph)
+    return events.mapPartitions(
+        lambda it: match_partition(index.value, 0, it, lines_of_batch, _value(kg))
+    )
+
+
+def broadcast_graph(
+    context: SparkContext, graph: GraphView | None
+) -> Broadcast[ShippedGraph] | None:
+    """The knowledge graph packed (:func:`~semps.spark.shipped_graph.ship_graph`) and
+    broadcast, once; ``None`` without one (or an empty one: events are then matched
+    alone, as ``semps match`` does)."""
+    if graph is None or graph.empty:
+        return None
+    return context.broadcast(ship_graph(graph))
+
+
+def _value(shipped: Broadcast[ShippedGraph] | None) -> ShippedGraph | None:
+    return None if shipped is None else shipped.value
 
 
 def _check(
@@ -424,6 +468,7 @@ def _item_matcher(kind: str) -> Matcher:
 
 __all__ = [
     "ShippedIndex",
+    "broadcast_graph",
     "build_matchers",
     "counts_of_batch",
     "event_items",

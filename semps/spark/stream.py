@@ -36,6 +36,7 @@ from semps.ingest.sparql import Query
 from semps.ontology.expansion import Expansion
 from semps.spark.bulk import (
     ShippedIndex,
+    broadcast_graph,
     close_event,
     counts_of_batch,
     event_items,
@@ -45,6 +46,7 @@ from semps.spark.bulk import (
     subscription_items,
 )
 from semps.spark.placement import Placement, PlacementOptions
+from semps.spark.shipped_graph import ShippedGraph
 from semps.spark.sinks import BatchSink, Document, MatchedBatch
 from semps.spark.stream_sources import (
     SOURCE_KINDS,
@@ -60,6 +62,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
+    from semps.graph.view import GraphView
+
 Counts = dict[str, int]
 # -- executors: one index per Python worker and subscription version ---------------------
 
@@ -69,7 +73,10 @@ Outcome = tuple[str, Counts | str]
 
 
 def _read_and_match(
-    shipped: ShippedIndex, documents: Iterable[Document], base: str | None
+    shipped: ShippedIndex,
+    documents: Iterable[Document],
+    base: str | None,
+    graph: ShippedGraph | None = None,
 ) -> Iterator[Outcome]:
     events: list[Event] = []
     for document in documents:
@@ -78,7 +85,7 @@ def _read_and_match(
             events.append(loaded)
         else:
             yield loaded
-    yield from match_partition(shipped, 0, events, counts_of_batch)
+    yield from match_partition(shipped, 0, events, counts_of_batch, graph)
 
 
 # -- the driver ---------------------------------------------------------------------------
@@ -86,7 +93,8 @@ def _read_and_match(
 
 @dataclass
 class VersionedMatching:
-    """The driver's side of matching: the current version's broadcast (and placement)."""
+    """The driver's side of matching: the current version's broadcast (and placement), and
+    the knowledge graph's broadcast (``graph``: made once, for the stream's life)."""
 
     spark: SparkSession
     expansion: Expansion
@@ -99,6 +107,7 @@ class VersionedMatching:
     _batch_cache: list[RDD[Event | tuple[str, str]]] = field(default_factory=list)
     #: Parses of semantic texts (the watch's): a version parses only the texts it adds.
     parses: dict[str, Query] = field(default_factory=dict)
+    graph: Broadcast[ShippedGraph] | None = None
 
     def use(self, version: Version) -> None:
         """Ship ``version`` to the executors (they build it on its first batch)."""
@@ -131,12 +140,16 @@ class VersionedMatching:
 
     def match(self, documents: RDD[Document]) -> RDD[Outcome]:
         """Each document's outcome: ``(event id, counts)`` or ``(event id, error text)``."""
-        shipped, base = self._shipped, self.base
+        shipped, base, graph = self._shipped, self.base, self.graph
         if shipped is None:
             msg = "no subscription version in use"
             raise SparkError(msg)
         if self._plan is None:
-            return documents.mapPartitions(lambda it: _read_and_match(shipped.value, it, base))
+            return documents.mapPartitions(
+                lambda it: _read_and_match(
+                    shipped.value, it, base, None if graph is None else graph.value
+                )
+            )
         return self._placed(documents, shipped)
 
     def _placed(self, documents: RDD[Document], shipped: Broadcast[ShippedIndex]) -> RDD[Outcome]:
@@ -233,6 +246,7 @@ def start_stream(
     base: str | None = None,
     placement: PlacementOptions | None = None,
     progress: Callable[[str], None] = _say,
+    graph: GraphView | None = None,
 ) -> StreamRun:
     """Start matching ``source`` continuously; the answers of each micro-batch go to ``sink``.
 
@@ -248,13 +262,25 @@ def start_stream(
         base: base IRI for relative references (default per event).
         placement: mine a placement per subscription version and partition by it.
         progress: told one line per micro-batch.
+        graph: a knowledge graph (under ``expansion``), shipped to the executors once:
+            each event's answer is what it adds to the graph's (as ``semps match
+            --graph``).
 
     Raises:
         SempsError: a missing folder, Kafka without its connector, a checkpoint Spark
             refuses.
+        SparkError: a graph with a placement (events are routed by what they carry).
     """
+    if placement is not None and graph is not None and not graph.empty:
+        msg = "a placement routes events by what they carry alone: it cannot match a graph"
+        raise SparkError(msg)
     matching = VersionedMatching(
-        spark, expansion or Expansion(), base, placement, parses=watch.parses
+        spark,
+        expansion or Expansion(),
+        base,
+        placement,
+        parses=watch.parses,
+        graph=broadcast_graph(spark.sparkContext, graph),
     )
     matching.use(watch.version)
     frame = open_stream(spark, source)

@@ -192,7 +192,8 @@ def test_each_kind_takes_its_own_media_type(api: InProcess) -> None:
 
 # -- OpenAPI and /docs --------------------------------------------------------------------------
 
-PUBLIC = {("/health", "get")}
+# /health, and the Solid description resource (discovery comes before any token)
+PUBLIC = {("/health", "get"), ("/.well-known/solid", "get")}
 
 
 def operations(doc: dict[str, object]) -> Iterator[tuple[str, str, dict[str, object]]]:

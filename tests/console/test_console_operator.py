@@ -32,7 +32,15 @@ pytestmark = [pytest.mark.browser, pytest.mark.server]
 EX = "http://operator.example/"
 ZZ = "http://zz.example/vocab#"
 TTL = {"Content-Type": "text/turtle"}
-ALL_TABS = ["dashboard", "ontology", "subscriptions", "notifications", "publish", "prefixes"]
+ALL_TABS = [
+    "dashboard",
+    "ontology",
+    "graph",
+    "subscriptions",
+    "notifications",
+    "publish",
+    "prefixes",
+]
 
 
 def _query(cls: str) -> str:
@@ -69,8 +77,15 @@ def _export(server: Server) -> rdflib.Graph:
 def test_each_role_is_offered_only_what_it_may_do(page: ConsolePage, server: Server) -> None:
     offered = {
         "admin": ALL_TABS,
-        "publisher": ["dashboard", "ontology", "publish", "prefixes"],
-        "subscriber": ["dashboard", "ontology", "subscriptions", "notifications", "prefixes"],
+        "publisher": ["dashboard", "ontology", "graph", "publish", "prefixes"],
+        "subscriber": [
+            "dashboard",
+            "ontology",
+            "graph",
+            "subscriptions",
+            "notifications",
+            "prefixes",
+        ],
     }
     for role, tabs in offered.items():
         page.log_in(server.tokens[role])
@@ -78,6 +93,9 @@ def test_each_role_is_offered_only_what_it_may_do(page: ConsolePage, server: Ser
         page.tab("ontology")
         for form in ("#axiom-form", "#upload-form"):
             assert page.css(form).is_displayed() == (role == "admin"), (role, form)
+        page.tab("graph")  # publishers and admins edit the knowledge graph
+        editor = page.css("#graph-update-form").is_displayed()
+        assert editor == (role != "subscriber"), role
         for tab in set(ALL_TABS) - set(tabs):  # a tab not offered is not reached by its link
             page.driver.get(f"{server.url}/console/#{tab}")
             page.until(lambda d: page.css("#dashboard").is_displayed(), f"{role}: not {tab}")

@@ -178,3 +178,16 @@ def test_a_job_the_cluster_cannot_host_is_reported_while_it_waits(
             running.kill()
     assert warning.startswith("semps: warning: Spark has run no task for 3 s")
     assert "no executor has registered" in warning
+
+
+def test_spark_submit_ships_the_knowledge_graph_to_executors_without_semps(
+    cluster, package, executor_python, workloads: Path, tmp_path: Path
+) -> None:
+    """brick-kg-a's model as the graph, loaded on the driver and shipped to executors that
+    import semps from the zip: the answers are expected.jsonl's (the oracle's)."""
+    case = workloads / "brick-kg-a"
+    args = [*match_args(case), "--graph", str(case / "graph")]
+    done = submit(cluster, package, executor_python, *args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == (case / "expected.jsonl").read_text()
+    assert "shipped to the executors once" in done.stderr

@@ -8,7 +8,10 @@ from semps.api.routes.deadletters import deadletters_router
 from semps.api.routes.events import PublishRoute, events_router
 from semps.api.routes.graph import graph_router
 from semps.api.routes.health import health_router
+from semps.api.routes.notifications import notifications_router
 from semps.api.routes.ontology import ontology_router
+from semps.api.routes.sepa import sepa_router
+from semps.api.routes.solid import solid_router
 from semps.api.routes.streams import streams_router
 from semps.api.routes.subscriptions import subscriptions_router
 from semps.api.routes.tokens import tokens_router
@@ -19,7 +22,10 @@ __all__ = [
     "events_router",
     "graph_router",
     "health_router",
+    "notifications_router",
     "ontology_router",
+    "sepa_router",
+    "solid_router",
     "streams_router",
     "subscriptions_router",
     "tokens_router",

@@ -13,6 +13,10 @@ POST     merge a document in; or run a SPARQL Update   publisher, admin
 DELETE   remove every triple                           publisher, admin
 =======  ===========================================  ========================
 
+``GET /graph/resources`` pages through the graph's subjects (searched by IRI or label) and
+``GET /graph/resource`` gives one term's triples, asserted and inferred told apart: bounded
+reads for a browser (the console), every role.
+
 ``?default`` (the protocol's name for the default graph) may be given or not; ``?graph=IRI``
 names a graph semps does not keep (404). Every edit is answered once it and the
 notifications it causes are committed (:class:`~semps.broker.graphs.GraphDesk`), with the
@@ -33,6 +37,7 @@ from semps.api.models import GraphEdit, GraphInfo
 from semps.broker.graphs import SPARQL_UPDATE, Applied, update_text
 from semps.documents import SUPPORTED_MEDIA_TYPES
 from semps.errors import GraphError, NotAcceptable, NotFound, UnsupportedUpdateError
+from semps.graph.browse import MAX_PAGE
 from semps.graph.formats import EXPORT_TYPES
 
 __all__ = ["FORM", "graph_router", "negotiate"]
@@ -63,6 +68,8 @@ _POST_BODY = {
     }
 }
 _EDIT_ERRORS = responses(400, 401, 403, 404, 413, 415, 422)
+#: The longest IRI or search text the browsing routes take.
+MAX_TEXT = 2048
 #: Accept ranges that leave the choice to the server, and what each gets.
 _WIDE = {"*/*": DEFAULT_EXPORT, "text/*": DEFAULT_EXPORT, "application/*": "application/n-triples"}
 
@@ -154,9 +161,8 @@ def graph_router(ctx: Context) -> APIRouter:
     named = Query(None, description="a named graph: none exists (404)")
     default = Query(None, description="the default graph (the only one)")
 
-    @router.api_route(
+    @router.get(
         "/graph",
-        methods=["GET", "HEAD"],
         dependencies=reader,
         response_class=Response,
         responses={200: {"content": {m: {} for m in EXPORT_TYPES}}, **responses(401, 404, 406)},
@@ -173,10 +179,46 @@ def graph_router(ctx: Context) -> APIRouter:
         body = await desk.export(chosen, closure=closure)
         return Response(body, media_type=chosen, headers={"Vary": "Accept"})
 
+    # HEAD as GET (the Graph Store Protocol's), one operation in the OpenAPI document: a
+    # route with both methods gives two operations of one id (a warning, a 500 there).
+    router.add_api_route(
+        "/graph",
+        get_graph,
+        methods=["HEAD"],
+        dependencies=reader,
+        response_class=Response,
+        include_in_schema=False,
+    )
+
     @router.get("/graph/info", dependencies=reader, responses=responses(401))
     async def graph_info() -> GraphInfo:
         """The graph's version and sizes."""
         return GraphInfo.model_validate(await desk.info())
+
+    @router.get("/graph/resources", dependencies=reader, responses=responses(401, 422))
+    async def graph_resources(
+        q: str = Query("", max_length=MAX_TEXT, description="part of an IRI or a label"),
+        after: str | None = Query(None, max_length=MAX_TEXT, description="`next` of a page"),
+        limit: int = Query(100, ge=1, le=MAX_PAGE),
+    ) -> dict[str, object]:
+        """One page of the graph's subjects in IRI order (those whose IRI or label holds
+        ``q``, case aside): ``{"version", "items": [{"iri", "label", "triples",
+        "asserted"}], "total", "next"}``."""
+        return await desk.resources(q, after, limit)
+
+    @router.get("/graph/resource", dependencies=reader, responses=responses(401, 404, 422))
+    async def graph_resource(
+        iri: str = Query(..., min_length=1, max_length=MAX_TEXT, description="IRI or _:blank"),
+        offset: int = Query(0, ge=0),
+        limit: int = Query(100, ge=1, le=MAX_PAGE),
+    ) -> dict[str, object]:
+        """A resource's triples, as subject (``outgoing``) and as object (``incoming``),
+        each ``asserted`` or inferred, with their totals; 404 when the graph has none."""
+        found = await desk.describe(iri, limit, offset)
+        if not found["outgoing_total"] and not found["incoming_total"]:
+            msg = f"the knowledge graph has no triple about {iri[:200]!r}"
+            raise NotFound(msg)
+        return found
 
     @router.put("/graph", dependencies=writer, openapi_extra=_PUT_BODY, responses=_EDIT_ERRORS)
     async def replace_graph(

@@ -1,11 +1,12 @@
 // The event view and the explanation of a notification: the targets of the links in the
 // notifications (#event/ID, #explain/SUB/EVENT). Each shows what the server answers
 // (GET /events/{id}, POST /subscriptions/{id}/explain?event=ID) as text; a server without
-// those routes is said to be so.
+// those routes is said to be so. The event's IRIs link to the graph browser (#graph/IRI): what
+// the knowledge graph knows of them.
 
 import { describeError, json, query } from "./api.js";
 import { byId, el, empty, fill } from "./dom.js";
-import { compactTerm } from "./prefixes.js";
+import { termCell } from "./graph.js";
 
 function triplesTable(triples) {
   return el(
@@ -17,7 +18,7 @@ function triplesTable(triples) {
       {},
       triples.map((t) => {
         const [s, p, o] = Array.isArray(t) ? t : [t.subject, t.predicate, t.object];
-        return el("tr", {}, [s, p, o].map((term) => el("td", { title: String(term) }, compactTerm(String(term)))));
+        return el("tr", {}, [s, p, o].map((term) => el("td", { title: String(term) }, termCell(String(term), { blanks: false }))));
       }),
     ),
   );

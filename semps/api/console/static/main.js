@@ -1,10 +1,11 @@
 // The console's entry point: the login form, the role, the tabs and the links (#event/ID,
-// #explain/SUB/EVENT) routed by the location's hash, and each panel's set-up.
+// #explain/SUB/EVENT, #graph/IRI) routed by the location's hash, and each panel's set-up.
 
 import { describeError, json, setToken, token } from "./api.js";
 import { startDashboard, setUpDashboard, stopDashboard } from "./dashboard.js";
 import { byId, clearFlashes } from "./dom.js";
 import { showEvent, showExplain } from "./events.js";
+import { focusResource, loadGraph, setUpGraph } from "./graph.js";
 import { loadOntology, loadOntologyPrefixes, onOntologyPrefixes, setUpOntology } from "./ontology.js";
 import { chooseAndWatch, setUpNotifications, stopWatching, updateWatchMenu } from "./notifications.js";
 import { drawPrefixes, onPrefixes, setUpPrefixes } from "./prefixpanel.js";
@@ -23,6 +24,7 @@ import {
 const NEEDS = { subscriptions: ["subscriber"], notifications: ["subscriber"], publish: ["publisher"] };
 const LOADERS = {
   ontology: loadOntology,
+  graph: loadGraph,
   subscriptions: loadSubscriptions,
   notifications: loadSubscriptions,
   prefixes: async () => drawPrefixes(),
@@ -54,7 +56,12 @@ function route() {
   } else if (head === "explain" && rest.length === 2) {
     showPanel("view", null);
     showExplain(rest[0], rest[1]);
+  } else if (head === "graph" && rest.length === 1) {
+    showPanel("graph");
+    focusResource(rest[0]);
+    loadGraph();
   } else {
+    if (head === "graph") focusResource(null);
     const tab = document.querySelector(`[data-panel="${head}"]`) && head !== "view" && allowed(head) ? head : "dashboard";
     showPanel(tab);
     if (LOADERS[tab]) LOADERS[tab]();
@@ -119,6 +126,7 @@ function setUp() {
   window.addEventListener("hashchange", route);
   setUpDashboard();
   setUpOntology();
+  setUpGraph();
   setUpSubscriptions();
   setUpNotifications();
   setUpPublish();

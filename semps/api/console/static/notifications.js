@@ -1,10 +1,12 @@
 // Live notifications of one subscription: the SSE stream read with fetch(), because
 // EventSource cannot send the Authorization header. Reconnects from the last id seen.
 // Each notification shows when it was made, its event (a link to the event view) and an
-// Explain link.
+// Explain link; a change of the knowledge graph shows what it added (+) and removed (−) and
+// the graph's version; IRIs link to the graph browser.
 
 import { call, describeError } from "./api.js";
 import { byId, el, empty, fill, timeElement } from "./dom.js";
+import { graphHref } from "./graph.js";
 import { compactTerm } from "./prefixes.js";
 
 /** Most notifications kept on the page (older ones are dropped from the list). */
@@ -35,10 +37,22 @@ function parseFrame(frame) {
   return found;
 }
 
+/** A solution's term as CURIE text; an IRI links to it in the graph browser (the graph
+ * facts the event met are there, asserted and inferred). */
 function termNode(value) {
   const text = typeof value === "string" ? value : JSON.stringify(value);
   const short = typeof value === "string" ? compactTerm(value) : text;
-  return el("span", { class: "term", title: short === text ? null : text }, short);
+  const title = short === text ? null : text;
+  const iri = typeof value === "string" ? value.match(/^<([^<>]*)>$/) : null;
+  if (iri) return el("a", { class: "term graph-link", title, href: graphHref(iri[1]) }, short);
+  return el("span", { class: "term", title }, short);
+}
+
+function solutionLines(solutions, sign) {
+  return (Array.isArray(solutions) ? solutions : []).map((solution) => {
+    const pairs = Object.entries(solution ?? {}).map(([k, v]) => [el("span", { class: "var" }, `?${k}`), " = ", termNode(v), "   "]);
+    return el("div", { class: `solution ${sign === "−" ? "removed" : sign ? "added" : ""}` }, sign ? `${sign} ` : null, pairs);
+  });
 }
 
 /** A notification as the page shows it: a head line and its solutions as ?var = term. */
@@ -52,7 +66,10 @@ function describe(text, seq) {
   if (!doc || typeof doc !== "object" || Array.isArray(doc)) {
     return el("li", { "data-seq": seq ?? "" }, el("div", { class: "solution" }, JSON.stringify(doc)));
   }
-  const { event, count, solutions, subscription, id, time, ...rest } = doc;
+  const { event, count, solutions, subscription, id, time, ...others } = doc;
+  // a change of the knowledge graph: what it added and what it took away
+  const { graph_version: version, removed, removed_count: removedCount, removed_truncated: cut, ...rest } = others;
+  const change = version !== undefined || removed !== undefined;
   const when = typeof time === "number" ? time : null;
   const head = el(
     "div",
@@ -63,7 +80,9 @@ function describe(text, seq) {
     typeof event === "string"
       ? [" event ", el("a", { href: `#event/${encodeURIComponent(event)}`, class: "event-link" }, event)]
       : null,
-    count !== undefined ? ` · ${count} solution${count === 1 ? "" : "s"}` : null,
+    count !== undefined ? ` · ${change ? "+" : ""}${count} solution${count === 1 ? "" : "s"}` : null,
+    change ? ` · −${removedCount ?? (Array.isArray(removed) ? removed.length : 0)} removed${cut ? " (cut)" : ""}` : null,
+    version !== undefined ? [" · ", el("a", { href: "#graph", class: "graph-version" }, `graph version ${version}`)] : null,
     typeof event === "string" && typeof subscription === "string"
       ? [
           " · ",
@@ -75,11 +94,7 @@ function describe(text, seq) {
         ]
       : null,
   );
-  const lines = [];
-  for (const solution of Array.isArray(solutions) ? solutions : []) {
-    const pairs = Object.entries(solution ?? {}).map(([k, v]) => [el("span", { class: "var" }, `?${k}`), " = ", termNode(v), "   "]);
-    lines.push(el("div", { class: "solution" }, pairs));
-  }
+  const lines = [...solutionLines(solutions, change ? "+" : ""), ...solutionLines(removed, "−")];
   if (Object.keys(rest).length > 0) lines.push(el("pre", { class: "rest" }, JSON.stringify(rest, null, 2)));
   return el("li", { "data-seq": seq ?? "", "data-time": when ?? "" }, head, lines);
 }

@@ -1,0 +1,232 @@
+"""SEPA's SPARQL 1.1 Subscribe protocol over WebSocket: ``WS /sepa/subscribe``.
+
+A client sends ``{"subscribe": {"sparql", "alias", "authorization"}}`` and
+``{"unsubscribe": {"spuid", "authorization"}}`` (:mod:`semps.api.sepa`). Each subscribe
+registers a semps subscription (kind ``semantic``, owned by the token's subscriber; its id
+is the SPUID) and is answered with the notification of sequence 0; each of its semps
+notifications then goes out as a SEPA notification whose ``addedResults`` are its solutions
+(SPARQL 1.1 JSON results), ``sequence`` its seq. As in SEPA, subscriptions live with the
+socket: unsubscribe, or the socket closing, deletes them.
+
+The token: the request's ``authorization`` member (``Bearer T``), else the last one given
+on the socket, else the connection's ``Authorization`` header or ``?token=``; every
+request of one socket must be the same subscriber's. The socket counts once against
+``--max-streams`` (from its first subscribe) and carries at most
+``--max-stream-subscriptions``; the message size and rate limits are those of
+``WS /notifications/ws`` (close 1009, 4429). An error is answered in SEPA's shape
+(``{"error", "status_code", "error_description", "alias"}``) and the socket goes on.
+
+A knowledge-graph change's notification carries the rows it removed as ``removedResults``.
+Not yet: the first notification's current answers (it is empty: a subscription is notified
+of what changes after it is registered).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+from starlette.concurrency import run_in_threadpool
+
+from semps.api import sepa
+from semps.api.context import Context
+from semps.api.errors import error_parts
+from semps.api.multiplex import Changed, Multiplexer, MuxStream, Reply, cancel_all
+from semps.api.routes.notifications import MAX_MESSAGE, MAX_RATE
+from semps.api.streams import close_reason
+from semps.broker.tokens import Principal
+from semps.errors import NotFound, PermissionDenied, SempsError
+from semps.ingest.sparql.parser import parse_query
+
+__all__ = ["sepa_router"]
+
+_CLOSE_CODES = {401: 4401, 403: 4403, 404: 4404, 422: 4422, 429: 4429}
+
+
+def sepa_router(ctx: Context, mux: Multiplexer) -> APIRouter:
+    """``WS /sepa/subscribe``."""
+    router = APIRouter(tags=["sepa"])
+
+    @router.websocket("/sepa/subscribe")
+    async def subscribe(ws: WebSocket, token: str = "") -> None:
+        header = ws.headers.get("authorization") or (f"Bearer {token}" if token else None)
+        await ws.accept()
+        await _Session(ws, ctx, mux, header).run()
+
+    return router
+
+
+class _Session:
+    """One socket: a reader applying requests, a sender passing notifications on."""
+
+    def __init__(self, ws: WebSocket, ctx: Context, mux: Multiplexer, header: str | None) -> None:
+        self.ws, self.ctx, self.mux, self.header = ws, ctx, mux, header
+        self.who: Principal | None = None
+        self.authorization = header
+        self.stream: MuxStream | None = None
+        self.opened = asyncio.Event()
+        self.lock = asyncio.Lock()
+        self.aliases: dict[str, str | None] = {}
+        self.variables: dict[str, tuple[str, ...]] = {}
+        self.allowance, self.checked = float(MAX_RATE), time.monotonic()
+
+    async def run(self) -> None:
+        reader = asyncio.create_task(self._read())
+        sender = asyncio.create_task(self._send())
+        try:
+            await asyncio.wait({reader, sender}, return_when="FIRST_COMPLETED")
+            await cancel_all(reader, sender)
+        finally:
+            if self.stream is not None:
+                self.stream.close()
+            for spuid in list(self.aliases):  # subscriptions live with the socket
+                await self._drop(spuid)
+
+    async def _say(self, text: str) -> None:
+        async with self.lock:
+            await self.ws.send_text(text)
+
+    # -- requests ----------------------------------------------------------------------------
+
+    async def _read(self) -> None:
+        ws = self.ws
+        try:
+            while True:
+                message = await ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    return
+                data = message.get("text")
+                if data is None:
+                    data = (message.get("bytes") or b"").decode("utf-8", "replace")
+                if len(data) > MAX_MESSAGE // 4 and len(data.encode()) > MAX_MESSAGE:
+                    await ws.close(code=1009, reason=f"a message over {MAX_MESSAGE} bytes")
+                    return
+                if not self._allowed():
+                    await ws.close(code=4429, reason=f"more than {MAX_RATE} messages a second")
+                    return
+                await self._answer(data)
+        except (WebSocketDisconnect, RuntimeError):
+            return
+
+    def _allowed(self) -> bool:
+        now = time.monotonic()
+        self.allowance = min(float(MAX_RATE), self.allowance + (now - self.checked) * MAX_RATE)
+        self.checked = now
+        if self.allowance < 1:
+            return False
+        self.allowance -= 1
+        return True
+
+    async def _answer(self, data: str) -> None:
+        alias: str | None = None
+        try:
+            request = sepa.parse_request(data)
+            who = self._principal(request.authorization)
+            if isinstance(request, sepa.Subscribe):
+                alias = request.alias
+                await self._subscribe(who, request)
+            else:
+                await self._unsubscribe(request.spuid)
+        except SempsError as exc:
+            status, body, _ = error_parts(exc)
+            await self._say(sepa.error(status, str(body["error"]), str(body["detail"]), alias))
+
+    def _principal(self, authorization: str | None) -> Principal:
+        given = authorization or self.authorization  # else the socket's, or the last one's
+        who = self.ctx.auth.check(given, "subscriber")
+        self.authorization = given
+        if self.who is not None and who.subject != self.who.subject:
+            msg = "every request on one socket must be the same subscriber's"
+            raise PermissionDenied(msg)
+        self.who = who
+        return who
+
+    async def _subscribe(self, who: Principal, request: sepa.Subscribe) -> None:
+        stream = self._open(who)
+        stream.check_size(len(stream.positions) + 1)
+        broker = self.ctx.broker
+        sub = await run_in_threadpool(
+            broker.subscribe, request.sparql, kind="semantic", owner=who.subject
+        )
+        names = parse_query(request.sparql, limits=broker.limits).projected()
+        self.aliases[sub.id], self.variables[sub.id] = request.alias, names
+        await self._say(sepa.first_notification(sub.id, request.alias, names, []))
+        stream.add({sub.id: 0})
+
+    def _open(self, who: Principal) -> MuxStream:
+        if self.stream is not None:
+            return self.stream
+        lease = self.ctx.streams.lease(who.subject)
+        auth = self.ctx.auth
+
+        def check() -> SempsError | None:  # the token last used: revoked or expired ends it
+            try:
+                auth.check(self.authorization, "subscriber")
+            except SempsError as exc:
+                return exc
+            return None
+
+        def exists(sub: str) -> bool:
+            return sub in self.aliases
+
+        try:
+            self.stream = self.mux.open(
+                who.subject, {}, roster=None, exists=exists, check=check, lease=lease
+            )
+        except BaseException:
+            lease.release()
+            raise
+        self.opened.set()
+        return self.stream
+
+    async def _unsubscribe(self, spuid: str) -> None:
+        if spuid not in self.aliases:
+            msg = f"no subscription {spuid!r} on this socket"
+            raise NotFound(msg)
+        await self._drop(spuid)
+        await self._say(sepa.unsubscribed(spuid))
+
+    async def _drop(self, spuid: str) -> None:
+        self.aliases.pop(spuid, None)
+        self.variables.pop(spuid, None)
+        if self.stream is not None:
+            self.stream.remove([spuid])
+        try:
+            await run_in_threadpool(self.ctx.broker.unsubscribe, spuid)
+        except NotFound:
+            pass  # deleted meanwhile (DELETE /subscriptions/{id})
+
+    # -- notifications -----------------------------------------------------------------------
+
+    async def _send(self) -> None:
+        await self.opened.wait()
+        stream = self.stream
+        assert stream is not None
+        items = stream.items(30.0)
+        try:
+            async for item in items:
+                if isinstance(item, SempsError):
+                    code = _CLOSE_CODES.get(error_parts(item)[0], 4400)
+                    await self.ws.close(code=code, reason=close_reason(item))
+                    return
+                if isinstance(item, Reply | Changed) or not item:
+                    continue
+                await self._notify(item)
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            pass
+        finally:
+            await items.aclose()
+
+    async def _notify(self, page: list[tuple[str, int, str]]) -> None:
+        texts = []
+        for sub, _, text in page:
+            if sub not in self.aliases:
+                continue
+            note: dict[str, Any] = json.loads(text)
+            texts.append(sepa.notification(self.aliases[sub], self.variables[sub], note))
+        for text in texts:
+            await self._say(text)
+        self.ctx.broker.metrics.notifications_out += len(texts)
