@@ -71,16 +71,18 @@ def serve(
     extra: list[str],
     log: IO[bytes] | int = subprocess.DEVNULL,
     prefix: Sequence[str] = (),
+    wait: float = 20,
 ) -> Served:
     """``semps serve`` on a free port with ``extra`` arguments (run through ``prefix``, e.g.
-    ``prlimit --nofile=1024:1024 --``), answering ``/health`` (waited for up to 20 s)."""
+    ``prlimit --nofile=1024:1024 --``), answering ``/health`` (waited for up to ``wait``
+    seconds)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     cmd = [*prefix, *SEMPS, "serve", "--port", str(port), "--data-dir", str(Path(data).resolve())]
     cmd += extra
     print(f"server: {' '.join(cmd[len(prefix) + 1 :])}", flush=True)
     server = subprocess.Popen(cmd, stdout=log, stderr=log, cwd=OUTSIDE)
-    for _ in range(200):
+    for _ in range(int(wait * 10)):
         try:
             httpx.get(url + "/health")
             break

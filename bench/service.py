@@ -35,13 +35,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 import httpx
 import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
 import semantic as gen  # noqa: E402
-from _common import create_tokens, quantile, serve  # noqa: E402
+from _common import Served, create_tokens, quantile, serve  # noqa: E402
 from _common import ntriples as event_lines  # noqa: E402
 from _machine import reference_ms, stamp  # noqa: E402
 from _results import record  # noqa: E402
@@ -199,8 +200,11 @@ async def run(args: argparse.Namespace) -> None:
     extra = ["--max-subscriptions", str(args.subs + 10)]  # one subscriber holds them all
     if args.workers:
         extra += ["--workers", str(args.workers)]
+    if args.match_timeout:
+        extra += ["--match-timeout", str(args.match_timeout)]
     server_log = (data / "server.log").open("wb")  # the watchdog's restarts, if any
-    server, url, port = serve(data, extra, log=server_log)
+    server = serve(data, extra, log=server_log)
+    url, port = server.url, server.port
     rng = random.Random(1)
     onto = ontology_ntriples(random.Random(7))
     subs = [gen.subscription(rng) for _ in range(args.subs)]
@@ -214,35 +218,21 @@ async def run(args: argparse.Namespace) -> None:
             headers={**admin, "Content-Type": "application/n-triples"},
         )
         r.raise_for_status()
-        sub_h = {"Authorization": f"Bearer {tok['subscriber']}"}
-        t0 = time.perf_counter()
-        async with httpx.AsyncClient(base_url=url, headers=sub_h, timeout=120) as sub:
-            probes = []
-            for _ in range(2):
-                r = await sub.post(
-                    "/subscriptions", content=f"SELECT ?v WHERE {{ ?m <{PROBE}> ?v }}"
-                )
-                probes.append(r.json()["id"])
-            sem = asyncio.Semaphore(32)
-
-            async def register(text: str) -> None:
-                async with sem:
-                    (await sub.post("/subscriptions", content=text)).raise_for_status()
-
-            await asyncio.gather(*(register(t) for t in subs))
-        took = time.perf_counter() - t0
-        print(
-            f"registered {args.subs + 2} subscriptions over HTTP in {took:.1f} s "
-            f"({(args.subs + 2) / took:.0f}/s)",
-            flush=True,
+        probes = await register_all(
+            url, port, tok["subscriber"], subs, server.process.pid, args, reference
         )
+        if args.restart:
+            server = await restart(
+                server, data, extra, server_log, tok["publisher"], args, reference
+            )
+            url, port = server.url, server.port
         print(
             f"{'mode':<12} {'events/s':>9} {'POST p50':>9} {'p99':>8} {'max':>8} "
             f"{'notify p50':>10} {'p99':>8} {'errors':>6}"
         )
         modes = (("single", 1), ("batch", args.batch))
         for mode, batch in (m for m in modes if m[0] in args.modes.split(",")):
-            cpu_before = _cpu_seconds(server.pid)
+            cpu_before = _cpu_seconds(server.process.pid)
             client_before = time.process_time()
             lat: list[float] = []
             sent_box: dict[int, float] = {}
@@ -265,7 +255,7 @@ async def run(args: argparse.Namespace) -> None:
                 flush=True,
             )
             main_cpu, worker_cpu = (
-                a - b for a, b in zip(_cpu_seconds(server.pid), cpu_before, strict=True)
+                a - b for a, b in zip(_cpu_seconds(server.process.pid), cpu_before, strict=True)
             )
             client_cpu = time.process_time() - client_before
             restarts = (data / "server.log").read_text(errors="replace").count("restarted")
@@ -305,23 +295,202 @@ async def run(args: argparse.Namespace) -> None:
         )
     finally:
         server_log.close()
-        server.terminate()
+        stop(server.process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        print("the server did not stop within 60 s of SIGTERM", flush=True)
+
+
+async def register_singly(port: int, token: str, texts: list[str], clients: int) -> list[str]:
+    """Register ``texts`` one a request from ``clients`` keep-alive connections; the ids."""
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "text/plain"}
+    ids: list[str] = [""] * len(texts)
+    todo = iter(range(len(texts)))
+
+    async def client(conn: Connection) -> None:
+        for i in todo:
+            status, raw = await conn.post("/subscriptions", texts[i].encode(), headers)
+            if status != 201:
+                raise RuntimeError(f"registration answered {status}: {raw[:200]!r}")
+            ids[i] = orjson.loads(raw)["id"]
+
+    conns = [await Connection.open(port) for _ in range(clients)]
+    await asyncio.gather(*(client(c) for c in conns))
+    for c in conns:
+        c.close()
+    return ids
+
+
+async def register_bulk(port: int, token: str, texts: list[str], chunk: int) -> list[str] | None:
+    """Register ``texts`` through ``POST /subscriptions/batch``, ``chunk`` a request (one
+    subscription a line); ``None`` if the server has no such endpoint."""
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "text/plain"}
+    conn = await Connection.open(port)
+    ids: list[str] = []
+    try:
+        for start in range(0, len(texts), chunk):
+            body = "\n".join(texts[start : start + chunk]).encode()
+            status, raw = await conn.post("/subscriptions/batch", body, headers)
+            if status in (404, 405) and not ids:
+                return None
+            if status != 200:
+                raise RuntimeError(f"the batch answered {status}: {raw[:200]!r}")
+            results = orjson.loads(raw)["subscriptions"]
+            refused = [r for r in results if "id" not in r]
+            if refused:
+                raise RuntimeError(f"{len(refused)} refused, the first: {refused[0]}")
+            ids += [r["id"] for r in results]
+    finally:
+        conn.close()
+    return ids
+
+
+def rss_mib(pid: int) -> tuple[float, float]:
+    """Resident memory (MiB) of the server's main process and of its children (workers)."""
+
+    def rss(p: int) -> float:
         try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            print("the server did not stop within 15 s of SIGTERM", flush=True)
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return 0.0
+
+    return rss(pid), sum(rss(c) for c in _children(pid))
+
+
+async def register_all(
+    url: str,
+    port: int,
+    token: str,
+    subs: list[str],
+    pid: int,
+    args: argparse.Namespace,
+    reference: float,
+) -> list[str]:
+    """The registration phase: two probes, ``--single`` subscriptions one a request from
+    ``--clients`` connections, the rest in bulk (or singly, on a server without the bulk
+    endpoint); rates, and resident memory per subscription. Returns the probes' ids."""
+    probe = f"SELECT ?v WHERE {{ ?m <{PROBE}> ?v }}"
+    base_main, base_workers = rss_mib(pid)
+    probes = await register_singly(port, token, [probe, probe], 1)
+    single, rest = subs[: args.single], subs[args.single :]
+    phases = [("single", single)] if single else []
+    phases += [("bulk", rest)] if rest else []
+    for mode, texts in phases:
+        t0 = time.perf_counter()
+        cpu0 = _cpu_seconds(pid)
+        ids = None
+        if mode == "bulk":
+            ids = await register_bulk(port, token, texts, args.bulk_chunk)
+            if ids is None:
+                mode = "single (no bulk endpoint)"
+        if ids is None:
+            ids = await register_singly(port, token, texts, args.clients)
+        took = time.perf_counter() - t0
+        main_cpu, worker_cpu = (a - b for a, b in zip(_cpu_seconds(pid), cpu0, strict=True))
+        load = os.getloadavg()[0]
+        label = mode if mode != "single" else f"single x{args.clients}"
+        print(
+            f"registered {len(ids)} subscriptions over HTTP, {label}, in {took:.2f} s "
+            f"({len(ids) / took:.0f}/s; server CPU main {main_cpu:.1f} s, workers "
+            f"{worker_cpu:.1f} s; load average {load:.2f})",
+            flush=True,
+        )
+        record(
+            "service",
+            {
+                "subs": args.subs,
+                "mode": f"register {label}",
+                "registered": len(ids),
+                "subs_s": len(ids) / took,
+                "main_cpu_s": main_cpu,
+                "workers_cpu_s": worker_cpu,
+            },
+            reference=reference,
+        )
+    main_mib, workers_mib = rss_mib(pid)
+    per_sub = 1024 * ((main_mib - base_main) + (workers_mib - base_workers)) / max(len(subs), 1)
+    print(
+        f"resident memory: main process {main_mib:.0f} MiB, workers {workers_mib:.0f} MiB "
+        f"together; {per_sub:.2f} KiB a subscription over the empty server (all processes)",
+        flush=True,
+    )
+    record(
+        "service",
+        {
+            "subs": args.subs,
+            "mode": "memory",
+            "rss_main_mib": main_mib,
+            "rss_workers_mib": workers_mib,
+            "rss_kib_per_sub": per_sub,
+        },
+        reference=reference,
+    )
+    return probes
+
+
+async def settle(pid: int, quiet: float = 0.05, polls: int = 3, most: float = 600) -> float:
+    """Wait until the server's processes use under ``quiet`` CPU seconds a second for
+    ``polls`` seconds in a row (at most ``most`` seconds); the seconds waited."""
+    start, calm = time.perf_counter(), 0
+    before = sum(_cpu_seconds(pid))
+    while calm < polls and time.perf_counter() - start < most:
+        await asyncio.sleep(1.0)
+        now = sum(_cpu_seconds(pid))
+        calm = calm + 1 if now - before < quiet else 0
+        before = now
+    return time.perf_counter() - start
+
+
+async def restart(
+    server: Served,
+    data: Path,
+    extra: list[str],
+    log: IO[bytes],
+    publisher: str,
+    args: argparse.Namespace,
+    reference: float,
+) -> Served:
+    """Once the server has settled (its workers' idle work done: the snapshot's parts
+    written), stop it and start it again on the same data directory: seconds until
+    ``/health`` answers, and until a first event is acknowledged (the workers loaded)."""
+    settled = await settle(server.process.pid)
+    print(f"the server settled {settled:.1f} s after the registrations", flush=True)
+    stop(server.process)
+    t0 = time.perf_counter()
+    served = serve(data, extra, log=log, wait=600)
+    up = time.perf_counter() - t0
+    headers = {"Authorization": f"Bearer {publisher}", "Content-Type": "application/n-triples"}
+    async with httpx.AsyncClient(base_url=served.url, headers=headers, timeout=600) as client:
+        body = f'_:m <{PROBE}> "0" .'.encode()
+        (await client.post("/events", content=body)).raise_for_status()
+    ready = time.perf_counter() - t0
+    load = os.getloadavg()[0]
+    print(
+        f"restart from the data directory: /health after {up:.1f} s, the first event "
+        f"acknowledged after {ready:.1f} s (load average {load:.2f})",
+        flush=True,
+    )
+    record(
+        "service",
+        {"subs": args.subs, "mode": "restart", "health_s": up, "ready_s": ready},
+        reference=reference,
+    )
+    return served
 
 
 def _cpu_seconds(pid: int) -> tuple[float, float]:
     """CPU seconds of the server's main process and of its children (the workers)."""
     tick = os.sysconf("SC_CLK_TCK")
-    children: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            children += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            pass
+    children = _children(pid)
 
     def cpu(p: int) -> float:
         try:
@@ -333,12 +502,39 @@ def _cpu_seconds(pid: int) -> tuple[float, float]:
     return cpu(pid), sum(cpu(c) for c in children)
 
 
+def _children(pid: int) -> list[int]:
+    children: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            children += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return children
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="semps service benchmark")
     parser.add_argument("--subs", type=int, default=10_000)
     parser.add_argument("--publishers", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument(
+        "--single", type=int, default=10_000, help="subscriptions registered one a request"
+    )
+    parser.add_argument("--clients", type=int, default=32, help="connections registering them")
+    parser.add_argument(
+        "--bulk-chunk", type=int, default=100_000, help="subscriptions a bulk request"
+    )
+    parser.add_argument(
+        "--match-timeout",
+        type=float,
+        default=0,
+        help="the server's watchdog budget, seconds (0: its default; raise it on a loaded "
+        "machine, where the default kills and reloads workers mid-run)",
+    )
+    parser.add_argument(
+        "--restart", action="store_true", help="restart on the data directory before publishing"
+    )
     parser.add_argument("--workers", type=int, default=0, help="matching processes (0: default)")
     parser.add_argument(
         "--modes",

@@ -29,6 +29,10 @@ class Limits:
             subscription work and a notification in proportion: 1,000 disconnected
             ``?s a ?c`` patterns took 0.6 s an event).
         max_subscriptions: subscriptions one subscriber may hold (service only).
+        max_batch_subscriptions: subscriptions one ``POST /subscriptions/batch`` may
+            carry (service only; past it the batch is refused whole).
+        max_batch_bytes: size of one ``POST /subscriptions/batch`` body, in bytes (service
+            only; the other requests' bodies are bounded by ``--max-body``).
         max_event_bytes: size of an event document, in bytes.
         max_document_depth: nesting depth of an RDF document, screened before any parser
             reads it: XML element depth, Turtle ``[``/``(`` depth, JSON-LD ``{``/``[``
@@ -88,6 +92,8 @@ class Limits:
     max_query_depth: int = 64
     max_patterns: int = 64
     max_subscriptions: int = 100_000
+    max_batch_subscriptions: int = 100_000
+    max_batch_bytes: int = 64 * 1024 * 1024
     max_event_bytes: int = 16 * 1024 * 1024
     max_document_depth: int = 128
     max_closure_triples: int = 50_000
@@ -139,6 +145,20 @@ class Limits:
             msg = (
                 f"the subscription is {size} bytes, over the limit of {limit} bytes "
                 "(max_query_bytes)"
+            )
+            raise SubscriptionLimitExceeded(msg)
+
+    def check_batch_size(self, items: int) -> None:
+        """Refuse a subscription batch of more than ``max_batch_subscriptions`` items.
+
+        Raises:
+            SubscriptionLimitExceeded: the batch holds more.
+        """
+        limit = self.max_batch_subscriptions
+        if items > limit:
+            msg = (
+                f"the batch holds {items} subscriptions, over the limit of {limit} "
+                "(max_batch_subscriptions)"
             )
             raise SubscriptionLimitExceeded(msg)
 

@@ -283,6 +283,8 @@ _LIMIT_HELP = {
     "max_document_depth": "nesting depth of an event or ontology document",
     "max_closure_triples": "triples an event may hold once closed under the ontology",
     "max_closure_ratio": "closure bound as a multiple of the event's own triples",
+    "max_batch_subscriptions": "subscriptions one POST /subscriptions/batch carries",
+    "max_batch_bytes": "bytes of one POST /subscriptions/batch body",
     "max_solutions": "solutions one notification carries",
     "max_count": "where solution counts stop",
     "max_notification_bytes": "bytes of one notification (solutions are left out past it)",

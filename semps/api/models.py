@@ -28,6 +28,7 @@ __all__ = [
     "JsonSubscription",
     "Published",
     "Replayed",
+    "SubscriptionBatchOut",
     "SubscriptionCreated",
     "SubscriptionOut",
     "SubscriptionPage",
@@ -62,6 +63,13 @@ class SubscriptionCreated(BaseModel):
 
     id: str
     secret: str | None = None
+
+
+class SubscriptionBatchOut(BaseModel):
+    """``POST /subscriptions/batch``: each item's outcome, in order: registered (its id) or
+    refused with its error."""
+
+    subscriptions: list[SubscriptionCreated | ErrorBody]
 
 
 class SubscriptionOut(BaseModel):

@@ -27,7 +27,6 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +37,13 @@ from semps.broker.guesses import WINDOW, Guesses
 from semps.broker.metrics import Metrics
 from semps.broker.observers import Observers
 from semps.broker.pipeline import Item, Pipeline
+from semps.broker.registration import Groups, Pending, register_group, too_many
 from semps.broker.retention import Pruner
 from semps.broker.sqlite_store import SQLiteStore
 from semps.broker.tokens import Principal, TokenInfo
 from semps.broker.webhooks import WebhookDispatcher
 from semps.errors import (
     AuthError,
-    MatcherError,
     NotFound,
     PermissionDenied,
     SempsError,
@@ -75,22 +74,6 @@ def _guessing(client: str | None) -> TooManyRequests:
         f"older than {WINDOW:g} s"
     )
     return TooManyRequests(msg)
-
-
-def _too_many(owner: str, held: int) -> SubscriptionLimitExceeded:
-    msg = f"subscriber {owner!r} already holds {held} subscriptions, the limit (max_subscriptions)"
-    return SubscriptionLimitExceeded(msg)
-
-
-@dataclass(slots=True)
-class _Pending:
-    """A new subscription waiting to be registered with others (see ``subscribe``)."""
-
-    text: str
-    kind: str
-    owner: str
-    name: str | None
-    result: Subscription | BaseException | None = None
 
 
 class Broker:
@@ -134,8 +117,7 @@ class Broker:
         self._id_prefix = f"ev-{uuid.uuid4().hex[:12]}-"
         self._ids = itertools.count(1)
         self._register = threading.Lock()  # one registration (or group) at a time
-        self._queue_lock = threading.Lock()
-        self._queued: list[_Pending] = []
+        self._groups = Groups(self._register, self._register_group)
         self.observers = Observers(self._subs.get, limits)  # stateful matchers, in this process
         for sub, suspended in self.store.subscriptions_with_status():
             self._remember(sub)
@@ -219,14 +201,14 @@ class Broker:
         cls = get_matcher_class(kind)  # PluginNotFound first: nothing is allocated
         self.limits.check_query_size(text)
         if sub_id is None and not cls.stateful:
-            return self._subscribe_grouped(_Pending(text, kind, owner, name))
+            return self._subscribe_grouped(Pending(text, kind, owner, name))
         with self._register:
             old = self._subs.get(sub_id) if sub_id is not None else None
             if sub_id is not None and old is None:
                 msg = f"no subscription {sub_id!r}"
                 raise NotFound(msg)
             if old is None and self._owned[owner] >= self.limits.max_subscriptions:
-                raise _too_many(owner, self._owned[owner])
+                raise too_many(owner, self._owned[owner])
             sub = Subscription(sub_id or self.store.next_id("sub-"), kind, text, owner, name)
             old_kind = old.kind if old is not None else None
             self._add_to_matchers(sub, old_kind)  # validates; raises before any change
@@ -251,64 +233,67 @@ class Broker:
             with contextlib.suppress(Exception):
                 self._add_to_matchers(old, None)
 
-    def _subscribe_grouped(self, mine: _Pending) -> Subscription:
-        """New stateless subscriptions register in groups: whoever holds the registration
-        lock registers every request waiting for it (one round trip to the workers, one
-        transaction), so concurrent subscribers share the fixed costs."""
-        with self._queue_lock:
-            self._queued.append(mine)
-        with self._register:
-            if mine.result is None:
-                with self._queue_lock:
-                    group, self._queued = self._queued, []
-                try:
-                    self._register_group(group)
-                except BaseException as exc:  # e.g. a full disk: each waiter hears why
-                    for pending in group:
-                        if pending.result is None:
-                            pending.result = exc
-                    raise
-                finally:
-                    for pending in group:
-                        if pending.result is None:
-                            pending.result = MatcherError("registration failed")
+    def subscribe_many(
+        self, items: Sequence[tuple[str, str, str | None]], *, owner: str
+    ) -> list[Subscription | SempsError]:
+        """Register new subscriptions of ``owner``, given as (text, kind, name), each
+        registered or refused on its own (its error in its place), in order.
+
+        The stateless ones register as one group with whatever single registrations wait
+        (one round trip to the workers, one transaction and one fsync), and are durable
+        when this returns; ``max_subscriptions`` counts the group's earlier items.
+
+        Raises:
+            SempsError: the workers or the store failed for the whole group (nothing of
+                it is registered).
+        """
+        results: list[Subscription | SempsError | None] = [None] * len(items)
+        grouped: list[tuple[int, Pending]] = []
+        stateful: list[int] = []
+        for i, (text, kind, name) in enumerate(items):
+            try:
+                cls = get_matcher_class(kind)
+                self.limits.check_query_size(text)
+            except SempsError as exc:
+                results[i] = exc
+                continue
+            if cls.stateful:
+                stateful.append(i)
+            else:
+                grouped.append((i, Pending(text, kind, owner, name)))
+        self._groups.run([p for _, p in grouped])
+        for i, pending in grouped:
+            outcome = pending.result
+            if isinstance(outcome, BaseException) and (
+                pending.failed or not isinstance(outcome, SempsError)
+            ):
+                raise outcome  # the whole group failed: nothing of it is registered
+            results[i] = outcome
+        for i in stateful:  # composite detection: registered one by one, in this process
+            text, kind, name = items[i]
+            try:
+                results[i] = self.subscribe(text, kind=kind, owner=owner, name=name)
+            except SempsError as exc:
+                results[i] = exc
+        return [r for r in results if r is not None]
+
+    def _subscribe_grouped(self, mine: Pending) -> Subscription:
+        """New stateless subscriptions register in groups (:mod:`.registration`)."""
+        self._groups.run([mine])
         if isinstance(mine.result, BaseException):
             raise mine.result
         assert mine.result is not None
         return mine.result
 
-    def _register_group(self, group: list[_Pending]) -> None:
-        accepted: list[tuple[_Pending, Subscription]] = []
-        held = Counter(self._owned)
-        wanted: list[_Pending] = []
-        for p in group:
-            if held[p.owner] >= self.limits.max_subscriptions:
-                p.result = _too_many(p.owner, held[p.owner])
-                continue
-            held[p.owner] += 1
-            wanted.append(p)
-        if not wanted:
-            return
-        ids = self.store.next_ids("sub-", len(wanted))  # kept before any is acknowledged
-        for p, sub_id in zip(wanted, ids, strict=True):
-            accepted.append((p, Subscription(sub_id, p.kind, p.text, p.owner, p.name)))
-        status, value = self.pipeline.command(("add_many", [s for _, s in accepted]))[0]
-        if status == "error":
-            raise unpack_error(value)
-        good = []
-        for (p, sub), outcome in zip(accepted, value, strict=True):
-            if outcome is None:
-                good.append((p, sub))
-            else:
-                p.result = unpack_error(outcome)
-        try:
-            self.store.put_subscriptions([sub for _, sub in good])
-        except Exception:
-            self.pipeline.command(("remove_many", [sub.id for _, sub in good]), wait=False)
-            raise
-        for p, sub in good:
-            self._remember(sub)
-            p.result = sub
+    def _register_group(self, group: list[Pending]) -> None:
+        register_group(
+            group,
+            owned=self._owned,
+            limits=self.limits,
+            store=self.store,
+            pipeline=self.pipeline,
+            remember=self._remember,
+        )
 
     def _call_workers(self, request: tuple[Any, ...]) -> None:
         for status, value in self.pipeline.command(request):

@@ -42,8 +42,8 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack, nullcontext, suppress
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,10 @@ class Worker:
         self.graph: GraphView | None = None
         self._warm: set[str] = set()
         self._collector = BatchCollector()
+        #: The folder of the matchers' snapshots this worker extends (its pool's writer).
+        self._extends: Path | None = None
+        #: What the matchers keep of subscriptions added since, written when idle.
+        self._unsaved: list[Callable[[], object]] = []
 
     def __call__(self, request: tuple[Any, ...]) -> Any:
         """The value of one request (see the module docstring)."""
@@ -114,9 +118,12 @@ class Worker:
         raise ValueError(msg)
 
     def idle(self) -> None:
-        """Nothing waits: warm up now (loading the kernels takes about a second) rather
-        than inside the next event's request. A failure is ignored by the caller: the
-        kernels then load on first use, as they would without this."""
+        """Nothing waits: extend the snapshots with what was added, and warm up now
+        (loading the kernels takes about a second) rather than inside the next event's
+        request. A failure is ignored by the caller: the kernels then load on first use,
+        as they would without this, and the next start parses what was not saved."""
+        while self._unsaved:
+            self._unsaved.pop(0)()
         self.warm_up()
         if self.progress is not None:
             self.progress.at(IDLE, 0)
@@ -142,6 +149,7 @@ class Worker:
         knowledge graph from ``graph``; returns the matchers' sizes. A subscription that no
         longer registers is skipped."""
         self.expansion = expansion
+        self._extends = snapshots if write_snapshots else None
         self.graph = graph.open(expansion) if graph is not None else None
         by_kind: dict[str, list[Subscription]] = {}
         for sub in subscriptions:
@@ -172,14 +180,23 @@ class Worker:
             self.remove_from(old_kind, sub.id)
 
     def add_many(self, subs: Sequence[Subscription]) -> list[Any]:
-        """Index new subscriptions; per subscription ``None`` or its packed error."""
+        """Index new subscriptions; per subscription ``None`` or its packed error. The
+        pool's writer keeps what the matchers persist of them, to extend their snapshots
+        when idle (:meth:`~semps.matcher.base.Matcher.extending`)."""
         outcomes: list[Any] = []
-        for sub in subs:
-            try:
-                self.matcher(sub.kind).add(sub)
-                outcomes.append(None)
-            except SempsError as exc:
-                outcomes.append(pool.pack_error(exc))
+        with ExitStack() as stack, paused_gc():
+            if self._extends is not None:
+                for kind in dict.fromkeys(s.kind for s in subs):
+                    with suppress(SempsError):  # an unknown kind: its add says so below
+                        matcher = self.matcher(kind)
+                        path = self._extends / f"{kind}.snap"
+                        self._unsaved.append(stack.enter_context(matcher.extending(path)))
+            for sub in subs:
+                try:
+                    self.matcher(sub.kind).add(sub)
+                    outcomes.append(None)
+                except SempsError as exc:
+                    outcomes.append(pool.pack_error(exc))
         if len(subs) > 1:
             _settle()
         return outcomes

@@ -28,6 +28,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "run the broker service (HTTP API, Server-Sent Events)"),
     "token": ("token", "create, list and revoke the service's bearer tokens"),
     "ontology": ("ontology", "repair a stopped service's stored ontology (reset)"),
+    "subscriptions": (
+        "subscriptions",
+        "register a folder of subscriptions on a running server, in bulk",
+    ),
     "composite": (
         "composite",
         "detect composite events (sequences, conjunctions, time windows) in a stream of events",

@@ -18,6 +18,7 @@ Example:
 from semps.client._async import AsyncClient
 from semps.client._models import (
     BatchItem,
+    BatchSubscription,
     DeadLetter,
     GraphEdit,
     GraphInfo,
@@ -35,6 +36,7 @@ from semps.errors import ClientError
 __all__ = [
     "AsyncClient",
     "BatchItem",
+    "BatchSubscription",
     "Client",
     "ClientError",
     "DeadLetter",

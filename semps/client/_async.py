@@ -11,7 +11,14 @@ import httpx
 
 from semps.client import _calls as calls
 from semps.client import _models as m
-from semps.client._base import ClientBase, Cursors, MuxOptions, StreamOptions, auth_headers
+from semps.client._base import (
+    BATCH_CHUNK,
+    ClientBase,
+    Cursors,
+    MuxOptions,
+    StreamOptions,
+    auth_headers,
+)
 from semps.client._calls import ReplaceOptions, SubscribeOptions, SubscriptionRef
 from semps.client._core import Call, Page, Reply, finish
 from semps.client._inputs import QuerySource, RDFSource
@@ -74,6 +81,23 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
     ) -> m.Subscription:
         """Register a subscription (:meth:`Client.subscribe`)."""
         return await self.send(calls.subscribe(source, **options))
+
+    async def subscribe_many(
+        self,
+        sources: Iterable[calls.BatchSource],
+        *,
+        kind: str = "semantic",
+        chunk: int = BATCH_CHUNK,
+        progress: Callable[[int], object] | None = None,
+    ) -> list[m.BatchSubscription]:
+        """Register many subscriptions in bulk (:meth:`Client.subscribe_many`)."""
+        results: list[m.BatchSubscription] = []
+        for entries in calls.batch_chunks(sources, chunk):
+            done = await self.send(calls.subscribe_batch(entries, kind))
+            results.extend(done)
+            if progress is not None:
+                progress(len(entries))
+        return results
 
     def subscriptions(self, *, page_size: int | None = None) -> AsyncIterator[m.Subscription]:
         """The caller's subscriptions, following the server's pages."""

@@ -19,6 +19,7 @@ from semps.client._stream import Retry, StreamPosition
 from semps.errors import ClientError, SempsError
 
 __all__ = [
+    "BATCH_CHUNK",
     "RETRY_STATUSES",
     "ClientBase",
     "Cursors",
@@ -32,6 +33,10 @@ __all__ = [
 T = TypeVar("T")
 #: The ``httpx`` transport a client takes (``httpx.MockTransport`` in tests).
 TransportT = TypeVar("TransportT")
+
+#: Subscriptions a ``subscribe_many`` request carries by default (well under the server's
+#: default ``max_batch_subscriptions``, and a request of a few MB).
+BATCH_CHUNK = 10_000
 
 #: Statuses a notification stream retries (with backoff) instead of raising.
 RETRY_STATUSES = frozenset({429, 502, 503, 504})

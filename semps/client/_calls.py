@@ -4,7 +4,9 @@ HTTP API's paths, parameters and answer shapes."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any, TypedDict
 
 from semps.client._core import Call, Page, Reply, page_of, path_id
@@ -21,6 +23,7 @@ from semps.client._inputs import (
 )
 from semps.client._models import (
     BatchItem,
+    BatchSubscription,
     DeadLetter,
     GraphEdit,
     GraphInfo,
@@ -32,10 +35,13 @@ from semps.client._models import (
 from semps.errors import ClientError
 
 __all__ = [
+    "BatchSource",
     "ReplaceOptions",
     "SubscribeOptions",
     "SubscriptionRef",
     "add_axiom",
+    "batch_chunks",
+    "batch_entry",
     "clear_graph",
     "console_suspend",
     "create_token",
@@ -57,6 +63,7 @@ __all__ = [
     "revoke_token",
     "sub_id",
     "subscribe",
+    "subscribe_batch",
     "subscriptions",
     "suspend",
     "tokens",
@@ -149,6 +156,78 @@ def subscribe(
     method, path = ("POST", "/subscriptions") if sub is None else ("PUT", f"/subscriptions/{sub}")
     headers = {"Content-Type": content_type}
     return Call(method, path, parse, params, headers, body, topic="subscription")
+
+
+#: One subscription of a batch: its text, a ``.rq`` file (named after its stem), or
+#: (text, name).
+BatchSource = str | os.PathLike[str] | tuple[str, str | None]
+
+
+def batch_entry(source: BatchSource) -> tuple[str, str | None]:
+    """(text, name) of one subscription of a batch."""
+    if isinstance(source, tuple):
+        return source
+    if isinstance(source, os.PathLike):
+        return query(source, "semantic")[0].decode("utf-8", "replace"), Path(source).stem
+    return source, None
+
+
+def batch_chunks(
+    sources: Iterable[BatchSource], size: int
+) -> Iterator[list[tuple[str, str | None]]]:
+    """The sources' (text, name) entries, ``size`` at a time (one request each)."""
+    if size < 1:
+        msg = f"a batch carries at least one subscription, not {size}"
+        raise ClientError(msg)
+    entries: list[tuple[str, str | None]] = []
+    for source in sources:
+        entries.append(batch_entry(source))
+        if len(entries) == size:
+            yield entries
+            entries = []
+    if entries:
+        yield entries
+
+
+def subscribe_batch(
+    entries: list[tuple[str, str | None]], kind: str = "semantic"
+) -> Call[list[BatchSubscription]]:
+    """``POST /subscriptions/batch`` of (text, name) entries, as JSON lines; each entry's
+    outcome in order, a refused one as its exception."""
+    lines = [json.dumps({"text": t} if n is None else {"text": t, "name": n}) for t, n in entries]
+
+    def parse(reply: Reply) -> list[BatchSubscription]:
+        doc = reply.json()
+        results = doc.get("subscriptions") if isinstance(doc, dict) else None
+        if not isinstance(results, list) or len(results) != len(entries):
+            msg = (
+                f'expected {len(entries)} results in {{"subscriptions": [...]}}, '
+                f"got {reply.text()[:200]!r}"
+            )
+            raise ClientError(msg, status=reply.status)
+        out: list[BatchSubscription] = []
+        for (text, name), result in zip(entries, results, strict=True):
+            if isinstance(result, dict) and isinstance(result.get("id"), str):
+                out.append(Subscription(result["id"], kind, text, name))
+            elif isinstance(result, dict):
+                out.append(error_from_body(400, result, "subscription"))
+            else:
+                msg = f"expected an id or an error, got {result!r}"
+                raise ClientError(msg, status=reply.status)
+        return out
+
+    body = ("\n".join(lines) + "\n").encode()
+    headers = {"Content-Type": "application/x-ndjson"}
+    return Call(
+        "POST",
+        "/subscriptions/batch",
+        parse,
+        {"kind": kind},
+        headers,
+        body,
+        topic="subscription",
+        feature="registering subscriptions in bulk (POST /subscriptions/batch)",
+    )
 
 
 def subscriptions(cursor: str | None = None, limit: int | None = None) -> Call[Page[Subscription]]:

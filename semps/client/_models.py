@@ -261,6 +261,8 @@ class Published:
 
 #: One item of a batch's answer: the published event, or the error that refused it (not raised).
 BatchItem = Published | SempsError
+#: One subscription of ``subscribe_many``: registered, or refused with its error.
+BatchSubscription = Subscription | SempsError
 
 
 @dataclass(frozen=True)

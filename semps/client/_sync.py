@@ -10,7 +10,14 @@ import httpx
 
 from semps.client import _calls as calls
 from semps.client import _models as m
-from semps.client._base import ClientBase, Cursors, MuxOptions, StreamOptions, auth_headers
+from semps.client._base import (
+    BATCH_CHUNK,
+    ClientBase,
+    Cursors,
+    MuxOptions,
+    StreamOptions,
+    auth_headers,
+)
 from semps.client._calls import ReplaceOptions, SubscribeOptions, SubscriptionRef
 from semps.client._core import Call, Page, Reply, finish
 from semps.client._inputs import QuerySource, RDFSource
@@ -99,6 +106,37 @@ class Client(ClientBase[httpx.BaseTransport]):
             SubscriptionLimitExceeded: over a documented limit.
         """
         return self.send(calls.subscribe(source, **options))
+
+    def subscribe_many(
+        self,
+        sources: Iterable[calls.BatchSource],
+        *,
+        kind: str = "semantic",
+        chunk: int = BATCH_CHUNK,
+        progress: Callable[[int], object] | None = None,
+    ) -> list[m.BatchSubscription]:
+        """Register many subscriptions through ``POST /subscriptions/batch``, ``chunk``
+        a request (each registered with one transaction on the server, durable when its
+        request is answered).
+
+        Args:
+            sources: texts, ``.rq`` files (named after their stem) or (text, name) pairs.
+            kind: every subscription's matcher.
+            chunk: subscriptions a request (at most the server's
+                ``max_batch_subscriptions``).
+            progress: called after each request with how many it carried.
+
+        Returns:
+            Each subscription's outcome in order: a :class:`Subscription`, or the error
+            that refused it (returned, not raised).
+        """
+        results: list[m.BatchSubscription] = []
+        for entries in calls.batch_chunks(sources, chunk):
+            done = self.send(calls.subscribe_batch(entries, kind))
+            results.extend(done)
+            if progress is not None:
+                progress(len(entries))
+        return results
 
     def subscriptions(self, *, page_size: int | None = None) -> Iterator[m.Subscription]:
         """The caller's subscriptions (every one for an admin), following the server's

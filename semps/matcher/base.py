@@ -131,6 +131,16 @@ class Matcher(ABC):
         del path, subscriptions, write
         return nullcontext()
 
+    def extending(self, path: Path) -> AbstractContextManager[Callable[[], object]]:
+        """A block in which :meth:`add` registers new subscriptions beside those
+        persisted at ``path`` (:meth:`persisted`); it gives a function that adds what the
+        matcher keeps of them to what is persisted there, without rewriting it (the
+        semantic matcher: their parses, as a part beside its snapshot), for the caller to
+        call once, after the block, when it has time (or never: it is a cache). The
+        default keeps nothing."""
+        del path
+        return nullcontext(_keep_nothing)
+
     def warm(self) -> None:
         """Load (or compile) the matcher's compiled kernels now, so that no event's time
         budget pays for it. The default does nothing; a matcher whose kernels a made-up
@@ -274,3 +284,7 @@ class Matcher(ABC):
     def close(self) -> None:
         """Release worker processes or other resources (default: nothing)."""
         return None
+
+
+def _keep_nothing() -> None:
+    """What :meth:`Matcher.extending` gives by default: nothing to write."""

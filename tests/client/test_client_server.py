@@ -90,6 +90,35 @@ def test_a_suspended_subscription_is_not_matched_until_resumed(
     assert [(n.seq, n.event) for n in subscriber.notifications(sub, once=True)] == [(1, after.id)]
 
 
+def test_subscribe_many_registers_in_bulk_each_outcome_in_its_place(
+    subscriber: Any, demo: Path
+) -> None:
+    """Five subscriptions two a request: texts, a file (named after its stem) and a named
+    pair; the one that does not parse is returned as its error, the others registered."""
+    chairs = demo / "subscriptions" / "chairs.rq"
+    sources = [
+        "SELECT ?x WHERE { ?x a <urn:a> }",
+        chairs,
+        "SELECT WHERE broken",
+        ("SELECT ?x WHERE { ?x a <urn:b> }", "b"),
+        "SELECT ?x WHERE { ?x a <urn:c> }",
+    ]
+    carried: list[int] = []
+    outcomes = subscriber.subscribe_many(sources, chunk=2, progress=carried.append)
+    assert carried == [2, 2, 1]
+    assert [type(o).__name__ for o in outcomes] == [
+        "Subscription",
+        "Subscription",
+        "SubscriptionSyntaxError",
+        "Subscription",
+        "Subscription",
+    ]
+    listed = {s.id: (s.name, s.text) for s in subscriber.subscriptions()}
+    assert listed[outcomes[1].id] == ("chairs", chairs.read_text())
+    assert listed[outcomes[3].id] == ("b", "SELECT ?x WHERE { ?x a <urn:b> }")
+    assert len(listed) == 4
+
+
 def test_listing_follows_every_page(subscriber: Any) -> None:
     """Seven subscriptions read two at a time (on a server with cursor pagination) are seven,
     each once."""

@@ -1,10 +1,12 @@
-"""``/subscriptions``: register, list (paged), read, replace, delete and resume.
+"""``/subscriptions``: register (one, or many in a batch), list (paged), read, replace,
+delete and resume.
 
 The body's media type must fit the kind: SPARQL (``application/sparql-query`` or
 ``text/plain``) for ``semantic``; JSON or the text form for ``content`` and ``symmetric``;
 text for ``composite``. No ``Content-Type`` takes the kind's own form.
 """
 
+import json
 from dataclasses import asdict
 from typing import Annotated
 
@@ -14,18 +16,21 @@ from starlette.concurrency import run_in_threadpool
 
 from semps.api.bodies import JSON, media_type, read_body, require_media_type
 from semps.api.context import Context
-from semps.api.errors import responses
+from semps.api.errors import error_body, responses
 from semps.api.models import (
     JsonSubscription,
+    SubscriptionBatchOut,
     SubscriptionCreated,
     SubscriptionOut,
     SubscriptionPage,
 )
 from semps.api.pagination import DEFAULT_LIMIT, MAX_LIMIT, decode_cursor, encode_cursor, page
+from semps.api.subscription_batch import BATCH_MEDIA_TYPES, BatchEntry, read_batch
 from semps.broker.broker import Broker
 from semps.broker.contracts import Activity
 from semps.broker.tokens import Principal
-from semps.errors import SubscriptionSyntaxError
+from semps.errors import SempsError, SubscriptionSyntaxError
+from semps.matcher.registry import get_matcher_class
 from semps.matcher.values import Subscription
 from semps.settings import parse_retention_age
 
@@ -115,6 +120,29 @@ def subscriptions_router(ctx: Context) -> APIRouter:
             return SubscriptionCreated(id=sub.id)
         return SubscriptionCreated(id=sub.id, secret=broker.store.set_webhook(sub.id, callback))
 
+    @router.post(
+        "/subscriptions/batch",
+        response_model=SubscriptionBatchOut,
+        openapi_extra=_BATCH_BODY,
+        responses=responses(400, 401, 403, 413, 415, 422),
+    )
+    async def subscribe_batch(
+        request: Request,
+        who: Subscriber,
+        kind: str = Query("semantic", description="every item's kind"),
+    ) -> Response:
+        """Register many subscriptions in one request (text: one a line; JSON lines
+        ``{"text", "name"}``; or a tar of ``.rq`` files), each registered or refused on
+        its own, its outcome in its place: ``{"id"}`` or its error. The registered ones are
+        durable when the answer comes; a refused one changes nothing."""
+        get_matcher_class(kind)  # an unknown kind: 400 before the body is read
+        found = require_media_type(request, BATCH_MEDIA_TYPES)
+        body = await read_body(request, broker.limits.max_batch_bytes)
+        entries = await run_in_threadpool(read_batch, body, found, broker.limits)
+        items = [(e.text, kind, e.name) for e in entries if e.error is None]
+        outcomes = await run_in_threadpool(lambda: broker.subscribe_many(items, owner=who.subject))
+        return Response(_batch_answer(entries, outcomes), media_type=JSON)
+
     @router.get("/subscriptions", responses=responses(400, 401, 403, 422))
     def list_subscriptions(
         who: Subscriber,
@@ -192,6 +220,27 @@ def subscriptions_router(ctx: Context) -> APIRouter:
         return subscription_out(sub, broker)
 
     return router
+
+
+_BATCH_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {m: {"schema": {"type": "string"}} for m in BATCH_MEDIA_TYPES},
+    }
+}
+
+
+def _batch_answer(entries: list[BatchEntry], outcomes: list[Subscription | SempsError]) -> bytes:
+    """The batch's answer: each entry's id or error body, in order."""
+    registered = iter(outcomes)
+    results: list[dict[str, object]] = []
+    for entry in entries:
+        outcome = entry.error if entry.error is not None else next(registered)
+        if isinstance(outcome, SempsError):
+            results.append({k: v for k, v in error_body(outcome).items() if v is not None})
+        else:
+            results.append({"id": outcome.id})
+    return json.dumps({"subscriptions": results}, ensure_ascii=False).encode()
 
 
 def _key(sub_id: str) -> tuple[int, str]:

@@ -22,7 +22,8 @@ from semps.matcher.semantic.count import count_lines, count_parts
 from semps.matcher.semantic.index import SubscriptionIndex
 from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.parallel import WorkerPool
-from semps.matcher.semantic.snapshot import SHIPPED, Source, register_snapshot, snapshot_memo
+from semps.matcher.semantic.snapshot import SHIPPED, Source, register_snapshot
+from semps.matcher.semantic.snapshot_memo import snapshot_extension, snapshot_memo
 from semps.matcher.semantic.verdicts import as_match, match_parts, verdicts_of
 from semps.matcher.semantic.verify import (
     DEFAULT_SOLUTION_LIMIT,
@@ -258,9 +259,15 @@ class SemanticMatcher(Matcher):
         self, path: Path, subscriptions: Sequence[Subscription], *, write: bool = True
     ) -> AbstractContextManager[None]:
         """The subscriptions' parses kept in the snapshot at ``path``
-        (:func:`~semps.matcher.semantic.snapshot.snapshot_memo`): only lexing and parsing
+        (:func:`~semps.matcher.semantic.snapshot_memo.snapshot_memo`): only lexing and parsing
         are skipped, and the snapshot is rewritten on leaving when stale, if ``write``."""
         return snapshot_memo(path, subscriptions, self.limits, write=write)
+
+    def extending(self, path: Path) -> AbstractContextManager[Callable[[], object]]:
+        """The parses of the subscriptions added in the block, written as a part beside
+        the snapshot at ``path`` when the caller calls what it gives
+        (:func:`~semps.matcher.semantic.snapshot_memo.snapshot_extension`)."""
+        return snapshot_extension(path, self.limits)
 
     # -- with a knowledge graph (:mod:`.graphmatch`) --------------------------------------
 

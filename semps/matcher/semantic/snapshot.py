@@ -36,8 +36,7 @@ import io
 import os
 import random
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -64,7 +63,6 @@ __all__ = [
     "save_snapshot",
     "snapshot_bytes",
     "snapshot_file_bytes",
-    "snapshot_memo",
     "subscriptions_digest",
 ]
 
@@ -193,46 +191,6 @@ def save_snapshot(
     with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
         out.write(data)
     os.replace(tmp, path)
-
-
-@contextmanager
-def snapshot_memo(
-    path: Path,
-    subscriptions: Sequence[Subscription],
-    limits: Limits = DEFAULT_LIMITS,
-    *,
-    write: bool = True,
-) -> Iterator[None]:
-    """A block registering ``subscriptions`` (those of kind ``semantic`` count) under
-    ``limits`` with the parses of the snapshot at ``path`` (:func:`parse_memo`), and that
-    rewrites the snapshot on leaving unless it held exactly the subscriptions parsed.
-
-    The snapshot is a cache: a missing, damaged or stale one is read as empty (a text it
-    does not hold is parsed, as without it), and one that cannot be written is left as it
-    is; with ``write=False`` it is only read (several processes loading the same
-    subscriptions need one writer). What the block registers does not depend on it. The
-    cyclic garbage collector is off within the block, as while ``semps match`` builds an
-    index.
-    """
-    semantic = [s for s in subscriptions if s.kind == "semantic"]
-    queries: dict[str, Query] = {}
-    held = None
-    try:
-        snapshot = read_snapshot(path)
-        if snapshot.limits == limits:
-            queries, held = snapshot.queries, snapshot.subscriptions_sha256
-    except SubscriptionError:
-        pass
-    with paused_gc(), parse_memo(queries, limits):
-        yield
-    if not write:
-        return
-    parsed = [s for s in semantic if s.text in queries]
-    if subscriptions_digest(parsed) != held:
-        try:
-            save_snapshot(path, parsed, queries, limits)
-        except (OSError, SubscriptionError):
-            pass
 
 
 def register_snapshot(

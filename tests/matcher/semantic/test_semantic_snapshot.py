@@ -37,9 +37,9 @@ from semps.matcher.semantic.snapshot import (
     save_snapshot,
     snapshot_bytes,
     snapshot_file_bytes,
-    snapshot_memo,
     subscriptions_digest,
 )
+from semps.matcher.semantic.snapshot_memo import snapshot_memo
 from semps.matcher.values import Subscription
 from semps.ontology import compile_axioms
 

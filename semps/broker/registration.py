@@ -1,0 +1,127 @@
+"""New stateless subscriptions registered in groups: one round trip to the workers and one
+transaction (one fsync) for every request waiting, so concurrent subscribers, and the items
+of a batch, share the fixed costs.
+
+A request queues its pending subscriptions together (:meth:`Groups.run`); whoever then holds
+the broker's registration lock takes the whole queue as one group and registers it
+(:func:`register_group`): ids in order, ``max_subscriptions`` counted over the group's
+earlier items, every worker indexing the group (each item accepted or refused on its own),
+the accepted ones stored in one transaction and only then remembered and answered.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from semps.broker.contracts import SubscriptionStore
+from semps.broker.pipeline import Pipeline
+from semps.errors import MatcherError, SubscriptionLimitExceeded
+from semps.limits import Limits
+from semps.matcher.values import Subscription
+from semps.pool import unpack_error
+
+__all__ = ["Groups", "Pending", "register_group", "too_many"]
+
+
+def too_many(owner: str, held: int) -> SubscriptionLimitExceeded:
+    """The error of a subscription past its owner's ``max_subscriptions``."""
+    msg = f"subscriber {owner!r} already holds {held} subscriptions, the limit (max_subscriptions)"
+    return SubscriptionLimitExceeded(msg)
+
+
+@dataclass(slots=True)
+class Pending:
+    """A new subscription waiting to be registered with others."""
+
+    text: str
+    kind: str
+    owner: str
+    name: str | None
+    result: Subscription | BaseException | None = None
+    failed: bool = False  # the whole group failed (its result says why)
+
+
+class Groups:
+    """The queue of pending subscriptions; ``register`` registers one group (called with the
+    registration ``lock`` held)."""
+
+    def __init__(self, lock: threading.Lock, register: Callable[[list[Pending]], None]) -> None:
+        self.lock, self.register = lock, register
+        self._queue_lock = threading.Lock()
+        self._queued: list[Pending] = []
+
+    def run(self, mine: Sequence[Pending]) -> None:
+        """Register ``mine`` in a group (this thread's or another's); each pending gets its
+        result, ``failed`` when the workers or the store failed the whole group."""
+        if not mine:
+            return
+        with self._queue_lock:
+            self._queued.extend(mine)  # together: one group takes all of them
+        with self.lock:
+            if mine[0].result is not None:  # another request's group took them
+                return
+            with self._queue_lock:
+                group, self._queued = self._queued, []
+            try:
+                self.register(group)
+            except Exception as exc:  # the workers or the store: the whole group
+                for pending in group:
+                    if pending.result is None:
+                        pending.result = exc
+                        pending.failed = True
+            finally:
+                for pending in group:
+                    if pending.result is None:
+                        pending.result = MatcherError("registration failed")
+
+
+def register_group(
+    group: list[Pending],
+    *,
+    owned: Counter[str],
+    limits: Limits,
+    store: SubscriptionStore,
+    pipeline: Pipeline,
+    remember: Callable[[Subscription], None],
+) -> None:
+    """Register a group (see the module docstring); ``owned`` counts each owner's
+    subscriptions, ``remember`` adds a stored one to the broker's registry.
+
+    Raises:
+        Exception: the workers or the store failed (nothing of the group is registered).
+    """
+    held = Counter(owned)
+    wanted: list[Pending] = []
+    for p in group:
+        if held[p.owner] >= limits.max_subscriptions:
+            p.result = too_many(p.owner, held[p.owner])
+            continue
+        held[p.owner] += 1
+        wanted.append(p)
+    if not wanted:
+        return
+    ids = store.next_ids("sub-", len(wanted))  # committed before any is acknowledged
+    accepted = [
+        (p, Subscription(sub_id, p.kind, p.text, p.owner, p.name))
+        for p, sub_id in zip(wanted, ids, strict=True)
+    ]
+    status, value = pipeline.command(("add_many", [s for _, s in accepted]))[0]
+    if status == "error":
+        raise unpack_error(value)
+    good = []
+    for (p, sub), outcome in zip(accepted, value, strict=True):
+        if outcome is None:
+            good.append((p, sub))
+        else:
+            p.result = unpack_error(outcome)
+    try:
+        store.put_subscriptions([sub for _, sub in good])
+    except Exception:
+        pipeline.command(("remove_many", [sub.id for _, sub in good]), wait=False)
+        raise
+    for p, sub in good:
+        remember(sub)
+        p.result = sub

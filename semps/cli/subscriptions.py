@@ -1,0 +1,71 @@
+"""``semps subscriptions load``: register a folder of subscriptions on a running server, in
+bulk (``POST /subscriptions/batch`` through :class:`~semps.client.Client`).
+
+Each ``.rq`` file is one subscription named after its stem. stdout gets one line per
+registered subscription, ``<name>\\t<id>``; each refused one is a ``semps: <file>: <why>``
+line on stderr, with a summary at the end; the exit status is 1 when any was refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from semps.cli.progress import progress
+from semps.client import Client
+from semps.errors import SempsError
+
+#: Subscriptions a request carries by default.
+CHUNK = 10_000
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``semps subscriptions``."""
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    load = sub.add_parser(
+        "load",
+        help="register a folder of .rq files on a server, in bulk",
+        description="register every .rq file of a folder (named after its stem) on a "
+        "running server through POST /subscriptions/batch",
+    )
+    load.add_argument("folder", type=Path, metavar="DIR", help="a folder of .rq files")
+    load.add_argument("--url", required=True, help="the server, e.g. http://127.0.0.1:8000")
+    load.add_argument("--token", help="a subscriber token (default $SEMPS_TOKEN)")
+    load.add_argument("--kind", default="semantic", help="the subscriptions' matcher")
+    load.add_argument(
+        "--chunk", type=int, default=CHUNK, help=f"subscriptions a request (default {CHUNK})"
+    )
+    load.add_argument("--timeout", type=float, default=300.0, help="seconds a request may take")
+    load.set_defaults(func=run_load)
+
+
+def run_load(args: argparse.Namespace) -> int:
+    """Register the folder's subscriptions; 1 if any was refused."""
+    token = args.token or os.environ.get("SEMPS_TOKEN")
+    if not token:
+        msg = "no token: pass --token or set SEMPS_TOKEN (a subscriber token)"
+        raise SempsError(msg)
+    if not args.folder.is_dir():
+        msg = f"not a folder: {args.folder} (expected a folder of .rq files)"
+        raise SempsError(msg)
+    files = sorted(args.folder.glob("*.rq"))
+    with (
+        Client(args.url, token, timeout=args.timeout) as client,
+        progress(len(files), "subscription", "registering") as tick,
+    ):
+        outcomes = client.subscribe_many(files, kind=args.kind, chunk=args.chunk, progress=tick)
+    refused = 0
+    for path, outcome in zip(files, outcomes, strict=True):
+        if isinstance(outcome, SempsError):
+            refused += 1
+            print(f"semps: {path}: {outcome}", file=sys.stderr)
+        else:
+            print(f"{path.stem}\t{outcome.id}")
+    print(
+        f"semps: registered {len(files) - refused} of {len(files)} subscriptions"
+        + (f" ({refused} refused)" if refused else ""),
+        file=sys.stderr,
+    )
+    return 1 if refused else 0

@@ -1,0 +1,120 @@
+"""The service's semantic snapshot extended in parts: subscriptions added while a worker
+runs leave their parses in a part beside the snapshot, the next start parses none of them
+and rewrites nothing, and the parts are folded in only when a start parses anyway, when
+they hold deleted subscriptions' texts, or when a part is damaged. What registers never
+depends on them (the index answers as the one built from text)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from semps.ingest.sparql import Query, parse_query, parser
+from semps.limits import DEFAULT_LIMITS
+from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.semantic.snapshot import read_snapshot, save_snapshot
+from semps.matcher.semantic.snapshot_memo import parts_of, snapshot_extension, snapshot_memo
+from semps.matcher.values import Subscription
+
+EX = "http://ex/"
+SUBS = [
+    Subscription("s1", "semantic", f"SELECT * {{ ?x a <{EX}C> ; <{EX}p> ?v FILTER(?v > 2) }}"),
+    Subscription("s2", "semantic", f"ASK {{ ?x <{EX}p>+ ?y OPTIONAL {{ ?y <{EX}q> ?z }} }}"),
+    Subscription("s3", "semantic", f"SELECT ?x {{ ?x <{EX}q> ?y . ?y <{EX}r> ?z }}"),
+    Subscription("s4", "semantic", f"SELECT ?x {{ ?x a <{EX}D> }}"),
+]
+
+
+def counting_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts the parser reads from now on (not answered by a memo)."""
+    seen: list[str] = []
+    parse = parser._parse
+
+    def counted(text: str, *args: object) -> Query:
+        seen.append(text)
+        return parse(text, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parser, "_parse", counted)
+    return seen
+
+
+def running_service(path: Path) -> SemanticMatcher:
+    """A worker's life: start with ``SUBS[:1]`` (the snapshot written), then add
+    ``SUBS[1:3]`` and extend the snapshot with their parses (one part)."""
+    matcher = SemanticMatcher()
+    with snapshot_memo(path, SUBS[:1]):
+        matcher.add(SUBS[0])
+    with snapshot_extension(path) as write:
+        for sub in SUBS[1:3]:
+            matcher.add(sub)
+    assert write() == path.with_name(path.name + ".part1")
+    return matcher
+
+
+def start(path: Path, subs: list[Subscription]) -> SemanticMatcher:
+    matcher = SemanticMatcher()
+    with snapshot_memo(path, subs):
+        for sub in subs:
+            matcher.add(sub)
+    return matcher
+
+
+def test_a_start_after_additions_parses_none_and_rewrites_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "semantic.snap"
+    running_service(path)
+    before = {p.name: p.read_bytes() for p in [path, *parts_of(path)]}
+    parsed = counting_parses(monkeypatch)
+    matcher = start(path, SUBS[:3])
+    assert len(matcher) == 3
+    assert len(parsed) == 2  # one spot check in the snapshot, one in the part
+    assert {p.name: p.read_bytes() for p in [path, *parts_of(path)]} == before
+
+
+def test_a_start_that_parses_folds_the_parts_into_the_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "semantic.snap"
+    running_service(path)
+    parsed = counting_parses(monkeypatch)
+    start(path, SUBS)  # s4 is in neither
+    assert SUBS[3].text in parsed
+    assert read_snapshot(path).subscriptions == tuple(SUBS)
+    assert parts_of(path) == []
+
+
+def test_a_deleted_subscriptions_text_folds_the_parts(tmp_path: Path) -> None:
+    path = tmp_path / "semantic.snap"
+    running_service(path)
+    start(path, SUBS[1:3])  # s1 deleted
+    assert read_snapshot(path).subscriptions == tuple(SUBS[1:3])
+    assert parts_of(path) == []
+
+
+def test_a_damaged_part_is_read_as_empty_and_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "semantic.snap"
+    running_service(path)
+    (part,) = parts_of(path)
+    part.write_bytes(part.read_bytes()[:-5])
+    matcher = start(path, SUBS[:3])
+    assert len(matcher) == 3
+    assert read_snapshot(path).subscriptions == tuple(SUBS[:3])
+    assert parts_of(path) == []
+
+
+def test_parts_are_numbered_on_and_a_block_that_parsed_nothing_writes_none(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "semantic.snap"
+    save_snapshot(path, [], {}, DEFAULT_LIMITS)
+    for text in (SUBS[0].text, SUBS[1].text):
+        with snapshot_extension(path) as write:
+            parse_query(text)
+        write()
+    with snapshot_extension(path) as write:
+        pass
+    assert write() is None
+    assert [p.name for p in parts_of(path)] == ["semantic.snap.part1", "semantic.snap.part2"]
+    assert set(read_snapshot(parts_of(path)[1]).queries) == {SUBS[1].text}
