@@ -83,6 +83,12 @@ class Limits:
         max_edit_inferred_ratio: ... or this many times the triples the edit inserts or
             deletes, when larger (a bulk load of a building model infers about ten times
             its triples under Brick).
+        max_graph_triples: triples the knowledge graph may hold in all (its closure, asserted
+            and inferred); an edit that would pass it is refused whole.
+        graph_timeout: seconds planning one graph edit (an update, a load, an ontology
+            edit's re-closing of the graph) may take; past it the edit is cut off and
+            refused whole (not applied at start-up, where the size bounds hold).
+        max_update_rows: rows an update's WHERE clause may visit in the graph.
         max_stream_subscriptions: subscriptions one multiplexed stream carries
             (``GET /notifications``, its WebSocket; service only): each costs the stream a
             position and a store read when it falls behind.
@@ -122,6 +128,9 @@ class Limits:
     max_load_triples: int = 10_000_000
     max_edit_inferred: int = 1_000_000
     max_edit_inferred_ratio: int = 32
+    max_graph_triples: int = 20_000_000
+    graph_timeout: float = 30.0
+    max_update_rows: int = 10_000_000
     max_stream_subscriptions: int = 10_000
 
     def __post_init__(self) -> None:

@@ -47,7 +47,6 @@ from semps.errors import (
     NotFound,
     PermissionDenied,
     SempsError,
-    SubscriptionLimitExceeded,
     TooManyRequests,
 )
 from semps.limits import DEFAULT_LIMITS, Limits

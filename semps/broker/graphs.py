@@ -220,12 +220,29 @@ class GraphDesk:
     async def edit_ontology(self, edit: Callable[[], object]) -> Applied:
         """Edit the ontology (``edit`` changes the ontology store), then close the graph
         under the new ontology: one change, notified and committed like any other, that
-        also brings the new ontology to the workers."""
+        also brings the new ontology to the workers. The re-closing is planned before the
+        ontology is written: when it passes a graph limit (``max_edit_inferred``,
+        ``max_graph_triples``, ``graph_timeout``) the edit is refused whole, the ontology
+        and the graph unchanged.
+
+        Raises:
+            GraphLimitExceeded: the re-closing passes a limit; OntologyError: the edit.
+        """
+        limits = self.limits
 
         def plan(g: KnowledgeGraph) -> _Planned:
-            edit()
-            expansion = self.ontology.expansion()
-            return _Planned(plan_ontology(g.view, expansion), expansion)
+            planned: list[_Planned] = []
+
+            def check(expansion: Expansion) -> None:
+                change = plan_ontology(g.view, expansion, limits=limits)
+                planned.append(_Planned(change, expansion))
+
+            with self.ontology.checking(check):
+                edit()
+            if not planned:  # the edit made no new version (nothing to re-close)
+                expansion = self.ontology.expansion()
+                return _Planned(plan_ontology(g.view, expansion, limits=limits), expansion)
+            return planned[-1]
 
         return _done(await self._edit(plan, None, skip_empty=False))
 

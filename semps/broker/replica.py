@@ -14,6 +14,7 @@ read graphs find in the event itself.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,10 @@ from semps.matcher.values import ChangeMatch
 from semps.ontology.expansion import Expansion
 
 __all__ = ["ChangeNotes", "GraphSource", "apply_change", "change_notes"]
+
+#: A worker reads what the main process committed (and bounded): it re-closes it in memory
+#: without limits of its own, never refusing what the service holds.
+_READER = Limits(max_edit_inferred=1 << 40, max_graph_triples=1 << 40, graph_timeout=math.inf)
 
 
 @dataclass(frozen=True)
@@ -56,7 +61,7 @@ class GraphSource:
             return GraphView(expansion)
         conn = connect(self.path)
         try:
-            view = KnowledgeGraph.open(conn, expansion, write=False).view
+            view = KnowledgeGraph.open(conn, expansion, limits=_READER, write=False).view
         finally:
             conn.close()
         if view.version != self.version:

@@ -16,7 +16,9 @@ is using (a running service keeps the graph in memory: edit it over HTTP instead
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -29,9 +31,15 @@ from semps.graph.change import GraphChange
 from semps.graph.formats import export_type
 from semps.graph.graph import DATABASE, KnowledgeGraph, connect
 from semps.graph.store import GraphStore, fingerprint
+from semps.limits import DEFAULT_LIMITS
 from semps.ontology.expansion import Expansion
 
 ONTOLOGY_DATABASE = "ontology.sqlite3"
+
+
+#: The offline tool's limits: the service's, without its clock and its total size (the
+#: operator's own data, on the operator's time; the bound on what one load infers stays).
+OFFLINE = dataclasses.replace(DEFAULT_LIMITS, graph_timeout=math.inf, max_graph_triples=1 << 40)
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -108,7 +116,7 @@ def open_graph(args: argparse.Namespace, write: bool = True) -> KnowledgeGraph:
         )
         raise SempsError(msg)
     with _stage("closing under the ontology") as tick:
-        return KnowledgeGraph.open(conn, expansion, tick=tick, write=write)
+        return KnowledgeGraph.open(conn, expansion, tick=tick, write=write, limits=OFFLINE)
 
 
 def _report(change: GraphChange, started: float, graph: KnowledgeGraph) -> None:

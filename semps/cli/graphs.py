@@ -3,6 +3,7 @@ files, or a data directory's stored graph (read, never written)."""
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,7 +20,12 @@ from semps.ontology.expansion import Expansion
 RDF_SUFFIXES = (".rdf", ".owl", ".xml", ".ttl", ".nt", ".jsonld")
 #: Loads from the command line are the user's own files: no triples limit (the machine's
 #: memory is), a large closure allowed.
-CLI_LIMITS = Limits(max_load_triples=1 << 40, max_edit_inferred=1 << 40)
+CLI_LIMITS = Limits(
+    max_load_triples=1 << 40,
+    max_edit_inferred=1 << 40,
+    max_graph_triples=1 << 40,
+    graph_timeout=math.inf,
+)
 
 
 def graph_files(path: Path) -> list[Path]:

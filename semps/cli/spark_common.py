@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -224,7 +225,12 @@ def ontology_and_graph(args: argparse.Namespace) -> tuple[Expansion, GraphView |
         return expansion, None
     if args.graph is None:
         _refuse_routing(args, f"a graph (the individuals of --ontology {args.ontology})")
-    limits = Limits(max_load_triples=args.max_graph_triples, max_edit_inferred=1 << 40)
+    limits = Limits(
+        max_load_triples=args.max_graph_triples,
+        max_edit_inferred=1 << 40,
+        max_graph_triples=1 << 40,
+        graph_timeout=math.inf,
+    )
     try:
         graph = load_graph(args.graph, expansion, facts, args.base, limits)
     except GraphLimitExceeded as exc:

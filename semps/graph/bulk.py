@@ -14,6 +14,7 @@ hold the two to the same closures).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -29,12 +30,23 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 Keyed = Mapping[int, IntArray]
 
 
-class BulkTooMany(Exception):
-    """The closure grew past the closer's limit (``limit`` new triples)."""
+#: Rows one step of the transitive join materialises at most (then they are made unique
+#: and counted before the next step: memory stays near the bound, not the join's size).
+CHUNK_ROWS = 1 << 20
 
-    def __init__(self, limit: int) -> None:
+
+class BulkTooMany(Exception):
+    """The closure grew past one of the closer's limits (``limit`` triples: new ones, or
+    ``changed`` ones, those not in the closure it is compared with)."""
+
+    def __init__(self, limit: int, changed: bool = False) -> None:
         self.limit = limit
+        self.changed = changed
         super().__init__(limit)
+
+
+class BulkOvertime(Exception):
+    """The closure was still running at the closer's deadline."""
 
 
 class _Table:
@@ -98,7 +110,12 @@ class BulkCloser:
         kinds: each term id's kind (:mod:`.terms`), for every id the triples use.
         base: the closure so far, predicate -> sorted ``so`` keys (not changed).
         tick: called with the count of each round's new triples (progress).
-        limit: new triples at most; past it :class:`BulkTooMany` (checked each round).
+        limit: new triples at most; past it :class:`BulkTooMany` (checked each round, and
+            within a transitive join as it grows).
+        deadline: a ``time.monotonic()`` past which :class:`BulkOvertime` (checked each
+            round and between the steps of a join).
+        old: a closure the result is compared with (an ontology edit's): past
+            ``old_limit`` new triples not in it, :class:`BulkTooMany` (``changed``).
     """
 
     def __init__(
@@ -108,9 +125,16 @@ class BulkCloser:
         base: Mapping[int, IntArray],
         tick: Callable[[int], object] | None = None,
         limit: int | None = None,
+        *,
+        deadline: float | None = None,
+        old: Mapping[int, IntArray] | None = None,
+        old_limit: int | None = None,
     ) -> None:
         self.r = rules
         self.limit = limit
+        self.deadline = deadline
+        self.old, self.old_limit = old, old_limit
+        self.total = self.changed = 0
         self.literal = kinds == LITERAL
         self.so: dict[int, IntArray] = dict(base)
         self.os: dict[int, IntArray] = {}
@@ -143,11 +167,10 @@ class BulkCloser:
         base did not hold, by predicate (sorted); the base grows by them."""
         found: dict[int, list[IntArray]] = {}
         delta = self._fresh({p: [k] for p, k in new.items()})
-        total = 0
         while delta:
-            total += sum(len(k) for k in delta.values())
-            if self.limit is not None and total > self.limit:
-                raise BulkTooMany(self.limit)
+            self.total += sum(len(k) for k in delta.values())
+            self._check(0)
+            self._count_changed(delta)
             for p, k in delta.items():
                 self.so[p] = merge(self.so.get(p, _EMPTY), k)
                 if p in self.os:  # kept sorted the other way too, once made
@@ -157,6 +180,22 @@ class BulkCloser:
                 self.tick(sum(len(k) for k in delta.values()))
             delta = self._fresh(self._round(delta))
         return {p: np.sort(np.concatenate(ks)) for p, ks in found.items()}
+
+    def _check(self, pending: int) -> None:
+        """Raise when past the deadline, or when the triples found (and ``pending`` sure
+        new ones) pass the limit."""
+        if self.limit is not None and self.total + pending > self.limit:
+            raise BulkTooMany(self.limit)
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise BulkOvertime
+
+    def _count_changed(self, delta: Mapping[int, IntArray]) -> None:
+        if self.old is None or self.old_limit is None:
+            return
+        for p, k in delta.items():
+            self.changed += int((~contains(self.old.get(p, _EMPTY), k)).sum())
+        if self.changed > self.old_limit:
+            raise BulkTooMany(self.old_limit, changed=True)
 
     def _fresh(self, candidates: dict[int, list[IntArray]]) -> dict[int, IntArray]:
         """The candidates, unique, without the known ones."""
@@ -314,10 +353,51 @@ class BulkCloser:
             ok = self._has_type(s, np.full(len(s), rest, dtype=np.int64))
             emit(t, o[ok], np.full(int(ok.sum()), target, dtype=np.int64))
         if p in self.r.transitive:
-            j, a = self._lookup(self._by_object(p), s)
-            emit(p, a, o[j])
-            j, b = self._lookup(self.so.get(p, _EMPTY), o)
-            emit(p, s[j], b)
+            self._transitive(p, s, o, emit)
+
+    def _transitive(
+        self, p: int, s: IntArray, o: IntArray, emit: Callable[[int, IntArray, IntArray], None]
+    ) -> None:
+        """prp-trp: ``(a p s)`` and ``(s p o)`` give ``(a p o)``; ``(s p o)`` and ``(o p b)``
+        give ``(s p b)``. The join may be far larger than what it finds (a chain of n links
+        joins n^2 paths with n^2 more): it runs in steps of at most :data:`CHUNK_ROWS`
+        rows, each made unique against the closure and what the steps before found, so
+        the limit and the deadline stop it as it grows."""
+        found = _EMPTY
+        known = self.so.get(p, _EMPTY)
+        for table, first, second, forward in (
+            (self._by_object(p), s, o, False),
+            (known, o, s, True),
+        ):
+            if not len(table):
+                continue
+            counts = table.searchsorted((first + 1) << 32) - table.searchsorted(first << 32)
+            cuts = np.searchsorted(
+                np.cumsum(counts), np.arange(1, 1 + int(counts.sum()) // CHUNK_ROWS) * CHUNK_ROWS
+            )
+            for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(first)], strict=True):
+                j, other = self._lookup(table, first[lo:hi])
+                keys = (
+                    (second[lo:hi][j] << 32) | other
+                    if forward
+                    else (other << 32) | second[lo:hi][j]
+                )
+                keys = unique(keys)
+                keys = keys[~contains(known, keys)]
+                found = np.union1d(found, keys)
+                self._check(len(found))
+        if len(found):
+            emit(p, found >> 32, found & MASK)
+
+
+def _steps(table: IntArray, first: IntArray) -> list[tuple[int, int]]:
+    """``first`` cut in slices whose lookups in ``table`` find about :data:`CHUNK_ROWS`
+    rows each (one value finding more is a slice of its own)."""
+    counts = table.searchsorted((first + 1) << 32) - table.searchsorted(first << 32)
+    bounds = np.cumsum(counts)
+    total = int(bounds[-1]) if len(bounds) else 0
+    cuts = np.searchsorted(bounds, np.arange(1, 1 + total // CHUNK_ROWS) * CHUNK_ROWS).tolist()
+    return list(zip([0, *cuts], [*cuts, len(first)], strict=True))
 
 
 def closure_of(
@@ -327,6 +407,10 @@ def closure_of(
     base: Keyed | None = None,
     tick: Callable[[int], object] | None = None,
     limit: int | None = None,
+    *,
+    deadline: float | None = None,
+    old: Keyed | None = None,
+    old_limit: int | None = None,
 ) -> dict[int, IntArray]:
     """The new closure triples of ``triples`` (by predicate, sorted unique keys) against
     ``base`` (default: nothing), by predicate.
@@ -346,6 +430,10 @@ def closure_of(
         True
 
     Raises:
-        BulkTooMany: more than ``limit`` new triples.
+        BulkTooMany: more than ``limit`` new triples (or ``old_limit`` not in ``old``).
+        BulkOvertime: still running at ``deadline`` (``time.monotonic()``).
     """
-    return BulkCloser(rules, kinds, base or {}, tick, limit).close(triples)
+    closer = BulkCloser(
+        rules, kinds, base or {}, tick, limit, deadline=deadline, old=old, old_limit=old_limit
+    )
+    return closer.close(triples)

@@ -15,6 +15,7 @@ any replica applies it).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -22,10 +23,10 @@ import numpy.typing as npt
 
 from semps._types import Triple
 from semps.errors import GraphError, GraphLimitExceeded
-from semps.graph.bulk import BulkTooMany, closure_of
+from semps.graph.bulk import BulkOvertime, BulkTooMany, closure_of
 from semps.graph.change import GraphChange, IntArray, Keyed, keyed
 from semps.graph.local import LocalTerms
-from semps.graph.reason import Reasoner, TooMany, Working
+from semps.graph.reason import Overtime, Reasoner, TooMany, Working
 from semps.graph.rules import id_rules
 from semps.graph.view import GraphView
 from semps.limits import DEFAULT_LIMITS, Limits
@@ -75,6 +76,33 @@ def _too_many(limit: int, triples: int) -> GraphLimitExceeded:
     return GraphLimitExceeded(msg)
 
 
+def _too_big(limits: Limits) -> GraphLimitExceeded:
+    msg = (
+        f"the edit would make the knowledge graph hold more than {limits.max_graph_triples} "
+        "triples, asserted and inferred (max_graph_triples)"
+    )
+    return GraphLimitExceeded(msg)
+
+
+def _overtime(limits: Limits) -> GraphLimitExceeded:
+    msg = (
+        f"planning the edit took more than {limits.graph_timeout:g} s; it was cut off and "
+        "nothing of it applied (graph_timeout)"
+    )
+    return GraphLimitExceeded(msg)
+
+
+def deadline(limits: Limits, timed: bool = True) -> float | None:
+    """The ``time.monotonic()`` an edit's planning must end by (``None``: untimed)."""
+    return time.monotonic() + limits.graph_timeout if timed else None
+
+
+def _bounded(limits: Limits, edit: int, room: int) -> tuple[int, bool]:
+    """The tighter of the edit's bound and the room left in the graph, and whether it is
+    the room."""
+    return (room, True) if room < edit else (edit, False)
+
+
 def plan_edit(
     view: GraphView,
     insert: Sequence[Triple],
@@ -116,7 +144,7 @@ def plan_edit(
         if t not in inserted and triples.is_asserted(t[1], t[0], t[2])  # type: ignore[arg-type]
     }
     fresh_asserted = [t for t in inserted if not triples.is_asserted(t[1], t[0], t[2])]
-    reasoner = Reasoner(view.rules, Working(triples, local.kind))
+    reasoner = Reasoner(view.rules, Working(triples, local.kind), deadline=deadline(limits))
     limit = _edit_limit(limits, size)
     try:
         over, back = reasoner.delete(
@@ -127,13 +155,18 @@ def plan_edit(
         fresh = reasoner.add(fresh_asserted, limit)
     except TooMany as exc:
         raise _too_many(exc.limit, size) from None
+    except Overtime:
+        raise _overtime(limits) from None
     over_set, fresh_set = set(over), set(fresh)
+    added, removed = fresh_set - over_set, over_set - set(back) - fresh_set
+    if len(view) + len(added) - len(removed) > limits.max_graph_triples and added:
+        raise _too_big(limits)
     return GraphChange(
         version=view.version + 1,
         first_term=len(view.terms),
         new_terms=tuple(local.new),
-        added=keyed(fresh_set - over_set),
-        removed=keyed(over_set - set(back) - fresh_set),
+        added=keyed(added),
+        removed=keyed(removed),
         asserted=keyed(fresh_asserted),
         unasserted=keyed(doomed),  # type: ignore[arg-type]
         note=note,
@@ -198,14 +231,23 @@ def plan_load(
     local = LocalTerms(view.terms)
     new = keyed(local.ids(triples))
     closure, asserted = _packed(view)
-    limit = _edit_limit(limits, len(triples))
+    room = limits.max_graph_triples - (0 if replace else len(view))
+    limit, graph_bound = _bounded(limits, _edit_limit(limits, len(triples)), max(room, 0))
     rules = view.rules
     try:
         found = closure_of(
-            rules, _kinds(view, local), new, None if replace else closure, tick, limit
+            rules,
+            _kinds(view, local),
+            new,
+            None if replace else closure,
+            tick,
+            limit,
+            deadline=deadline(limits),
         )
     except BulkTooMany as exc:
-        raise _too_many(exc.limit, len(triples)) from None
+        raise (_too_big(limits) if graph_bound else _too_many(exc.limit, len(triples))) from None
+    except BulkOvertime:
+        raise _overtime(limits) from None
     if replace:
         added, removed = _minus(found, closure), _minus(closure, found)
         unasserted = _minus(asserted, new)
@@ -236,21 +278,54 @@ def plan_clear(view: GraphView, *, note: str = "clear") -> GraphChange:
 
 
 def plan_ontology(
-    view: GraphView, expansion: Expansion, *, tick: Tick | None = None
+    view: GraphView,
+    expansion: Expansion,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    tick: Tick | None = None,
+    timed: bool = True,
 ) -> GraphChange:
     """The change that closing the asserted triples under ``expansion`` instead makes (a
     recompute: an ontology edit may change any inference). Apply it with the expansion:
-    ``view.apply(change, expansion)``."""
+    ``view.apply(change, expansion)``.
+
+    The recompute is bounded while it runs: it stops as soon as the closure passes
+    ``max_graph_triples``, or adds more than ``max_edit_inferred`` triples the graph did
+    not hold, or (``timed``) runs past ``graph_timeout``; the triples it removes are held
+    to ``max_edit_inferred`` too.
+
+    Raises:
+        GraphLimitExceeded: one of those limits passed (nothing changed).
+    """
     local = LocalTerms(view.terms)
     rules = id_rules(expansion, local)  # type: ignore[arg-type]
     closure, asserted = _packed(view)
-    found = closure_of(rules, _kinds(view, local), asserted, None, tick)
+    bound = limits.max_edit_inferred
+    try:
+        found = closure_of(
+            rules,
+            _kinds(view, local),
+            asserted,
+            None,
+            tick,
+            limits.max_graph_triples,
+            deadline=deadline(limits, timed),
+            old=closure,
+            old_limit=bound,
+        )
+    except BulkTooMany as exc:
+        raise (_too_many(bound, 0) if exc.changed else _too_big(limits)) from None
+    except BulkOvertime:
+        raise _overtime(limits) from None
+    added, removed = _minus(found, closure), _minus(closure, found)
+    if sum(len(k) for k in removed.values()) > bound:
+        raise _too_many(bound, 0)
     return GraphChange(
         version=view.version + 1,
         first_term=len(view.terms),
         new_terms=tuple(local.new),
-        added=_minus(found, closure),
-        removed=_minus(closure, found),
+        added=added,
+        removed=removed,
         ontology=True,
         note="ontology",
     )

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from semps._types import Triple
-from semps.errors import StoreError
+from semps.errors import GraphLimitExceeded, StoreError
 from semps.graph.change import GraphChange
 from semps.graph.edit import plan_clear, plan_edit, plan_load, plan_ontology
 from semps.graph.formats import read_graph, serialize
@@ -98,10 +98,15 @@ class KnowledgeGraph:
         store.read(view)
         if store.meta("ontology") == fingerprint(expansion):
             graph._adopt(expansion, write)
-        elif write:
-            graph.set_ontology(expansion, tick=tick)
+            return graph
+        try:  # at start-up the size bounds hold, not the clock (a loaded machine starts)
+            change = plan_ontology(view, expansion, limits=limits, tick=tick, timed=False)
+        except GraphLimitExceeded as exc:
+            raise GraphLimitExceeded(_refusal(conn, exc)) from exc
+        if write:
+            graph.commit(change, expansion)
         else:
-            view.apply(plan_ontology(view, expansion, tick=tick), expansion)
+            view.apply(change, expansion)
         return graph
 
     def _adopt(self, expansion: Expansion, write: bool = True) -> None:
@@ -267,6 +272,21 @@ class KnowledgeGraph:
 
     def set_ontology(self, expansion: Expansion, *, tick: Tick | None = None) -> GraphChange:
         """Close the graph under a new ontology (a recompute from the asserted triples)
-        and commit; the change lists what the new rules add and remove."""
-        change = plan_ontology(self.view, expansion, tick=tick)
+        and commit; the change lists what the new rules add and remove.
+
+        Raises:
+            GraphLimitExceeded: the recompute passes a limit (nothing changed).
+        """
+        change = plan_ontology(self.view, expansion, limits=self.limits, tick=tick)
         return self.commit(change, expansion)
+
+
+def _refusal(conn: sqlite3.Connection, exc: GraphLimitExceeded) -> str:
+    """What to do when the stored graph cannot be closed under the stored ontology."""
+    found = [row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"]
+    where = Path(found[0]).parent if found and found[0] else "DIR"
+    return (
+        f"the knowledge graph stored in {where} cannot be closed under the ontology within "
+        f"the limits: {exc.detail}. Start with that limit raised, or empty the ontology "
+        f"with `semps ontology reset --data-dir {where}` (the old file is kept beside it)"
+    )

@@ -21,6 +21,7 @@ nothing behind. The bulk closure of many triples at once is vectorised instead
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 
 from semps.graph.rules import ANY, IdRules
@@ -36,6 +37,14 @@ class TooMany(Exception):
     def __init__(self, limit: int) -> None:
         self.limit = limit
         super().__init__(limit)
+
+
+class Overtime(Exception):
+    """The change was still being closed at the reasoner's deadline."""
+
+
+#: Triples closed between two looks at the clock.
+_CLOCK_EVERY = 4096
 
 
 class Working:
@@ -100,10 +109,19 @@ class Working:
 class Reasoner:
     """The rules of :class:`~semps.graph.rules.IdRules` applied to a :class:`Working`."""
 
-    def __init__(self, rules: IdRules, work: Working) -> None:
+    def __init__(self, rules: IdRules, work: Working, *, deadline: float | None = None) -> None:
         self.rules = rules
         self.work = work
         self.type = rules.type
+        self.deadline = deadline  # a time.monotonic() past which Overtime
+
+    def _clock(self, done: int) -> None:
+        if (
+            self.deadline is not None
+            and done % _CLOCK_EVERY == 0
+            and time.monotonic() > self.deadline
+        ):
+            raise Overtime
 
     # -- forward: what a triple gives -------------------------------------------------------
 
@@ -159,6 +177,7 @@ class Reasoner:
 
         Raises:
             TooMany: more than ``limit`` triples would be new (found as soon as it is).
+            Overtime: past the deadline.
         """
         w = self.work
         new: list[IdTriple] = []
@@ -173,6 +192,7 @@ class Reasoner:
             new.append(triple)
             if len(new) > limit:
                 raise TooMany(limit)
+            self._clock(len(new))
             self.consequences(*triple, push)
         return new
 
@@ -213,6 +233,7 @@ class Reasoner:
             found[triple] = None
             if len(found) > limit:
                 raise TooMany(limit)
+            self._clock(len(found))
             self.consequences(
                 *triple,
                 lambda t: (

@@ -26,9 +26,6 @@ from semps.ingest.sparql.update import Operation, parse_update
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.terms import Literal
 
-#: Rows one WHERE clause may visit (as a subscription's verification budget, ten times).
-WHERE_BUDGET = 10_000_000
-
 
 class _Pending:
     """The asserted triples as the request's operations so far leave them: the view's,
@@ -114,13 +111,18 @@ def instantiate(
     return out
 
 
-def _solutions(op: Operation, pending: _Pending) -> list[dict[str, Term]]:
+def _solutions(op: Operation, pending: _Pending, limits: Limits) -> list[dict[str, Term]]:
+    """The WHERE clause's solutions, visiting at most ``max_update_rows`` rows."""
     assert op.where is not None
-    evaluator = Evaluator(pending.pairs(), WHERE_BUDGET)
+    rows = limits.max_update_rows
+    evaluator = Evaluator(pending.pairs(), rows)
     try:
         return evaluator.solutions(plan(op.where), {})
     except OutOfBudget:
-        msg = f"the WHERE clause of {op.kind} visits more than {WHERE_BUDGET} rows of the graph"
+        msg = (
+            f"the WHERE clause of {op.kind} visits more than {rows} rows of the graph "
+            "(max_update_rows)"
+        )
         raise GraphLimitExceeded(msg) from None
 
 
@@ -152,7 +154,7 @@ def plan_update(
         elif op.kind == "DELETE DATA":
             pending.delete(instantiate(op.delete, [{}]))
         else:
-            solutions = _solutions(op, pending)
+            solutions = _solutions(op, pending, limits)
             pending.delete(instantiate(op.delete, solutions))
             pending.insert(instantiate(op.insert, solutions))
     note = " ; ".join(dict.fromkeys(op.kind for op in update.operations))

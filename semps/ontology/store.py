@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -145,6 +146,7 @@ class OntologyStore:
         self._snapshot = OntologySnapshot(version, triples, expansion)
         self._exports: dict[str, tuple[int, bytes]] = {}
         self._export_lock = threading.Lock()
+        self._checks = threading.local()
 
     def _refusal(self, exc: OntologyLimitExceeded) -> str:
         where = self.path.parent if self.path is not None else "DIR"
@@ -299,6 +301,18 @@ class OntologyStore:
         else:
             self._change(lambda snap: _Change(remove=frozenset({triple})))
 
+    @contextmanager
+    def checking(self, check: Callable[[Expansion], object]) -> Iterator[None]:
+        """Within the block, every edit made on this thread calls ``check`` with the
+        ontology it would make, once compiled and before anything is written: when it
+        raises, the edit is refused whole (the knowledge graph's re-closing is checked
+        this way against the graph's limits)."""
+        self._checks.check = check
+        try:
+            yield
+        finally:
+            self._checks.check = None
+
     def close(self) -> None:
         """Write everything to disk and release the SQLite file."""
         with self._lock:
@@ -322,8 +336,9 @@ class OntologyStore:
 
     def _change(self, plan: Callable[[OntologySnapshot], _Change]) -> None:
         """Apply one edit: plan it on the current snapshot, compile the ontology it makes
-        within the budget, write it with its version, then publish it (in that order, so
-        any refusal or failure leaves everything as it was)."""
+        within the budget, check it (:meth:`checking`), write it with its version, then
+        publish it (in that order, so any refusal or failure leaves everything as it
+        was)."""
         with self._lock:
             old = self._snapshot
             change = plan(old)
@@ -343,5 +358,8 @@ class OntologyStore:
                 added = self._quads.name_blank_nodes(added)
                 triples = tuple(kept + added)
                 expansion = compile_axioms(triples, version=version, budget=self.budget)
+                check = getattr(self._checks, "check", None)
+                if check is not None:
+                    check(expansion)
                 self._quads.write(added, removed, clear=change.clear, version=version)
             self._snapshot = OntologySnapshot(version, triples, expansion)
