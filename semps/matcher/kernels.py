@@ -8,6 +8,7 @@ a kernel two matchers need (:func:`search_sorted`, :func:`check_slots`) lives he
 
 from __future__ import annotations
 
+import ast
 import fcntl
 import hashlib
 import os
@@ -66,17 +67,53 @@ _lock_the_disk_cache()
 
 
 def kernel_sources_digest(root: Path) -> str:
-    """A digest of the source files under ``root`` that define kernels (``@jit`` or
-    ``@pjit``), paths and contents, followed through links."""
-    digest = hashlib.sha256()
+    """A digest of the source files under ``root`` that define kernels (numba's ``jit``,
+    ``njit`` or our ``pjit``) and of every semps module they import, directly or through
+    another (numba freezes a global such as a constant of another module into the machine
+    code it caches), paths and contents, followed through links."""
+    sources: dict[Path, bytes] = {}
     for folder, subfolders, files in os.walk(root, followlinks=True):
         subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
         for name in sorted(f for f in files if f.endswith(".py")):
             path = Path(folder, name)
-            text = path.read_bytes()
-            if b"@jit" in text or b"@pjit" in text:
-                digest.update(path.relative_to(root).as_posix().encode() + b"\0" + text)
+            sources[path] = path.read_bytes()
+    todo = [p for p, text in sources.items() if any(d in text for d in _DECORATORS)]
+    chosen: set[Path] = set()
+    while todo:
+        path = todo.pop()
+        if path in chosen:
+            continue
+        chosen.add(path)
+        todo.extend(q for q in _imported(sources[path], root) if q in sources)
+    digest = hashlib.sha256()
+    for path in sorted(chosen):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + sources[path])
     return digest.hexdigest()[:16]
+
+
+#: What marks a file as defining kernels.
+_DECORATORS = (b"@jit", b"@pjit", b"njit", b"nb.jit", b"numba.jit")
+
+
+def _imported(text: bytes, root: Path) -> list[Path]:
+    """The files of the semps modules a source imports (``root`` is the package folder)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+            names += [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+    out = []
+    for name in names:
+        if name == root.name or name.startswith(root.name + "."):
+            parts = name.split(".")[1:]
+            out += [root.joinpath(*parts).with_suffix(".py"), root.joinpath(*parts, "__init__.py")]
+    return out
 
 
 def _cache_by_sources() -> None:

@@ -97,3 +97,24 @@ def test_kernels_are_cached_under_the_digest_of_the_installed_sources(tmp_path: 
     )
     digest = kernel_sources_digest(Path(semps.__file__).parent)
     assert out.stdout.strip() == str(tmp_path / f"semps-{digest}")
+
+
+def test_a_change_to_a_module_a_kernel_imports_names_a_new_cache_folder(tmp_path: Path) -> None:
+    """numba freezes another module's constant into the kernel it caches: a module the
+    kernel files import, directly or through another, counts as a kernel file
+    (``njit`` marks one as well as ``@jit``)."""
+    root = tmp_path / "semps"
+    (root / "m").mkdir(parents=True)
+    (root / "m" / "_k.py").write_text(
+        "import numba as nb\nfrom semps.m.codes import AND\n\n"
+        "@nb.njit\ndef f(x):\n    return x & AND\n"
+    )
+    codes, deeper = root / "m" / "codes.py", root / "base.py"
+    codes.write_text("from semps.base import ONE\nAND = ONE\n")
+    deeper.write_text("ONE = 1\n")
+    first = kernel_sources_digest(root)
+    deeper.write_text("ONE = 2\n")
+    second = kernel_sources_digest(root)
+    assert second != first
+    codes.write_text("from semps.base import ONE\nAND = ONE + 1\n")
+    assert kernel_sources_digest(root) not in (first, second)
