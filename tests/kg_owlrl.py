@@ -139,6 +139,7 @@ class OwlrlClosure:
     additions undone).
 
     Example:
+        >>> from rdflib import URIRef
         >>> ex = "http://example.org/"
         >>> c = OwlrlClosure([(URIRef(ex + "A"), RDFS.subClassOf, URIRef(ex + "B"))])
         >>> new = c.add([(URIRef(ex + "a"), RDF.type, URIRef(ex + "A"))])

@@ -18,7 +18,7 @@ Example:
     >>> try:
     ...     decode_positions(cursor, key, "bob")
     ... except SempsError as exc:
-    ...     print(str(exc)[:62])
+    ...     print(str(exc)[:61])
     invalid cursor: not one this service handed out to this token
 """
 

@@ -36,7 +36,12 @@ def register(parser: argparse.ArgumentParser) -> None:
         "explain the solutions the event adds to the graph's",
     )
     parser.add_argument("--base", help="base IRI of the event (default urn:semps:event:<stem>/)")
-    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument(
+        "--format",
+        choices=["text", "json"],
+        default="text",
+        help="text for people (the default), or one JSON document",
+    )
     parser.set_defaults(func=run)
 
 

@@ -67,7 +67,7 @@ def ship_graph(view: GraphView) -> ShippedGraph:
         >>> g = KnowledgeGraph()
         >>> _ = g.insert([("http://ex/a", "http://ex/p", "http://ex/b")])
         >>> shipped = ship_graph(g.view)
-        >>> len(shipped), shipped.terms
+        >>> len(shipped), shipped.terms[-3:]
         (1, ('http://ex/a', 'http://ex/p', 'http://ex/b'))
         >>> unpacked_graph(shipped, g.view.expansion).objects_of("http://ex/a", "http://ex/p")
         ['http://ex/b']
