@@ -10,8 +10,10 @@ integer loop), so a change to semps never moves it.
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
+from pathlib import Path
 
 
 def reference_ms(repeats: int = 3) -> float:
@@ -37,3 +39,21 @@ def stamp(label: str) -> str:
     line = f"machine ({label}) {time.strftime('%H:%M:%S')}: reference {reference_ms():.0f} ms"
     print(line, flush=True)
     return line
+
+
+def tree_cpu(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` and its children, from ``/proc`` (0 for
+    a process gone meanwhile)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        kids = []
+    for p in [pid, *map(int, kids)]:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total

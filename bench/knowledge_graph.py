@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 
 from _campus import BMS, BRICK, EQUIPMENT, POINTS, RDF_TYPE, Campus, literal, nt, write_graph
-from _machine import stamp  # bench/ is on the path: this file runs as a script
+from _machine import stamp, tree_cpu  # bench/ is on the path: this file runs as a script
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOADS = ROOT.parent / "shared" / "workloads"
@@ -224,22 +224,6 @@ def _offers(*command: str, option: str = "") -> bool:
     return found.returncode == 0 and option in found.stdout
 
 
-def _tree_cpu(pid: int) -> float:
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    try:
-        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        kids = []
-    for p in [pid, *map(int, kids)]:
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
-
-
 def match_rate(folder: Path, workers: int) -> dict[str, float]:
     """``semps match --graph`` events/s: its output file sampled every 10 ms, the rate and
     CPU per event taken between 10% and 90% of the output (start-up, loading and shutdown
@@ -254,7 +238,7 @@ def match_rate(folder: Path, workers: int) -> dict[str, float]:
         while proc.poll() is None:
             time.sleep(0.01)
             size = os.fstat(out.fileno()).st_size
-            samples.append((time.perf_counter() - t0, size, _tree_cpu(proc.pid)))
+            samples.append((time.perf_counter() - t0, size, tree_cpu(proc.pid)))
         if proc.returncode:
             msg = f"semps match --graph failed with status {proc.returncode}"
             raise RuntimeError(msg)

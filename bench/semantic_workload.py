@@ -49,7 +49,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from _machine import stamp  # bench/ is on the path: this file runs as a script
+from _machine import stamp, tree_cpu  # bench/ is on the path: this file runs as a script
 from _results import record
 from _shapes import SHAPES
 
@@ -390,24 +390,6 @@ class _Run:
         return self._first(share)[2]
 
 
-def _tree_cpu(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` and its children, from ``/proc`` (0 for
-    a process gone meanwhile)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    try:
-        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        kids = []
-    for p in [pid, *map(int, kids)]:
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
-
-
 def _timed(cmd: list[str], env: dict[str, str]) -> _Run:
     """Run ``cmd`` with its output written to a temporary file, sampling the file's size
     and the CPU time of the process and its children every 10 ms."""
@@ -417,7 +399,7 @@ def _timed(cmd: list[str], env: dict[str, str]) -> _Run:
         samples = [(0.0, 0, 0.0)]
         while proc.poll() is None:
             time.sleep(0.01)
-            cpu = _tree_cpu(proc.pid)
+            cpu = tree_cpu(proc.pid)
             samples.append((time.perf_counter() - t0, os.fstat(out.fileno()).st_size, cpu))
         wall = time.perf_counter() - t0
         if proc.returncode:
