@@ -190,7 +190,7 @@ def test_a_stream_publishes_to_a_running_service(workloads: Path, tmp_path: Path
                 "--events", str(case / "events"), "--subscriptions", str(subs),
                 "--ontology", str(case / "ontology.owl"),
                 "--checkpoint", str(tmp_path / "ck"), "--outbox", server.url,
-                "--token", server.tokens["publisher"], "--available-now",
+                f"--token={server.tokens['publisher']}", "--available-now",
             ),
             capture_output=True, text=True, timeout=600,
         )  # fmt: skip
