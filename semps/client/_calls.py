@@ -197,14 +197,7 @@ def subscribe_batch(
     lines = [json.dumps({"text": t} if n is None else {"text": t, "name": n}) for t, n in entries]
 
     def parse(reply: Reply) -> list[BatchSubscription]:
-        doc = reply.json()
-        results = doc.get("subscriptions") if isinstance(doc, dict) else None
-        if not isinstance(results, list) or len(results) != len(entries):
-            msg = (
-                f'expected {len(entries)} results in {{"subscriptions": [...]}}, '
-                f"got {reply.text()[:200]!r}"
-            )
-            raise ClientError(msg, status=reply.status)
+        results = _batch_results(reply, "subscriptions", len(entries))
         out: list[BatchSubscription] = []
         for (text, name), result in zip(entries, results, strict=True):
             if isinstance(result, dict) and isinstance(result.get("id"), str):
@@ -295,17 +288,20 @@ def publish_batch(
     items = [batch_item(*s) if isinstance(s, tuple) else batch_item(s) for s in sources]
 
     def parse(reply: Reply) -> list[BatchItem]:
-        doc = reply.json()
-        results = doc.get("events") if isinstance(doc, dict) else None
-        if not isinstance(results, list) or len(results) != len(items):
-            msg = (
-                f'expected {len(items)} results in {{"events": [...]}}, got {reply.text()[:200]!r}'
-            )
-            raise ClientError(msg, status=reply.status)
-        return [_batch_result(x) for x in results]
+        return [_batch_result(x) for x in _batch_results(reply, "events", len(items))]
 
     body, headers = _json_body({"events": items})
     return Call("POST", "/events/batch", parse, {}, headers, body, topic="event")
+
+
+def _batch_results(reply: Reply, key: str, count: int) -> list[Any]:
+    """The ``count`` results of a batch answer, ``{key: [...]}``, one per item sent."""
+    doc = reply.json()
+    results = doc.get(key) if isinstance(doc, dict) else None
+    if not isinstance(results, list) or len(results) != count:
+        msg = f'expected {count} results in {{"{key}": [...]}}, got {reply.text()[:200]!r}'
+        raise ClientError(msg, status=reply.status)
+    return results
 
 
 def _batch_result(doc: object) -> BatchItem:
