@@ -3,7 +3,7 @@
 
 import { call, describeError, json, query } from "./api.js";
 import { ago, byId, count, el, empty, fill, flash, timeElement } from "./dom.js";
-import { missingDeclarations } from "./prefixes.js";
+import { declareMissing } from "./prefixes.js";
 import { can } from "./session.js";
 
 /** Subscriptions asked for per page of the list. */
@@ -71,15 +71,7 @@ async function check() {
 
 /** Add PREFIX lines for the known prefixes the text uses but does not declare. */
 function declarePrefixes() {
-  const area = byId("sub-text");
-  const lines = missingDeclarations(area.value, "sparql");
-  if (lines.length === 0) {
-    flash("Every prefix the text uses is declared (or unknown: see Prefixes).");
-    return;
-  }
-  area.value = `${lines.join("\n")}\n${area.value}`;
-  flash(`Declared ${lines.map((l) => l.split(/\s+/)[1]).join(" ")}`);
-  checkSoon();
+  if (declareMissing(byId("sub-text"), "sparql", "text")) checkSoon();
 }
 
 async function register(event) {
