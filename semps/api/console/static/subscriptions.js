@@ -173,27 +173,25 @@ async function fetchPage(cursor) {
 /** Fetch and draw the first page of the subscriptions the token may see (more on demand). */
 export async function loadSubscriptions() {
   if (!can("subscriber")) return;
-  try {
-    const first = await fetchPage(null);
-    state.shown = first.items;
-    state.next = first.next;
-    drawList();
-    for (const listener of state.listeners) listener(state.shown);
-  } catch (error) {
-    flash(`Could not list the subscriptions: ${describeError(error)}`, true);
-  }
+  await showPage(null, "the subscriptions");
 }
 
 async function more() {
   if (state.next === null) return;
+  await showPage(state.next, "more subscriptions");
+}
+
+/** Fetch the page at `cursor` (null: the first, in place of the list; else added to it),
+ * draw the list and tell the listeners; a failure says it could not list `what`. */
+async function showPage(cursor, what) {
   try {
-    const page = await fetchPage(state.next);
-    state.shown = [...state.shown, ...page.items];
+    const page = await fetchPage(cursor);
+    state.shown = cursor === null ? page.items : [...state.shown, ...page.items];
     state.next = page.next;
     drawList();
     for (const listener of state.listeners) listener(state.shown);
   } catch (error) {
-    flash(`Could not list more subscriptions: ${describeError(error)}`, true);
+    flash(`Could not list ${what}: ${describeError(error)}`, true);
   }
 }
 
