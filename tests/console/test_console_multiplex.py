@@ -11,9 +11,7 @@ an independent reading of the same server).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -95,6 +93,20 @@ def _shown(page: ConsolePage) -> list[tuple[str, str, str]]:
     ]
 
 
+def _two_subscriptions(
+    page: ConsolePage, server: Server, subject: str, *classes: str
+) -> tuple[str, ...]:
+    """``subject``'s subscriptions to each of ``classes`` (named after them), an event
+    matching each, and ``subject`` logged in with the watch menu loaded; returns the ids."""
+    token = server._token("subscriber", subject)
+    subs = tuple(_register(server, token, cls, cls.lower()) for cls in classes)
+    for cls in classes:
+        _publish(server, f"{cls.lower()}1", cls)
+    page.log_in(token)
+    _menu_loaded(page, *subs)
+    return subs
+
+
 def _menu_loaded(page: ConsolePage, *sub_ids: str) -> Select:
     page.tab("notifications")
     page.until(
@@ -113,13 +125,8 @@ def _watch_all(page: ConsolePage) -> None:
 def test_all_my_subscriptions_is_the_default_and_names_each_notifications_subscription(
     page: ConsolePage, server: Server
 ) -> None:
-    token = server._token("subscriber", "north-and-south")
-    north = _register(server, token, "North", "north")
-    south = _register(server, token, "South", "south")
-    _publish(server, "n1", "North")
-    _publish(server, "s1", "South")
-    page.log_in(token)
-    menu = _menu_loaded(page, north, south)
+    north, south = _two_subscriptions(page, server, "north-and-south", "North", "South")
+    menu = Select(page.css("#watch-sub"))
     assert menu.first_selected_option.get_attribute("value") == ALL  # two: all is the default
     assert menu.first_selected_option.text == ALL_LABEL
     page.css("#watch-form button[type=submit]").click()
@@ -128,30 +135,24 @@ def test_all_my_subscriptions_is_the_default_and_names_each_notifications_subscr
     assert set(_shown(page)) == _stored(server, north) | _stored(server, south)
     labels = {li.get_attribute("data-sub"): li.text for li in page.all("#note-list > li")}
     assert f"{north} (north)" in labels[north] and f"{south} (south)" in labels[south]
-    assert f"{EX}s1" in "".join(n for n in page.notifications() if south in n)
+    assert f"{EX}south1" in "".join(n for n in page.notifications() if south in n)
 
-    _publish(server, "n2", "North")  # live, after the stored ones
+    _publish(server, "north2", "North")  # live, after the stored ones
     page.until(lambda d: len(_shown(page)) == 3, "the live notification")
     assert _shown(page)[0][:2] == (north, "2")  # newest first
     assert set(_shown(page)) == _stored(server, north) | _stored(server, south)
 
 
 def test_one_subscription_is_still_watched_alone(page: ConsolePage, server: Server) -> None:
-    token = server._token("subscriber", "east-and-west")
-    east = _register(server, token, "East", "east")
-    west = _register(server, token, "West", "west")
-    _publish(server, "e1", "East")
-    _publish(server, "w1", "West")
-    page.log_in(token)
-    _menu_loaded(page, east, west)
+    east, _ = _two_subscriptions(page, server, "east-and-west", "East", "West")
     page.watch(east)
-    _publish(server, "e2", "East")
+    _publish(server, "east2", "East")
     page.until(lambda d: len(_shown(page)) == 2, "east's two notifications")
     assert [seq for _, seq, _ in _shown(page)] == ["2", "1"]
     assert all(sub == "" for sub, _, _ in _shown(page))  # one subscription: no label
     written = page.notifications()
-    assert f"{EX}e2" in written[0] and f"{EX}e1" in written[1]
-    assert not any(f"{EX}w1" in n for n in written)
+    assert f"{EX}east2" in written[0] and f"{EX}east1" in written[1]
+    assert not any(f"{EX}west1" in n for n in written)
 
 
 def test_the_default_is_the_subscription_itself_when_the_user_owns_one(
@@ -168,26 +169,12 @@ def test_the_default_is_the_subscription_itself_when_the_user_owns_one(
     assert ALL_LABEL in [o.text for o in menu.options]
 
 
-@pytest.fixture
-def own_server(tmp_path: Path) -> Iterator[Server]:
-    """A service of this test's own (the test restarts it)."""
-    srv = Server(tmp_path / "data")
-    yield srv
-    srv.stop()
-
-
 def test_a_reconnect_resumes_from_the_last_cursor_and_shows_nothing_twice(
-    driver: WebDriver, own_server: Server
+    fresh: tuple[ConsolePage, Server],
 ) -> None:
-    server = own_server
-    page = ConsolePage(driver, server.url)
-    token = server._token("subscriber", "restarted")
-    north = _register(server, token, "North", "north")
-    south = _register(server, token, "South", "south")
-    _publish(server, "n1", "North")
-    _publish(server, "s1", "South")
-    page.log_in(token)
-    _menu_loaded(page, north, south)
+    page, server = fresh  # a service of its own: the test restarts it
+    driver = page.driver
+    north, south = _two_subscriptions(page, server, "restarted", "North", "South")
     driver.execute_script(RECORD_FETCHES)
     _watch_all(page)
     page.until(lambda d: len(_shown(page)) == 2, "both stored notifications")
@@ -207,7 +194,7 @@ def test_a_reconnect_resumes_from_the_last_cursor_and_shows_nothing_twice(
     cursor = page.until(resumed, "the stream resumed from a cursor")
     key = SecretBox.from_dir(server.data_dir).derive("stream cursors")
     assert decode_positions(cursor, key, "restarted") == {north: 1, south: 1}  # all shown
-    _publish(server, "s2", "South")
+    _publish(server, "south2", "South")
     page.until(lambda d: len(_shown(page)) == 3, "the notification after the restart")
     assert _shown(page)[0][:2] == (south, "2")
     assert set(_shown(page)) == _stored(server, north) | _stored(server, south)
