@@ -94,13 +94,14 @@ def _shown(page: ConsolePage) -> list[tuple[str, str, str]]:
 
 
 def _two_subscriptions(
-    page: ConsolePage, server: Server, subject: str, *classes: str
+    page: ConsolePage, server: Server, subject: str, *classes: str, publish: bool = True
 ) -> tuple[str, ...]:
     """``subject``'s subscriptions to each of ``classes`` (named after them), an event
-    matching each, and ``subject`` logged in with the watch menu loaded; returns the ids."""
+    matching each (unless not ``publish``), and ``subject`` logged in with the watch menu
+    loaded; returns the ids."""
     token = server._token("subscriber", subject)
     subs = tuple(_register(server, token, cls, cls.lower()) for cls in classes)
-    for cls in classes:
+    for cls in classes if publish else ():
         _publish(server, f"{cls.lower()}1", cls)
     page.log_in(token)
     _menu_loaded(page, *subs)
@@ -199,3 +200,22 @@ def test_a_reconnect_resumes_from_the_last_cursor_and_shows_nothing_twice(
     assert _shown(page)[0][:2] == (south, "2")
     assert set(_shown(page)) == _stored(server, north) | _stored(server, south)
     assert len(_shown(page)) == 3  # none twice
+
+
+def test_all_my_subscriptions_says_when_nothing_came_yet_and_when_the_token_is_revoked(
+    page: ConsolePage, server: Server
+) -> None:
+    up, _ = _two_subscriptions(page, server, "revoked", "Up", "Down", publish=False)
+    _watch_all(page)
+    assert "No notification of your subscriptions yet." in page.text("#note-empty")
+    _publish(server, "up1", "Up")
+    page.until(
+        lambda d: _shown(page) and not page.css("#note-empty").is_displayed(), "the notification"
+    )
+    with server.client("admin") as admin:
+        tokens = admin.get("/tokens").json()
+        token_id = next(t["id"] for t in tokens if t["subject"] == "revoked")
+        admin.delete(f"/tokens/{token_id}").raise_for_status()
+    said = "stream ended: unknown, expired or revoked bearer token"
+    page.wait_text("#watch-state", said)
+    assert [sub for sub, _, _ in _shown(page)] == [up]  # the end is not a notification

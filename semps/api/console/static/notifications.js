@@ -132,15 +132,23 @@ function single(frame, session) {
   if (frame.data.length > 0) show(frame.data.join("\n"), frame.id);
 }
 
-/** One frame of the multiplexed stream: a notification not shown before (its cursor kept),
- * or the end of the stream (a revoked token). */
+/** The last frame of a stream, saying why it ends (a revoked token): not a notification,
+ * and no reconnecting. */
+function end(frame, session) {
+  const text = frame.data.join("\n");
+  let why = text;
+  try {
+    why = JSON.parse(text).detail ?? text;
+  } catch {
+    // not JSON: said as it came
+  }
+  session.controller.abort();
+  setState(`stream ended: ${why}`);
+}
+
+/** One frame of the multiplexed stream: a notification not shown before (its cursor kept). */
 function multiplexed(frame, session) {
   const text = frame.data.join("\n");
-  if (frame.event === "end") {
-    session.controller.abort();
-    setState(`stream ended: ${ended(text)}`);
-    return;
-  }
   if (frame.event !== "notification" || text === "") return; // "subscriptions": the set changed
   if (frame.id) session.cursor = frame.id;
   let doc;
@@ -157,14 +165,6 @@ function multiplexed(frame, session) {
   show(text, String(seq), true);
 }
 
-function ended(text) {
-  try {
-    return JSON.parse(text).detail ?? text;
-  } catch {
-    return text;
-  }
-}
-
 async function read(response, session) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
@@ -177,6 +177,7 @@ async function read(response, session) {
       const frame = parseFrame(buffer.slice(0, cut));
       buffer = buffer.slice(cut + 2);
       if (session !== current) return; // stopped, or another subscription chosen
+      if (frame.event === "end") return end(frame, session);
       if (session.seqs) multiplexed(frame, session);
       else single(frame, session);
       cut = buffer.indexOf("\n\n");
