@@ -130,8 +130,9 @@ class Server:
         assert status == 0, err.getvalue()
         return out.getvalue().strip()
 
-    def start(self) -> None:
-        self.port = _free_port()
+    def start(self, port: int | None = None) -> None:
+        """Start the server on ``port`` (default: a free one) and wait until it answers."""
+        self.port = _free_port() if port is None else port
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = self.data_dir / "server.log"
         with self.log.open("ab") as log:
@@ -183,6 +184,12 @@ class Server:
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
             self.proc.wait(timeout=PATIENCE)
+
+    def restart(self) -> None:
+        """Stop the server and start it again on the same port (a client that reconnects
+        to the same address reaches it again)."""
+        self.stop()
+        self.start(self.port)
 
     def client(self, role: str) -> httpx.Client:
         """A client with ``role``'s token and no time-out (a slow machine is not a failure;

@@ -75,6 +75,28 @@ def test_telemetry_in_notifications_out(tmp_path: Path, mosquitto: Mosquitto) ->
         server.stop()
 
 
+def test_readings_on_one_topic_notify_in_the_order_they_were_published(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    """MQTT 3.1.1 section 4.6: a topic is ordered. The messages go through the pipeline in
+    several batches on two workers, which commits other events whenever they finish; the
+    bridge's commit in turn, so a dashboard never sees an older reading after a newer one."""
+    server = _serve(tmp_path, mosquitto)
+    out = Collector(mosquitto.port, ["semps/#"], "watcher")
+    sensors = Publisher(mosquitto.port, "sensors")
+    try:
+        sub = _subscribe(server)
+        values = list(range(31, 91))
+        for value in values:
+            sensors.send("sensors/room5/temperature", reading(5, value))
+        assert wait_for(lambda: len(out.json_on(f"semps/{sub}")) == len(values), 120)
+        assert _values(out.json_on(f"semps/{sub}")) == values
+    finally:
+        sensors.close()
+        out.close()
+        server.stop()
+
+
 def test_a_malformed_message_is_dead_lettered_and_the_next_is_matched(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
