@@ -101,20 +101,36 @@ facts = st.one_of(
 def owlrl_closure(axioms: list, graph: list) -> set:
     """OWL 2 RL's closure of axioms + graph, the statements about the graph's nodes
     (no sameAs, no owl:Thing, no blank-node objects: the ontology's own classes)."""
+    return owlrl_about(axioms, graph, set(NODES))
+
+
+def owlrl_about(axioms: list, triples: list, about: set) -> set:
+    """owlrl's OWL 2 RL closure of ``axioms`` + ``triples``, restricted to the statements
+    whose subject is one of the nodes ``about`` (IRIs or ``_:`` blank nodes): no
+    ``owl:sameAs``, no ``owl:Thing``, and no blank-node object outside ``about`` (the
+    ontology's own restrictions and lists)."""
     g = rdflib.Graph()
-    for t in [*axioms, *graph]:
+    for t in [*axioms, *triples]:
         g.add(tuple(_node(x) for x in t))
     owlrl.DeductiveClosure(owlrl.OWLRL_Semantics, axiomatic_triples=False).expand(g)
-    nodes = set(NODES)
     out = set()
     for s, p, o in g:
-        if str(s) not in nodes or p == rdflib.OWL.sameAs or o == rdflib.OWL.Thing:
+        subject, obj = _term(s), _term(o)
+        if isinstance(s, rdflib.Literal) or subject not in about:
+            continue  # owlrl's generalised RDF: a literal as a subject, which RDF cannot say
+        if p == rdflib.OWL.sameAs or o == rdflib.OWL.Thing:
             continue
-        if isinstance(o, rdflib.BNode):
+        if isinstance(o, rdflib.BNode) and obj not in about:
             continue
-        obj = Literal(str(o)) if isinstance(o, rdflib.Literal) else str(o)
-        out.add((str(s), str(p), obj))
+        out.add((subject, str(p), obj))
     return out
+
+
+def _term(node: rdflib.term.Node) -> object:
+    """An rdflib node as a semps term (the inverse of :func:`_node`)."""
+    if isinstance(node, rdflib.Literal):
+        return Literal(str(node))
+    return f"_:{node}" if isinstance(node, rdflib.BNode) else str(node)
 
 
 def seen(triples: object) -> set:

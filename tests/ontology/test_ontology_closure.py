@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-import owlrl
-import rdflib
+from graph_support import owlrl_about, restriction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from semps_test_support import WORKLOADS
@@ -20,28 +19,9 @@ PROPS = [EX + f"p{i}" for i in range(4)]
 NODES = [EX + f"n{i}" for i in range(4)]
 
 
-def _node(t: object) -> rdflib.term.Node:
-    if isinstance(t, Literal):
-        return rdflib.Literal(t.lexical)
-    assert isinstance(t, str)
-    return rdflib.BNode(t[2:]) if t.startswith("_:") else rdflib.URIRef(t)
-
-
 def owlrl_closure(axioms: list, event: list) -> set:
-    graph = rdflib.Graph()
-    for t in [*axioms, *event]:
-        graph.add(tuple(_node(x) for x in t))
-    owlrl.DeductiveClosure(owlrl.OWLRL_Semantics, axiomatic_triples=False).expand(graph)
-    subjects = individuals(event) - {str(s) for s, _, _ in axioms}
-    out = set()
-    for s, p, o in graph:
-        if str(s) not in subjects or p == rdflib.OWL.sameAs or o == rdflib.OWL.Thing:
-            continue
-        if isinstance(o, rdflib.BNode):
-            continue
-        obj = Literal(str(o)) if isinstance(o, rdflib.Literal) else str(o)
-        out.add((str(s), str(p), obj))
-    return out
+    """owlrl's closure, the statements about the event's own nodes."""
+    return owlrl_about(axioms, event, individuals(event) - {str(s) for s, _, _ in axioms})
 
 
 def individuals(event: list) -> set:
@@ -57,15 +37,6 @@ def ours(axioms: list, event: list) -> set:
     return {
         t for t in closed if t[0] in nodes and not (isinstance(t[2], str) and t[2].startswith("_:"))
     }
-
-
-def _restriction(kind: str, i: int, prop: str, value: str) -> list:
-    node = f"_:r{kind}{i}"
-    return [
-        (node, RDF_TYPE, OWL + "Restriction"),
-        (node, OWL + "onProperty", prop),
-        (node, OWL + kind, value),
-    ]
 
 
 #: The vocabulary declared, as real ontologies (LUBM) declare theirs: OWL 2 RL's scm-cls and
@@ -98,7 +69,7 @@ def ontologies(draw: st.DrawFn) -> list:
     for i in range(draw(st.integers(0, 2))):
         kind = draw(st.sampled_from(["someValuesFrom", "allValuesFrom", "hasValue"]))
         value = draw(st.sampled_from(NODES)) if kind == "hasValue" else draw(pick_c)
-        axioms += _restriction(kind, i, draw(pick_p), value)
+        axioms += restriction(kind, i, draw(pick_p), value)
         axioms.append((f"_:r{kind}{i}", OWL + "equivalentClass", draw(pick_c)))
     return axioms
 
@@ -127,9 +98,9 @@ def test_restrictions_of_one_property_and_filler_are_one_class() -> None:
     ways), so a C0 is a C1; a case the random ontologies once drew."""
     axioms = [
         *DECLARATIONS,
-        *_restriction("allValuesFrom", 0, EX + "p2", EX + "C1"),
+        *restriction("allValuesFrom", 0, EX + "p2", EX + "C1"),
         ("_:rallValuesFrom0", OWL + "equivalentClass", EX + "C0"),
-        *_restriction("allValuesFrom", 1, EX + "p2", EX + "C1"),
+        *restriction("allValuesFrom", 1, EX + "p2", EX + "C1"),
         ("_:rallValuesFrom1", OWL + "equivalentClass", EX + "C1"),
     ]
     event = [(EX + "n0", RDF_TYPE, EX + "C0")]
@@ -150,7 +121,7 @@ def test_intersection_with_restriction_defines_a_class() -> None:
             "http://www.w3.org/1999/02/22-rdf-syntax-ns#rest",
             "http://www.w3.org/1999/02/22-rdf-syntax-ns#nil",
         ),
-        *_restriction("someValuesFrom", 0, EX + "headOf", EX + "Department")[1:],
+        *restriction("someValuesFrom", 0, EX + "headOf", EX + "Department")[1:],
     ]
     axioms = [(s if s != "_:rsomeValuesFrom0" else "_:r", p, o) for s, p, o in axioms]
     event = [
