@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from graph_support import owlrl_about, restriction
+from graph_support import CLASSES, DECLARATIONS, EX, PROPS, hierarchies, owlrl_about, restriction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from semps_test_support import WORKLOADS
@@ -13,9 +13,6 @@ from semps.ontology import compile_axioms, load_expansion
 from semps.ontology.closure import close
 from semps.terms import OWL, RDF_TYPE, RDFS, Literal
 
-EX = "http://example.org/"
-CLASSES = [EX + f"C{i}" for i in range(5)]
-PROPS = [EX + f"p{i}" for i in range(4)]
 NODES = [EX + f"n{i}" for i in range(4)]
 
 
@@ -39,23 +36,10 @@ def ours(axioms: list, event: list) -> set:
     }
 
 
-#: The vocabulary declared, as real ontologies (LUBM) declare theirs: OWL 2 RL's scm-cls and
-#: scm-op make a declared class or property a subclass or subproperty of itself, which the
-#: restriction schema rules (scm-avf1, scm-svf1, scm-hv) need to equate two restrictions of
-#: the same property and filler. The closure treats those as one class either way.
-DECLARATIONS = [(c, RDF_TYPE, OWL + "Class") for c in CLASSES] + [
-    (p, RDF_TYPE, OWL + "ObjectProperty") for p in PROPS
-]
-
-
 @st.composite
 def ontologies(draw: st.DrawFn) -> list:
-    axioms: list = list(DECLARATIONS)
+    axioms = hierarchies(draw, most_subproperties=4)
     pick_c, pick_p = st.sampled_from(CLASSES), st.sampled_from(PROPS)
-    for _ in range(draw(st.integers(0, 5))):
-        axioms.append((draw(pick_c), RDFS + "subClassOf", draw(pick_c)))
-    for _ in range(draw(st.integers(0, 4))):
-        axioms.append((draw(pick_p), RDFS + "subPropertyOf", draw(pick_p)))
     for pred in ("equivalentClass", "equivalentProperty", "inverseOf"):
         pool = pick_c if pred == "equivalentClass" else pick_p
         if draw(st.booleans()):
