@@ -60,8 +60,7 @@ def version(srv: Server) -> int:
 def test_a_full_disk_is_507_nothing_refused_is_applied_and_nothing_acknowledged_lost(
     small_disk: Path,
 ) -> None:
-    srv = Server(small_disk / "data")
-    try:
+    with Server(small_disk / "data") as srv:
         admin, pub, sub = srv.client("admin"), srv.client("publisher"), srv.client("subscriber")
         axiom = f"<{EX}A> <{RDFS}subClassOf> <{EX}B> .".encode()
         assert admin.put("/ontology", content=axiom, headers=NT).json() == {"version": 1}
@@ -108,5 +107,3 @@ def test_a_full_disk_is_507_nothing_refused_is_applied_and_nothing_acknowledged_
             json.loads(line[6:])["event"] for line in text.splitlines() if line[:6] == "data: "
         ]
         assert {r.json()["id"] for r in acknowledged} <= set(events)
-    finally:
-        srv.stop()

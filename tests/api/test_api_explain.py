@@ -182,13 +182,10 @@ def test_a_content_subscription_is_not_explained_and_a_json_event_shows_no_tripl
 
 
 def test_a_service_told_to_keep_no_event_documents_shows_none(tmp_path: Path) -> None:
-    srv = Server(tmp_path / "data", extra=("--keep-event-bytes", "0"))
-    try:
+    with Server(tmp_path / "data", extra=("--keep-event-bytes", "0")) as srv:
         with srv.client("publisher") as publisher:
             event_id = publisher.post("/events", content=EVENT, headers=TTL).json()["id"]
             answer = publisher.get(f"/events/{event_id}")
-    finally:
-        srv.stop()
     assert answer.status_code == 404
     assert answer.json()["detail"] == f"no event '{event_id}'"
 
