@@ -292,6 +292,15 @@ def to_oxigraph(term: object) -> ox.NamedNode | ox.Literal | ox.BlankNode:
     return ox.NamedNode(str(term))
 
 
+def n3(term: object) -> str:
+    """A semps term in N-Triples: an IRI in ``<>``, a blank node as it is, a literal as its
+    own ``n3()`` writes it."""
+    if isinstance(term, Literal):
+        return term.n3()
+    text = str(term)
+    return text if text.startswith("_:") else f"<{text}>"
+
+
 def from_oxigraph(term: object) -> object:
     """A pyoxigraph term as semps' (``str`` IRIs and blank nodes, :class:`Literal`)."""
     if isinstance(term, ox.Literal):
