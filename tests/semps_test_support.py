@@ -212,6 +212,11 @@ class Server:
         the test's own time-out ends a hung run)."""
         return self.bearer(self.tokens[role])
 
+    def ontology_version(self) -> int:
+        """The stored ontology's version (1 for the first one), as the console reads it."""
+        with self.client("subscriber") as sub:
+            return int(sub.get("/console/api/ontology-summary").json()["version"])
+
     def another(self, role: str, subject: str | None = None) -> httpx.Client:
         """A client with a token of its own for ``role`` (another caller than
         :meth:`client`'s: another tenant), made for ``subject`` when given."""
