@@ -16,13 +16,6 @@ from semps_test_support import Server
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(tmp_path_factory.mktemp("console") / "data")
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
 def driver() -> Iterator[WebDriver]:
     profile = profile_dir()
     browser = start_chromium(profile)
