@@ -30,6 +30,7 @@ __all__ = [
     "STREAMING",
     "WEBHOOK",
     "FEATURES",
+    "QUERY",
     "Channel",
     "SubscriptionRequest",
     "description",
@@ -45,6 +46,8 @@ CONTEXT = "https://www.w3.org/ns/solid/notification/v1"
 AS_CONTEXT = "https://www.w3.org/ns/activitystreams"
 NOTIFY = "http://www.w3.org/ns/solid/notifications#"
 SOLID_TERMS = "http://www.w3.org/ns/solid/terms#"
+#: The request's field whose SPARQL text makes a new subscription, the channel's topic.
+QUERY = "semps:query"
 CHANNEL_TYPE = "WebSocketChannel2023"
 WEBHOOK = "WebhookChannel2023"
 STREAMING = "StreamingHTTPChannel2023"
@@ -96,6 +99,7 @@ class SubscriptionRequest:
     state: int | None = None
     kind: str = CHANNEL_TYPE
     send_to: str | None = None
+    query: str | None = None
 
 
 def _topic(value: object, base: str) -> str:
@@ -164,15 +168,31 @@ def parse_request(
     if state is not None and not (isinstance(state, str) and state.isdigit() and len(state) < 19):
         msg = "'state' must be a state this service sent (a notification's 'state')"
         raise SempsError(msg)
+    query = _query(request)
     return SubscriptionRequest(
-        _topic(request.get("topic"), base),
+        "" if query is not None else _topic(request.get("topic"), base),
         _instant("startAt", request["startAt"]) if "startAt" in request else None,
         end_at,
         rate,
         int(state) if state is not None else None,
         kind,
         _send_to(request, kind),
+        query,
     )
+
+
+def _query(request: dict[str, Any]) -> str | None:
+    """``semps:query``: the SPARQL text of a new subscription to be the topic."""
+    query = request.get(QUERY)
+    if query is None:
+        return None
+    if "topic" in request:
+        msg = f"give 'topic' (a subscription) or {QUERY!r} (a SPARQL text), not both"
+        raise SempsError(msg)
+    if not isinstance(query, str) or not query.strip():
+        msg = f"{QUERY!r} must be a SPARQL query's text"
+        raise SempsError(msg)
+    return query
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,7 +255,8 @@ class Channel:
             body["@context"] = [CONTEXT, {"semps": "https://semps.dev/ns#"}]
             body["sendTo"] = self.send_to
             body["sender"] = f"{base}/.well-known/solid#sender"
-            body["semps:secret"] = secret
+            if secret is not None:
+                body["semps:secret"] = secret
         body["accept"] = _MEDIA
         if self.start_at is not None:
             body["startAt"] = _iso(self.start_at)

@@ -129,9 +129,9 @@ class WebhookChannels:
             raise NotFound("no such webhook channel (it ended, or was deleted)")
         task.cancel()
 
-    def running(self) -> int:
-        """How many webhook channels run."""
-        return len(self._running)
+    def running(self, sealed: str) -> bool:
+        """Whether the channel ``sealed`` runs."""
+        return sealed in self._running
 
     def _exists(self, sub: str, subject: str) -> bool:
         try:

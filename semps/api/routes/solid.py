@@ -22,6 +22,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Request, Response, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 from starlette.types import Receive, Scope, Send
 
 from semps.api import solid
@@ -77,6 +78,24 @@ def _open(sealed: str, key: bytes, subject: str) -> solid.Channel:
     return channel
 
 
+async def _topic(
+    ctx: Context, wanted: solid.SubscriptionRequest, who: Principal
+) -> tuple[str, int]:
+    """The channel's topic and the seq it starts after: the named subscription (one of the
+    caller's, else NotFound) from now or from ``state``, or a new one made of
+    ``semps:query`` (semantic, the caller's) from its start."""
+    broker = ctx.broker
+    if wanted.query is not None:
+        sub = await run_in_threadpool(
+            broker.subscribe, wanted.query, kind="semantic", owner=who.subject
+        )
+        return sub.id, 0
+    broker.visible(wanted.topic, who)  # NotFound for another's or a missing one
+    if wanted.state is not None:
+        return wanted.topic, wanted.state
+    return wanted.topic, broker.store.activity([wanted.topic])[wanted.topic].notified
+
+
 def _owned(ctx: Context, sub: str, subject: str) -> bool:
     try:
         return ctx.broker.store.subscription(sub).owner == subject
@@ -112,18 +131,16 @@ def solid_router(ctx: Context, mux: Multiplexer) -> APIRouter:
         "/solid/subscription/{kind}", responses=responses(400, 401, 403, 404, 413, 415, 429)
     )
     async def subscribe(request: Request, who: Subscriber, kind: str) -> JSONResponse:
-        """Establish a channel of type ``kind`` on one of the caller's subscriptions."""
+        """Establish a channel of type ``kind`` on one of the caller's subscriptions (or on
+        a new one, made of the request's ``semps:query``)."""
         base = _base(request)
         wanted = solid.parse_request(await _body(request), base, kind=_kind(kind))
         if wanted.send_to is not None:
             ctx.policy.check_url(wanted.send_to)  # UnsafeCallback (400), as a webhook's
-        broker.visible(wanted.topic, who)  # NotFound for another's or a missing one
-        after = wanted.state
-        if after is None:  # from now: after the topic's last notification
-            after = broker.store.activity([wanted.topic])[wanted.topic].notified
+        topic, after = await _topic(ctx, wanted, who)
         channel = solid.Channel(
             who.subject,
-            wanted.topic,
+            topic,
             after,
             wanted.start_at,
             wanted.end_at,
@@ -135,12 +152,26 @@ def solid_router(ctx: Context, mux: Multiplexer) -> APIRouter:
         sealed = channel.seal(key)
         secret = None
         if channel.kind == solid.WEBHOOK:
-            hooks.start(channel, sealed, base)
+            try:
+                hooks.start(channel, sealed, base)
+            except SempsError:
+                if wanted.query is not None:  # nothing half-made: the new topic goes too
+                    await run_in_threadpool(broker.unsubscribe, topic)
+                raise
             secret = channel.secret(key, sealed)
         return JSONResponse(channel.document(base, sealed, secret), media_type=_JSONLD)
 
+    @router.get("/solid/channel/{sealed}", responses=responses(401, 404))
+    async def channel_description(request: Request, who: Subscriber, sealed: str) -> JSONResponse:
+        """A channel's description (a webhook channel's while it runs: not found once it
+        ended or was deleted)."""
+        channel = _open(sealed, key, who.subject)
+        if channel.kind == solid.WEBHOOK and not hooks.running(sealed):
+            raise NotFound("the webhook channel ended (or was deleted)")
+        return JSONResponse(channel.document(_base(request), sealed), media_type=_JSONLD)
+
     @router.delete("/solid/channel/{sealed}", status_code=204, responses=responses(400, 401, 404))
-    def unsubscribe(who: Subscriber, sealed: str) -> Response:
+    async def unsubscribe(who: Subscriber, sealed: str) -> Response:
         """Stop a webhook channel (the spec's unsubscribe)."""
         channel = _open(sealed, key, who.subject)
         if channel.kind != solid.WEBHOOK:
@@ -153,7 +184,7 @@ def solid_router(ctx: Context, mux: Multiplexer) -> APIRouter:
         "/solid/stream/{sealed}",
         responses={200: {"content": {_JSONLD: {}}}, **responses(401, 403, 404, 429)},
     )
-    def stream(
+    async def stream(
         request: Request,
         who: Subscriber,
         sealed: str,
@@ -250,6 +281,8 @@ class _ChannelStream(Response):
 
     def __init__(self, stream: MuxStream, channel: solid.Channel, base: str) -> None:
         super().__init__(media_type=_JSONLD, headers={"Cache-Control": "no-store"})
+        # no Content-Length (the response's end is the channel's): chunked
+        self.raw_headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]
         self.stream, self.channel, self.base = stream, channel, base
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
