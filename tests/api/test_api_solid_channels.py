@@ -280,3 +280,40 @@ def test_streaming_channels_count_against_the_stream_cap(
     assert refused.status_code == 429 and "--max-streams" in refused.json()["detail"]
     assert client.delete(f"/subscriptions/{sub}").status_code == 204  # ends every one
     assert wait_for(lambda: all(r.ended.is_set() for r in readers))
+
+
+def test_a_channel_on_a_sparql_text_makes_the_subscription_its_topic(
+    server: Server, subscriber: Subscriber
+) -> None:
+    """``semps:query`` in place of ``topic``: a new semantic subscription of the caller's,
+    followed from its start."""
+    client, _ = subscriber("querying")
+    channel = _establish(client, "StreamingHTTPChannel2023", **{"semps:query": HOT})
+    topic = channel["topic"]
+    assert topic.startswith(f"{server.url}/subscriptions/")
+    made = client.get(topic.removeprefix(server.url))
+    assert made.status_code == 200 and made.json()["kind"] == "semantic"
+    reader = Reader(client, channel["receiveFrom"])
+    _publish(server, (9, 90), (10, 10))
+    assert wait_for(lambda: len(reader.notes) == 1)
+    note, _ = reader.notes[0]
+    assert note["object"] == topic and _solutions(note) == ["<http://ex.org/room9>"]
+
+
+@pytest.mark.parametrize(
+    ("features", "status", "detail"),
+    [
+        ({"semps:query": HOT, "topic": "sub-1"}, 400, "not both"),
+        ({"semps:query": "SELECT nonsense"}, 400, "1:8: expected variables"),
+        ({"semps:query": ""}, 400, "SPARQL query's text"),
+    ],
+)
+def test_a_bad_sparql_topic_is_refused_and_makes_nothing(
+    server: Server, subscriber: Subscriber, features: dict[str, Any], status: int, detail: str
+) -> None:
+    client, _ = subscriber("badly-querying")
+    body = {"type": "WebSocketChannel2023", **features}
+    reply = client.post("/solid/subscription/WebSocketChannel2023", json=body)
+    assert reply.status_code == status, reply.text
+    assert detail in reply.json()["detail"]
+    assert client.get("/subscriptions").json()["items"] == []
