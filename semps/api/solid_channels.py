@@ -11,7 +11,9 @@ with the pause doubling from ``--webhook-backoff``); a notification still refuse
 the last attempt is logged, counted in ``webhook_failures`` and skipped (it stays in the
 topic's stored notifications, which a channel with ``state`` replays). Each channel counts
 against its owner's ``--max-streams`` while it runs; it ends at ``endAt``, when its topic
-is deleted, when the server stops, or on ``DELETE`` of its id.
+is deleted, or on ``DELETE`` of its id. The channels are kept in the data directory
+(``solid-webhooks.json``): a restarted server resumes each after the last notification it
+delivered.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from semps.api.context import Context
 from semps.api.errors import error_parts
@@ -30,11 +34,15 @@ from semps.api.solid import Channel, notification
 from semps.broker.webhooks import MAX_DELAY, signature
 from semps.errors import NotFound, SempsError
 
-__all__ = ["Ended", "Send", "WebhookChannels", "run_channel"]
+__all__ = ["FLUSH", "Ended", "Send", "WebhookChannels", "run_channel"]
 
 _log = logging.getLogger("semps.solid")
 #: Seconds of quiet after which a stream yields (and a channel looks at its features again).
 _IDLE = 30.0
+
+#: Seconds between two writes of the kept webhook channels (a restart may deliver what
+#: was delivered in the last of them again: at least once).
+FLUSH = 1.0
 
 #: A channel's sender: given a notification's seq and its Activity Streams text.
 Send = Callable[[int, str], Awaitable[None]]
@@ -84,23 +92,29 @@ async def _follow(stream: MuxStream, channel: Channel, base: str, send: Send) ->
 
 class WebhookChannels:
     """The running ``WebhookChannel2023`` channels, by their sealed id (each an asyncio
-    task on the server's loop)."""
+    task on the server's loop), kept in ``path`` (with the base URL and the last seq each
+    delivered, written at most every :data:`FLUSH` seconds) so that a restarted server
+    resumes them (:meth:`restore`)."""
 
-    def __init__(self, ctx: Context, mux: Multiplexer, key: bytes) -> None:
-        self.ctx, self.mux, self.key = ctx, mux, key
+    def __init__(self, ctx: Context, mux: Multiplexer, key: bytes, path: Path) -> None:
+        self.ctx, self.mux, self.key, self.path = ctx, mux, key, path
         self._running: dict[str, asyncio.Task[Ended]] = {}
+        self._kept: dict[str, tuple[str, int]] = {}  # sealed -> (base, last seq delivered)
+        self._dirty = asyncio.Event()
+        self._flusher: asyncio.Task[None] | None = None
 
-    def start(self, channel: Channel, sealed: str, base: str) -> None:
-        """Run ``channel`` (call on the server's loop).
+    def start(self, channel: Channel, sealed: str, base: str, after: int | None = None) -> None:
+        """Run ``channel`` (call on the server's loop), from ``after`` (default: its own).
 
         Raises:
             TooManyRequests: its owner holds ``--max-streams`` streams and channels.
         """
+        after = channel.after if after is None else after
         lease = self.ctx.streams.lease(channel.subject)
         try:
             stream = self.mux.open(
                 channel.subject,
-                {channel.subscription: channel.after},
+                {channel.subscription: after},
                 roster=None,
                 exists=lambda sub: self._exists(sub, channel.subject),
                 check=lambda: None,
@@ -113,10 +127,12 @@ class WebhookChannels:
 
         async def send(seq: int, text: str) -> None:
             await self._deliver(channel, secret, seq, text.encode())
+            self._keep(sealed, base, seq)
 
         task = asyncio.create_task(run_channel(stream, channel, base, send))
         self._running[sealed] = task
-        task.add_done_callback(lambda _: self._running.pop(sealed, None))
+        self._keep(sealed, base, after)
+        task.add_done_callback(lambda done: self._ended(sealed, done))
 
     def stop(self, sealed: str) -> None:
         """End a running channel.
@@ -127,11 +143,83 @@ class WebhookChannels:
         task = self._running.pop(sealed, None)
         if task is None:
             raise NotFound("no such webhook channel (it ended, or was deleted)")
+        self._forget(sealed)
         task.cancel()
 
     def running(self, sealed: str) -> bool:
         """Whether the channel ``sealed`` runs."""
         return sealed in self._running
+
+    # -- kept across restarts ----------------------------------------------------------------
+
+    async def restore(self) -> None:
+        """Resume the channels kept in :attr:`path` (call once, on the server's loop, at
+        start-up); one that cannot run (altered, ended, its owner at the cap) is dropped."""
+        self._flusher = asyncio.create_task(self._flush())
+        try:
+            kept = json.loads(await asyncio.to_thread(self.path.read_text))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError):
+            _log.exception("cannot read the Solid webhook channels in %s", self.path)
+            return
+        for sealed, base, after in kept if isinstance(kept, list) else []:
+            try:
+                channel = Channel.open(sealed, self.key)
+                if channel.end_at is None or channel.end_at > time.time():
+                    self.start(channel, sealed, base, int(after))
+            except (SempsError, ValueError, TypeError) as exc:
+                _log.warning("a Solid webhook channel is not resumed: %s", exc)
+        self._dirty.set()  # those not resumed leave the file
+
+    async def close(self) -> None:
+        """Write what is kept a last time (the server stops)."""
+        if self._flusher is not None:
+            self._flusher.cancel()
+        if self._kept or self.path.exists():
+            await asyncio.to_thread(self._write, self._snapshot())
+
+    def _keep(self, sealed: str, base: str, seq: int) -> None:
+        if sealed in self._running:
+            self._kept[sealed] = (base, seq)
+            self._dirty.set()
+
+    def _forget(self, sealed: str) -> None:
+        if self._kept.pop(sealed, None) is not None:
+            self._dirty.set()
+
+    def _ended(self, sealed: str, task: asyncio.Task[Ended]) -> None:
+        """A channel's task is done: forgotten, unless the server is stopping (it resumes
+        after the restart)."""
+        if self._running.get(sealed) is task:
+            del self._running[sealed]
+        if not task.cancelled() and task.exception() is not None:
+            _log.error("a Solid webhook channel failed", exc_info=task.exception())
+        if task.cancelled() or task.exception() is not None or task.result().status != 503:
+            self._forget(sealed)
+
+    def _snapshot(self) -> list[tuple[str, str, int]]:
+        return [(sealed, base, seq) for sealed, (base, seq) in self._kept.items()]
+
+    async def _flush(self) -> None:
+        while True:
+            await self._dirty.wait()
+            self._dirty.clear()
+            if not self._kept and not self.path.exists():
+                continue
+            try:
+                await asyncio.to_thread(self._write, self._snapshot())
+            except OSError:
+                _log.exception("cannot keep the Solid webhook channels in %s", self.path)
+            await asyncio.sleep(FLUSH)
+
+    def _write(self, kept: list[tuple[str, str, int]]) -> None:
+        """Replace :attr:`path` whole (readable by the owner only: it holds capabilities)."""
+        part = self.path.with_suffix(".part")
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            json.dump(kept, out)
+        os.replace(part, self.path)
 
     def _exists(self, sub: str, subject: str) -> bool:
         try:

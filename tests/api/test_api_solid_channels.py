@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -186,6 +187,35 @@ def test_a_webhook_channel_keeps_its_state_rate_and_end(
         assert time.time() >= end - 0.1
     finally:
         receiver.close()
+
+
+def test_a_webhook_channel_goes_on_after_a_restart(tmp_path: Path) -> None:
+    """The channel is kept in the data directory: the restarted server delivers the next
+    notification, after the last one delivered."""
+    server = Server(tmp_path / "data", extra=(*RETRIES, "--webhook-allow", "127.0.0.1/32"))
+    receiver = Receiver()
+    try:
+        with server.client("subscriber") as client:
+            sub = client.post("/subscriptions", content=HOT).json()["id"]
+            channel = _establish(client, "WebhookChannel2023", topic=sub, sendTo=receiver.url)
+        _publish(server, (11, 51))
+        assert wait_for(lambda: len(receiver.received) == 1)
+        server.stop()
+        server.start()
+        _publish(server, (12, 52))
+        assert wait_for(lambda: len(receiver.received) == 2)
+        assert [note["state"] for note in receiver.notes()] == ["1", "2"]
+        assert _solutions(receiver.notes()[1]) == ["<http://ex.org/room12>"]
+        path = channel["id"].removeprefix(channel["id"].split("/solid/")[0])  # (new port)
+        with server.client("subscriber") as client:
+            assert client.delete(path).status_code == 204
+        server.stop()
+        server.start()  # a deleted channel stays deleted
+        with server.client("subscriber") as client:
+            assert client.get(path).status_code == 404
+    finally:
+        receiver.close()
+        server.stop()
 
 
 def test_a_deleted_topic_ends_its_webhook_channel(server: Server, subscriber: Subscriber) -> None:

@@ -31,7 +31,6 @@ from semps.api.errors import responses
 from semps.api.multiplex import Multiplexer, MuxStream
 from semps.api.solid_channels import Ended, WebhookChannels, run_channel
 from semps.api.streams import close_reason
-from semps.broker.at_rest import SecretBox
 from semps.broker.tokens import Principal
 from semps.errors import HostileInputError, NotFound, SempsError, TooManyRequests
 
@@ -103,11 +102,11 @@ def _owned(ctx: Context, sub: str, subject: str) -> bool:
         return False
 
 
-def solid_router(ctx: Context, mux: Multiplexer) -> APIRouter:
-    """The description resource, the subscription services and the channels."""
+def solid_router(ctx: Context, mux: Multiplexer, hooks: WebhookChannels) -> APIRouter:
+    """The description resource, the subscription services and the channels (``hooks``
+    runs the webhook channels, and its key seals every channel)."""
     router = APIRouter(tags=["solid"])
-    key = SecretBox.from_dir(ctx.broker.data_dir).derive("solid channels")
-    hooks = WebhookChannels(ctx, mux, key)
+    key = hooks.key
     broker = ctx.broker
     Subscriber = Annotated[Principal, Depends(ctx.auth.require("subscriber"))]  # noqa: N806
 
