@@ -110,6 +110,11 @@ def _at(seconds: float) -> tuple[float, str]:
     return when, datetime.fromtimestamp(when, UTC).isoformat(timespec="milliseconds")
 
 
+def _hot(client: httpx.Client) -> str:
+    """A new subscription of the client's to hot rooms (a Solid topic), by its id."""
+    return str(client.post("/subscriptions", content=HOT).json()["id"])
+
+
 def _solutions(note: dict[str, Any]) -> list[str]:
     return [row["room"] for row in note["semps:solutions"]]
 
@@ -118,8 +123,7 @@ def test_a_webhook_channel_posts_signed_notifications_until_it_is_deleted(
     server: Server, subscriber: Subscriber
 ) -> None:
     client, _ = subscriber("hooked")
-    sub = client.post("/subscriptions", content=HOT).json()["id"]
-    topic = f"{server.url}/subscriptions/{sub}"
+    topic = f"{server.url}/subscriptions/{_hot(client)}"
     first, second = Receiver(failures=1), Receiver()  # first refuses once: retried
     try:
         channel = _establish(client, "WebhookChannel2023", topic=topic, sendTo=first.url)
@@ -163,7 +167,7 @@ def test_a_webhook_channel_keeps_its_state_rate_and_end(
     server: Server, subscriber: Subscriber
 ) -> None:
     client, _ = subscriber("featured")
-    sub = client.post("/subscriptions", content=HOT).json()["id"]
+    sub = _hot(client)
     _publish(server, (5, 40), (6, 41))  # before the channel: carried, from state "0"
     end, end_text = _at(6)
     receiver = Receiver()
@@ -196,7 +200,7 @@ def test_a_webhook_channel_goes_on_after_a_restart(tmp_path: Path) -> None:
     receiver = Receiver()
     try:
         with server.client("subscriber") as client:
-            sub = client.post("/subscriptions", content=HOT).json()["id"]
+            sub = _hot(client)
             channel = _establish(client, "WebhookChannel2023", topic=sub, sendTo=receiver.url)
         _publish(server, (11, 51))
         assert wait_for(lambda: len(receiver.received) == 1)
@@ -220,7 +224,7 @@ def test_a_webhook_channel_goes_on_after_a_restart(tmp_path: Path) -> None:
 
 def test_a_deleted_topic_ends_its_webhook_channel(server: Server, subscriber: Subscriber) -> None:
     client, _ = subscriber("deleting")
-    sub = client.post("/subscriptions", content=HOT).json()["id"]
+    sub = _hot(client)
     receiver = Receiver()
     try:
         channel = _establish(client, "WebhookChannel2023", topic=sub, sendTo=receiver.url)
@@ -256,8 +260,7 @@ def test_a_streaming_channel_carries_notifications_until_its_token_is_revoked(
     server: Server, subscriber: Subscriber
 ) -> None:
     client, token_id = subscriber("streamer")
-    sub = client.post("/subscriptions", content=HOT).json()["id"]
-    topic = f"{server.url}/subscriptions/{sub}"
+    topic = f"{server.url}/subscriptions/{_hot(client)}"
     channel = _establish(client, "StreamingHTTPChannel2023", topic=topic)
     assert channel["type"] == "StreamingHTTPChannel2023" and channel["topic"] == topic
     url = channel["receiveFrom"]
@@ -281,7 +284,7 @@ def test_a_streaming_channel_waits_for_start_at_and_ends_at_end_at(
     server: Server, subscriber: Subscriber
 ) -> None:
     client, _ = subscriber("timed")
-    sub = client.post("/subscriptions", content=HOT).json()["id"]
+    sub = _hot(client)
     start, start_text = _at(2)
     end, end_text = _at(5)
     channel = _establish(
@@ -295,21 +298,29 @@ def test_a_streaming_channel_waits_for_start_at_and_ends_at_end_at(
     assert time.time() >= end - 0.1
 
 
-def test_streaming_channels_count_against_the_stream_cap(
-    server: Server, subscriber: Subscriber
-) -> None:
+def test_channels_count_against_the_stream_cap(server: Server, subscriber: Subscriber) -> None:
+    """A running webhook channel and each open streaming response hold one of the owner's
+    ``--max-streams`` slots."""
     client, _ = subscriber("capped")
-    sub = client.post("/subscriptions", content=HOT).json()["id"]
-    urls = [
-        _establish(client, "StreamingHTTPChannel2023", topic=sub)["receiveFrom"]
-        for _ in range(MAX_STREAMS + 1)
-    ]
-    readers = [Reader(client, url) for url in urls[:MAX_STREAMS]]
-    assert wait_for(lambda: all(r.status == 200 for r in readers))
-    refused = client.get(urls[-1])
-    assert refused.status_code == 429 and "--max-streams" in refused.json()["detail"]
-    assert client.delete(f"/subscriptions/{sub}").status_code == 204  # ends every one
-    assert wait_for(lambda: all(r.ended.is_set() for r in readers))
+    sub = _hot(client)
+    receiver = Receiver()
+    try:
+        _establish(client, "WebhookChannel2023", topic=sub, sendTo=receiver.url)
+        urls = [
+            _establish(client, "StreamingHTTPChannel2023", topic=sub)["receiveFrom"]
+            for _ in range(MAX_STREAMS)
+        ]
+        readers = [Reader(client, url) for url in urls[1:]]
+        assert wait_for(lambda: all(r.status == 200 for r in readers))
+        refused = client.get(urls[0])
+        assert refused.status_code == 429 and "--max-streams" in refused.json()["detail"]
+        body = {"type": "WebhookChannel2023", "topic": sub, "sendTo": receiver.url}
+        refused = client.post("/solid/subscription/WebhookChannel2023", json=body)
+        assert refused.status_code == 429
+        assert client.delete(f"/subscriptions/{sub}").status_code == 204  # ends every one
+        assert wait_for(lambda: all(r.ended.is_set() for r in readers))
+    finally:
+        receiver.close()
 
 
 def test_a_channel_on_a_sparql_text_makes_the_subscription_its_topic(
