@@ -155,6 +155,17 @@ def test_a_deleted_subscription_ends_its_channel(server: Server) -> None:
         ({"type": "WebhookChannel2023", "topic": "{sub}", "sendTo": "http://127.0.0.1:9/"}, 400),
         ({"type": "WebhookChannel2023", "topic": "{sub}", "sendTo": "http://10.0.0.1/"}, 400),
         ({"type": "StreamingHTTPChannel2023", "topic": "sub-nope"}, 404),
+        ({"type": "StreamingHTTPChannel2023", "topic": "{sub}", "accept": "text/turtle"}, 415),
+        ({"type": "StreamingHTTPChannel2023", "topic": "{sub}", "rate": "PT"}, 400),
+        (
+            {
+                "type": "WebhookChannel2023",
+                "topic": "{sub}",
+                "sendTo": "https://hooks.example/in",
+                "accept": "text/turtle",
+            },
+            415,
+        ),
         ({"type": "NoSuchChannel2023", "topic": "{sub}"}, 404),  # no such service
     ],
 )
