@@ -222,6 +222,48 @@ def test_a_webhook_channel_goes_on_after_a_restart(tmp_path: Path) -> None:
         server.stop()
 
 
+class Redirector(LocalServer):
+    """A webhook endpoint that answers every call with a redirect to ``target``."""
+
+    def __init__(self, target: str) -> None:
+        self.calls = 0
+        outer = self
+
+        class Handler(QuietHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                self.body()
+                outer.calls += 1
+                self.send_response(307)
+                self.send_header("Location", target)
+                self.end_headers()
+
+        super().__init__(Handler, 0, "/hook")
+
+
+def _failures(server: Server) -> int:
+    with server.client("admin") as admin:
+        text = admin.get("/metrics").text
+    (line,) = [row for row in text.splitlines() if row.startswith("semps_webhook_failures_total")]
+    return int(line.split()[1])
+
+
+def test_a_webhook_channel_follows_no_redirect_to_a_refused_address(tmp_path: Path) -> None:
+    """The webhooks' SSRF guard checks each redirect: one to the cloud metadata address
+    (link-local, not allowed) fails each attempt, counted as a webhook's failures."""
+    server = Server(tmp_path / "data", extra=(*RETRIES, "--webhook-allow", "127.0.0.1/32"))
+    redirector = Redirector("http://169.254.169.254/latest/meta-data/")
+    try:
+        with server.client("subscriber") as client:
+            _establish(client, "WebhookChannel2023", topic=_hot(client), sendTo=redirector.url)
+        _publish(server, (13, 53))
+        assert wait_for(lambda: redirector.calls == 3 and _failures(server) == 3)
+        skipped = "notification 1 skipped after 3 attempts: UnsafeCallback: refused callback"
+        assert wait_for(lambda: skipped in server.log.read_text())
+    finally:
+        redirector.close()
+        server.stop()
+
+
 def test_a_deleted_topic_ends_its_webhook_channel(server: Server, subscriber: Subscriber) -> None:
     client, _ = subscriber("deleting")
     sub = _hot(client)
