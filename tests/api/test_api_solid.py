@@ -81,6 +81,10 @@ def test_the_description_resource_lists_the_subscription_service(server: Server)
         # the protocol's subscription service answers GET with its own description
         alone = httpx.get(service["id"], headers={"Accept": "application/ld+json"})
         assert alone.status_code == 200 and alone.json()["channelType"] == kind
+        # ... and HEAD and OPTIONS (the protocol's four methods of a subscription service)
+        assert httpx.head(service["id"]).status_code == 200
+        allowed = httpx.options(service["id"]).headers["allow"]
+        assert set(allowed.replace(" ", "").split(",")) == {"GET", "HEAD", "OPTIONS", "POST"}
 
 
 def test_a_topic_links_to_the_description_resource(server: Server) -> None:

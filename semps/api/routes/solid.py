@@ -120,6 +120,13 @@ def solid_router(ctx: Context, mux: Multiplexer, hooks: WebhookChannels) -> APIR
         """Inrupt's notification gateway: where to ask for a WebSocket channel."""
         return JSONResponse(solid.gateway(_base(request), await _body(request)))
 
+    @router.options("/solid/subscription/{kind}", include_in_schema=False)
+    def service_options(kind: str) -> Response:
+        """The methods a subscription service answers (the protocol asks for OPTIONS)."""
+        _kind(kind)
+        return Response(status_code=204, headers={"Allow": "GET, HEAD, OPTIONS, POST"})
+
+    @router.head("/solid/subscription/{kind}", include_in_schema=False)
     @router.get("/solid/subscription/{kind}", responses=responses(404))
     def service(request: Request, kind: str) -> JSONResponse:
         """A subscription service: its channel type and features."""
