@@ -29,12 +29,21 @@ from pathlib import Path
 
 from semps.api.context import Context
 from semps.api.errors import error_parts
-from semps.api.multiplex import Changed, Multiplexer, MuxStream, Reply
+from semps.api.multiplex import Changed, Check, Multiplexer, MuxStream, Reply
 from semps.api.solid import Channel, notification
 from semps.broker.webhooks import MAX_DELAY, signature
 from semps.errors import NotFound, SempsError
 
-__all__ = ["FLUSH", "Ended", "Send", "WebhookChannels", "run_channel"]
+__all__ = [
+    "FLUSH",
+    "Ended",
+    "Send",
+    "WebhookChannels",
+    "open_stream",
+    "owned",
+    "run_channel",
+    "run_until_gone",
+]
 
 _log = logging.getLogger("semps.solid")
 #: Seconds of quiet after which a stream yields (and a channel looks at its features again).
@@ -67,6 +76,58 @@ async def run_channel(stream: MuxStream, channel: Channel, base: str, send: Send
         return Ended(200, "the channel ended (endAt)")
     finally:
         stream.close()
+
+
+async def run_until_gone(
+    stream: MuxStream, channel: Channel, base: str, send: Send, gone: Awaitable[object]
+) -> Ended:
+    """:func:`run_channel`, ended early (status 499) once ``gone`` completes: the client
+    went away (a socket or a response whose sends alone would notice only at the next
+    notification)."""
+    running = asyncio.ensure_future(run_channel(stream, channel, base, send))
+    watching = asyncio.ensure_future(gone)
+    try:
+        await asyncio.wait({running, watching}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (running, watching):
+            task.cancel()
+        await asyncio.gather(running, watching, return_exceptions=True)
+        stream.close()
+    if running.cancelled() or running.exception() is not None:
+        return Ended(499, "the client went away")
+    return running.result()
+
+
+def owned(ctx: Context, sub: str, subject: str) -> bool:
+    """Whether ``sub`` exists and is ``subject``'s."""
+    try:
+        return ctx.broker.store.subscription(sub).owner == subject
+    except SempsError:
+        return False
+
+
+def open_stream(
+    ctx: Context, mux: Multiplexer, channel: Channel, after: int, check: Check = lambda: None
+) -> MuxStream:
+    """The stream of ``channel``'s topic from ``after``, holding one of its owner's
+    ``--max-streams`` slots (returned when the stream closes).
+
+    Raises:
+        TooManyRequests: the owner holds all its slots.
+    """
+    lease = ctx.streams.lease(channel.subject)
+    try:
+        return mux.open(
+            channel.subject,
+            {channel.subscription: after},
+            roster=None,
+            exists=lambda sub: owned(ctx, sub, channel.subject),
+            check=check,
+            lease=lease,
+        )
+    except BaseException:
+        lease.release()
+        raise
 
 
 async def _follow(stream: MuxStream, channel: Channel, base: str, send: Send) -> Ended:
@@ -110,19 +171,7 @@ class WebhookChannels:
             TooManyRequests: its owner holds ``--max-streams`` streams and channels.
         """
         after = channel.after if after is None else after
-        lease = self.ctx.streams.lease(channel.subject)
-        try:
-            stream = self.mux.open(
-                channel.subject,
-                {channel.subscription: after},
-                roster=None,
-                exists=lambda sub: self._exists(sub, channel.subject),
-                check=lambda: None,
-                lease=lease,
-            )
-        except BaseException:
-            lease.release()
-            raise
+        stream = open_stream(self.ctx, self.mux, channel, after)
         secret = channel.secret(self.key, sealed)
 
         async def send(seq: int, text: str) -> None:
@@ -220,12 +269,6 @@ class WebhookChannels:
         with os.fdopen(fd, "w") as out:
             json.dump(kept, out)
         os.replace(part, self.path)
-
-    def _exists(self, sub: str, subject: str) -> bool:
-        try:
-            return self.ctx.broker.store.subscription(sub).owner == subject
-        except SempsError:
-            return False
 
     async def _deliver(self, channel: Channel, secret: str, seq: int, body: bytes) -> None:
         """POST one notification until it is taken or the attempts are spent."""

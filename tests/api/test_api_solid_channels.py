@@ -7,6 +7,7 @@ channels one leaves running count against no other's ``--max-streams``."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -20,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 from semps_test_support import LocalServer, QuietHandler, Server, wait_for
+from websockets.sync.client import connect
 
 pytestmark = pytest.mark.server
 
@@ -400,3 +402,25 @@ def test_a_bad_sparql_topic_is_refused_and_makes_nothing(
     assert reply.status_code == status, reply.text
     assert detail in reply.json()["detail"]
     assert client.get("/subscriptions").json()["items"] == []
+
+
+def _status(client: httpx.Client, url: str) -> int:
+    """The status a streaming channel's GET is answered with (the stream closed at once)."""
+    with client.stream("GET", url) as reply:
+        return reply.status_code
+
+
+def test_a_closed_channel_socket_returns_its_slot_at_once(
+    server: Server, subscriber: Subscriber
+) -> None:
+    """A WebSocket channel whose client goes frees its ``--max-streams`` slot without
+    waiting for a notification to fail to send."""
+    client, _ = subscriber("socketed")
+    sub = _hot(client)
+    probe = _establish(client, "StreamingHTTPChannel2023", topic=sub)["receiveFrom"]
+    with contextlib.ExitStack() as sockets:
+        for _ in range(MAX_STREAMS):
+            url = _establish(client, "WebSocketChannel2023", topic=sub)["receiveFrom"]
+            sockets.enter_context(connect(url))
+        assert wait_for(lambda: _status(client, probe) == 429)
+    assert wait_for(lambda: _status(client, probe) == 200)

@@ -15,7 +15,7 @@ is deleted (WebSocket close 4404). A streaming HTTP channel also ends when its t
 revoked or expires.
 """
 
-import asyncio
+import contextlib
 import secrets
 import time
 from typing import Annotated
@@ -29,7 +29,7 @@ from semps.api import solid
 from semps.api.context import Context
 from semps.api.errors import responses
 from semps.api.multiplex import Multiplexer, MuxStream
-from semps.api.solid_channels import Ended, WebhookChannels, run_channel
+from semps.api.solid_channels import WebhookChannels, open_stream, owned, run_until_gone
 from semps.api.streams import close_reason
 from semps.broker.tokens import Principal
 from semps.errors import HostileInputError, NotFound, SempsError, TooManyRequests
@@ -93,13 +93,6 @@ async def _topic(
     if wanted.state is not None:
         return wanted.topic, wanted.state
     return wanted.topic, broker.store.activity([wanted.topic])[wanted.topic].notified
-
-
-def _owned(ctx: Context, sub: str, subject: str) -> bool:
-    try:
-        return ctx.broker.store.subscription(sub).owner == subject
-    except SempsError:
-        return False
 
 
 def solid_router(ctx: Context, mux: Multiplexer, hooks: WebhookChannels) -> APIRouter:
@@ -209,19 +202,7 @@ def solid_router(ctx: Context, mux: Multiplexer, hooks: WebhookChannels) -> APIR
                 return exc
             return None
 
-        lease = ctx.streams.lease(who.subject)  # TooManyRequests (429)
-        try:
-            opened = mux.open(
-                who.subject,
-                {channel.subscription: channel.after},
-                roster=None,
-                exists=lambda sub: _owned(ctx, sub, channel.subject),
-                check=check,
-                lease=lease,
-            )
-        except BaseException:
-            lease.release()
-            raise
+        opened = open_stream(ctx, mux, channel, channel.after, check)  # 429: at the cap
         return _ChannelStream(opened, channel, _base(request))
 
     @router.websocket("/solid/channel/{sealed}")
@@ -252,33 +233,27 @@ async def _socket(
     if channel.end_at is not None and channel.end_at <= time.time():
         await ws.close(code=1000, reason="the channel ended (endAt)")
         return
-    if not _owned(ctx, channel.subscription, channel.subject):
+    if not owned(ctx, channel.subscription, channel.subject):
         await ws.close(code=4404, reason=f"no subscription {channel.subscription!r}")
         return
     try:
-        lease = ctx.streams.lease(channel.subject)
+        stream = open_stream(ctx, mux, channel, channel.after)
     except TooManyRequests as exc:
         await ws.close(code=4429, reason=close_reason(exc))
         return
-    stream = mux.open(
-        channel.subject,
-        {channel.subscription: channel.after},
-        roster=None,
-        exists=lambda sub: _owned(ctx, sub, channel.subject),
-        check=lambda: None,
-        lease=lease,
-    )
 
     async def send(seq: int, text: str) -> None:
         await ws.send_text(text)
 
-    try:
-        ended = await run_channel(stream, channel, base, send)
-        await ws.close(
-            code=_CLOSE_CODES.get(ended.status, 4400), reason=close_reason(SempsError(ended.reason))
-        )
-    except (WebSocketDisconnect, RuntimeError, OSError):
-        pass
+    async def gone() -> None:
+        while (await ws.receive())["type"] != "websocket.disconnect":
+            pass
+
+    ended = await run_until_gone(stream, channel, base, send, gone())
+    if ended.status != 499:
+        with contextlib.suppress(WebSocketDisconnect, RuntimeError, OSError):
+            code = _CLOSE_CODES.get(ended.status, 4400)
+            await ws.close(code=code, reason=close_reason(SempsError(ended.reason)))
 
 
 class _ChannelStream(Response):
@@ -296,22 +271,14 @@ class _ChannelStream(Response):
             body = text.encode() + b"\n"
             await send({"type": "http.response.body", "body": body, "more_body": True})
 
-        async def gone() -> Ended:
+        async def gone() -> None:
             while (await receive())["type"] != "http.disconnect":
                 pass
-            return Ended(499, "the client went away")
 
         try:
             start = {"type": "http.response.start", "status": 200, "headers": self.raw_headers}
             await send(start)
-            tasks = [
-                asyncio.create_task(run_channel(self.stream, self.channel, self.base, line)),
-                asyncio.create_task(gone()),
-            ]
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await run_until_gone(self.stream, self.channel, self.base, line, gone())
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
             pass
