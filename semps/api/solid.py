@@ -34,6 +34,7 @@ __all__ = [
     "Channel",
     "SubscriptionRequest",
     "description",
+    "description_turtle",
     "gateway",
     "notification",
     "parse_duration",
@@ -300,6 +301,25 @@ def description(base: str) -> dict[str, Any]:
         "notificationGateway": f"{base}/solid/gateway",
         "subscription": [service(base, kind) for kind in CHANNEL_TYPES],
     }
+
+
+def description_turtle(base: str) -> str:
+    """The description resource in Turtle (for clients that ask for ``text/turtle``, as
+    Inrupt's discovery of the ``notificationGateway`` does): the same statements."""
+    lines = [
+        f"<{base}/.well-known/solid> a <http://www.w3.org/ns/pim/space#Storage> ;",
+        f"    <{SOLID_TERMS}notificationGateway> <{base}/solid/gateway> ;",
+        f"    <{NOTIFY}subscription> "
+        + ", ".join(f"<{base}/solid/subscription/{kind}>" for kind in CHANNEL_TYPES)
+        + " .",
+    ]
+    features = ", ".join(f"<{NOTIFY}{feature}>" for feature in FEATURES)
+    for kind in CHANNEL_TYPES:
+        lines.append(
+            f"<{base}/solid/subscription/{kind}> <{NOTIFY}channelType> <{NOTIFY}{kind}> ;"
+            f" <{NOTIFY}feature> {features} ."
+        )
+    return "\n".join(lines) + "\n"
 
 
 def storage_link(base: str) -> str:

@@ -104,8 +104,12 @@ def solid_router(ctx: Context, mux: Multiplexer, hooks: WebhookChannels) -> APIR
     Subscriber = Annotated[Principal, Depends(ctx.auth.require("subscriber"))]  # noqa: N806
 
     @router.get("/.well-known/solid")
-    def storage_description(request: Request) -> JSONResponse:
-        """The description resource: a subscription service per channel type."""
+    def storage_description(request: Request) -> Response:
+        """The description resource: a subscription service per channel type (in Turtle
+        when asked for ``text/turtle`` and not JSON-LD)."""
+        accept = request.headers.get("accept", "")
+        if "text/turtle" in accept and _JSONLD not in accept:
+            return Response(solid.description_turtle(_base(request)), media_type="text/turtle")
         return JSONResponse(solid.description(_base(request)), media_type=_JSONLD)
 
     @router.post("/solid/gateway", responses=responses(400, 401, 403, 413))
