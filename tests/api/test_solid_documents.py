@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pyoxigraph
 import pytest
 
 from semps.api.solid import (
@@ -16,6 +17,7 @@ from semps.api.solid import (
     WEBHOOK,
     Channel,
     description,
+    description_turtle,
     parse_request,
 )
 from semps.errors import HostileInputError, SempsError
@@ -90,3 +92,24 @@ def test_two_equal_requests_make_two_channels() -> None:
 def test_the_description_lists_each_channel_types_service() -> None:
     services = description(BASE)["subscription"]
     assert [s["id"] for s in services] == [f"{BASE}/solid/subscription/{k}" for k in CHANNEL_TYPES]
+
+
+def test_the_turtle_description_says_what_the_json_ld_one_says() -> None:
+    """Read by pyoxigraph: the gateway, and each service's channel type and features."""
+    store = pyoxigraph.Store()
+    store.load(description_turtle(BASE).encode(), pyoxigraph.RdfFormat.TURTLE)
+    solid, notify = "http://www.w3.org/ns/solid/terms#", "http://www.w3.org/ns/solid/notifications#"
+    gateway = store.query(
+        f"SELECT ?g WHERE {{ <{BASE}/.well-known/solid> <{solid}notificationGateway> ?g }}"
+    )
+    assert [row["g"].value for row in gateway] == [description(BASE)["notificationGateway"]]
+    for service in description(BASE)["subscription"]:
+        rows = store.query(
+            f"SELECT ?type ?feature WHERE {{ <{BASE}/.well-known/solid> <{notify}subscription> "
+            f"<{service['id']}> . <{service['id']}> <{notify}channelType> ?type ; "
+            f"<{notify}feature> ?feature }}"
+        )
+        found = {(row["type"].value, row["feature"].value) for row in rows}
+        assert found == {
+            (notify + service["channelType"], notify + feature) for feature in service["feature"]
+        }
