@@ -361,6 +361,11 @@ def test_channels_count_against_the_stream_cap(server: Server, subscriber: Subsc
         body = {"type": "WebhookChannel2023", "topic": sub, "sendTo": receiver.url}
         refused = client.post("/solid/subscription/WebhookChannel2023", json=body)
         assert refused.status_code == 429
+        # a refused channel on a SPARQL text leaves no subscription behind
+        body = {"type": "WebhookChannel2023", "semps:query": HOT, "sendTo": receiver.url}
+        refused = client.post("/solid/subscription/WebhookChannel2023", json=body)
+        assert refused.status_code == 429
+        assert [item["id"] for item in client.get("/subscriptions").json()["items"]] == [sub]
         assert client.delete(f"/subscriptions/{sub}").status_code == 204  # ends every one
         assert wait_for(lambda: all(r.ended.is_set() for r in readers))
     finally:
