@@ -41,6 +41,7 @@ from semps.api.routes import (
     subscriptions_router,
     tokens_router,
 )
+from semps.api.solid_channels import WebhookChannels
 from semps.api.streams import DEFAULT_MAX_STREAMS, Streams
 from semps.broker.at_rest import SecretBox
 from semps.broker.broker import Broker
@@ -100,10 +101,14 @@ def create_app(
     key = SecretBox.from_dir(broker.data_dir).derive("stream cursors")
     mux = Multiplexer(streams, key, max_subscriptions=limits.max_stream_subscriptions)
     ctx.cursor_key = SecretBox.from_dir(broker.data_dir).derive("list cursors")
+    solid_key = SecretBox.from_dir(broker.data_dir).derive("solid channels")
+    hooks = WebhookChannels(ctx, mux, solid_key, broker.data_dir / "solid-webhooks.json")
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await hooks.restore()  # the Solid webhook channels of the last run go on
         yield
+        await hooks.close()
         broker.close()
 
     app = FastAPI(
@@ -131,7 +136,7 @@ def create_app(
         app.include_router(router(ctx))
     app.include_router(notifications_router(ctx, mux))  # many subscriptions, one stream
     app.include_router(sepa_router(ctx, mux))  # SEPA's SPARQL 1.1 Subscribe protocol
-    app.include_router(solid_router(ctx, mux))  # the Solid Notifications Protocol
+    app.include_router(solid_router(ctx, mux, hooks))  # the Solid Notifications Protocol
     app.include_router(docs_router())
     app.include_router(console_router())  # the web console, /console/
     # POST /events and /events/batch, answered without the framework's per-request cost

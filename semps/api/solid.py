@@ -25,21 +25,35 @@ from semps.errors import HostileInputError, SempsError, UnsupportedMediaType
 
 __all__ = [
     "CHANNEL_TYPE",
+    "CHANNEL_TYPES",
     "CONTEXT",
+    "STREAMING",
+    "WEBHOOK",
     "FEATURES",
+    "QUERY",
     "Channel",
     "SubscriptionRequest",
     "description",
+    "description_turtle",
     "gateway",
     "notification",
     "parse_duration",
     "parse_request",
+    "service",
+    "storage_link",
 ]
 
 CONTEXT = "https://www.w3.org/ns/solid/notification/v1"
 AS_CONTEXT = "https://www.w3.org/ns/activitystreams"
 NOTIFY = "http://www.w3.org/ns/solid/notifications#"
+SOLID_TERMS = "http://www.w3.org/ns/solid/terms#"
+#: The request's field whose SPARQL text makes a new subscription, the channel's topic.
+QUERY = "semps:query"
 CHANNEL_TYPE = "WebSocketChannel2023"
+WEBHOOK = "WebhookChannel2023"
+STREAMING = "StreamingHTTPChannel2023"
+#: The channel types served, each at ``/solid/subscription/{type}``.
+CHANNEL_TYPES = (CHANNEL_TYPE, WEBHOOK, STREAMING)
 FEATURES = ("accept", "endAt", "rate", "startAt", "state")
 _MEDIA = "application/ld+json"
 _DURATION = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", re.I)
@@ -76,13 +90,17 @@ def _iso(when: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SubscriptionRequest:
-    """A checked subscription request: the topic (a subscription id) and the features."""
+    """A checked subscription request: the topic (a subscription id), the features, the
+    channel type and, for a webhook, where to send the notifications."""
 
     topic: str
     start_at: float | None = None
     end_at: float | None = None
     rate: float = 0.0
     state: int | None = None
+    kind: str = CHANNEL_TYPE
+    send_to: str | None = None
+    query: str | None = None
 
 
 def _topic(value: object, base: str) -> str:
@@ -98,12 +116,29 @@ def _topic(value: object, base: str) -> str:
     return sub
 
 
-def parse_request(body: bytes, base: str, now: float | None = None) -> SubscriptionRequest:
-    """A subscription request's JSON-LD body.
+def _send_to(request: dict[str, Any], kind: str) -> str | None:
+    """A webhook's ``sendTo``: an http or https URL (the addresses it may reach are the
+    webhook policy's, checked by the route)."""
+    if kind != WEBHOOK:
+        return None
+    url = request.get("sendTo")
+    if not isinstance(url, str) or not url.lower().startswith(("https://", "http://")):
+        msg = f"'sendTo' must be the https (or http) URL where {WEBHOOK} notifications go"
+        raise SempsError(msg)
+    if len(url) > 2048:
+        raise SempsError("'sendTo' is longer than 2048 characters")
+    return url
+
+
+def parse_request(
+    body: bytes, base: str, now: float | None = None, kind: str = CHANNEL_TYPE
+) -> SubscriptionRequest:
+    """A subscription request's JSON-LD body, sent to the subscription service of the
+    channel type ``kind``.
 
     Raises:
-        SempsError: not JSON, another channel type, a bad topic or feature; an ``endAt``
-            already past.
+        SempsError: not JSON, another channel type, a bad topic, ``sendTo`` or feature; an
+            ``endAt`` already past.
         UnsupportedMediaType: ``accept`` asks for something other than JSON-LD.
     """
     try:
@@ -113,9 +148,9 @@ def parse_request(body: bytes, base: str, now: float | None = None) -> Subscript
         raise SempsError(msg) from exc
     if not isinstance(request, dict):
         raise SempsError("the subscription request must be a JSON object")
-    kind = request.get("type", CHANNEL_TYPE)  # none: Inrupt's gateway form (see gateway())
-    if kind not in (CHANNEL_TYPE, NOTIFY + CHANNEL_TYPE, f"notify:{CHANNEL_TYPE}"):
-        msg = f"'type' must be {CHANNEL_TYPE} (the channel type this service offers)"
+    asked = request.get("type", kind)  # none: Inrupt's gateway form (see gateway())
+    if asked not in (kind, NOTIFY + kind, f"notify:{kind}"):
+        msg = f"'type' must be {kind} (the channel type this service offers)"
         raise SempsError(msg)
     accept = request.get("accept")
     if accept is not None and accept not in (_MEDIA, "application/json"):
@@ -134,19 +169,38 @@ def parse_request(body: bytes, base: str, now: float | None = None) -> Subscript
     if state is not None and not (isinstance(state, str) and state.isdigit() and len(state) < 19):
         msg = "'state' must be a state this service sent (a notification's 'state')"
         raise SempsError(msg)
+    query = _query(request)
     return SubscriptionRequest(
-        _topic(request.get("topic"), base),
+        "" if query is not None else _topic(request.get("topic"), base),
         _instant("startAt", request["startAt"]) if "startAt" in request else None,
         end_at,
         rate,
         int(state) if state is not None else None,
+        kind,
+        _send_to(request, kind),
+        query,
     )
+
+
+def _query(request: dict[str, Any]) -> str | None:
+    """``semps:query``: the SPARQL text of a new subscription to be the topic."""
+    query = request.get(QUERY)
+    if query is None:
+        return None
+    if "topic" in request:
+        msg = f"give 'topic' (a subscription) or {QUERY!r} (a SPARQL text), not both"
+        raise SempsError(msg)
+    if not isinstance(query, str) or not query.strip():
+        msg = f"{QUERY!r} must be a SPARQL query's text"
+        raise SempsError(msg)
+    return query
 
 
 @dataclass(frozen=True, slots=True)
 class Channel:
-    """An established channel: whose, which subscription, from which seq, and its
-    features. Handed out signed (:meth:`seal`): the ``receiveFrom`` URL is the capability."""
+    """An established channel: whose, which subscription, from which seq, its features,
+    its type and (a webhook's) ``sendTo``. Handed out signed (:meth:`seal`): the channel's
+    id and ``receiveFrom`` URL carry it; ``nonce`` makes two equal requests two channels."""
 
     subject: str
     subscription: str
@@ -154,6 +208,9 @@ class Channel:
     start_at: float | None = None
     end_at: float | None = None
     rate: float = 0.0
+    kind: str = CHANNEL_TYPE
+    send_to: str | None = None
+    nonce: str = ""
 
     def seal(self, key: bytes) -> str:
         data = base64.urlsafe_b64encode(json.dumps(asdict(self)).encode()).rstrip(b"=")
@@ -171,23 +228,37 @@ class Channel:
         want = base64.urlsafe_b64encode(
             hmac.new(key, data.encode(), hashlib.sha256).digest()[:16]
         ).rstrip(b"=")
-        if len(text) > 4096 or not hmac.compare_digest(want, mac.encode()):
+        if len(text) > 8192 or not hmac.compare_digest(want, mac.encode()):
             raise HostileInputError("not a channel this service opened")
         fields = json.loads(base64.urlsafe_b64decode(data + "=" * (-len(data) % 4)))
         return cls(**fields)
 
-    def document(self, base: str, sealed: str) -> dict[str, Any]:
-        """The channel description answered to the subscription request."""
-        ws = "wss" + base[5:] if base.startswith("https") else "ws" + base[4:]
+    def secret(self, key: bytes, sealed: str) -> str:
+        """The key a webhook channel signs its deliveries with (``X-Semps-Signature``)."""
+        return hmac.new(key, b"secret " + sealed.encode(), hashlib.sha256).hexdigest()
+
+    def document(self, base: str, sealed: str, secret: str | None = None) -> dict[str, Any]:
+        """The channel description answered to the subscription request (a webhook's
+        carries ``secret``, the key of its signatures, as ``semps:secret``)."""
         body: dict[str, Any] = {
             "@context": [CONTEXT],
             "id": f"{base}/solid/channel/{sealed}",
-            "type": CHANNEL_TYPE,
+            "type": self.kind,
             "topic": f"{base}/subscriptions/{self.subscription}",
-            "receiveFrom": f"{ws}/solid/channel/{sealed}",
-            "endpoint": f"{ws}/solid/channel/{sealed}",  # the same, for Inrupt's clients
-            "accept": _MEDIA,
         }
+        if self.kind == CHANNEL_TYPE:
+            ws = "wss" + base[5:] if base.startswith("https") else "ws" + base[4:]
+            body["receiveFrom"] = f"{ws}/solid/channel/{sealed}"
+            body["endpoint"] = body["receiveFrom"]  # the same, for Inrupt's clients
+        elif self.kind == STREAMING:
+            body["receiveFrom"] = f"{base}/solid/stream/{sealed}"
+        else:
+            body["@context"] = [CONTEXT, {"semps": "https://semps.dev/ns#"}]
+            body["sendTo"] = self.send_to
+            body["sender"] = f"{base}/.well-known/solid#sender"
+            if secret is not None:
+                body["semps:secret"] = secret
+        body["accept"] = _MEDIA
         if self.start_at is not None:
             body["startAt"] = _iso(self.start_at)
         if self.end_at is not None:
@@ -221,19 +292,48 @@ def gateway(base: str, body: bytes) -> dict[str, Any]:
 
 
 def description(base: str) -> dict[str, Any]:
-    """The description resource (``/.well-known/solid``): the subscription service."""
+    """The description resource (``/.well-known/solid``): a subscription service per
+    channel type."""
     return {
         "@context": [CONTEXT],
         "id": f"{base}/.well-known/solid",
         "type": "http://www.w3.org/ns/pim/space#Storage",
         "notificationGateway": f"{base}/solid/gateway",
-        "subscription": [
-            {
-                "id": f"{base}/solid/subscription/{CHANNEL_TYPE}",
-                "channelType": CHANNEL_TYPE,
-                "feature": list(FEATURES),
-            }
-        ],
+        "subscription": [service(base, kind) for kind in CHANNEL_TYPES],
+    }
+
+
+def description_turtle(base: str) -> str:
+    """The description resource in Turtle (for clients that ask for ``text/turtle``, as
+    Inrupt's discovery of the ``notificationGateway`` does): the same statements."""
+    lines = [
+        f"<{base}/.well-known/solid> a <http://www.w3.org/ns/pim/space#Storage> ;",
+        f"    <{SOLID_TERMS}notificationGateway> <{base}/solid/gateway> ;",
+        f"    <{NOTIFY}subscription> "
+        + ", ".join(f"<{base}/solid/subscription/{kind}>" for kind in CHANNEL_TYPES)
+        + " .",
+    ]
+    features = ", ".join(f"<{NOTIFY}{feature}>" for feature in FEATURES)
+    for kind in CHANNEL_TYPES:
+        lines.append(
+            f"<{base}/solid/subscription/{kind}> <{NOTIFY}channelType> <{NOTIFY}{kind}> ;"
+            f" <{NOTIFY}feature> {features} ."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def storage_link(base: str) -> str:
+    """The ``Link`` header by which a topic (a subscription) names the description
+    resource, as the protocol's discovery asks."""
+    return f'<{base}/.well-known/solid>; rel="{SOLID_TERMS}storageDescription"'
+
+
+def service(base: str, kind: str) -> dict[str, Any]:
+    """The subscription service of the channel type ``kind``."""
+    return {
+        "id": f"{base}/solid/subscription/{kind}",
+        "channelType": kind,
+        "feature": list(FEATURES),
     }
 
 

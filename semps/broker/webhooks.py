@@ -24,6 +24,7 @@ resolution, and the request connects to the address that was checked.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import hashlib
 import hmac
@@ -183,6 +184,17 @@ class WebhookDispatcher(Channel):
             self.store.drop_dead_letter(letter.id)
         return error
 
+    def post(
+        self, url: str, body: bytes, headers: dict[str, str]
+    ) -> concurrent.futures.Future[str | None]:
+        """One attempt to POST ``body`` to ``url`` from the dispatcher's loop (any thread),
+        under the rules of a subscription's webhook: the SSRF policy on the URL and each
+        redirect, the deadline, the in-flight limits. The future's result is ``None`` on a
+        2xx, else the error text; retrying is the caller's (a Solid webhook channel)."""
+        self.start()
+        assert self._loop is not None
+        return asyncio.run_coroutine_threadsafe(self._once(url, body, headers), self._loop)
+
     def _call(self, coro: Coroutine[Any, Any, _T]) -> _T:
         """Run ``coro`` on the dispatcher's loop from another thread and wait for it."""
         self.start()
@@ -313,9 +325,13 @@ class WebhookDispatcher(Channel):
             "X-Semps-Signature": signature(hook.secret, body),
             "X-Semps-Delivery": f"{hook.subscription}/{seq}",
         }
+        return await self._once(hook.url, body, headers)
+
+    async def _once(self, url: str, body: bytes, headers: dict[str, str]) -> str | None:
+        """One POST under the gates and the deadline: ``None`` or the error text."""
         try:
-            async with self._host_gate(hook.url), self._in_flight, asyncio.timeout(self.timeout):
-                return await self._post(hook.url, body, headers)
+            async with self._host_gate(url), self._in_flight, asyncio.timeout(self.timeout):
+                return await self._post(url, body, headers)
         except TimeoutError:
             return f"Timeout: no answer within {self.timeout:g} s"
         except UnsafeCallback as exc:

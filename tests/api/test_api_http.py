@@ -192,8 +192,13 @@ def test_each_kind_takes_its_own_media_type(api: InProcess) -> None:
 
 # -- OpenAPI and /docs --------------------------------------------------------------------------
 
-# /health, and the Solid description resource (discovery comes before any token)
-PUBLIC = {("/health", "get"), ("/.well-known/solid", "get")}
+# /health, and the Solid description resource and subscription services (discovery comes
+# before any token)
+PUBLIC = {
+    ("/health", "get"),
+    ("/.well-known/solid", "get"),
+    ("/solid/subscription/{kind}", "get"),
+}
 
 
 def operations(doc: dict[str, object]) -> Iterator[tuple[str, str, dict[str, object]]]:

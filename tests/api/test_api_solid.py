@@ -37,8 +37,13 @@ def _publish(server: Server, *bodies: bytes) -> None:
             assert pub.post("/events", content=body, headers=TURTLE).status_code == 202
 
 
-def _channel(server: Server, request: dict[str, Any], role: str = "subscriber") -> httpx.Response:
-    service = f"{server.url}/solid/subscription/WebSocketChannel2023"
+def _channel(
+    server: Server,
+    request: dict[str, Any],
+    role: str = "subscriber",
+    service: str = "WebSocketChannel2023",
+) -> httpx.Response:
+    service = f"{server.url}/solid/subscription/{service}"
     body = {"@context": ["https://www.w3.org/ns/solid/notification/v1"], **request}
     with server.client(role) as client:
         return client.post(
@@ -60,10 +65,33 @@ def test_the_description_resource_lists_the_subscription_service(server: Server)
     assert reply.headers["content-type"].startswith("application/ld+json")
     body = reply.json()
     assert "https://www.w3.org/ns/solid/notification/v1" in body["@context"]
-    (service,) = body["subscription"]
-    assert service["channelType"] == "WebSocketChannel2023"
-    assert service["id"] == f"{server.url}/solid/subscription/WebSocketChannel2023"
-    assert set(service["feature"]) == {"accept", "endAt", "rate", "startAt", "state"}
+    kinds = ("WebSocketChannel2023", "WebhookChannel2023", "StreamingHTTPChannel2023")
+    assert [service["channelType"] for service in body["subscription"]] == list(kinds)
+    for kind, service in zip(kinds, body["subscription"], strict=True):
+        assert service["id"] == f"{server.url}/solid/subscription/{kind}"
+        assert set(service["feature"]) == {"accept", "endAt", "rate", "startAt", "state"}
+        # the protocol's subscription service answers GET with its own description
+        alone = httpx.get(service["id"], headers={"Accept": "application/ld+json"})
+        assert alone.status_code == 200 and alone.json()["channelType"] == kind
+        # ... and HEAD and OPTIONS (the protocol's four methods of a subscription service)
+        assert httpx.head(service["id"]).status_code == 200
+        allowed = httpx.options(service["id"]).headers["allow"]
+        assert set(allowed.replace(" ", "").split(",")) == {"GET", "HEAD", "OPTIONS", "POST"}
+
+
+def test_a_topic_links_to_the_description_resource(server: Server) -> None:
+    """The protocol's discovery: a topic resource answers a ``Link`` header of rel
+    ``http://www.w3.org/ns/solid/terms#storageDescription`` to the description resource."""
+    sub = _subscription(server)
+    with server.client("subscriber") as client:
+        for reply in (client.get(f"/subscriptions/{sub}"), client.head(f"/subscriptions/{sub}")):
+            assert reply.status_code == 200
+            link = httpx.Headers(reply.headers).get_list("link", split_commas=True)
+            assert (
+                f"<{server.url}/.well-known/solid>; "
+                'rel="http://www.w3.org/ns/solid/terms#storageDescription"'
+            ) in link
+        assert client.head("/subscriptions/sub-nope").status_code == 404
 
 
 def test_a_channel_carries_activity_streams_notifications(server: Server) -> None:
@@ -108,7 +136,8 @@ def test_a_deleted_subscription_ends_its_channel(server: Server) -> None:
 @pytest.mark.parametrize(
     ("request_body", "status"),
     [
-        ({"type": "WebhookChannel2023", "topic": "sub-1"}, 400),
+        # another type than the service's ("_service": where it is sent; else to its type's)
+        ({"_service": "WebSocketChannel2023", "type": "WebhookChannel2023", "topic": "x"}, 400),
         ({"type": "WebSocketChannel2023"}, 400),
         ({"type": "WebSocketChannel2023", "topic": "https://elsewhere.example/x"}, 400),
         ({"type": "WebSocketChannel2023", "topic": "sub-nope"}, 404),
@@ -116,6 +145,24 @@ def test_a_deleted_subscription_ends_its_channel(server: Server) -> None:
         ({"type": "WebSocketChannel2023", "topic": "{sub}", "rate": "ten seconds"}, 400),
         ({"type": "WebSocketChannel2023", "topic": "{sub}", "state": "x"}, 400),
         ({"type": "WebSocketChannel2023", "topic": "{sub}", "accept": "text/turtle"}, 415),
+        ({"type": "WebhookChannel2023", "topic": "{sub}"}, 400),  # no sendTo
+        ({"type": "WebhookChannel2023", "topic": "{sub}", "sendTo": "ftp://x.example/"}, 400),
+        # the webhook policy's SSRF guard (this server has no --webhook-allow)
+        ({"type": "WebhookChannel2023", "topic": "{sub}", "sendTo": "http://127.0.0.1:9/"}, 400),
+        ({"type": "WebhookChannel2023", "topic": "{sub}", "sendTo": "http://10.0.0.1/"}, 400),
+        ({"type": "StreamingHTTPChannel2023", "topic": "sub-nope"}, 404),
+        ({"type": "StreamingHTTPChannel2023", "topic": "{sub}", "accept": "text/turtle"}, 415),
+        ({"type": "StreamingHTTPChannel2023", "topic": "{sub}", "rate": "PT"}, 400),
+        (
+            {
+                "type": "WebhookChannel2023",
+                "topic": "{sub}",
+                "sendTo": "https://hooks.example/in",
+                "accept": "text/turtle",
+            },
+            415,
+        ),
+        ({"type": "NoSuchChannel2023", "topic": "{sub}"}, 404),  # no such service
     ],
 )
 def test_bad_subscription_requests_are_refused(
@@ -125,7 +172,8 @@ def test_bad_subscription_requests_are_refused(
     body = {
         k: v.replace("{sub}", sub) if isinstance(v, str) else v for k, v in request_body.items()
     }
-    reply = _channel(server, body)
+    service = body.pop("_service", body.get("type", "WebSocketChannel2023"))
+    reply = _channel(server, body, service=service)
     assert reply.status_code == status, reply.text
     assert set(reply.json()) >= {"error", "detail"}
 

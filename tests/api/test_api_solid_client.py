@@ -25,7 +25,10 @@ CLIENT = Path(__file__).parent / "js" / "solid_client.cjs"
 HOT = "SELECT ?room ?t WHERE { ?room <http://ex.org/temperature> ?t FILTER(?t > 30) }"
 
 
-def test_inrupts_client_receives_a_notification(server: Server) -> None:
+@pytest.mark.parametrize("discovered", [False, True], ids=["gateway-given", "discovered"])
+def test_inrupts_client_receives_a_notification(server: Server, discovered: bool) -> None:
+    """With the gateway given, or discovered by the client itself from the topic's origin
+    (``/.well-known/solid`` asked for in Turtle: its ``solid:notificationGateway``)."""
     node = shutil.which("node")
     if node is None or not (NPM / "node_modules/@inrupt/solid-client-notifications").is_dir():
         pytest.fail(
@@ -35,7 +38,7 @@ def test_inrupts_client_receives_a_notification(server: Server) -> None:
         sub = client.post("/subscriptions", content=HOT).json()["id"]
     topic = f"{server.url}/subscriptions/{sub}"
     token = server.tokens["subscriber"]
-    gateway = f"{server.url}/solid/gateway"
+    gateway = "-" if discovered else f"{server.url}/solid/gateway"
     with subprocess.Popen(
         [node, str(CLIENT), str(NPM), topic, gateway, token],
         stdout=subprocess.PIPE,

@@ -1,37 +1,44 @@
 """The Solid Notifications Protocol (:mod:`semps.api.solid`): ``GET /.well-known/solid``
-(the description resource), ``POST /solid/subscription/WebSocketChannel2023`` (the
-subscription service: a subscriber's token, a ``topic`` that is one of its subscriptions)
-and ``WS /solid/channel/{channel}`` (the channel's ``receiveFrom``: Activity Streams 2.0
-notifications of the topic's notifications, from where the channel was established or from
-its ``state``).
+(the description resource), ``POST /solid/subscription/{type}`` for ``WebSocketChannel2023``,
+``WebhookChannel2023`` and ``StreamingHTTPChannel2023`` (the subscription services: a
+subscriber's token, a ``topic`` that is one of its subscriptions), ``WS
+/solid/channel/{channel}`` (a WebSocket channel's ``receiveFrom``), ``GET
+/solid/stream/{channel}`` (a streaming HTTP channel's, with the same token) and ``DELETE
+/solid/channel/{channel}`` (a webhook channel's unsubscribe). Each channel carries Activity
+Streams 2.0 notifications of the topic's notifications, from where the channel was
+established or from its ``state`` (:mod:`semps.api.solid_channels` runs them).
 
-The socket counts against the subscription owner's ``--max-streams``; it ends (close 1000)
-at ``endAt``, waits for ``startAt``, sends at most one notification every ``rate``, and
-closes with 4404 once the subscription is deleted or a token of its owner no longer
-exists (the channel is a capability, not a session).
+A channel counts against the subscription owner's ``--max-streams``; it ends at ``endAt``
+(WebSocket close 1000, the HTTP response complete, the webhook stopped), waits for
+``startAt``, sends at most one notification every ``rate``, and ends once the subscription
+is deleted (WebSocket close 4404). A streaming HTTP channel also ends when its token is
+revoked or expires.
 """
 
-import asyncio
-import json
+import contextlib
+import secrets
 import time
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Depends, Header, Request, Response, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+from starlette.types import Receive, Scope, Send
 
 from semps.api import solid
 from semps.api.context import Context
-from semps.api.errors import error_parts, responses
-from semps.api.multiplex import Changed, Multiplexer, MuxStream, Reply
+from semps.api.errors import responses
+from semps.api.multiplex import Multiplexer, MuxStream
+from semps.api.solid_channels import WebhookChannels, open_stream, owned, run_until_gone
 from semps.api.streams import close_reason
-from semps.broker.at_rest import SecretBox
 from semps.broker.tokens import Principal
-from semps.errors import HostileInputError, SempsError, TooManyRequests
+from semps.errors import HostileInputError, NotFound, SempsError, TooManyRequests
 
 __all__ = ["solid_router"]
 
 _JSONLD = "application/ld+json"
 _MAX_REQUEST = 64 * 1024
+_CLOSE_CODES = {200: 1000, 401: 4401, 403: 4403, 404: 4404, 503: 1012}
 
 
 def _base(request: Request | WebSocket) -> str:
@@ -40,48 +47,167 @@ def _base(request: Request | WebSocket) -> str:
     return f"{scheme}://{url.netloc}"
 
 
-def solid_router(ctx: Context, mux: Multiplexer) -> APIRouter:
-    """The description resource, the subscription service and the channels."""
+async def _body(request: Request) -> bytes:
+    body = await request.body()
+    if len(body) > _MAX_REQUEST:
+        msg = f"a subscription or gateway request is at most {_MAX_REQUEST} bytes"
+        raise HostileInputError(msg)
+    return body
+
+
+def _kind(kind: str) -> str:
+    if kind not in solid.CHANNEL_TYPES:
+        msg = f"no subscription service for {kind!r} (served: {', '.join(solid.CHANNEL_TYPES)})"
+        raise NotFound(msg)
+    return kind
+
+
+def _nonce() -> str:
+    return secrets.token_urlsafe(9)
+
+
+def _open(sealed: str, key: bytes, subject: str) -> solid.Channel:
+    """The caller's channel of ``sealed`` (another's, or a made-up one, is not found)."""
+    try:
+        channel = solid.Channel.open(sealed, key)
+    except (HostileInputError, ValueError, TypeError) as exc:
+        raise NotFound("not a channel this service opened") from exc
+    if channel.subject != subject:
+        raise NotFound("not a channel this service opened")
+    return channel
+
+
+async def _topic(
+    ctx: Context, wanted: solid.SubscriptionRequest, who: Principal
+) -> tuple[str, int]:
+    """The channel's topic and the seq it starts after: the named subscription (one of the
+    caller's, else NotFound) from now or from ``state``, or a new one made of
+    ``semps:query`` (semantic, the caller's) from its start."""
+    broker = ctx.broker
+    if wanted.query is not None:
+        sub = await run_in_threadpool(
+            broker.subscribe, wanted.query, kind="semantic", owner=who.subject
+        )
+        return sub.id, 0
+    broker.visible(wanted.topic, who)  # NotFound for another's or a missing one
+    if wanted.state is not None:
+        return wanted.topic, wanted.state
+    return wanted.topic, broker.store.activity([wanted.topic])[wanted.topic].notified
+
+
+def solid_router(ctx: Context, mux: Multiplexer, hooks: WebhookChannels) -> APIRouter:
+    """The description resource, the subscription services and the channels (``hooks``
+    runs the webhook channels, and its key seals every channel)."""
     router = APIRouter(tags=["solid"])
-    key = SecretBox.from_dir(ctx.broker.data_dir).derive("solid channels")
+    key = hooks.key
     broker = ctx.broker
     Subscriber = Annotated[Principal, Depends(ctx.auth.require("subscriber"))]  # noqa: N806
 
     @router.get("/.well-known/solid")
-    def storage_description(request: Request) -> JSONResponse:
-        """The description resource: the subscription service and its features."""
+    def storage_description(request: Request) -> Response:
+        """The description resource: a subscription service per channel type (in Turtle
+        when asked for ``text/turtle`` and not JSON-LD)."""
+        accept = request.headers.get("accept", "")
+        if "text/turtle" in accept and _JSONLD not in accept:
+            return Response(solid.description_turtle(_base(request)), media_type="text/turtle")
         return JSONResponse(solid.description(_base(request)), media_type=_JSONLD)
 
     @router.post("/solid/gateway", responses=responses(400, 401, 403, 413))
     async def gateway(request: Request, who: Subscriber) -> JSONResponse:
         """Inrupt's notification gateway: where to ask for a WebSocket channel."""
-        body = await request.body()
-        if len(body) > _MAX_REQUEST:
-            msg = f"a gateway request is at most {_MAX_REQUEST} bytes"
-            raise HostileInputError(msg)
-        return JSONResponse(solid.gateway(_base(request), body))
+        return JSONResponse(solid.gateway(_base(request), await _body(request)))
+
+    @router.options("/solid/subscription/{kind}", include_in_schema=False)
+    def service_options(kind: str) -> Response:
+        """The methods a subscription service answers (the protocol asks for OPTIONS)."""
+        _kind(kind)
+        return Response(status_code=204, headers={"Allow": "GET, HEAD, OPTIONS, POST"})
+
+    @router.head("/solid/subscription/{kind}", include_in_schema=False)
+    @router.get("/solid/subscription/{kind}", responses=responses(404))
+    def service(request: Request, kind: str) -> JSONResponse:
+        """A subscription service: its channel type and features."""
+        body = {"@context": [solid.CONTEXT], **solid.service(_base(request), _kind(kind))}
+        return JSONResponse(body, media_type=_JSONLD)
 
     @router.post(
-        f"/solid/subscription/{solid.CHANNEL_TYPE}",
-        responses=responses(400, 401, 403, 404, 413, 415),
+        "/solid/subscription/{kind}", responses=responses(400, 401, 403, 404, 413, 415, 429)
     )
-    async def subscribe(request: Request, who: Subscriber) -> JSONResponse:
-        """Establish a WebSocketChannel2023 channel on one of the caller's subscriptions."""
-        body = await request.body()
-        if len(body) > _MAX_REQUEST:
-            msg = f"a subscription request is at most {_MAX_REQUEST} bytes"
-            raise HostileInputError(msg)
+    async def subscribe(request: Request, who: Subscriber, kind: str) -> JSONResponse:
+        """Establish a channel of type ``kind`` on one of the caller's subscriptions (or on
+        a new one, made of the request's ``semps:query``)."""
         base = _base(request)
-        wanted = solid.parse_request(body, base)
-        broker.visible(wanted.topic, who)  # NotFound for another's or a missing one
-        after = wanted.state
-        if after is None:  # from now: after the topic's last notification
-            after = broker.store.activity([wanted.topic])[wanted.topic].notified
+        wanted = solid.parse_request(await _body(request), base, kind=_kind(kind))
+        if wanted.send_to is not None:
+            ctx.policy.check_url(wanted.send_to)  # UnsafeCallback (400), as a webhook's
+        topic, after = await _topic(ctx, wanted, who)
         channel = solid.Channel(
-            who.subject, wanted.topic, after, wanted.start_at, wanted.end_at, wanted.rate
+            who.subject,
+            topic,
+            after,
+            wanted.start_at,
+            wanted.end_at,
+            wanted.rate,
+            wanted.kind,
+            wanted.send_to,
+            _nonce(),
         )
-        document = channel.document(base, channel.seal(key))
-        return JSONResponse(document, media_type=_JSONLD)
+        sealed = channel.seal(key)
+        secret = None
+        if channel.kind == solid.WEBHOOK:
+            try:
+                hooks.start(channel, sealed, base)
+            except SempsError:
+                if wanted.query is not None:  # nothing half-made: the new topic goes too
+                    await run_in_threadpool(broker.unsubscribe, topic)
+                raise
+            secret = channel.secret(key, sealed)
+        return JSONResponse(channel.document(base, sealed, secret), media_type=_JSONLD)
+
+    @router.get("/solid/channel/{sealed}", responses=responses(401, 404))
+    async def channel_description(request: Request, who: Subscriber, sealed: str) -> JSONResponse:
+        """A channel's description (a webhook channel's while it runs: not found once it
+        ended or was deleted)."""
+        channel = _open(sealed, key, who.subject)
+        if channel.kind == solid.WEBHOOK and not hooks.running(sealed):
+            raise NotFound("the webhook channel ended (or was deleted)")
+        return JSONResponse(channel.document(_base(request), sealed), media_type=_JSONLD)
+
+    @router.delete("/solid/channel/{sealed}", status_code=204, responses=responses(400, 401, 404))
+    async def unsubscribe(who: Subscriber, sealed: str) -> Response:
+        """Stop a webhook channel (the spec's unsubscribe)."""
+        channel = _open(sealed, key, who.subject)
+        if channel.kind != solid.WEBHOOK:
+            msg = f"a {channel.kind} channel ends when its client closes the connection"
+            raise SempsError(msg)
+        hooks.stop(sealed)
+        return Response(status_code=204)
+
+    @router.get(
+        "/solid/stream/{sealed}",
+        responses={200: {"content": {_JSONLD: {}}}, **responses(401, 403, 404, 429)},
+    )
+    async def stream(
+        request: Request,
+        who: Subscriber,
+        sealed: str,
+        authorization: str | None = Header(None, include_in_schema=False),
+    ) -> Response:
+        """A StreamingHTTPChannel2023 channel: its notifications, one JSON-LD object a
+        line, while the channel lasts and the token is good."""
+        channel = _open(sealed, key, who.subject)
+        if channel.kind != solid.STREAMING:
+            raise NotFound(f"not a {solid.STREAMING} channel")
+
+        def check() -> SempsError | None:
+            try:
+                ctx.auth.check(authorization, "subscriber")
+            except SempsError as exc:
+                return exc
+            return None
+
+        opened = open_stream(ctx, mux, channel, channel.after, check)  # 429: at the cap
+        return _ChannelStream(opened, channel, _base(request))
 
     @router.websocket("/solid/channel/{sealed}")
     async def channel(ws: WebSocket, sealed: str) -> None:
@@ -89,9 +215,11 @@ def solid_router(ctx: Context, mux: Multiplexer) -> APIRouter:
         try:
             opened = solid.Channel.open(sealed, key)
         except (HostileInputError, ValueError, TypeError):
+            opened = None
+        if opened is None or opened.kind != solid.CHANNEL_TYPE:
             await ws.close(code=4404, reason="not a channel this service opened")
             return
-        await _Channel(ws, ctx, mux, opened, _base(ws)).run()
+        await _socket(ws, ctx, mux, opened, _base(ws))
 
     return router
 
@@ -102,71 +230,61 @@ def _subprotocol(ws: WebSocket) -> str | None:
     return wanted if wanted in offered else None
 
 
-class _Channel:
-    def __init__(
-        self, ws: WebSocket, ctx: Context, mux: Multiplexer, channel: solid.Channel, base: str
-    ) -> None:
-        self.ws, self.ctx, self.mux, self.channel, self.base = ws, ctx, mux, channel, base
+async def _socket(
+    ws: WebSocket, ctx: Context, mux: Multiplexer, channel: solid.Channel, base: str
+) -> None:
+    """A WebSocket channel: its notifications as text messages, then a close code."""
+    if channel.end_at is not None and channel.end_at <= time.time():
+        await ws.close(code=1000, reason="the channel ended (endAt)")
+        return
+    if not owned(ctx, channel.subscription, channel.subject):
+        await ws.close(code=4404, reason=f"no subscription {channel.subscription!r}")
+        return
+    try:
+        stream = open_stream(ctx, mux, channel, channel.after)
+    except TooManyRequests as exc:
+        await ws.close(code=4429, reason=close_reason(exc))
+        return
 
-    def _exists(self, sub: str) -> bool:
-        try:
-            return self.ctx.broker.store.subscription(sub).owner == self.channel.subject
-        except SempsError:
-            return False
+    async def send(seq: int, text: str) -> None:
+        await ws.send_text(text)
 
-    async def run(self) -> None:
-        channel, ws = self.channel, self.ws
-        now = time.time()
-        if channel.end_at is not None and channel.end_at <= now:
-            await ws.close(code=1000, reason="the channel ended (endAt)")
-            return
-        if not self._exists(channel.subscription):
-            await ws.close(code=4404, reason=f"no subscription {channel.subscription!r}")
-            return
-        if channel.start_at is not None and channel.start_at > now:
-            await asyncio.sleep(channel.start_at - now)
+    async def gone() -> None:
+        while (await ws.receive())["type"] != "websocket.disconnect":
+            pass
+
+    ended = await run_until_gone(stream, channel, base, send, gone())
+    if ended.status != 499:
+        with contextlib.suppress(WebSocketDisconnect, RuntimeError, OSError):
+            code = _CLOSE_CODES.get(ended.status, 4400)
+            await ws.close(code=code, reason=close_reason(SempsError(ended.reason)))
+
+
+class _ChannelStream(Response):
+    """A streaming HTTP channel's response: one notification a line until the channel
+    ends or the client goes (its stream closed, so its slot returned, however it ends)."""
+
+    def __init__(self, stream: MuxStream, channel: solid.Channel, base: str) -> None:
+        super().__init__(media_type=_JSONLD, headers={"Cache-Control": "no-store"})
+        # no Content-Length (the response's end is the channel's): chunked
+        self.raw_headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]
+        self.stream, self.channel, self.base = stream, channel, base
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def line(seq: int, text: str) -> None:
+            body = text.encode() + b"\n"
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+
+        async def gone() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+
         try:
-            lease = self.ctx.streams.lease(channel.subject)
-        except TooManyRequests as exc:
-            await ws.close(code=4429, reason=close_reason(exc))
-            return
-        stream = self.mux.open(
-            channel.subject,
-            {channel.subscription: channel.after},
-            roster=None,
-            exists=self._exists,
-            check=lambda: None,
-            lease=lease,
-        )
-        try:
-            await asyncio.wait_for(self._send(stream), self._left())
-        except TimeoutError:
-            await ws.close(code=1000, reason="the channel ended (endAt)")
-        except (WebSocketDisconnect, RuntimeError, OSError):
+            start = {"type": "http.response.start", "status": 200, "headers": self.raw_headers}
+            await send(start)
+            await run_until_gone(self.stream, self.channel, self.base, line, gone())
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:
             pass
         finally:
-            stream.close()
-
-    def _left(self) -> float | None:
-        end = self.channel.end_at
-        return None if end is None else max(0.0, end - time.time())
-
-    async def _send(self, stream: MuxStream) -> None:
-        sent_at = 0.0
-        async for item in stream.items(30.0):
-            if isinstance(item, SempsError):
-                code = {404: 4404}.get(error_parts(item)[0], 4400)
-                await self.ws.close(code=code, reason=close_reason(item))
-                return
-            if isinstance(item, Changed):
-                await self.ws.close(code=4404, reason="the subscription was deleted")
-                return
-            if isinstance(item, Reply) or not item:
-                continue
-            for _, _, text in item:
-                wait = sent_at + self.channel.rate - time.monotonic()
-                if wait > 0:
-                    await asyncio.sleep(wait)
-                await self.ws.send_text(solid.notification(self.base, json.loads(text)))
-                sent_at = time.monotonic()
-            self.ctx.broker.metrics.notifications_out += len(item)
+            self.stream.close()

@@ -25,6 +25,7 @@ from semps.api.models import (
     SubscriptionPage,
 )
 from semps.api.pagination import DEFAULT_LIMIT, MAX_LIMIT, decode_cursor, encode_cursor, page
+from semps.api.solid import storage_link
 from semps.api.subscription_batch import BATCH_MEDIA_TYPES, BatchEntry, read_batch
 from semps.broker.broker import Broker
 from semps.broker.contracts import Activity
@@ -161,10 +162,16 @@ def subscriptions_router(ctx: Context) -> APIRouter:
             next=None if last is None else encode_cursor("subscriptions", last.id, ctx.cursor_key),
         )
 
+    @router.head("/subscriptions/{sub_id}", include_in_schema=False)
     @router.get("/subscriptions/{sub_id}", responses=responses(401, 403, 404))
-    def get_subscription(sub_id: str, who: Subscriber) -> SubscriptionOut:
-        """One subscription, with its status (and why it is suspended)."""
-        return subscription_out(broker.visible(sub_id, who), broker)
+    def get_subscription(
+        sub_id: str, who: Subscriber, request: Request, response: Response
+    ) -> SubscriptionOut:
+        """One subscription, with its status (and why it is suspended); its ``Link``
+        header names the Solid description resource (the subscription is a Solid topic)."""
+        found = subscription_out(broker.visible(sub_id, who), broker)
+        response.headers["Link"] = storage_link(str(request.base_url).rstrip("/"))
+        return found
 
     @router.put(
         "/subscriptions/{sub_id}",

@@ -1,7 +1,8 @@
 // The independent client of tests/api/test_api_solid_client.py: Inrupt's
 // @inrupt/solid-client-notifications (npm), installed by scripts/bootstrap outside the tree.
 // Usage: node solid_client.cjs NPM_DIR TOPIC GATEWAY TOKEN; prints one JSON line when
-// connected and one per notification, and exits after the first notification.
+// connected and one per notification, and exits after the first notification. GATEWAY "-":
+// none given, the client discovers it (the topic's origin's /.well-known/solid, in Turtle).
 const path = require("node:path");
 const [npmDir, topic, gateway, token] = process.argv.slice(2);
 const { WebsocketNotification } = require(
@@ -9,7 +10,8 @@ const { WebsocketNotification } = require(
 );
 const authFetch = (url, init = {}) =>
   fetch(url, { ...init, headers: { ...(init.headers || {}), Authorization: `Bearer ${token}` } });
-const channel = new WebsocketNotification(topic, { gateway, fetch: authFetch });
+const options = gateway === "-" ? { fetch: authFetch } : { gateway, fetch: authFetch };
+const channel = new WebsocketNotification(topic, options);
 channel.on("connected", () => console.log(JSON.stringify({ connected: true })));
 channel.on("message", (message) => {
   console.log(JSON.stringify(message));
