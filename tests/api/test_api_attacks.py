@@ -289,6 +289,31 @@ def test_a_subscribers_composite_definitions_are_bounded(tmp_path: Path) -> None
         server.stop()
 
 
+def test_the_detections_one_event_causes_are_bounded(tmp_path: Path) -> None:
+    server = Server(tmp_path / "data", extra=("--max-detections", "3"))
+    try:
+        with server.client("subscriber") as sub, server.client("publisher") as pub:
+            for name in ("a", "b"):
+                text = f"SELECT ?s WHERE {{ ?s <{EX}{name}> ?o }}"
+                sub.post("/subscriptions", params={"name": name}, content=text).raise_for_status()
+            text = "\n".join(
+                ["create event x0 = a or b;"]
+                + [f"create event x{i} = x{i - 1} or b;" for i in range(1, 6)]
+            )  # an `a` fires x0 .. x5: six detections, over the bound of three
+            reply = sub.post("/subscriptions", params={"kind": "composite"}, content=text)
+            composite = reply.json()["id"]
+            pub.post("/events", content=f"<{EX}s> <{EX}a> <{EX}o> .".encode(), headers=NT)
+            notes = sub.get(f"/subscriptions/{composite}/notifications?once=true").text
+            found = [
+                json.loads(line[5:])["detail"]["composite"]
+                for line in notes.splitlines()
+                if line.startswith("data:")
+            ]
+            assert found == ["x0", "x1", "x2"]
+    finally:
+        server.stop()
+
+
 # -- 5, 11: streams end when their token or subscription goes ----------------------------
 
 
