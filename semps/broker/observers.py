@@ -26,6 +26,7 @@ class Observers:
         self._resolver = resolver
         self._limits = limits
         self._matchers: dict[str, Matcher] = {}
+        self._warm: set[str] = set()  # the kinds whose kernels are loaded
         self.lock = threading.Lock()
 
     def matcher(self, kind: str) -> Matcher:
@@ -41,11 +42,15 @@ class Observers:
         return iter(list(self._matchers.items()))
 
     def add(self, sub: Subscription) -> None:
-        """Index ``sub`` (it validates: raises before any change). The slow part,
-        :meth:`~semps.matcher.base.Matcher.prepare` (a composite definition's parse), runs
-        outside :attr:`lock`, which every commit takes."""
+        """Index ``sub`` (it validates: raises before any change). The slow parts run
+        outside :attr:`lock`, which every commit takes: loading the kind's compiled kernels
+        the first time (:meth:`~semps.matcher.base.Matcher.warm`) and
+        :meth:`~semps.matcher.base.Matcher.prepare` (a composite definition's parse)."""
         with self.lock:
             matcher = self.matcher(sub.kind)
+        if sub.kind not in self._warm:
+            matcher.warm()
+            self._warm.add(sub.kind)
         matcher.prepare(sub)
         with self.lock:
             matcher.add(sub)

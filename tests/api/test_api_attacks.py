@@ -250,19 +250,41 @@ def test_composite_names_never_meet_across_tenants_whatever_they_hold(tmp_path: 
             assert notes.count("data:") == 1
 
 
+def _six_chained_ors(sub: httpx.Client) -> httpx.Response:
+    """Subscriptions ``a`` and ``b``, then the answer to registering ``x0 = a or b`` and
+    ``x{i} = x{i-1} or b`` up to ``x5`` (an ``a`` fires all six)."""
+    for name in ("a", "b"):
+        text = f"SELECT ?s WHERE {{ ?s <{EX}{name}> ?o }}"
+        sub.post("/subscriptions", params={"name": name}, content=text).raise_for_status()
+    text = "\n".join(
+        ["create event x0 = a or b;"] + [f"create event x{i} = x{i - 1} or b;" for i in range(1, 6)]
+    )
+    return sub.post("/subscriptions", params={"kind": "composite"}, content=text)
+
+
 def test_a_subscribers_composite_definitions_are_bounded(tmp_path: Path) -> None:
     with Server(tmp_path / "data", extra=("--max-definitions", "5")) as server:
         with server.client("subscriber") as sub:
-            for name in ("a", "b"):
-                text = f"SELECT ?s WHERE {{ ?s <{EX}{name}> ?o }}"
-                sub.post("/subscriptions", params={"name": name}, content=text).raise_for_status()
-            text = "\n".join(
-                ["create event x0 = a or b;"]
-                + [f"create event x{i} = x{i - 1} or b;" for i in range(1, 6)]
-            )
-            reply = sub.post("/subscriptions", params={"kind": "composite"}, content=text)
+            reply = _six_chained_ors(sub)
             assert (reply.status_code, reply.json()["error"]) == (422, "limit_exceeded")
             assert reply.json()["detail"].endswith("over the limit of 5 (max_definitions)")
+
+
+def test_the_detections_one_event_causes_are_bounded(tmp_path: Path) -> None:
+    server = Server(tmp_path / "data", extra=("--max-detections", "3"))
+    try:
+        with server.client("subscriber") as sub, server.client("publisher") as pub:
+            composite = _six_chained_ors(sub).json()["id"]  # an `a`: six detections
+            pub.post("/events", content=f"<{EX}s> <{EX}a> <{EX}o> .".encode(), headers=NT)
+            notes = sub.get(f"/subscriptions/{composite}/notifications?once=true").text
+            found = [
+                json.loads(line[5:])["detail"]["composite"]
+                for line in notes.splitlines()
+                if line.startswith("data:")
+            ]
+            assert found == ["x0", "x1", "x2"]
+    finally:
+        server.stop()
 
 
 # -- 5, 11: streams end when their token or subscription goes ----------------------------

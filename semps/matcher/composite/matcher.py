@@ -24,7 +24,7 @@ from semps.errors import NotFound, SubscriptionLimitExceeded
 from semps.event import Event
 from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.composite.language import Definition, parse_definitions, parse_statements
-from semps.matcher.composite.tree import EventTree
+from semps.matcher.composite.tree import EventTree, warm
 from semps.matcher.values import Match, Resolver, Subscription
 
 log = logging.getLogger("semps.composite")
@@ -61,6 +61,10 @@ class CompositeMatcher(Matcher):
         """Parse the definitions (the syntax; the names are checked by :meth:`add`), so that
         ``add`` under the broker's lock only checks and links them."""
         self._read = (subscription.text, parse_statements(subscription.text))
+
+    def warm(self) -> None:
+        """Load the event tree's compiled kernels (see :func:`.tree.warm`)."""
+        warm()
 
     def use_resolver(self, resolver: Resolver) -> None:
         self.resolver = resolver

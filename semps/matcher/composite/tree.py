@@ -446,11 +446,16 @@ class EventTree:
     # --- persistence -----------------------------------------------------------------
 
     def state(self) -> dict[Name, Any]:
-        """Every composite's pending statuses, counts and monitored occurrences (JSON-able
-        values, by node name)."""
+        """The pending statuses, counts and monitored occurrences (JSON-able values, by node
+        name) of every composite that holds any: one that holds none is left out (the
+        broker writes this after each event, and most composites hold nothing)."""
+        n = len(self._names)
+        busy = (
+            self._st_set[:n].any(axis=1) | (self._count[:n] != 0) | (self._mon_head[:n] >= 0)
+        ).tolist()
         out = {}
         for node in self.nodes.values():
-            if node.definition is None:
+            if node.definition is None or not busy[node.id]:
                 continue
             x = node.id
             slots = 2 if self._code[x] == k.AND else 1
@@ -473,7 +478,8 @@ class EventTree:
         return out
 
     def restore(self, state: dict[Name, Any]) -> None:
-        """Reload :meth:`state` (names no longer defined are ignored)."""
+        """Reload :meth:`state` (names no longer defined are ignored; composites it leaves
+        out keep theirs: a fresh tree's, nothing)."""
         for name, saved in state.items():
             node = self.nodes.get(name)
             if node is None or node.definition is None:
@@ -500,6 +506,16 @@ class EventTree:
         k.push_monitored(
             x, occ, self._mon_head, self._mon_tail, self._cell_occ, self._cell_next, self._scal
         )
+
+
+def warm() -> None:
+    """Load (or compile) the tree's kernels now, on a throwaway tree: the first call of each
+    in a process loads it from numba's cache (about half a second, holding the GIL), which
+    must not happen while the broker holds its matchers' lock (every commit waits on it)."""
+    tree = EventTree()
+    tree.define([Definition("w", "all", ("a", "b", "c"))])  # clear_monitored
+    tree.occur_many([("a", 0.0, []), ("b", 0.0, []), ("c", 0.0, [])])  # run_arrivals
+    tree.restore({"w": {"pending": [None], "count": 1, "monitored": [{}]}})  # push_monitored
 
 
 def _object_array(items: Sequence[Any]) -> npt.NDArray[np.object_]:

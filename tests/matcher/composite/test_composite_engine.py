@@ -4,6 +4,8 @@ tree against a simple reference evaluator on random definitions and streams."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -327,3 +329,35 @@ def test_constituents_agree_with_the_reference(
         for found in reference(parse_definitions(defs), stream)
     ]
     assert got == expected
+
+
+def test_the_state_holds_only_the_composites_waiting_on_something_and_restores_them() -> None:
+    defs = "create event x = a or b; create event y = a then b; create event z = all b in a, c;"
+    first = EventTree()
+    first.define(parse_definitions(defs))
+    assert first.state() == {}  # nothing is waiting yet: nothing to write after each event
+    first.occur("a", 0, [{"at": 0}])
+    saved = json.loads(json.dumps(first.state()))
+    assert sorted(saved) == ["y", "z"]  # an `or` never waits
+    second = EventTree()
+    second.define(parse_definitions(defs))
+    second.restore(saved)
+    assert second.occur("b", 1, [{"at": 1}]) == [
+        ("x", [{"at": 1}]),
+        ("y", [{"at": 0}, {"at": 1}]),
+    ]
+    assert second.occur("c", 2, [{"at": 2}]) == [("z", [{"at": 0}, {"at": 1}, {"at": 2}])]
+
+
+def test_warm_loads_every_kernel_the_tree_calls_in_a_fresh_process() -> None:
+    script = (
+        "from semps.matcher.composite import _kernel as k, tree\n"
+        "kernels = (k.clear_monitored, k.run_arrivals, k.push_monitored)\n"
+        "print([len(f.signatures) for f in kernels])\n"
+        "tree.warm()\n"
+        "print([len(f.signatures) for f in kernels])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    assert out[:2] == ["[0, 0, 0]", "[1, 1, 1]"]
