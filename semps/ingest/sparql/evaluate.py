@@ -182,7 +182,7 @@ class Evaluator:
             candidates = buckets.get(tuple(a[v] for v in shared), ()) if shared else right
             for b in candidates:
                 self.tick()
-                if _compatible(a, b):
+                if compatible(a, b):
                     out.append({**a, **b})
         return out
 
@@ -198,7 +198,7 @@ class Evaluator:
             extended = False
             for b in buckets.get(tuple(a[v] for v in shared), ()) if shared else right:
                 self.tick()
-                if _compatible(a, b):
+                if compatible(a, b):
                     merged = {**a, **b}
                     if self.passes(node.filters, merged):
                         out.append(merged)
@@ -217,7 +217,7 @@ class Evaluator:
             removed = False
             for b in right:
                 self.tick()
-                if _compatible(a, b) and not a.keys().isdisjoint(b):
+                if compatible(a, b) and not a.keys().isdisjoint(b):
                     removed = True
                     break
             if not removed:
@@ -469,7 +469,8 @@ def _buckets(
     return found
 
 
-def _compatible(a: Solution, b: Solution) -> bool:
+def compatible(a: Mapping[str, Term], b: Mapping[str, Term]) -> bool:
+    """Whether two solutions agree on the variables both bind."""
     if len(b) < len(a):
         a, b = b, a
     for v, t in a.items():

@@ -32,16 +32,17 @@ OutOfBudget` past it).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar, cast
 
 from semps._types import Term
 from semps.ingest.sparql import algebra as alg
-from semps.ingest.sparql.evaluate import Evaluator, Pairs, term_value
+from semps.ingest.sparql.evaluate import Evaluator, Pairs, compatible, term_value
 from semps.ingest.sparql.model import TriplePattern, Var
 from semps.terms import RDF_TYPE
 
 Sol = dict[str, Term]
+H = TypeVar("H", bound=Hashable)
 Rows = list[Sol]
 Atom = TriplePattern | alg.PathPattern
 OLD, NEW = 0, 1
@@ -72,17 +73,6 @@ def subtract(a: Rows, b: Rows) -> Rows:
         else:
             out.append(r)
     return out
-
-
-def compatible(a: Mapping[str, Term], b: Mapping[str, Term]) -> bool:
-    """Whether two solutions agree on the variables both bind."""
-    if len(b) < len(a):
-        a, b = b, a
-    for v, t in a.items():
-        u = b.get(v)
-        if u is not None and u != t:
-            return False
-    return True
 
 
 def certain(node: alg.Node) -> frozenset[str]:
@@ -571,8 +561,8 @@ class Differ:
         for start in starts:
             before = old_ev.path(atom.path, start, o)
             after = new_ev.path(atom.path, start, o)
-            gained += _path_rows(atom, subtract_pairs(after, before))
-            lost += _path_rows(atom, subtract_pairs(before, after))
+            gained += _path_rows(atom, multiset_minus(after, before))
+            lost += _path_rows(atom, multiset_minus(before, after))
         return gained, lost
 
     def _starts(self, atom: alg.PathPattern) -> list[Term]:
@@ -616,19 +606,17 @@ def _joined(a: Rows, b: Rows) -> Rows:
     return [{**x, **y} for x in a for y in b if compatible(x, y)]
 
 
-def subtract_pairs(
-    a: list[tuple[Term, Term]], b: list[tuple[Term, Term]]
-) -> list[tuple[Term, Term]]:
-    """The multiset difference of two pair lists."""
+def multiset_minus(a: list[H], b: list[H]) -> list[H]:
+    """The multiset difference ``a - b`` of two lists of hashable values (pairs, rows)."""
     if not b:
         return a
     counts = Counter(b)
     out = []
-    for pair in a:
-        if counts.get(pair, 0) > 0:
-            counts[pair] -= 1
+    for item in a:
+        if counts.get(item, 0) > 0:
+            counts[item] -= 1
         else:
-            out.append(pair)
+            out.append(item)
     return out
 
 

@@ -24,7 +24,6 @@ their own patterns, until the graph changes. Then, per subscription, the query f
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -41,7 +40,15 @@ from semps.ingest.sparql.model import TriplePattern, Var
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.partab import EventParts
 from semps.matcher.semantic.compiled import CompiledSubscription
-from semps.matcher.semantic.graphdiff import NEW, OLD, Differ, Rows, Sol, change_keys
+from semps.matcher.semantic.graphdiff import (
+    NEW,
+    OLD,
+    Differ,
+    Rows,
+    Sol,
+    change_keys,
+    multiset_minus,
+)
 from semps.matcher.semantic.graphgroups import GraphGroups, Group, graph_has
 from semps.matcher.semantic.graphtemplate import Template, instantiate
 from semps.matcher.semantic.pairs import EventPairs
@@ -284,7 +291,7 @@ class GraphMatching:
             added = [y for y in dict.fromkeys(g) if not _holds(differ, shape, y, OLD)]
             removed = [y for y in dict.fromkeys(lo) if not _holds(differ, shape, y, NEW)]
         else:
-            added, removed = _minus(g, lo), _minus(lo, g)
+            added, removed = multiset_minus(g, lo), multiset_minus(lo, g)
         return ChangeVerdict(
             _verdict(projection, added, limit), _verdict(projection, removed, limit)
         )
@@ -346,19 +353,6 @@ def _holds(differ: Differ, shape: Shape, row: Row, side: int) -> bool:
         if tuple(found.get(v) for v in projection) == row:
             return True
     return False
-
-
-def _minus(a: list[Row], b: list[Row]) -> list[Row]:
-    if not b:
-        return a
-    counts = Counter(b)
-    out = []
-    for row in a:
-        if counts.get(row, 0) > 0:
-            counts[row] -= 1
-        else:
-            out.append(row)
-    return out
 
 
 def _verdict(projection: tuple[str, ...], rows: Sequence[Row], limit: int) -> Verdict | None:
