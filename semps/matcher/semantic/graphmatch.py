@@ -239,7 +239,7 @@ class GraphMatching:
             seed = dict(zip(t.params, member.constants, strict=True))
             shape = Shape(t.where, t.projection, t.distinct, t.ask, seed, member.post)
             key = (t, member.constants, member.post)
-            verdict = self._settle(key, shape, differ, g, lo, run.view, run.is_change)
+            verdict = self._settle(key, shape, differ, g, lo, run)
             if verdict.added is not None or verdict.removed is not None:
                 out.extend((sub_id, verdict) for sub_id in member.ids)
         return out
@@ -264,7 +264,7 @@ class GraphMatching:
                 if not gained and not lost:
                     continue
                 key = (t, member.constants, member.post)
-                verdict = self._settle(key, shape, differ, gained, lost, run.view, run.is_change)
+                verdict = self._settle(key, shape, differ, gained, lost, run)
             except OutOfBudget:
                 continue
             if verdict.added is not None or verdict.removed is not None:
@@ -278,12 +278,11 @@ class GraphMatching:
         differ: Differ,
         gained: Rows,
         lost: Rows,
-        view: GraphView,
-        is_change: bool,
+        run: _Run,
     ) -> ChangeVerdict:
         limit = self.solution_limit
         if shape.ask:
-            return self._ask(key, shape, differ, gained, lost, view, is_change)
+            return self._ask(key, shape, differ, len(gained) - len(lost), run)
         projection = shape.projection
         g = [tuple(r.get(v) for v in projection) for r in gained]
         lo = [tuple(r.get(v) for v in projection) for r in lost]
@@ -296,24 +295,18 @@ class GraphMatching:
             _verdict(projection, added, limit), _verdict(projection, removed, limit)
         )
 
-    def _ask(
-        self,
-        key: Any,
-        shape: Shape,
-        differ: Differ,
-        gained: Rows,
-        lost: Rows,
-        view: GraphView,
-        is_change: bool,
-    ) -> ChangeVerdict:
+    def _ask(self, key: Any, shape: Shape, differ: Differ, gain: int, run: _Run) -> ChangeVerdict:
+        """An ASK's verdict: its solutions' count before the change (kept per graph
+        version) and after it (``gain`` more)."""
+        view = run.view
         known = self._asks.get(key)
         if known is not None and known[0] == view.version:
             before = known[1]
         else:
             before = len(_solutions(differ, shape, shape.seed, OLD))
             self._asks[key] = (view.version, before)
-        after = before - len(lost) + len(gained)
-        if is_change:  # the graph moves on: its count is known for the next version
+        after = before + gain
+        if run.is_change:  # the graph moves on: its count is known for the next version
             self._asks[key] = (view.version + 1, after)
         one = Verdict(1, ({},))
         return ChangeVerdict(
