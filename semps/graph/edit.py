@@ -92,6 +92,20 @@ def _overtime(limits: Limits) -> GraphLimitExceeded:
     return GraphLimitExceeded(msg)
 
 
+def _admit(
+    view: GraphView, facts: Sequence[Triple], size: int, limit: tuple[int, str], what: str
+) -> LocalTerms:
+    """``view``'s terms, to which an edit of ``size`` triples asserting ``facts`` adds its
+    own, once ``size`` is within ``limit`` (its value and name; ``what``: what the edit
+    does, in the message) and ``facts`` hold no axiom nor ``owl:sameAs``."""
+    bound, name = limit
+    if size > bound:
+        msg = f"{what} {size} triples, over the limit of {bound} ({name})"
+        raise GraphLimitExceeded(msg)
+    check_facts(facts)
+    return LocalTerms(view.terms)
+
+
 def deadline(limits: Limits, timed: bool = True) -> float | None:
     """The ``time.monotonic()`` an edit's planning must end by (``None``: untimed)."""
     return time.monotonic() + limits.graph_timeout if timed else None
@@ -122,14 +136,8 @@ def plan_edit(
         GraphError: an inserted triple is an axiom, or ``owl:sameAs``.
     """
     size = len(insert) + len(delete)
-    if size > limits.max_update_triples:
-        msg = (
-            f"the edit inserts or deletes {size} triples, over the limit of "
-            f"{limits.max_update_triples} (max_update_triples)"
-        )
-        raise GraphLimitExceeded(msg)
-    check_facts(insert)
-    local = LocalTerms(view.terms)
+    bound = (limits.max_update_triples, "max_update_triples")
+    local = _admit(view, insert, size, bound, "the edit inserts or deletes")
     inserted = dict.fromkeys(local.ids(insert))
     known = view.terms.get
     deleted = []
@@ -221,14 +229,8 @@ def plan_load(
             past ``max_edit_inferred`` (``_ratio``).
         GraphError: a triple is an axiom, or ``owl:sameAs``.
     """
-    if len(triples) > limits.max_load_triples:
-        msg = (
-            f"the load brings {len(triples)} triples, over the limit of "
-            f"{limits.max_load_triples} (max_load_triples)"
-        )
-        raise GraphLimitExceeded(msg)
-    check_facts(triples)
-    local = LocalTerms(view.terms)
+    bound = (limits.max_load_triples, "max_load_triples")
+    local = _admit(view, triples, len(triples), bound, "the load brings")
     new = keyed(local.ids(triples))
     closure, asserted = _packed(view)
     room = limits.max_graph_triples - (0 if replace else len(view))

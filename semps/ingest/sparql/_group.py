@@ -13,23 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from semps.errors import SubscriptionLimitExceeded, SubscriptionSyntaxError, UnsupportedQueryError
+from semps.ingest.sparql import algebra as alg
 from semps.ingest.sparql._lexer import Token
-from semps.ingest.sparql.algebra import (
-    BGP,
-    Exists,
-    Extend,
-    Filter,
-    Join,
-    LeftJoin,
-    Minus,
-    Node,
-    Path,
-    PathPattern,
-    Union,
-    Values,
-    WithExists,
-    in_scope,
-)
 from semps.ingest.sparql.filters import Expression
 from semps.ingest.sparql.model import PatternTerm, TriplePattern, Var
 from semps.limits import Limits
@@ -43,29 +28,29 @@ _PATH_OPS = frozenset(("/", "|", *_MODIFIERS))
 _ELEMENTS = {"OPTIONAL", "MINUS", "FILTER", "BIND", "VALUES", "GRAPH", "SERVICE"}
 
 
-def join(left: Node | None, right: Node) -> Node:
+def join(left: alg.Node | None, right: alg.Node) -> alg.Node:
     """``Join(left, right)``; the empty group is the identity and two BGPs merge."""
-    if left is None or left == BGP():
+    if left is None or left == alg.BGP():
         return right
-    if right == BGP():
+    if right == alg.BGP():
         return left
-    if type(left) is BGP and type(right) is BGP:
-        return BGP(left.triples + right.triples)
-    return Join(left, right)
+    if type(left) is alg.BGP and type(right) is alg.BGP:
+        return alg.BGP(left.triples + right.triples)
+    return alg.Join(left, right)
 
 
 def basic_graph_pattern(
-    node: Node,
+    node: alg.Node,
 ) -> tuple[tuple[TriplePattern, ...], tuple[Expression, ...]] | None:
     """The patterns and filters of a group that is a basic graph pattern with FILTERs (at
     least one pattern, constant predicates, no EXISTS), or ``None``: the fast path."""
     filters: tuple[Any, ...] = ()
-    if isinstance(node, Filter):
+    if isinstance(node, alg.Filter):
         filters = node.filters
         node = node.inner
-        if any(type(f) is Exists or type(f) is WithExists for f in filters):
+        if any(type(f) is alg.Exists or type(f) is alg.WithExists for f in filters):
             return None
-    if type(node) is not BGP or not node.triples:
+    if type(node) is not alg.BGP or not node.triples:
         return None
     triples = node.triples
     if any(type(t) is not TriplePattern or type(t.p) is Var for t in triples):
@@ -82,10 +67,10 @@ class GroupParser:
     tok: Token
     depth: int
     limits: Limits
-    block: list[TriplePattern | PathPattern]
+    block: list[TriplePattern | alg.PathPattern]
     selected: list[tuple[str, Any]]
     #: Per expression being read, the EXISTS patterns found inside it (innermost last).
-    exists_stack: list[list[tuple[str, Exists]]]
+    exists_stack: list[list[tuple[str, alg.Exists]]]
     pattern_count: int
     element_count: int
     constructs: dict[str, None]
@@ -131,7 +116,7 @@ class GroupParser:
 
     # -- groups ----------------------------------------------------------------------------
 
-    def group_graph_pattern(self, nested: bool = True) -> Node:
+    def group_graph_pattern(self, nested: bool = True) -> alg.Node:
         """``{ ... }``: a group, its elements joined and its FILTERs over the whole (a
         nested group is one level of ``max_query_depth``)."""
         self.expect_op("{")
@@ -140,7 +125,7 @@ class GroupParser:
             self.enter()
         if self.tok.is_keyword("SELECT"):
             raise self.unsupported("sub-query")
-        node: Node | None = None
+        node: alg.Node | None = None
         filters: list[Any] = []
         outer, self.block = self.block, []
         while True:
@@ -174,17 +159,17 @@ class GroupParser:
         self.depth -= nested
         node = self.flush(node)
         self.block = outer
-        group = node if node is not None else BGP()
-        return Filter(group, tuple(filters)) if filters else group
+        group = node if node is not None else alg.BGP()
+        return alg.Filter(group, tuple(filters)) if filters else group
 
-    def flush(self, node: Node | None) -> Node | None:
+    def flush(self, node: alg.Node | None) -> alg.Node | None:
         """The group so far joined with the triples read since its last other element."""
         if not self.block:
             return node
         block, self.block = self.block, []
-        return join(node, BGP(tuple(block)))
+        return join(node, alg.BGP(tuple(block)))
 
-    def group_element(self, node: Node | None, word: str) -> Node:
+    def group_element(self, node: alg.Node | None, word: str) -> alg.Node:
         """One element of a group other than triples and FILTER, applied to ``node``."""
         if word in _REFUSED:
             raise self.unsupported(_REFUSED[word])
@@ -192,12 +177,12 @@ class GroupParser:
         if word == "OPTIONAL":
             self.construct("OPTIONAL")
             right = self.group_graph_pattern()
-            if isinstance(right, Filter):
-                return LeftJoin(node or BGP(), right.inner, right.filters)
-            return LeftJoin(node or BGP(), right)
+            if isinstance(right, alg.Filter):
+                return alg.LeftJoin(node or alg.BGP(), right.inner, right.filters)
+            return alg.LeftJoin(node or alg.BGP(), right)
         if word == "MINUS":
             self.construct("MINUS")
-            return Minus(node or BGP(), self.group_graph_pattern())
+            return alg.Minus(node or alg.BGP(), self.group_graph_pattern())
         if word == "BIND":
             return self.bind(node)
         if word == "VALUES":
@@ -224,18 +209,18 @@ class GroupParser:
         if name in ("OPTIONAL", "MINUS"):
             self.advance()
 
-    def group_or_union(self) -> Node:
+    def group_or_union(self) -> alg.Node:
         """``{ ... } UNION { ... } ...`` or one nested group."""
         node = self.group_graph_pattern()
         if not self.tok.is_keyword("UNION"):
-            if node != BGP() and type(node) is not BGP:
+            if node != alg.BGP() and type(node) is not alg.BGP:
                 self.constructs.setdefault("nested group")
             return node
         while self.tok.is_keyword("UNION"):
             self.constructs.setdefault("UNION")
             self.count_element()
             self.advance()
-            node = Union(node, self.group_graph_pattern())
+            node = alg.Union(node, self.group_graph_pattern())
         return node
 
     def filter_constraint(self) -> Any:
@@ -252,7 +237,7 @@ class GroupParser:
             self.advance()
         self.advance()
         self.constructs.setdefault("NOT EXISTS" if negated else "EXISTS")
-        found = Exists(self.group_graph_pattern(), negated)
+        found = alg.Exists(self.group_graph_pattern(), negated)
         for _ in range(opened):
             self.expect_op(")")
         return found
@@ -293,7 +278,7 @@ class GroupParser:
         finally:
             found = self.exists_stack.pop()
         expr = Expression(ast)
-        return WithExists(expr, tuple(found)) if found else expr
+        return alg.WithExists(expr, tuple(found)) if found else expr
 
     def exists_in_expression(self, negated: bool) -> tuple[str, str]:
         """``EXISTS { }`` inside an expression (the keyword just read): the pattern, and a
@@ -304,7 +289,7 @@ class GroupParser:
         self.constructs.setdefault("NOT EXISTS" if negated else "EXISTS")
         pattern = self.group_graph_pattern()
         name = f"\x00exists{sum(map(len, self.exists_stack))}.{len(self.exists_stack)}"
-        self.exists_stack[-1].append((name, Exists(pattern, negated)))
+        self.exists_stack[-1].append((name, alg.Exists(pattern, negated)))
         return ("var", name)
 
     def exists_ahead(self, offset: int) -> bool:
@@ -319,16 +304,16 @@ class GroupParser:
             return self.peek(offset + 2).is_op("{")
         return False
 
-    def bind(self, node: Node | None) -> Node:
+    def bind(self, node: alg.Node | None) -> alg.Node:
         """``BIND ( expression AS ?var )``: the group so far, extended."""
         start = self.advance()
         name, expr = self.expression_as()
-        if node is not None and name in in_scope(node):
+        if node is not None and name in alg.in_scope(node):
             raise self.error(f"BIND assigns ?{name}, already in scope in the group", start)
         self.constructs.setdefault("BIND")
-        return Extend(node or BGP(), name, expr)
+        return alg.Extend(node or alg.BGP(), name, expr)
 
-    def values_block(self) -> Values:
+    def values_block(self) -> alg.Values:
         """``VALUES ?x { ... }`` or ``VALUES (?x ?y) { (...) ... }``."""
         self.advance()
         names: list[str] = []
@@ -362,7 +347,7 @@ class GroupParser:
             limit = self.limits.max_patterns * 16
             msg = f"VALUES has more than {limit} rows (16 x max_patterns)"
             raise SubscriptionLimitExceeded(msg, line=self.tok.line, column=self.tok.column)
-        return Values(tuple(names), tuple(rows))
+        return alg.Values(tuple(names), tuple(rows))
 
     def data_value(self) -> Any:
         tok = self.tok
@@ -400,17 +385,17 @@ class GroupParser:
         self.expect_op(")")
         return var.text[1:], expr
 
-    def selected_expressions(self, where: Node, tok: Token) -> Node:
+    def selected_expressions(self, where: alg.Node, tok: Token) -> alg.Node:
         """The WHERE pattern extended by the SELECT clause's expressions, in order."""
         for name, expr in self.selected:
-            if name in in_scope(where):
+            if name in alg.in_scope(where):
                 raise self.error(f"SELECT (... AS ?{name}): ?{name} is already in scope", tok)
-            where = Extend(where, name, expr)
+            where = alg.Extend(where, name, expr)
         return where
 
     # -- triples ---------------------------------------------------------------------------
 
-    def emit(self, pattern: TriplePattern | PathPattern, tok: Token) -> None:
+    def emit(self, pattern: TriplePattern | alg.PathPattern, tok: Token) -> None:
         if self.pattern_count >= self.limits.max_patterns:
             limit = self.limits.max_patterns
             msg = (
@@ -456,7 +441,7 @@ class GroupParser:
             if self.tok.is_keyword(*_ELEMENTS) or self.tok.is_op("{"):
                 return
 
-    def add_triple(self, s: PatternTerm, verb: Var | Path, o: PatternTerm, tok: Token) -> None:
+    def add_triple(self, s: PatternTerm, verb: Var | alg.Path, o: PatternTerm, tok: Token) -> None:
         """A triple pattern; a path of links and inverse links in sequence becomes triple
         patterns joined by fresh blank variables (SPARQL 1.1 section 18.2.2.4)."""
         if isinstance(verb, Var):
@@ -468,7 +453,7 @@ class GroupParser:
         steps = _simple_steps(verb)
         if steps is None:
             self.constructs.setdefault("property path")
-            self.emit(PathPattern(s, verb, o), tok)
+            self.emit(alg.PathPattern(s, verb, o), tok)
             return
         if len(steps) > 1 or steps[0][1]:
             self.constructs.setdefault("property path")
@@ -477,7 +462,7 @@ class GroupParser:
             a, b = ends[k], ends[k + 1]
             self.emit(TriplePattern(b, iri, a) if inverse else TriplePattern(a, iri, b), tok)
 
-    def verb(self) -> Var | Path:
+    def verb(self) -> Var | alg.Path:
         tok = self.tok
         if tok.kind == "VAR":
             self.advance()
@@ -504,15 +489,15 @@ class GroupParser:
 
     # -- property paths --------------------------------------------------------------------
 
-    def path(self) -> Path:
+    def path(self) -> alg.Path:
         """``seq | seq | ...``."""
         return self.path_list("|", self.path_sequence, "alt")
 
-    def path_sequence(self) -> Path:
+    def path_sequence(self) -> alg.Path:
         """``element / element / ...``."""
         return self.path_list("/", self.path_element, "seq")
 
-    def path_list(self, op: str, item: Callable[[], Path], tag: str) -> Path:
+    def path_list(self, op: str, item: Callable[[], alg.Path], tag: str) -> alg.Path:
         """One ``item``, or several separated by ``op`` as a ``(tag, items)`` path."""
         items = [item()]
         while self.tok.is_op(op):
@@ -520,7 +505,7 @@ class GroupParser:
             items.append(item())
         return items[0] if len(items) == 1 else (tag, tuple(items))
 
-    def path_element(self) -> Path:
+    def path_element(self) -> alg.Path:
         inverse = self.tok.is_op("^")
         if inverse:
             self.advance()
@@ -531,7 +516,7 @@ class GroupParser:
             path = (_MODIFIERS[tok.text], path)
         return ("inv", path) if inverse else path
 
-    def path_primary(self) -> Path:
+    def path_primary(self) -> alg.Path:
         tok = self.tok
         if tok.is_op("("):
             self.advance()
@@ -554,7 +539,7 @@ class GroupParser:
             return self.iri(self.advance())
         raise self.error(f"expected a property path but found {tok.describe()}")
 
-    def negated_set(self) -> Path:
+    def negated_set(self) -> alg.Path:
         """``!iri``, ``!^iri`` or ``!( iri | ^iri | ... )``."""
         forward: list[str] = []
         inverse: list[str] = []
@@ -575,7 +560,7 @@ class GroupParser:
         return ("nps", tuple(sorted(set(forward))), tuple(sorted(set(inverse))))
 
 
-def _simple_steps(path: Path) -> list[tuple[str, bool]] | None:
+def _simple_steps(path: alg.Path) -> list[tuple[str, bool]] | None:
     """A path of links and inverse links in sequence as ``(iri, inverse)`` steps, or
     ``None`` when it needs path evaluation."""
     items = path[1] if path[0] == "seq" else (path,)

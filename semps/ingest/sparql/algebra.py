@@ -6,7 +6,8 @@ paths, variable predicates or FILTER (NOT) EXISTS parses into a tree of these no
 
 - :class:`BGP`: triple patterns (any position a variable) and :class:`PathPattern`\\ s.
 - :class:`Join`, :class:`LeftJoin` (OPTIONAL, with the FILTERs of its right group),
-  :class:`Union`, :class:`Minus`, :class:`Filter` (FILTERs of a group, applied last),
+  :class:`Union`, :class:`Minus` (the operators of two patterns: :class:`Binary`'s
+  ``left`` and ``right``), :class:`Filter` (FILTERs of a group, applied last),
   :class:`Extend` (BIND, ``SELECT (expr AS ?v)``), :class:`Values` (inline data).
 - :class:`Exists`: ``EXISTS { ... }`` / ``NOT EXISTS { ... }`` as a FILTER.
 
@@ -75,37 +76,35 @@ class BGP:
 
 
 @dataclass(frozen=True, slots=True)
-class Join:
-    """Both sides' compatible solutions merged."""
+class Binary:
+    """An operator of two patterns (never a node itself: evaluation dispatches on the
+    concrete type, and two operators of the same sides are not equal)."""
 
     left: Node
     right: Node
 
 
 @dataclass(frozen=True, slots=True)
-class LeftJoin:
+class Join(Binary):
+    """Both sides' compatible solutions merged."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeftJoin(Binary):
     """OPTIONAL: each left solution extended by the compatible right ones that pass the
     filters, or kept alone when there are none."""
 
-    left: Node
-    right: Node
     filters: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class Union:
+class Union(Binary):
     """The solutions of either side (a multiset union)."""
-
-    left: Node
-    right: Node
 
 
 @dataclass(frozen=True, slots=True)
-class Minus:
+class Minus(Binary):
     """The left solutions with no compatible right solution sharing a variable."""
-
-    left: Node
-    right: Node
 
 
 @dataclass(frozen=True, slots=True)

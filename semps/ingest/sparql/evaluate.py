@@ -33,21 +33,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, cast
 
 from semps._types import Term
-from semps.ingest.sparql.algebra import (
-    BGP,
-    Exists,
-    Extend,
-    Filter,
-    Join,
-    LeftJoin,
-    Minus,
-    Node,
-    Path,
-    PathPattern,
-    Union,
-    Values,
-    WithExists,
-)
+from semps.ingest.sparql import algebra as alg
 from semps.ingest.sparql.filters import EvalError
 from semps.ingest.sparql.model import PatternTerm, TriplePattern, Var
 from semps.terms import XSD, Literal
@@ -92,7 +78,7 @@ _HELD = ("rows held",)  # the path cache's count of the rows it holds
 #: Rows (solutions, path pairs) one event's cache holds at most, over all subscriptions.
 CACHE_ROWS = 2_000_000
 _TRUE, _FALSE = Literal("true", XSD + "boolean"), Literal("false", XSD + "boolean")
-_NODES: tuple[Path, None, None] = (("nodes",), None, None)  # the path cache's node list
+_NODES: tuple[alg.Path, None, None] = (("nodes",), None, None)  # the path cache's node list
 _EXPRESSION_ERRORS = (EvalError, ArithmeticError, ValueError, TypeError, OverflowError)
 
 
@@ -135,10 +121,10 @@ class Evaluator:
 
     # -- the algebra -----------------------------------------------------------------------
 
-    def solutions(self, node: Node, seed: Solution) -> list[Solution]:
+    def solutions(self, node: alg.Node, seed: Solution) -> list[Solution]:
         """The node's solutions, each extending ``seed`` (EXISTS's substitution)."""
         kind = type(node)
-        if kind is BGP:
+        if kind is alg.BGP:
             if seed:
                 return self.bgp(node.triples, seed)  # type: ignore[union-attr]
             found = self.cache.get(node)
@@ -147,18 +133,18 @@ class Evaluator:
             else:
                 self.tick()
             return found
-        if kind is Join:
+        if kind is alg.Join:
             return self.join(self.solutions(node.left, seed), self.solutions(node.right, seed))  # type: ignore[union-attr]
-        if kind is LeftJoin:
+        if kind is alg.LeftJoin:
             return self.left_join(node, seed)  # type: ignore[arg-type]
-        if kind is Union:
+        if kind is alg.Union:
             return self.solutions(node.left, seed) + self.solutions(node.right, seed)  # type: ignore[union-attr]
-        if kind is Minus:
+        if kind is alg.Minus:
             return self.minus(node, seed)  # type: ignore[arg-type]
-        if kind is Filter:
+        if kind is alg.Filter:
             inner = self.solutions(node.inner, seed)  # type: ignore[union-attr]
             return [s for s in inner if self.passes(node.filters, s)]  # type: ignore[union-attr]
-        if kind is Extend:
+        if kind is alg.Extend:
             return self.extend(node, seed)  # type: ignore[arg-type]
         return self.values(node, seed)  # type: ignore[arg-type]
 
@@ -166,18 +152,18 @@ class Evaluator:
         """True when every filter holds on the solution."""
         for f in filters:
             self.tick()
-            if type(f) is Exists:
+            if type(f) is alg.Exists:
                 found = bool(self.solutions(f.pattern, solution))
                 if found == f.negated:
                     return False
-            elif type(f) is WithExists:
+            elif type(f) is alg.WithExists:
                 if not f.expr.evaluate(self.with_exists(f, solution)):
                     return False
             elif not f.evaluate(solution):
                 return False
         return True
 
-    def with_exists(self, expr: WithExists, solution: Solution) -> Solution:
+    def with_exists(self, expr: alg.WithExists, solution: Solution) -> Solution:
         """The solution with each EXISTS of the expression bound to its answer."""
         answers = dict(solution)
         for name, exists in expr.exists:
@@ -196,11 +182,11 @@ class Evaluator:
             candidates = buckets.get(tuple(a[v] for v in shared), ()) if shared else right
             for b in candidates:
                 self.tick()
-                if _compatible(a, b):
+                if compatible(a, b):
                     out.append({**a, **b})
         return out
 
-    def left_join(self, node: LeftJoin, seed: Solution) -> list[Solution]:
+    def left_join(self, node: alg.LeftJoin, seed: Solution) -> list[Solution]:
         left = self.solutions(node.left, seed)
         if not left:
             return []
@@ -212,7 +198,7 @@ class Evaluator:
             extended = False
             for b in buckets.get(tuple(a[v] for v in shared), ()) if shared else right:
                 self.tick()
-                if _compatible(a, b):
+                if compatible(a, b):
                     merged = {**a, **b}
                     if self.passes(node.filters, merged):
                         out.append(merged)
@@ -221,7 +207,7 @@ class Evaluator:
                 out.append(a)
         return out
 
-    def minus(self, node: Minus, seed: Solution) -> list[Solution]:
+    def minus(self, node: alg.Minus, seed: Solution) -> list[Solution]:
         left = self.solutions(node.left, seed)
         if not left:
             return []
@@ -231,19 +217,19 @@ class Evaluator:
             removed = False
             for b in right:
                 self.tick()
-                if _compatible(a, b) and not a.keys().isdisjoint(b):
+                if compatible(a, b) and not a.keys().isdisjoint(b):
                     removed = True
                     break
             if not removed:
                 out.append(a)
         return out
 
-    def extend(self, node: Extend, seed: Solution) -> list[Solution]:
+    def extend(self, node: alg.Extend, seed: Solution) -> list[Solution]:
         out = []
         for s in self.solutions(node.inner, seed):
             self.tick()
             expr = node.expr
-            if type(expr) is WithExists:
+            if type(expr) is alg.WithExists:
                 value = term_value(expr.expr, self.with_exists(expr, s))
             else:
                 value = term_value(expr, s)
@@ -252,7 +238,7 @@ class Evaluator:
             out.append(s)
         return out
 
-    def values(self, node: Values, seed: Solution) -> list[Solution]:
+    def values(self, node: alg.Values, seed: Solution) -> list[Solution]:
         out = []
         for row in node.rows:
             self.tick()
@@ -269,7 +255,7 @@ class Evaluator:
     # -- basic graph patterns ----------------------------------------------------------------
 
     def bgp(
-        self, triples: tuple[TriplePattern | PathPattern, ...], seed: Solution
+        self, triples: tuple[TriplePattern | alg.PathPattern, ...], seed: Solution
     ) -> list[Solution]:
         """The patterns matched one at a time from ``seed``, in their order (which
         :func:`plan` chose: the most bound first)."""
@@ -283,19 +269,19 @@ class Evaluator:
                 break
         return found
 
-    def match(self, pattern: TriplePattern | PathPattern, s: Solution) -> list[Solution]:
+    def match(self, pattern: TriplePattern | alg.PathPattern, s: Solution) -> list[Solution]:
         """The solution extended by each way the pattern matches the graph."""
         subject, obj = _value(pattern.s, s), _value(pattern.o, s)
         if type(pattern) is TriplePattern and type(pattern.p) is str:
             return self.match_link(pattern, s, subject, obj)
-        if type(pattern) is PathPattern:
+        if type(pattern) is alg.PathPattern:
             rows: Iterable[tuple[Term, Term | None, Term]] = (
                 (a, None, b) for a, b in self.path(pattern.path, subject, obj)
             )
         else:
             rows = self.triples(subject, _value(pattern.p, s), obj)  # type: ignore[union-attr]
         out = []
-        p_term = None if type(pattern) is PathPattern else pattern.p  # type: ignore[union-attr]
+        p_term = None if type(pattern) is alg.PathPattern else pattern.p  # type: ignore[union-attr]
         for a, p, b in rows:
             self.tick()
             new = dict(s)
@@ -352,7 +338,7 @@ class Evaluator:
 
     # -- property paths ---------------------------------------------------------------------
 
-    def path(self, path: Path, s: Term | None, o: Term | None) -> list[Pair]:
+    def path(self, path: alg.Path, s: Term | None, o: Term | None) -> list[Pair]:
         """The (subject, object) pairs the path connects, with the bound ends; cached per
         event (every subscription with the same path shares it)."""
         key = (path, s, o)
@@ -363,7 +349,7 @@ class Evaluator:
             self.tick()
         return found
 
-    def _path(self, path: Path, s: Term | None, o: Term | None) -> list[Pair]:
+    def _path(self, path: alg.Path, s: Term | None, o: Term | None) -> list[Pair]:
         kind = path[0]
         if kind == "link":
             rows = self.link(path[1], s, o)
@@ -381,7 +367,7 @@ class Evaluator:
             return list(dict.fromkeys([*self.zero(s, o), *self.path(path[1], s, o)]))
         return self.closure(path[1], s, o, zero=kind == "star")
 
-    def sequence(self, items: tuple[Path, ...], s: Term | None, o: Term | None) -> list[Pair]:
+    def sequence(self, items: tuple[alg.Path, ...], s: Term | None, o: Term | None) -> list[Pair]:
         first = items[0]
         rest = items[1] if len(items) == 2 else ("seq", items[1:])
         out: list[Pair] = []
@@ -438,7 +424,7 @@ class Evaluator:
             self.pairs.path_cache[_NODES] = found
         return [n for n, _ in found]
 
-    def closure(self, inner: Path, s: Term | None, o: Term | None, zero: bool) -> list[Pair]:
+    def closure(self, inner: alg.Path, s: Term | None, o: Term | None, zero: bool) -> list[Pair]:
         """``inner*`` (``zero``) or ``inner+``: distinct pairs, one search per start."""
         if s is not None:
             return [(s, b) for b in self.reach(inner, s, zero) if o is None or b == o]
@@ -449,7 +435,7 @@ class Evaluator:
             out.extend((n, b) for b in self.reach(inner, n, zero))
         return out
 
-    def reach(self, inner: Path, start: Term, zero: bool) -> list[Term]:
+    def reach(self, inner: alg.Path, start: Term, zero: bool) -> list[Term]:
         """The nodes reached from ``start`` by one or more ``inner`` steps (and ``start``
         itself with ``zero``): a search expanding each node once."""
         found: dict[Term, None] = {start: None} if zero else {}
@@ -483,7 +469,8 @@ def _buckets(
     return found
 
 
-def _compatible(a: Solution, b: Solution) -> bool:
+def compatible(a: Mapping[str, Term], b: Mapping[str, Term]) -> bool:
+    """Whether two solutions agree on the variables both bind."""
     if len(b) < len(a):
         a, b = b, a
     for v, t in a.items():
@@ -506,11 +493,11 @@ def _bind(s: Solution, term: PatternTerm | None, value: Term | None) -> bool:
     return s.setdefault(term.name, value) == value
 
 
-def plan(node: Node) -> Node:
+def plan(node: alg.Node) -> alg.Node:
     """The tree with each basic graph pattern's patterns in join order: the most bound
     (constants, or variables earlier patterns bind) first, triples before paths."""
     kind = type(node)
-    if kind is BGP:
+    if kind is alg.BGP:
         remaining = list(node.triples)  # type: ignore[union-attr]
         bound: set[str] = set()
         ordered = []
@@ -521,15 +508,15 @@ def plan(node: Node) -> Node:
             bound |= pattern.variables()
             if type(pattern) is TriplePattern and type(pattern.p) is Var:
                 bound.add(pattern.p.name)
-        return BGP(tuple(ordered))
-    if kind in (Join, Union, Minus):
+        return alg.BGP(tuple(ordered))
+    if kind in (alg.Join, alg.Union, alg.Minus):
         return kind(plan(node.left), plan(node.right))  # type: ignore[union-attr]
-    if kind is LeftJoin:
-        return LeftJoin(plan(node.left), plan(node.right), _plan_filters(node.filters))  # type: ignore[union-attr]
-    if kind is Filter:
-        return Filter(plan(node.inner), _plan_filters(node.filters))  # type: ignore[union-attr]
-    if kind is Extend:
-        return Extend(plan(node.inner), node.var, _plan_filter(node.expr))  # type: ignore[union-attr]
+    if kind is alg.LeftJoin:
+        return alg.LeftJoin(plan(node.left), plan(node.right), _plan_filters(node.filters))  # type: ignore[union-attr]
+    if kind is alg.Filter:
+        return alg.Filter(plan(node.inner), _plan_filters(node.filters))  # type: ignore[union-attr]
+    if kind is alg.Extend:
+        return alg.Extend(plan(node.inner), node.var, _plan_filter(node.expr))  # type: ignore[union-attr]
     return node
 
 
@@ -538,15 +525,15 @@ def _plan_filters(filters: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _plan_filter(f: Any) -> Any:
-    if type(f) is Exists:
-        return Exists(plan(f.pattern), f.negated)
-    if type(f) is WithExists:
-        return WithExists(f.expr, tuple((n, _plan_filter(e)) for n, e in f.exists))
+    if type(f) is alg.Exists:
+        return alg.Exists(plan(f.pattern), f.negated)
+    if type(f) is alg.WithExists:
+        return alg.WithExists(f.expr, tuple((n, _plan_filter(e)) for n, e in f.exists))
     return f
 
 
 def _score(
-    pattern: TriplePattern | PathPattern, bound: Iterable[str], i: int
+    pattern: TriplePattern | alg.PathPattern, bound: Iterable[str], i: int
 ) -> tuple[int, int, int]:
     """Patterns with more bound or constant ends first, triples before paths."""
     ends = [pattern.s, pattern.o]

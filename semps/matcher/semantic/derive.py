@@ -15,7 +15,8 @@ own triples: the chain of ``subClassOf`` / ``equivalentClass`` (or ``subProperty
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from typing import TypeVar
 
 from semps._types import Term, Triple
 from semps.matcher.explanation import Derivation
@@ -32,6 +33,8 @@ from semps.ontology.compile import (
 )
 from semps.ontology.expansion import Expansion
 from semps.terms import OWL, RDF, RDF_TYPE
+
+K = TypeVar("K", bound=Hashable)
 
 #: Rule applications one explanation may try at most (then: "not reconstructed").
 WORK = 200_000
@@ -138,12 +141,7 @@ class Axioms:
         while queue:
             state = queue.popleft()
             if state == goal:
-                chain: list[Triple] = []
-                step = back[state]
-                while step is not None:
-                    chain.append(step[1])
-                    step = back[step[0]]
-                return tuple(reversed(chain))
+                return _walk_back(back, state)
             prop, inv = state
             for nxt, flip, t in self.prop.get(prop, ()):
                 key = (nxt, inv != flip)
@@ -164,7 +162,9 @@ def _members(head: str, first: dict[str, Term], rest: dict[str, Term]) -> list[s
     return out
 
 
-def _walk_back(back: dict[str, tuple[str, Triple] | None], end: str) -> tuple[Triple, ...]:
+def _walk_back(back: dict[K, tuple[K, Triple] | None], end: K) -> tuple[Triple, ...]:
+    """The triples of a breadth-first search's path to ``end``, from its start
+    (``back``: each state reached -> the state it came from and the triple between)."""
     chain: list[Triple] = []
     step = back[end]
     while step is not None:

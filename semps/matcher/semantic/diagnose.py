@@ -15,20 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from semps._types import Term, Triple
-from semps.ingest.sparql.algebra import (
-    BGP,
-    Exists,
-    Extend,
-    Filter,
-    Join,
-    LeftJoin,
-    Minus,
-    Node,
-    PathPattern,
-    Union,
-    Values,
-    WithExists,
-)
+from semps.ingest.sparql import algebra as alg
 from semps.ingest.sparql.evaluate import Evaluator, Solution
 from semps.ingest.sparql.model import TriplePattern, Var
 from semps.matcher.explanation import Reason
@@ -40,9 +27,9 @@ NEAREST = 5
 ROWS = 100_000
 
 
-def pattern_text(p: TriplePattern | PathPattern) -> str:
+def pattern_text(p: TriplePattern | alg.PathPattern) -> str:
     """A triple pattern as the subscription would write it (full IRIs)."""
-    if isinstance(p, PathPattern):
+    if isinstance(p, alg.PathPattern):
         return f"{_term(p.s)} (path) {_term(p.o)}"
     return f"{_term(p.s)} {_term(p.p)} {_term(p.o)}"
 
@@ -84,10 +71,10 @@ def filter_text(ast: Any) -> str:
 
 
 def _expr_text(f: Any) -> str:
-    if type(f) is Exists:
+    if type(f) is alg.Exists:
         return ("NOT EXISTS" if f.negated else "EXISTS") + " { ... }"
     ast = getattr(f, "ast", None)
-    if ast is None and type(f) is WithExists:
+    if ast is None and type(f) is alg.WithExists:
         ast = getattr(f.expr, "ast", None)
     return filter_text(ast) if ast is not None else repr(f)
 
@@ -107,48 +94,48 @@ class Diagnosis:
         self.ancestors = ancestors
         self.classes: dict[str, set[str]] = {}  # variable -> classes the query asks of it
 
-    def run(self, where: Node) -> list[Reason]:
+    def run(self, where: alg.Node) -> list[Reason]:
         """Why ``where`` gives no solution (its first failing part, then inside it)."""
         _collect_classes(where, self.classes)
         return self._why(where)
 
-    def _why(self, node: Node) -> list[Reason]:
+    def _why(self, node: alg.Node) -> list[Reason]:
         kind = type(node)
-        if kind is BGP:
+        if kind is alg.BGP:
             return self._bgp(node.triples)  # type: ignore[union-attr]
-        if kind is Filter:
+        if kind is alg.Filter:
             inner = self.ev.solutions(node.inner, {})  # type: ignore[union-attr]
             if not inner:
                 return self._why(node.inner)  # type: ignore[union-attr]
             return self._filters(node.filters, inner)  # type: ignore[union-attr]
-        if kind is Join:
+        if kind is alg.Join:
             for side in (node.left, node.right):  # type: ignore[union-attr]
                 if not self.ev.solutions(side, {}):
                     return self._why(side)
             msg = "each part has solutions, but none agree on their shared variables"
             return [Reason("join", msg)]
-        if kind is LeftJoin:
+        if kind is alg.LeftJoin:
             return self._why(node.left)  # type: ignore[union-attr]
-        if kind is Union:
+        if kind is alg.Union:
             out = [Reason("union", "neither alternative of the UNION has a solution")]
             return out + self._why(node.left) + self._why(node.right)  # type: ignore[union-attr]
-        if kind is Minus:
+        if kind is alg.Minus:
             left = self.ev.solutions(node.left, {})  # type: ignore[union-attr]
             if not left:
                 return self._why(node.left)  # type: ignore[union-attr]
             return [Reason("minus", f"MINUS removed every one of its {len(left)} solution(s)")]
-        if kind is Extend:
+        if kind is alg.Extend:
             return self._why(node.inner)  # type: ignore[union-attr]
-        if kind is Values:
+        if kind is alg.Values:
             return [Reason("values", "no VALUES row agrees with the rest of the pattern")]
         return [Reason("pattern", "no solution")]
 
     # -- basic graph patterns ----------------------------------------------------------------
 
-    def _alone(self, p: TriplePattern | PathPattern) -> list[Solution]:
+    def _alone(self, p: TriplePattern | alg.PathPattern) -> list[Solution]:
         """The pattern's solutions on its own."""
-        if isinstance(p, PathPattern):
-            return self.ev.solutions(BGP((p,)), {})
+        if isinstance(p, alg.PathPattern):
+            return self.ev.solutions(alg.BGP((p,)), {})
         found = []
         for t in self._matching(p):
             self.ev.tick()  # (the evaluator's budget bounds the whole diagnosis)
@@ -157,7 +144,7 @@ class Diagnosis:
                 found.append(bound)
         return found
 
-    def _bgp(self, patterns: tuple[TriplePattern | PathPattern, ...]) -> list[Reason]:
+    def _bgp(self, patterns: tuple[TriplePattern | alg.PathPattern, ...]) -> list[Reason]:
         alone = [self._alone(p) for p in patterns]
         seen: set[str] = set()
         for number, (p, found) in enumerate(zip(patterns, alone, strict=True), start=1):
@@ -201,9 +188,11 @@ class Diagnosis:
             return facts.by_p.get(str(p.p), ())
         return facts.all
 
-    def _missing(self, number: int, p: TriplePattern | PathPattern, rows: list[Solution]) -> Reason:
+    def _missing(
+        self, number: int, p: TriplePattern | alg.PathPattern, rows: list[Solution]
+    ) -> Reason:
         where = f"pattern {number} `{pattern_text(p)}`"
-        if isinstance(p, PathPattern):
+        if isinstance(p, alg.PathPattern):
             return Reason("pattern", f"{where}: no path in the event's closure")
         if p.p == RDF_TYPE and type(p.o) is not Var:
             msg = f"{where}: no node of class {_term(p.o)} (type constraint unmet)"
@@ -303,20 +292,20 @@ def _binding_text(b: Mapping[str, Term]) -> str:
 
 
 def _collect_classes(node: Any, out: dict[str, set[str]]) -> None:
-    if type(node) is BGP:
+    if type(node) is alg.BGP:
         for p in node.triples:
             if isinstance(p, TriplePattern) and p.p == RDF_TYPE and type(p.s) is Var:
                 if type(p.o) is not Var:
                     out.setdefault(p.s.name, set()).add(str(p.o))
         return
-    names = ("inner", "left", "right") if type(node) is not Minus else ("left",)
+    names = ("inner", "left", "right") if type(node) is not alg.Minus else ("left",)
     for name in names:
         child = getattr(node, name, None)
         if child is not None:
             _collect_classes(child, out)
 
 
-def _type_of_bound(p: TriplePattern | PathPattern, rows: list[Solution]) -> bool:
+def _type_of_bound(p: TriplePattern | alg.PathPattern, rows: list[Solution]) -> bool:
     """Whether ``p`` is ``?v a C`` with ``?v`` bound by the patterns before it."""
     return (
         isinstance(p, TriplePattern)

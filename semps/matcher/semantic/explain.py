@@ -33,7 +33,7 @@ from semps.matcher.semantic.compile_query import compile_query
 from semps.matcher.semantic.compiled import CompiledSubscription
 from semps.matcher.semantic.derive import Axioms, Deriver, Facts
 from semps.matcher.semantic.diagnose import Diagnosis, pattern_text
-from semps.matcher.semantic.graphdiff import ANY, change_keys, touch_keys
+from semps.matcher.semantic.graphdiff import ANY, change_keys, subtract, touch_keys
 from semps.matcher.semantic.graphmatch import where_of
 from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.verify import DEFAULT_STEP_BUDGET
@@ -166,10 +166,6 @@ def _with_graph(event: Event, graph: GraphView, limits: Limits) -> _Closure:
 # -- counting as the matcher counts ----------------------------------------------------------
 
 
-def _key(s: Solution) -> frozenset[tuple[str, Term]]:
-    return frozenset(s.items())
-
-
 def _added(
     compiled: CompiledSubscription, new: list[Solution], old: list[Solution]
 ) -> tuple[int, list[Solution]]:
@@ -177,7 +173,7 @@ def _added(
     graph ``old`` is empty: every solution counts)."""
     if not new:
         return 0, []
-    fresh = _multiset_minus(new, old)  # full solutions the event adds
+    fresh = subtract(new, old)  # full solutions the event adds
     if compiled.ask:
         return (1, (fresh or new)[:1]) if not old else (0, [])
     projection = compiled.projection
@@ -197,20 +193,6 @@ def _added(
     gained.subtract(Counter(row(s) for s in old))
     count = sum(n for n in gained.values() if n > 0)
     return count, fresh
-
-
-def _multiset_minus(a: list[Solution], b: list[Solution]) -> list[Solution]:
-    if not b:
-        return a
-    left = Counter(_key(s) for s in b)
-    out = []
-    for s in a:
-        k = _key(s)
-        if left.get(k, 0) > 0:
-            left[k] -= 1
-        else:
-            out.append(s)
-    return out
 
 
 # -- a solution's triples --------------------------------------------------------------------

@@ -32,33 +32,19 @@ OutOfBudget` past it).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar, cast
 
 from semps._types import Term
-from semps.ingest.sparql.algebra import (
-    BGP,
-    Exists,
-    Extend,
-    Filter,
-    Join,
-    LeftJoin,
-    Minus,
-    Node,
-    PathPattern,
-    Union,
-    Values,
-    WithExists,
-    in_scope,
-    path_iris,
-)
-from semps.ingest.sparql.evaluate import Evaluator, Pairs, term_value
+from semps.ingest.sparql import algebra as alg
+from semps.ingest.sparql.evaluate import Evaluator, Pairs, compatible, term_value
 from semps.ingest.sparql.model import TriplePattern, Var
 from semps.terms import RDF_TYPE
 
 Sol = dict[str, Term]
+H = TypeVar("H", bound=Hashable)
 Rows = list[Sol]
-Atom = TriplePattern | PathPattern
+Atom = TriplePattern | alg.PathPattern
 OLD, NEW = 0, 1
 
 #: The touch key of patterns any change may affect (a variable predicate, a negated
@@ -89,18 +75,7 @@ def subtract(a: Rows, b: Rows) -> Rows:
     return out
 
 
-def compatible(a: Mapping[str, Term], b: Mapping[str, Term]) -> bool:
-    """Whether two solutions agree on the variables both bind."""
-    if len(b) < len(a):
-        a, b = b, a
-    for v, t in a.items():
-        u = b.get(v)
-        if u is not None and u != t:
-            return False
-    return True
-
-
-def certain(node: Node) -> frozenset[str]:
+def certain(node: alg.Node) -> frozenset[str]:
     """The variables every solution of ``node`` binds."""
     found = _CERTAIN.get(node)
     if found is None:
@@ -111,27 +86,27 @@ def certain(node: Node) -> frozenset[str]:
 _CERTAIN: dict[Any, frozenset[str]] = {}
 
 
-def _certain(node: Node) -> frozenset[str]:
+def _certain(node: alg.Node) -> frozenset[str]:
     if len(_CERTAIN) > 100_000:
         _CERTAIN.clear()
     kind = type(node)
-    if kind is BGP:
-        return in_scope(node)
-    if kind is Join:
+    if kind is alg.BGP:
+        return alg.in_scope(node)
+    if kind is alg.Join:
         return certain(node.left) | certain(node.right)  # type: ignore[union-attr]
-    if kind in (LeftJoin, Minus):
+    if kind in (alg.LeftJoin, alg.Minus):
         return certain(node.left)  # type: ignore[union-attr]
-    if kind is Union:
+    if kind is alg.Union:
         return certain(node.left) & certain(node.right)  # type: ignore[union-attr]
-    if kind in (Filter, Extend):
+    if kind in (alg.Filter, alg.Extend):
         return certain(node.inner)  # type: ignore[union-attr]
-    values: Values = node  # type: ignore[assignment]
+    values: alg.Values = node  # type: ignore[assignment]
     return frozenset(
         v for i, v in enumerate(values.variables) if all(row[i] is not None for row in values.rows)
     )
 
 
-def touch_keys(node: Node) -> frozenset[str | tuple[str, Term]]:
+def touch_keys(node: alg.Node) -> frozenset[str | tuple[str, Term]]:
     """What a change must hold for ``node``'s solutions to change: the properties of its
     patterns (anywhere: OPTIONAL, MINUS, EXISTS, paths), ``("type", class)`` for a type
     pattern with a constant class, :data:`ANY` when any triple may matter."""
@@ -150,39 +125,39 @@ _TOUCH: dict[Any, frozenset[str | tuple[str, Term]]] = {}
 
 def _collect(node: Any, keys: set[str | tuple[str, Term]]) -> None:
     kind = type(node)
-    if kind is BGP:
+    if kind is alg.BGP:
         for t in node.triples:
             _collect_atom(t, keys)
-    elif kind in (Join, Union, Minus):
+    elif kind in (alg.Join, alg.Union, alg.Minus):
         _collect(node.left, keys)
         _collect(node.right, keys)
-    elif kind is LeftJoin:
+    elif kind is alg.LeftJoin:
         _collect(node.left, keys)
         _collect(node.right, keys)
         _collect_filters(node.filters, keys)
-    elif kind is Filter:
+    elif kind is alg.Filter:
         _collect(node.inner, keys)
         _collect_filters(node.filters, keys)
-    elif kind is Extend:
+    elif kind is alg.Extend:
         _collect(node.inner, keys)
         _collect_filters((node.expr,), keys)
 
 
 def _collect_filters(filters: Iterable[Any], keys: set[str | tuple[str, Term]]) -> None:
     for f in filters:
-        if type(f) is Exists:
+        if type(f) is alg.Exists:
             _collect(f.pattern, keys)
-        elif type(f) is WithExists:
+        elif type(f) is alg.WithExists:
             for _, exists in f.exists:
                 _collect(exists.pattern, keys)
 
 
 def _collect_atom(t: Atom, keys: set[str | tuple[str, Term]]) -> None:
-    if type(t) is PathPattern:
+    if type(t) is alg.PathPattern:
         path = t.path
         if _has_nps(path) or (zero_length(path) and type(t.s) is Var and type(t.o) is Var):
             keys.add(ANY)
-        keys.update(path_iris(path))
+        keys.update(alg.path_iris(path))
         return
     p = t.p  # type: ignore[union-attr]
     if type(p) is Var:
@@ -266,10 +241,10 @@ class Differ:
 
     # -- evaluation with sound seeding -------------------------------------------------------
 
-    def evaluate(self, node: Node, seed: Sol, side: int, merge: bool = True) -> Rows:
+    def evaluate(self, node: alg.Node, seed: Sol, side: int, merge: bool = True) -> Rows:
         """The solutions of ``node`` on ``side`` compatible with ``seed`` (merged with it,
         or ``node``'s own bindings when not ``merge``)."""
-        scope = in_scope(node)
+        scope = alg.in_scope(node)
         own = {v: t for v, t in seed.items() if v in scope}
         if own.keys() <= certain(node):
             rows = self._eval(node, own, side)
@@ -281,7 +256,7 @@ class Differ:
             rows = [{**seed, **r} for r in rows]
         return rows
 
-    def _whole(self, node: Node, side: int) -> Rows:
+    def _whole(self, node: alg.Node, side: int) -> Rows:
         """``node``'s solutions unseeded (the old graph's kept per version)."""
         if side == NEW:
             return self._eval(node, {}, NEW)
@@ -294,58 +269,58 @@ class Differ:
                 self.cache[_HELD] = held
         return found
 
-    def _eval(self, node: Node, seed: Sol, side: int) -> Rows:  # noqa: C901
+    def _eval(self, node: alg.Node, seed: Sol, side: int) -> Rows:  # noqa: C901
         ev = self.ev[side]
         kind = type(node)
-        if kind is BGP:
+        if kind is alg.BGP:
             return ev.bgp(self.ordered(node.triples, seed), seed)  # type: ignore[union-attr]
-        if kind is Join:
+        if kind is alg.Join:
             out: Rows = []
             for left in self.evaluate(node.left, seed, side):  # type: ignore[union-attr]
                 out.extend(self.evaluate(node.right, left, side))  # type: ignore[union-attr]
             ev.tick(len(out))
             return out
-        if kind is LeftJoin:
+        if kind is alg.LeftJoin:
             return [
                 row
                 for left in self.evaluate(node.left, seed, side)  # type: ignore[union-attr]
                 for row in self.extended(node, left, side)  # type: ignore[arg-type]
             ]
-        if kind is Union:
+        if kind is alg.Union:
             either = self.evaluate(node.left, seed, side)  # type: ignore[union-attr]
             return either + self.evaluate(node.right, seed, side)  # type: ignore[union-attr]
-        if kind is Minus:
+        if kind is alg.Minus:
             return [
                 left
                 for left in self.evaluate(node.left, seed, side)  # type: ignore[union-attr]
                 if self.survives(node, left, side)  # type: ignore[arg-type]
             ]
-        if kind is Filter:
+        if kind is alg.Filter:
             inner = self.evaluate(node.inner, seed, side)  # type: ignore[union-attr]
             return [r for r in inner if ev.passes(node.filters, r)]  # type: ignore[union-attr]
-        if kind is Extend:
+        if kind is alg.Extend:
             return self.extend(node, self.evaluate(node.inner, seed, side), side)  # type: ignore[arg-type,union-attr]
         return ev.values(node, seed)  # type: ignore[arg-type]
 
-    def extended(self, node: LeftJoin, left: Sol, side: int) -> Rows:
+    def extended(self, node: alg.LeftJoin, left: Sol, side: int) -> Rows:
         """OPTIONAL: ``left`` extended by the compatible right solutions that pass the
         filters, or alone."""
         ev = self.ev[side]
         found = [r for r in self.evaluate(node.right, left, side) if ev.passes(node.filters, r)]
         return found or [left]
 
-    def survives(self, node: Minus, left: Sol, side: int) -> bool:
+    def survives(self, node: alg.Minus, left: Sol, side: int) -> bool:
         """MINUS: no compatible right solution shares a variable with ``left``."""
         rows = self.evaluate(node.right, left, side, merge=False)
         self.ev[side].tick(len(rows))
         return not any(not left.keys().isdisjoint(r) for r in rows)
 
-    def extend(self, node: Extend, rows: Rows, side: int) -> Rows:
+    def extend(self, node: alg.Extend, rows: Rows, side: int) -> Rows:
         """BIND over ``rows`` (an error leaves the variable unbound)."""
         ev, expr, out = self.ev[side], node.expr, []
         for s in rows:
             ev.tick()
-            if type(expr) is WithExists:
+            if type(expr) is alg.WithExists:
                 value = term_value(expr.expr, ev.with_exists(expr, s))
             else:
                 value = term_value(expr, s)
@@ -370,46 +345,48 @@ class Differ:
 
     # -- differences --------------------------------------------------------------------------
 
-    def diff(self, node: Node) -> tuple[Rows, Rows]:
+    def diff(self, node: alg.Node) -> tuple[Rows, Rows]:
         """``(gained, lost)``: the solutions of ``node`` the change adds and removes."""
         if not touched(node, self.keys):
             return [], []
         kind = type(node)
-        if kind is BGP:
+        if kind is alg.BGP:
             return self.diff_bgp(node.triples)  # type: ignore[union-attr]
-        if kind is Join:
+        if kind is alg.Join:
             return self.diff_join(node.left, node.right)  # type: ignore[union-attr]
-        if kind is Union:
+        if kind is alg.Union:
             pl, ml = self.diff(node.left)  # type: ignore[union-attr]
             pr, mr = self.diff(node.right)  # type: ignore[union-attr]
             return pl + pr, ml + mr
-        if kind is Filter:
+        if kind is alg.Filter:
             return self.diff_filter(node)  # type: ignore[arg-type]
-        if kind is LeftJoin:
+        if kind is alg.LeftJoin:
             return self.diff_optional(node)  # type: ignore[arg-type]
-        if kind is Minus:
+        if kind is alg.Minus:
             return self.diff_minus(node)  # type: ignore[arg-type]
-        if kind is Extend:
-            if type(node.expr) is WithExists:  # type: ignore[union-attr]
+        if kind is alg.Extend:
+            if type(node.expr) is alg.WithExists:  # type: ignore[union-attr]
                 return self.fallback(node)
             gained, lost = self.diff(node.inner)  # type: ignore[union-attr]
             return self.extend(node, gained, NEW), self.extend(node, lost, OLD)  # type: ignore[arg-type]
         return [], []
 
-    def fallback(self, node: Node) -> tuple[Rows, Rows]:
+    def fallback(self, node: alg.Node) -> tuple[Rows, Rows]:
         """Both sides evaluated whole, and compared."""
         old, new = self._whole(node, OLD), self._whole(node, NEW)
         return subtract(new, old), subtract(old, new)
 
     def atom_diff(self, atom: Atom) -> tuple[Rows, Rows]:
         """The rows one pattern gains and loses."""
-        if type(atom) is PathPattern:
+        if type(atom) is alg.PathPattern:
             return self.path_diff(atom)
         return self.delta[0].bgp((atom,), {}), self.delta[1].bgp((atom,), {})
 
     def diff_bgp(self, atoms: tuple[Atom, ...]) -> tuple[Rows, Rows]:
         """The delta rule over the patterns in order (see the module docstring)."""
-        diffs = [self.atom_diff(a) if touched(BGP((a,)), self.keys) else ([], []) for a in atoms]
+        diffs = [
+            self.atom_diff(a) if touched(alg.BGP((a,)), self.keys) else ([], []) for a in atoms
+        ]
         live = [bool(p or m) for p, m in diffs]
         if not any(live):
             return [], []
@@ -470,7 +447,7 @@ class Differ:
         graph pattern is certain: seeding is always sound)."""
         return self.ev[side].bgp(self.ordered(atoms, seed), seed)
 
-    def diff_join(self, a: Node, b: Node) -> tuple[Rows, Rows]:
+    def diff_join(self, a: alg.Node, b: alg.Node) -> tuple[Rows, Rows]:
         """``new = (A - mA + pA) join (B - mB + pB)``, expanded."""
         pa, ma = self.diff(a)
         pb, mb = self.diff(b)
@@ -484,7 +461,7 @@ class Differ:
             lost = subtract(lost, _joined(ma, mb))
         return gained, lost
 
-    def affected(self, left: Node, changed: Rows, shared: frozenset[str]) -> Rows:
+    def affected(self, left: alg.Node, changed: Rows, shared: frozenset[str]) -> Rows:
         """The old solutions of ``left`` that ``changed`` right rows may affect: those
         compatible with a changed row on the ``shared`` variables (all of them, if a
         changed row leaves one unbound, or nothing is shared)."""
@@ -496,7 +473,7 @@ class Differ:
             keys.setdefault(key_of(own), own)
         return [r for seed in keys.values() for r in self.evaluate(left, seed, OLD)]
 
-    def diff_filter(self, node: Filter) -> tuple[Rows, Rows]:
+    def diff_filter(self, node: alg.Filter) -> tuple[Rows, Rows]:
         """FILTER: each side's changes filtered; with EXISTS, the unchanged solutions whose
         EXISTS answer the change flips."""
         inner_gained, inner_lost = self.diff(node.inner)
@@ -515,7 +492,7 @@ class Differ:
                 lost.append(row)
         return gained, lost
 
-    def _flippable(self, inner: Node, patterns: Sequence[Node]) -> Rows:
+    def _flippable(self, inner: alg.Node, patterns: Sequence[alg.Node]) -> Rows:
         """The old solutions of ``inner`` an EXISTS pattern's change may concern."""
         shared_sets = set()
         changed: Rows = []
@@ -524,12 +501,12 @@ class Differ:
                 return self._whole(inner, OLD)
             gx, lx = self.diff(x)
             changed += gx + lx
-            shared_sets.add(certain(inner) & in_scope(x))
+            shared_sets.add(certain(inner) & alg.in_scope(x))
         if len(shared_sets) != 1:
             return self._whole(inner, OLD)
         return self.affected(inner, changed, shared_sets.pop())
 
-    def diff_optional(self, node: LeftJoin) -> tuple[Rows, Rows]:
+    def diff_optional(self, node: alg.LeftJoin) -> tuple[Rows, Rows]:
         """OPTIONAL: new left solutions extended over the new graph, lost ones over the old;
         staying left solutions with a changed compatible right row re-extended both ways."""
         if _exists_patterns(node.filters):
@@ -539,7 +516,7 @@ class Differ:
         gained = [row for a in pl for row in self.extended(node, a, NEW)]
         lost = [row for a in ml for row in self.extended(node, a, OLD)]
         if pr or mr:
-            shared = certain(node.left) & in_scope(node.right)
+            shared = certain(node.left) & alg.in_scope(node.right)
             for u in subtract(self.affected(node.left, pr + mr, shared), ml):
                 before, after = self.extended(node, u, OLD), self.extended(node, u, NEW)
                 if Counter(map(key_of, before)) != Counter(map(key_of, after)):
@@ -547,7 +524,7 @@ class Differ:
                     lost += before
         return gained, lost
 
-    def diff_minus(self, node: Minus) -> tuple[Rows, Rows]:
+    def diff_minus(self, node: alg.Minus) -> tuple[Rows, Rows]:
         """MINUS: new left solutions that survive the new right side, lost ones that
         survived the old; staying left solutions sharing a variable with a changed right
         row checked both ways."""
@@ -555,8 +532,8 @@ class Differ:
         pr, mr = self.diff(node.right)
         gained = [a for a in pl if self.survives(node, a, NEW)]
         lost = [a for a in ml if self.survives(node, a, OLD)]
-        left_scope = in_scope(node.left)
-        shared = certain(node.left) & in_scope(node.right)
+        left_scope = alg.in_scope(node.left)
+        shared = certain(node.left) & alg.in_scope(node.right)
         changed = [r for r in pr + mr if not left_scope.isdisjoint(r)]  # (others remove none)
         if changed:
             for u in subtract(self.affected(node.left, changed, shared), ml):
@@ -569,14 +546,14 @@ class Differ:
 
     # -- paths --------------------------------------------------------------------------------
 
-    def path_diff(self, atom: PathPattern) -> tuple[Rows, Rows]:
+    def path_diff(self, atom: alg.PathPattern) -> tuple[Rows, Rows]:
         """A path pattern's changed rows: from each start node that may reach a changed
         edge (or a bound end), the pairs before and after."""
         old_ev, new_ev = self.ev[OLD], self.ev[NEW]
         s = cast(Term, atom.s) if type(atom.s) is not Var else None
         o = cast(Term, atom.o) if type(atom.o) is not Var else None
         if s is None and o is not None:  # from the bound end, backwards
-            inverse = PathPattern(atom.o, ("inv", atom.path), atom.s)
+            inverse = alg.PathPattern(atom.o, ("inv", atom.path), atom.s)
             gained, lost = self.path_diff(inverse)
             return gained, lost
         starts: Iterable[Term] = (s,) if s is not None else self._starts(atom)
@@ -584,19 +561,19 @@ class Differ:
         for start in starts:
             before = old_ev.path(atom.path, start, o)
             after = new_ev.path(atom.path, start, o)
-            gained += _path_rows(atom, subtract_pairs(after, before))
-            lost += _path_rows(atom, subtract_pairs(before, after))
+            gained += _path_rows(atom, multiset_minus(after, before))
+            lost += _path_rows(atom, multiset_minus(before, after))
         return gained, lost
 
-    def _starts(self, atom: PathPattern) -> list[Term]:
+    def _starts(self, atom: alg.PathPattern) -> list[Term]:
         """Nodes from which the path's pairs may have changed: every node of either graph
         linked, by the path's properties in either direction, to a changed triple's end
         (all nodes for a negated property set or a zero-length path)."""
-        if ANY in touch_keys(BGP((atom,))):
+        if ANY in touch_keys(alg.BGP((atom,))):
             nodes = dict.fromkeys(self.ev[OLD].nodes())
             nodes.update(dict.fromkeys(self.ev[NEW].nodes()))
             return list(nodes)
-        props = path_iris(atom.path)
+        props = alg.path_iris(atom.path)
         todo: list[Term] = []
         for ev in self.delta:
             for prop in props:
@@ -629,23 +606,21 @@ def _joined(a: Rows, b: Rows) -> Rows:
     return [{**x, **y} for x in a for y in b if compatible(x, y)]
 
 
-def subtract_pairs(
-    a: list[tuple[Term, Term]], b: list[tuple[Term, Term]]
-) -> list[tuple[Term, Term]]:
-    """The multiset difference of two pair lists."""
+def multiset_minus(a: list[H], b: list[H]) -> list[H]:
+    """The multiset difference ``a - b`` of two lists of hashable values (pairs, rows)."""
     if not b:
         return a
     counts = Counter(b)
     out = []
-    for pair in a:
-        if counts.get(pair, 0) > 0:
-            counts[pair] -= 1
+    for item in a:
+        if counts.get(item, 0) > 0:
+            counts[item] -= 1
         else:
-            out.append(pair)
+            out.append(item)
     return out
 
 
-def _path_rows(atom: PathPattern, pairs: list[tuple[Term, Term]]) -> Rows:
+def _path_rows(atom: alg.PathPattern, pairs: list[tuple[Term, Term]]) -> Rows:
     out: Rows = []
     for a, b in pairs:
         row: Sol = {}
@@ -660,22 +635,22 @@ def _bind(row: Sol, term: Any, value: Term) -> bool:
     return row.setdefault(term.name, value) == value
 
 
-def _exists_patterns(filters: Iterable[Any]) -> list[Node]:
-    out: list[Node] = []
+def _exists_patterns(filters: Iterable[Any]) -> list[alg.Node]:
+    out: list[alg.Node] = []
     for f in filters:
-        if type(f) is Exists:
+        if type(f) is alg.Exists:
             out.append(f.pattern)
-        elif type(f) is WithExists:
+        elif type(f) is alg.WithExists:
             out.extend(e.pattern for _, e in f.exists)
     return out
 
 
-def _simple(node: Node) -> bool:
+def _simple(node: alg.Node) -> bool:
     """A pattern whose substitution by a solution equals joining with it: triples, paths
     and filters without EXISTS."""
-    if type(node) is BGP:
+    if type(node) is alg.BGP:
         return True
-    if type(node) is Filter:
+    if type(node) is alg.Filter:
         return not _exists_patterns(node.filters) and _simple(node.inner)
     return False
 

@@ -23,17 +23,7 @@ from typing import Any
 
 from semps._types import Term
 from semps.graph.view import GraphView
-from semps.ingest.sparql.algebra import (
-    BGP,
-    Extend,
-    Filter,
-    Join,
-    LeftJoin,
-    Minus,
-    Node,
-    PathPattern,
-    path_iris,
-)
+from semps.ingest.sparql import algebra as alg
 from semps.matcher.semantic.compiled import CompiledSubscription
 from semps.matcher.semantic.graphdiff import ANY, Rows, touch_keys, zero_length
 from semps.matcher.semantic.graphtemplate import TYPE_PARAM, Template, template_of
@@ -167,16 +157,16 @@ class Group:
         return True
 
 
-def spine_atoms(node: Node) -> list[Any]:
+def spine_atoms(node: alg.Node) -> list[Any]:
     """The triple and path patterns every solution of ``node`` matches (its spine's)."""
     kind = type(node)
-    if kind is BGP:
+    if kind is alg.BGP:
         return list(node.triples)  # type: ignore[union-attr]
-    if kind is Join:
+    if kind is alg.Join:
         return spine_atoms(node.left) + spine_atoms(node.right)  # type: ignore[union-attr]
-    if kind in (LeftJoin, Minus):
+    if kind in (alg.LeftJoin, alg.Minus):
         return spine_atoms(node.left)  # type: ignore[union-attr]
-    if kind in (Filter, Extend):
+    if kind in (alg.Filter, alg.Extend):
         return spine_atoms(node.inner)  # type: ignore[union-attr]
     return []
 
@@ -184,13 +174,13 @@ def spine_atoms(node: Node) -> list[Any]:
 def _atom_keys(atom: Any) -> frozenset[TouchKey]:
     """What a change must carry to change an atom's rows: its touch keys; a type pattern
     whose class is a parameter: every type triple (``rdf:type``)."""
-    if type(atom) is not PathPattern and atom.p == RDF_TYPE and atom.o == TYPE_PARAM:
+    if type(atom) is not alg.PathPattern and atom.p == RDF_TYPE and atom.o == TYPE_PARAM:
         return frozenset((RDF_TYPE,))
-    if type(atom) is PathPattern:
+    if type(atom) is alg.PathPattern:
         if zero_length(atom.path):  # (a node to itself needs no triple)
             return frozenset((ANY,))
-        return frozenset(path_iris(atom.path)) | (touch_keys(BGP((atom,))) & {ANY})
-    return touch_keys(BGP((atom,)))
+        return frozenset(alg.path_iris(atom.path)) | (touch_keys(alg.BGP((atom,))) & {ANY})
+    return touch_keys(alg.BGP((atom,)))
 
 
 class GraphGroups:
@@ -202,7 +192,7 @@ class GraphGroups:
         #: Touch key -> the templates with a subscription it touches (and how many).
         self.by_key: dict[TouchKey, dict[Template, int]] = {}
 
-    def add(self, sub: CompiledSubscription, where: Node) -> None:
+    def add(self, sub: CompiledSubscription, where: alg.Node) -> None:
         """Index a subscription (replacing one with its id); ``where``: its pattern."""
         if sub.id in self.member_of:
             self.remove(sub.id)

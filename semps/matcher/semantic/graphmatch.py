@@ -24,7 +24,6 @@ their own patterns, until the graph changes. Then, per subscription, the query f
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -41,7 +40,15 @@ from semps.ingest.sparql.model import TriplePattern, Var
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.partab import EventParts
 from semps.matcher.semantic.compiled import CompiledSubscription
-from semps.matcher.semantic.graphdiff import NEW, OLD, Differ, Rows, Sol, change_keys
+from semps.matcher.semantic.graphdiff import (
+    NEW,
+    OLD,
+    Differ,
+    Rows,
+    Sol,
+    change_keys,
+    multiset_minus,
+)
 from semps.matcher.semantic.graphgroups import GraphGroups, Group, graph_has
 from semps.matcher.semantic.graphtemplate import Template, instantiate
 from semps.matcher.semantic.pairs import EventPairs
@@ -232,7 +239,7 @@ class GraphMatching:
             seed = dict(zip(t.params, member.constants, strict=True))
             shape = Shape(t.where, t.projection, t.distinct, t.ask, seed, member.post)
             key = (t, member.constants, member.post)
-            verdict = self._settle(key, shape, differ, g, lo, run.view, run.is_change)
+            verdict = self._settle(key, shape, differ, g, lo, run)
             if verdict.added is not None or verdict.removed is not None:
                 out.extend((sub_id, verdict) for sub_id in member.ids)
         return out
@@ -257,7 +264,7 @@ class GraphMatching:
                 if not gained and not lost:
                     continue
                 key = (t, member.constants, member.post)
-                verdict = self._settle(key, shape, differ, gained, lost, run.view, run.is_change)
+                verdict = self._settle(key, shape, differ, gained, lost, run)
             except OutOfBudget:
                 continue
             if verdict.added is not None or verdict.removed is not None:
@@ -271,12 +278,11 @@ class GraphMatching:
         differ: Differ,
         gained: Rows,
         lost: Rows,
-        view: GraphView,
-        is_change: bool,
+        run: _Run,
     ) -> ChangeVerdict:
         limit = self.solution_limit
         if shape.ask:
-            return self._ask(key, shape, differ, gained, lost, view, is_change)
+            return self._ask(key, shape, differ, len(gained) - len(lost), run)
         projection = shape.projection
         g = [tuple(r.get(v) for v in projection) for r in gained]
         lo = [tuple(r.get(v) for v in projection) for r in lost]
@@ -284,29 +290,23 @@ class GraphMatching:
             added = [y for y in dict.fromkeys(g) if not _holds(differ, shape, y, OLD)]
             removed = [y for y in dict.fromkeys(lo) if not _holds(differ, shape, y, NEW)]
         else:
-            added, removed = _minus(g, lo), _minus(lo, g)
+            added, removed = multiset_minus(g, lo), multiset_minus(lo, g)
         return ChangeVerdict(
             _verdict(projection, added, limit), _verdict(projection, removed, limit)
         )
 
-    def _ask(
-        self,
-        key: Any,
-        shape: Shape,
-        differ: Differ,
-        gained: Rows,
-        lost: Rows,
-        view: GraphView,
-        is_change: bool,
-    ) -> ChangeVerdict:
+    def _ask(self, key: Any, shape: Shape, differ: Differ, gain: int, run: _Run) -> ChangeVerdict:
+        """An ASK's verdict: its solutions' count before the change (kept per graph
+        version) and after it (``gain`` more)."""
+        view = run.view
         known = self._asks.get(key)
         if known is not None and known[0] == view.version:
             before = known[1]
         else:
             before = len(_solutions(differ, shape, shape.seed, OLD))
             self._asks[key] = (view.version, before)
-        after = before - len(lost) + len(gained)
-        if is_change:  # the graph moves on: its count is known for the next version
+        after = before + gain
+        if run.is_change:  # the graph moves on: its count is known for the next version
             self._asks[key] = (view.version + 1, after)
         one = Verdict(1, ({},))
         return ChangeVerdict(
@@ -346,19 +346,6 @@ def _holds(differ: Differ, shape: Shape, row: Row, side: int) -> bool:
         if tuple(found.get(v) for v in projection) == row:
             return True
     return False
-
-
-def _minus(a: list[Row], b: list[Row]) -> list[Row]:
-    if not b:
-        return a
-    counts = Counter(b)
-    out = []
-    for row in a:
-        if counts.get(row, 0) > 0:
-            counts[row] -= 1
-        else:
-            out.append(row)
-    return out
 
 
 def _verdict(projection: tuple[str, ...], rows: Sequence[Row], limit: int) -> Verdict | None:

@@ -39,18 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from semps._types import Term
-from semps.ingest.sparql.algebra import (
-    BGP,
-    Exists,
-    Extend,
-    Filter,
-    Join,
-    LeftJoin,
-    Minus,
-    Node,
-    PathPattern,
-    WithExists,
-)
+from semps.ingest.sparql import algebra as alg
 from semps.ingest.sparql.model import TriplePattern, Var
 from semps.matcher.semantic.graphdiff import zero_length
 from semps.terms import RDF_TYPE
@@ -83,17 +72,17 @@ class Template:
             template's, but for each subscription's classes).
     """
 
-    where: Node
+    where: alg.Node
     projection: tuple[str, ...]
     distinct: bool
     ask: bool
     params: tuple[str, ...]
     type_params: tuple[int, ...]
-    keyed: Node
+    keyed: alg.Node
 
 
 def template_of(
-    where: Node, projection: tuple[str, ...], distinct: bool, ask: bool
+    where: alg.Node, projection: tuple[str, ...], distinct: bool, ask: bool
 ) -> tuple[Template, tuple[Term, ...], tuple[Any, ...]]:
     """The query's template, its constants (the parameters' values) and its post filters.
 
@@ -107,7 +96,7 @@ def template_of(
     """
     filters: list[Any] = []
     core = where
-    while type(core) is Filter:
+    while type(core) is alg.Filter:
         filters[:0] = core.filters
         core = core.inner
     post = tuple(f for f in filters if _pulled(f))
@@ -116,24 +105,24 @@ def template_of(
     types: list[int] = []
     core, keyed = _spine(core, constants, types)
     if kept:
-        core, keyed = Filter(core, kept), Filter(keyed, kept)
+        core, keyed = alg.Filter(core, kept), alg.Filter(keyed, kept)
     params = tuple(param_name(i) for i in range(len(constants)))
     template = Template(core, projection, distinct, ask, params, tuple(types), keyed)
     return template, tuple(constants), post
 
 
-def instantiate(template: Template, constants: tuple[Term, ...], post: tuple[Any, ...]) -> Node:
+def instantiate(template: Template, constants: tuple[Term, ...], post: tuple[Any, ...]) -> alg.Node:
     """The query pattern of one subscription: the template's parameters replaced by
     ``constants`` and the ``post`` filters put back (what :func:`template_of` took
     apart)."""
     values = dict(zip(template.params, constants, strict=True))
     where = _put(template.where, values)
-    return Filter(where, post) if post else where
+    return alg.Filter(where, post) if post else where
 
 
 def _pulled(f: Any) -> bool:
     """Whether an outer FILTER leaves the template: it holds a constant, no EXISTS."""
-    if type(f) is Exists or type(f) is WithExists:
+    if type(f) is alg.Exists or type(f) is alg.WithExists:
         return False
     ast = getattr(f, "ast", None)
     return type(ast) is tuple and _has_constant(ast)
@@ -152,43 +141,43 @@ def _has_constant(ast: Any) -> bool:
     return False
 
 
-def _spine(node: Node, constants: list[Term], types: list[int]) -> tuple[Node, Node]:
+def _spine(node: alg.Node, constants: list[Term], types: list[int]) -> tuple[alg.Node, alg.Node]:
     """``node`` with its spine's constants as parameters (appended to ``constants``), and
     the same with type parameters as :data:`TYPE_PARAM`."""
     kind = type(node)
-    if kind is BGP:
+    if kind is alg.BGP:
         return _bgp(node, constants, types)  # type: ignore[arg-type]
-    if kind is Join:
+    if kind is alg.Join:
         left, left_k = _spine(node.left, constants, types)  # type: ignore[union-attr]
         right, right_k = _spine(node.right, constants, types)  # type: ignore[union-attr]
-        return Join(left, right), Join(left_k, right_k)
-    if kind is LeftJoin:
+        return alg.Join(left, right), alg.Join(left_k, right_k)
+    if kind is alg.LeftJoin:
         left, left_k = _spine(node.left, constants, types)  # type: ignore[union-attr]
         right, filters = node.right, node.filters  # type: ignore[union-attr]
-        return LeftJoin(left, right, filters), LeftJoin(left_k, right, filters)
-    if kind is Minus:
+        return alg.LeftJoin(left, right, filters), alg.LeftJoin(left_k, right, filters)
+    if kind is alg.Minus:
         left, left_k = _spine(node.left, constants, types)  # type: ignore[union-attr]
-        return Minus(left, node.right), Minus(left_k, node.right)  # type: ignore[union-attr]
-    if kind is Filter:
+        return alg.Minus(left, node.right), alg.Minus(left_k, node.right)  # type: ignore[union-attr]
+    if kind is alg.Filter:
         inner, inner_k = _spine(node.inner, constants, types)  # type: ignore[union-attr]
-        return Filter(inner, node.filters), Filter(inner_k, node.filters)  # type: ignore[union-attr]
-    if kind is Extend:
+        return alg.Filter(inner, node.filters), alg.Filter(inner_k, node.filters)  # type: ignore[union-attr]
+    if kind is alg.Extend:
         inner, inner_k = _spine(node.inner, constants, types)  # type: ignore[union-attr]
         var, expr = node.var, node.expr  # type: ignore[union-attr]
-        return Extend(inner, var, expr), Extend(inner_k, var, expr)
+        return alg.Extend(inner, var, expr), alg.Extend(inner_k, var, expr)
     return node, node  # UNION, VALUES: their constants stay
 
 
-def _bgp(node: BGP, constants: list[Term], types: list[int]) -> tuple[Node, Node]:
-    out: list[TriplePattern | PathPattern] = []
-    keyed: list[TriplePattern | PathPattern] = []
+def _bgp(node: alg.BGP, constants: list[Term], types: list[int]) -> tuple[alg.Node, alg.Node]:
+    out: list[TriplePattern | alg.PathPattern] = []
+    keyed: list[TriplePattern | alg.PathPattern] = []
     for t in node.triples:
-        if type(t) is PathPattern:
+        if type(t) is alg.PathPattern:
             if zero_length(t.path):  # a constant end is its own zero-length path
                 out.append(t)
                 keyed.append(t)
                 continue
-            path = PathPattern(_param(t.s, constants), t.path, _param(t.o, constants))
+            path = alg.PathPattern(_param(t.s, constants), t.path, _param(t.o, constants))
             out.append(path)
             keyed.append(path)
             continue
@@ -207,7 +196,7 @@ def _bgp(node: BGP, constants: list[Term], types: list[int]) -> tuple[Node, Node
         found = TriplePattern(s, t.p, _param(t.o, constants))
         out.append(found)
         keyed.append(found)
-    return BGP(tuple(out)), BGP(tuple(keyed))
+    return alg.BGP(tuple(out)), alg.BGP(tuple(keyed))
 
 
 def _param(term: Any, constants: list[Term]) -> Any:
@@ -222,26 +211,26 @@ def _param(term: Any, constants: list[Term]) -> Any:
     return Var(param_name(len(constants) - 1))
 
 
-def _put(node: Node, values: dict[str, Term]) -> Node:
+def _put(node: alg.Node, values: dict[str, Term]) -> alg.Node:
     kind = type(node)
-    if kind is BGP:
-        return BGP(tuple(_put_atom(t, values) for t in node.triples))  # type: ignore[union-attr]
-    if kind is Join:
-        return Join(_put(node.left, values), _put(node.right, values))  # type: ignore[union-attr]
-    if kind is LeftJoin:
-        return LeftJoin(_put(node.left, values), node.right, node.filters)  # type: ignore[union-attr]
-    if kind is Minus:
-        return Minus(_put(node.left, values), node.right)  # type: ignore[union-attr]
-    if kind is Filter:
-        return Filter(_put(node.inner, values), node.filters)  # type: ignore[union-attr]
-    if kind is Extend:
-        return Extend(_put(node.inner, values), node.var, node.expr)  # type: ignore[union-attr]
+    if kind is alg.BGP:
+        return alg.BGP(tuple(_put_atom(t, values) for t in node.triples))  # type: ignore[union-attr]
+    if kind is alg.Join:
+        return alg.Join(_put(node.left, values), _put(node.right, values))  # type: ignore[union-attr]
+    if kind is alg.LeftJoin:
+        return alg.LeftJoin(_put(node.left, values), node.right, node.filters)  # type: ignore[union-attr]
+    if kind is alg.Minus:
+        return alg.Minus(_put(node.left, values), node.right)  # type: ignore[union-attr]
+    if kind is alg.Filter:
+        return alg.Filter(_put(node.inner, values), node.filters)  # type: ignore[union-attr]
+    if kind is alg.Extend:
+        return alg.Extend(_put(node.inner, values), node.var, node.expr)  # type: ignore[union-attr]
     return node
 
 
 def _put_atom(t: Any, values: dict[str, Term]) -> Any:
     s = values.get(t.s.name, t.s) if type(t.s) is Var else t.s
     o = values.get(t.o.name, t.o) if type(t.o) is Var else t.o
-    if type(t) is PathPattern:
-        return PathPattern(s, t.path, o)
+    if type(t) is alg.PathPattern:
+        return alg.PathPattern(s, t.path, o)
     return TriplePattern(s, t.p, o)

@@ -204,21 +204,9 @@ class SemanticMatcher(Matcher):
         subscriptions of one shape sharing one :class:`Verdict` (:func:`verdicts_of`):
         :meth:`match_batch` without a :class:`~semps.matcher.base.Match` per match, for
         callers that render each verdict once (the broker's workers)."""
-        if any(map(with_graph, contexts)):
-            return [self._graph_verdicts(c) for c in contexts]
-        if self.workers > 1:
+        if self.workers > 1 and not any(map(with_graph, contexts)):
             return super().verdict_batch(contexts)
-        return [
-            verdicts_of(
-                self.index,
-                EventPairs(context.parts),
-                None,
-                self.solution_limit,
-                self.step_budget,
-                context.watch,
-            )
-            for context in contexts
-        ]
+        return [self._verdicts(c) for c in contexts]
 
     def match_batch(self, contexts: Sequence[MatchContext]) -> list[list[Match]]:
         """Match many events; with several workers, the events are split between them."""
@@ -235,7 +223,7 @@ class SemanticMatcher(Matcher):
         """Solution counts only (what bulk jobs report): verified without building any
         solution or match; with several workers, as :meth:`match_batch`."""
         if any(map(with_graph, contexts)):
-            return [{i: v.count for i, v in self._graph_verdicts(c)} for c in contexts]
+            return [{i: v.count for i, v in self._verdicts(c)} for c in contexts]
         if self.workers > 1 and len(contexts) > 1:
             expansions = {id(c.expansion): c.expansion for c in contexts}
             if len(expansions) == 1:
@@ -282,7 +270,9 @@ class SemanticMatcher(Matcher):
                 self._kg.add(sub)
         return self._kg
 
-    def _graph_verdicts(self, context: MatchContext) -> list[tuple[str, Verdict]]:
+    def _verdicts(self, context: MatchContext) -> list[tuple[str, Verdict]]:
+        """One event's verdicts: by its pairs, or against the knowledge graph when the
+        context holds one."""
         if not with_graph(context):
             return verdicts_of(
                 self.index,
@@ -298,7 +288,7 @@ class SemanticMatcher(Matcher):
 
     def _graph_matches(self, context: MatchContext) -> list[Match]:
         event_id = context.event.id
-        return [as_match(i, event_id, v) for i, v in self._graph_verdicts(context)]
+        return [as_match(i, event_id, v) for i, v in self._verdicts(context)]
 
     def change_matches(
         self,

@@ -19,18 +19,7 @@ An alternative with no pattern makes the subscription a candidate of every event
 
 from __future__ import annotations
 
-from semps.ingest.sparql.algebra import (
-    BGP,
-    Extend,
-    Filter,
-    Join,
-    LeftJoin,
-    Minus,
-    Node,
-    Path,
-    PathPattern,
-    Union,
-)
+from semps.ingest.sparql import algebra as alg
 from semps.ingest.sparql.model import PatternTerm, TriplePattern, Var
 from semps.matcher.semantic.codes import ANY_PROPERTY, STAR
 from semps.matcher.semantic.compiled import Pattern
@@ -41,7 +30,7 @@ MAX_ALTERNATIVES = 16
 Alternative = tuple[Pattern, ...]
 
 
-def alternatives(node: Node) -> tuple[Alternative, ...]:
+def alternatives(node: alg.Node) -> tuple[Alternative, ...]:
     """The alternatives of required patterns (at most :data:`MAX_ALTERNATIVES`).
 
     Example:
@@ -54,21 +43,21 @@ def alternatives(node: Node) -> tuple[Alternative, ...]:
         [[('http://e/p', ('*', '*'))], [('http://e/q', ('*', Literal('1', 'http://www.w3.org/2001/XMLSchema#integer')))]]
     """
     kind = type(node)
-    if kind is BGP:
+    if kind is alg.BGP:
         found: dict[Pattern, None] = {}
         for t in node.triples:  # type: ignore[union-attr]
             for p in _required(t):
                 found.setdefault(p)
         return (tuple(found),)
-    if kind is Join:
+    if kind is alg.Join:
         left, right = alternatives(node.left), alternatives(node.right)  # type: ignore[union-attr]
         combos = [_merge(a, b) for a in left for b in right]
         return _capped(combos)
-    if kind is Union:
+    if kind is alg.Union:
         return _capped([*alternatives(node.left), *alternatives(node.right)])  # type: ignore[union-attr]
-    if kind in (LeftJoin, Minus):
+    if kind in (alg.LeftJoin, alg.Minus):
         return alternatives(node.left)  # type: ignore[union-attr]
-    if kind in (Filter, Extend):
+    if kind in (alg.Filter, alg.Extend):
         return alternatives(node.inner)  # type: ignore[union-attr]
     return ((),)  # VALUES
 
@@ -85,8 +74,8 @@ def _capped(found: list[Alternative]) -> tuple[Alternative, ...]:
     return (tuple(p for p in unique[0] if p in common),)
 
 
-def _required(t: TriplePattern | PathPattern) -> list[Pattern]:
-    if type(t) is PathPattern:
+def _required(t: TriplePattern | alg.PathPattern) -> list[Pattern]:
+    if type(t) is alg.PathPattern:
         return _path_anchors(t.path, _const(t.s), _const(t.o))
     if type(t.p) is Var:  # type: ignore[union-attr]
         s, o = _const(t.s), _const(t.o)
@@ -94,7 +83,7 @@ def _required(t: TriplePattern | PathPattern) -> list[Pattern]:
     return [_pattern(t.p, _const(t.s), _const(t.o))]  # type: ignore[arg-type,union-attr]
 
 
-def _path_anchors(path: Path, s: PatternTerm | None, o: PatternTerm | None) -> list[Pattern]:
+def _path_anchors(path: alg.Path, s: PatternTerm | None, o: PatternTerm | None) -> list[Pattern]:
     kind = path[0]
     if kind == "link":
         return [_pattern(path[1], s, o)]
