@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import functools
 import json
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -236,3 +239,84 @@ def test_answers_past_the_row_limit_are_refused(tmp_path: Any) -> None:
             assert client.get("/subscriptions").json()["items"] == []
     finally:
         srv.stop()
+
+
+# -- a JSAP's named queries (semps sepa queries / subscribe) ----------------------------------
+
+#: A JSAP as SEPA's applications write them (vaimee/SEPA's jsap/*.jsap: host, the two
+#: protocols' paths, namespaces, queries with forcedBindings, updates).
+JSAP = {
+    "host": "localhost",
+    "sparql11protocol": {
+        "protocol": "http",
+        "port": 8000,
+        "query": {"path": "/query", "method": "POST", "format": "JSON"},
+        "update": {"path": "/update", "method": "POST", "format": "JSON"},
+    },
+    "sparql11seprotocol": {
+        "protocol": "ws",
+        "availableProtocols": {"ws": {"port": 8000, "path": "/sepa/subscribe"}},
+    },
+    "namespaces": {"ex": EX, "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#"},
+    "queries": {
+        "HOT": {
+            "sparql": "SELECT ?s ?r WHERE { ?s ex:reading ?r FILTER(?r > ?min) }",
+            "forcedBindings": {
+                "min": {"type": "literal", "value": "30", "datatype": "xsd:decimal"}
+            },
+        },
+        "POINTS": {
+            "sparql": "SELECT ?s WHERE { ?ahu ex:hasPoint ?s }",
+            "forcedBindings": {"ahu": {"type": "uri", "value": "ex:ahu1"}},
+        },
+        "LABELS": {"sparql": "SELECT * WHERE { ?s ex:label ?l }"},
+    },
+    "updates": {"ADD": {"sparql": "INSERT DATA { ex:s5 rdf:type ex:Sensor }"}},
+}
+#: The same queries with the forced bindings substituted into the text, as a SEPA client
+#: does before it sends them: what the oracle answers.
+SUBSTITUTED = {
+    "HOT": P + "SELECT ?s ?r WHERE { ?s ex:reading ?r FILTER(?r > 30.0) }",
+    "POINTS": P + "SELECT ?s WHERE { ex:ahu1 ex:hasPoint ?s }",
+    "LABELS": P + "SELECT * WHERE { ?s ex:label ?l }",
+}
+
+
+def _semps(*argv: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "semps", *argv]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+
+
+def test_a_jsaps_queries_answer_as_sepa_substitutes_them(server: Server, tmp_path: Path) -> None:
+    path = tmp_path / "app.jsap"
+    path.write_text(json.dumps(JSAP))
+    done = _semps("sepa", "queries", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "updates not read (ADD)" in done.stderr
+    texts = {line["name"]: line["sparql"] for line in map(json.loads, done.stdout.splitlines())}
+    assert set(texts) == set(SUBSTITUTED)
+    with server.client("subscriber") as client:
+        for name, text in texts.items():
+            reply = client.post("/query", data={"query": text})
+            assert reply.status_code == 200, reply.text
+            assert _results_multiset(reply.json()) == _oracle(SUBSTITUTED[name]), name
+
+
+def test_semps_sepa_subscribe_registers_the_named_queries(server: Server, tmp_path: Path) -> None:
+    path = tmp_path / "app.jsap"
+    path.write_text(json.dumps(JSAP))
+    token = server.tokens["subscriber"]
+    done = _semps("sepa", "subscribe", str(path), "--url", server.url, "--token", token)
+    assert done.returncode == 0, done.stderr
+    ids = dict(line.split("\t") for line in done.stdout.splitlines())
+    assert set(ids) == {"HOT", "POINTS", "LABELS"}
+    with server.client("subscriber") as client:
+        for name, sub_id in ids.items():
+            found = client.get(f"/subscriptions/{sub_id}").json()
+            assert found["name"] == name
+            assert client.delete(f"/subscriptions/{sub_id}").status_code == 204
+    missing = _semps(
+        "sepa", "subscribe", str(path), "--url", server.url, "--token", token, "--query", "NOPE"
+    )
+    assert missing.returncode == 2
+    assert "no query 'NOPE'" in missing.stderr
