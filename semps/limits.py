@@ -86,9 +86,11 @@ class Limits:
         max_graph_triples: triples the knowledge graph may hold in all (its closure, asserted
             and inferred); an edit that would pass it is refused whole.
         graph_timeout: seconds planning one graph edit (an update, a load, an ontology
-            edit's re-closing of the graph) may take; past it the edit is cut off and
-            refused whole (not applied at start-up, where the size bounds hold).
-        max_update_rows: rows an update's WHERE clause may visit in the graph.
+            edit's re-closing of the graph), or answering one query over it, may take;
+            past it the edit is cut off and refused whole (not applied at start-up, where
+            the size bounds hold).
+        max_update_rows: rows an update's WHERE clause (or a query's: ``/query``, a SEPA
+            subscription's current answers) may visit in the graph.
         max_stream_subscriptions: subscriptions one multiplexed stream carries
             (``GET /notifications``, its WebSocket; service only): each costs the stream a
             position and a store read when it falls behind.

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
 from semps.api.jsap import Jsap, JsapError, read_jsap
+from semps.cli.subscriptions import report, server_arguments, token_of
 from semps.client import Client
-from semps.errors import SempsError
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -43,12 +42,10 @@ def register(parser: argparse.ArgumentParser) -> None:
         "them, through POST /subscriptions/batch",
     )
     subscribe.add_argument("jsap", type=Path, metavar="FILE", help="a JSAP file (JSON)")
-    subscribe.add_argument("--url", required=True, help="the server, e.g. http://127.0.0.1:8000")
-    subscribe.add_argument("--token", help="a subscriber token (default $SEMPS_TOKEN)")
+    server_arguments(subscribe)
     subscribe.add_argument(
         "--query", action="append", metavar="NAME", help="only this query (repeatable)"
     )
-    subscribe.add_argument("--timeout", type=float, default=300.0, help="seconds a request")
     subscribe.set_defaults(func=run_subscribe)
 
 
@@ -82,10 +79,7 @@ def run_queries(args: argparse.Namespace) -> int:
 
 def run_subscribe(args: argparse.Namespace) -> int:
     """Register the queries; 1 if any was refused."""
-    token = args.token or os.environ.get("SEMPS_TOKEN")
-    if not token:
-        msg = "no token: pass --token or set SEMPS_TOKEN (a subscriber token)"
-        raise SempsError(msg)
+    token = token_of(args)
     jsap = _read(args.jsap)
     chosen = args.query or list(jsap.queries)
     unknown = [n for n in chosen if n not in jsap.queries]
@@ -94,11 +88,4 @@ def run_subscribe(args: argparse.Namespace) -> int:
         raise JsapError(msg)
     with Client(args.url, token, timeout=args.timeout) as client:
         outcomes = client.subscribe_many([(jsap.queries[n], n) for n in chosen])
-    refused = 0
-    for name, outcome in zip(chosen, outcomes, strict=True):
-        if isinstance(outcome, SempsError):
-            refused += 1
-            print(f"semps: {name}: {outcome}", file=sys.stderr)
-        else:
-            print(f"{name}\t{outcome.id}")
-    return 1 if refused else 0
+    return 1 if report(chosen, outcomes) else 0

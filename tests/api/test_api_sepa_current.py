@@ -305,8 +305,8 @@ def test_a_jsaps_queries_answer_as_sepa_substitutes_them(server: Server, tmp_pat
 def test_semps_sepa_subscribe_registers_the_named_queries(server: Server, tmp_path: Path) -> None:
     path = tmp_path / "app.jsap"
     path.write_text(json.dumps(JSAP))
-    token = server.tokens["subscriber"]
-    done = _semps("sepa", "subscribe", str(path), "--url", server.url, "--token", token)
+    token = f"--token={server.tokens['subscriber']}"  # one word: a token may start with "-"
+    done = _semps("sepa", "subscribe", str(path), "--url", server.url, token)
     assert done.returncode == 0, done.stderr
     ids = dict(line.split("\t") for line in done.stdout.splitlines())
     assert set(ids) == {"HOT", "POINTS", "LABELS"}
@@ -315,8 +315,6 @@ def test_semps_sepa_subscribe_registers_the_named_queries(server: Server, tmp_pa
             found = client.get(f"/subscriptions/{sub_id}").json()
             assert found["name"] == name
             assert client.delete(f"/subscriptions/{sub_id}").status_code == 204
-    missing = _semps(
-        "sepa", "subscribe", str(path), "--url", server.url, "--token", token, "--query", "NOPE"
-    )
+    missing = _semps("sepa", "subscribe", str(path), "--url", server.url, token, "--query", "NOPE")
     assert missing.returncode == 2
     assert "no query 'NOPE'" in missing.stderr

@@ -19,6 +19,11 @@ def _jsap(queries: object, namespaces: object = None) -> str:
     return json.dumps(doc)
 
 
+def _forced(bindings: object, sparql: str = "ASK { ?s ?p ?o }") -> str:
+    """A JSAP of one query ``Q`` with ``bindings`` as its forced bindings."""
+    return _jsap({"Q": {"sparql": sparql, "forcedBindings": bindings}})
+
+
 def test_namespaces_become_prefixes_unless_the_query_declares_its_own() -> None:
     text = _jsap(
         {"Q": {"sparql": "PREFIX ex: <http://mine/> SELECT ?s WHERE { ?s ex:p schema:x }"}},
@@ -66,63 +71,13 @@ def test_updates_are_named_not_read() -> None:
             _jsap({"Q": {"sparql": "ASK {}", "graphs": {"default-graph-uri": ["http://g"]}}}),
             "'graphs' is not supported",
         ),
+        (_forced({"s": {"type": "uri"}}), "the forced binding of ?s has no value"),
+        (_forced({"s": {"type": "bnode", "value": "b"}}), "has type 'bnode' (uri or literal)"),
+        (_forced({"s": {"type": "uri", "value": "nope:x"}}), "unknown prefix 'nope' in 'nope:x'"),
+        (_forced({"s": {"type": "uri", "value": "http://x/> }"}}), "is not an IRI"),
+        (_forced({"s-1": {"type": "uri", "value": "x:"}}), "'s-1' is not a variable name"),
         (
-            _jsap({"Q": {"sparql": "ASK { ?s ?p ?o }", "forcedBindings": {"s": {"type": "uri"}}}}),
-            "the forced binding of ?s has no value",
-        ),
-        (
-            _jsap(
-                {
-                    "Q": {
-                        "sparql": "ASK {?s ?p ?o}",
-                        "forcedBindings": {"s": {"type": "bnode", "value": "b"}},
-                    }
-                }
-            ),
-            "has type 'bnode' (uri or literal)",
-        ),
-        (
-            _jsap(
-                {
-                    "Q": {
-                        "sparql": "ASK {?s ?p ?o}",
-                        "forcedBindings": {"s": {"type": "uri", "value": "nope:x"}},
-                    }
-                }
-            ),
-            "unknown prefix 'nope' in 'nope:x'",
-        ),
-        (
-            _jsap(
-                {
-                    "Q": {
-                        "sparql": "ASK {?s ?p ?o}",
-                        "forcedBindings": {"s": {"type": "uri", "value": "http://x/> }"}},
-                    }
-                }
-            ),
-            "is not an IRI",
-        ),
-        (
-            _jsap(
-                {
-                    "Q": {
-                        "sparql": "ASK {?s ?p ?o}",
-                        "forcedBindings": {"s-1": {"type": "uri", "value": "http://x/"}},
-                    }
-                }
-            ),
-            "'s-1' is not a variable name",
-        ),
-        (
-            _jsap(
-                {
-                    "Q": {
-                        "sparql": "SELECT ?s",
-                        "forcedBindings": {"s": {"type": "uri", "value": "http://x/"}},
-                    }
-                }
-            ),
+            _forced({"s": {"type": "uri", "value": "http://x/"}}, "SELECT ?s"),
             "query 'Q' has no WHERE clause",
         ),
     ],

@@ -18,17 +18,23 @@ answers over its one graph and never fetches remote data.
 from __future__ import annotations
 
 import json
-from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response
 
 from semps.api import sepa
-from semps.api.bodies import read_body, require_media_type
+from semps.api.bodies import (
+    FORM,
+    form_field,
+    form_fields,
+    form_schema,
+    read_body,
+    require_media_type,
+)
 from semps.api.context import Context
 from semps.api.errors import responses
 from semps.api.models import GraphEdit
-from semps.api.routes.graph import FORM, update_of_form
+from semps.api.routes.graph import update_of_form
 from semps.broker.graphs import SPARQL_UPDATE, update_text
 from semps.errors import NotAcceptable, SempsError, UnsupportedQueryError
 from semps.graph.query import Answers, answer
@@ -52,13 +58,7 @@ _QUERY_BODY = {
         "required": True,
         "content": {
             SPARQL_QUERY: {"schema": {"type": "string"}},
-            FORM: {
-                "schema": {
-                    "type": "object",
-                    "properties": {"query": {"type": "string"}},
-                    "required": ["query"],
-                }
-            },
+            FORM: form_schema("query"),
         },
     }
 }
@@ -67,13 +67,7 @@ _UPDATE_BODY = {
         "required": True,
         "content": {
             SPARQL_UPDATE: {"schema": {"type": "string"}},
-            FORM: {
-                "schema": {
-                    "type": "object",
-                    "properties": {"update": {"type": "string"}},
-                    "required": ["update"],
-                }
-            },
+            FORM: form_schema("update"),
         },
     }
 }
@@ -104,17 +98,9 @@ def query_of_form(body: bytes) -> str:
     Raises:
         SempsError: not UTF-8, not exactly one ``query``, or a dataset parameter (400).
     """
-    try:
-        fields = parse_qs(body.decode("utf-8"), keep_blank_values=True)
-    except UnicodeDecodeError as exc:
-        msg = f"the form is not UTF-8 text: {exc}"
-        raise SempsError(msg) from None
+    fields = form_fields(body)
     _no_dataset(fields.get("default-graph-uri"), fields.get("named-graph-uri"))
-    texts = fields.get("query", [])
-    if len(texts) != 1:
-        msg = f"expected one form field query=..., found {len(texts)}"
-        raise SempsError(msg)
-    return texts[0]
+    return form_field(fields, "query")
 
 
 def _no_dataset(*given: object) -> None:
