@@ -312,6 +312,7 @@ _LIMIT_HELP = {
     "max_graph_triples": "triples the knowledge graph may hold (its closure)",
     "graph_timeout": "seconds planning one graph edit (or ontology re-close), or a query, may take",
     "max_update_rows": "rows an update's (or a query's) WHERE clause may visit",
+    "max_answer_rows": "rows one query's answer may hold (/query, SEPA's current answers)",
     "max_stream_subscriptions": "subscriptions one multiplexed stream (/notifications) carries",
 }
 

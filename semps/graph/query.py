@@ -10,8 +10,8 @@ ontology infers, as a subscription's change notifications see them. Then the sol
 projected (multiplicities kept, DISTINCT applied); an ASK is true when there is one.
 
 The work is bounded as an update's WHERE clause is: at most ``max_update_rows`` rows
-visited, and ``graph_timeout`` seconds; past either, :class:`~semps.errors.
-GraphLimitExceeded` names the limit.
+visited, and ``graph_timeout`` seconds; the answer holds at most ``max_answer_rows`` rows.
+Past any, :class:`~semps.errors.GraphLimitExceeded` names the limit.
 
 Example:
     >>> from semps.graph.graph import KnowledgeGraph
@@ -96,7 +96,8 @@ def answer(view: GraphView, query: Query, *, limits: Limits = DEFAULT_LIMITS) ->
 
     Raises:
         GraphLimitExceeded: the evaluation visits more than ``max_update_rows`` rows or
-            runs longer than ``graph_timeout`` seconds.
+            runs longer than ``graph_timeout`` seconds, or the answer holds more than
+            ``max_answer_rows`` rows.
     """
     rows = limits.max_update_rows
     evaluator = _Timed(GraphPairs(view), rows, time.monotonic() + limits.graph_timeout)
@@ -120,4 +121,7 @@ def answer(view: GraphView, query: Query, *, limits: Limits = DEFAULT_LIMITS) ->
         for r in projected:
             unique.setdefault(frozenset(r.items()), r)
         projected = list(unique.values())
+    if len(projected) > limits.max_answer_rows:
+        msg = f"the query has more than {limits.max_answer_rows} answers (max_answer_rows)"
+        raise GraphLimitExceeded(msg)
     return Answers(names, tuple(projected))

@@ -218,8 +218,12 @@ def test_query_needs_a_token_and_update_a_publisher(server: Server) -> None:
         assert reply.status_code == 403
 
 
-def test_answers_past_the_row_limit_are_refused(tmp_path: Any) -> None:
-    srv = Server(tmp_path / "data", extra=("--max-update-rows", "5"))
+@pytest.mark.parametrize(
+    ("flag", "limit"),
+    [("--max-update-rows=5", "max_update_rows"), ("--max-answer-rows=2", "max_answer_rows")],
+)
+def test_answers_past_a_row_limit_are_refused(tmp_path: Any, flag: str, limit: str) -> None:
+    srv = Server(tmp_path / "data", extra=(flag,))
     try:
         with srv.client("publisher") as pub:
             assert pub.put("/graph", content=ntriples(GRAPH), headers=NT).status_code == 200
@@ -228,13 +232,13 @@ def test_answers_past_the_row_limit_are_refused(tmp_path: Any) -> None:
             reply = client.get("/query", params={"query": text})
         assert reply.status_code == 422
         assert reply.json()["error"] == "limit_exceeded"
-        assert "max_update_rows" in reply.json()["detail"]
+        assert limit in reply.json()["detail"]
         url = f"ws://127.0.0.1:{srv.port}/sepa/subscribe?token={srv.tokens['subscriber']}"
         with connect(url, open_timeout=60) as ws:
             ws.send(json.dumps({"subscribe": {"sparql": text, "alias": "all"}}))
             refused = json.loads(ws.recv(timeout=120))
         assert (refused["status_code"], refused["error"]) == (422, "limit_exceeded")
-        assert "max_update_rows" in refused["error_description"]
+        assert limit in refused["error_description"]
         with srv.client("subscriber") as client:  # nothing registered
             assert client.get("/subscriptions").json()["items"] == []
     finally:
