@@ -26,7 +26,7 @@ import pyoxigraph as ox
 import pytest
 from graph_service import NT, UPDATE, ntriples
 from kg_oracle import canonical_counter, closed_store, solutions
-from semps_test_support import Server
+from semps_test_support import Server, wait_for
 from websockets.sync.client import connect
 
 from semps.terms import OWL, RDF_TYPE, RDFS, Literal
@@ -182,6 +182,24 @@ def test_a_change_after_the_subscribe_is_notified_once_not_in_the_answers(
         assert gone["removedResults"]["results"]["bindings"] == [
             {"s": {"type": "uri", "value": EX + "s9"}}
         ]
+
+
+def test_a_socket_closed_before_its_answer_leaves_no_subscription(server: Server) -> None:
+    """The registration runs to its end when the socket goes away meanwhile; what it
+    registered is deleted with the socket, as every subscription of a SEPA socket is."""
+    text = P + "SELECT ?s WHERE { ?s a ex:Sensor }"
+    url = f"ws://127.0.0.1:{server.port}/sepa/subscribe?token={server.tokens['subscriber']}"
+    with server.client("subscriber") as client:
+        before = {s["id"] for s in client.get("/subscriptions").json()["items"]}
+        with connect(url, open_timeout=60) as ws:
+            for _ in range(5):
+                ws.send(json.dumps({"subscribe": {"sparql": text}}))
+
+        def none_left() -> bool:
+            found = {s["id"] for s in client.get("/subscriptions").json()["items"]}
+            return found <= before
+
+        assert wait_for(none_left, 120)
 
 
 @pytest.mark.parametrize(
