@@ -37,6 +37,20 @@ def quantile(values: list[float], q: float) -> float:
     return 1000 * ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
 
+def answer(reply: httpx.Response, matched: bool = False) -> str:
+    """A reply in a word: its status, with the error's name (``413 too_large``) or, when
+    ``matched``, how many subscriptions a published event matched (``202 (matched 3)``)."""
+    try:
+        body = reply.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and "error" in body:
+        return f"{reply.status_code} {body['error']}"
+    if matched and isinstance(body, dict) and "matched" in body:
+        return f"{reply.status_code} (matched {body['matched']})"
+    return str(reply.status_code)
+
+
 def ntriples(event: object) -> str:
     """A generated event's triples as N-Triples lines."""
     from semps.terms import n3

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from _common import quantile
+from _common import answer, quantile
 from _results import record
 
 EX = "http://ex/"
@@ -38,16 +38,6 @@ class Ctx:
     tokens: dict[str, str]
     answers: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
-
-
-def answer(reply: httpx.Response) -> str:
-    try:
-        body = reply.json()
-    except ValueError:
-        body = None
-    if isinstance(body, dict) and "error" in body:
-        return f"{reply.status_code} {body['error']}"
-    return str(reply.status_code)
 
 
 async def _send(ctx: Ctx, who: str, method: str, path: str, **kw: object) -> httpx.Response | None:

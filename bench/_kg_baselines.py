@@ -22,39 +22,26 @@ from statistics import median
 
 import pyoxigraph as ox
 
+from semps.documents import N_TRIPLES, read_triples
+from semps.graph.formats import serialize
 from semps.limits import Limits
-from semps.terms import Literal
+from semps.ontology import Expansion
+from semps.ontology.closure import close
 
 #: Closures of whole files of the campus go far beyond an event's limits.
 _LIMITS = Limits(max_closure_triples=10**9, max_closure_ratio=1000)
 
 
-def _semps(term: object) -> object:
-    if isinstance(term, ox.Literal):
-        if term.language:
-            return Literal(term.value, lang=term.language)
-        return Literal(term.value, term.datatype.value)
-    if isinstance(term, ox.BlankNode):
-        return "_:" + term.value
-    return term.value  # type: ignore[attr-defined]
-
-
-def _ox(term: object) -> ox.NamedNode | ox.BlankNode | ox.Literal:
-    if isinstance(term, Literal):
-        if term.lang:
-            return ox.Literal(term.lexical, language=term.lang)
-        return ox.Literal(term.lexical, datatype=ox.NamedNode(term.datatype))
-    text = str(term)
-    return ox.BlankNode(text[2:]) if text.startswith("_:") else ox.NamedNode(text)
-
-
-def _closed_quads(expansion: object, path: Path, prefix: str) -> list[ox.Quad]:
-    triples = [
-        (_semps(t.subject), _semps(t.predicate), _semps(t.object))
-        for t in ox.parse(path=str(path), format=ox.RdfFormat.N_TRIPLES)
+def _closed_quads(expansion: Expansion, path: Path, prefix: str) -> list[ox.Quad]:
+    """The closure of one N-Triples file, its blank nodes renamed apart with ``prefix``."""
+    data = path.read_bytes()
+    triples = read_triples(data, media_type=N_TRIPLES, max_bytes=len(data), limits=_LIMITS)
+    closed = close(expansion, triples, limits=_LIMITS)
+    document = serialize(closed, N_TRIPLES)
+    return [
+        ox.Quad(*(_renamed(x, prefix) for x in (t.subject, t.predicate, t.object)))
+        for t in ox.parse(document, format=ox.RdfFormat.N_TRIPLES)
     ]
-    closed = expansion.close(triples, limits=_LIMITS)  # type: ignore[attr-defined]
-    return [ox.Quad(*(_renamed(_ox(x), prefix) for x in t)) for t in closed]
 
 
 def _renamed(term: ox.NamedNode | ox.BlankNode | ox.Literal, prefix: str) -> object:

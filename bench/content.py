@@ -620,6 +620,11 @@ def main_cli(args: argparse.Namespace) -> None:
     print(f"wrote {path}")
 
 
+def _columns(section: object, names: tuple[str, ...]) -> dict[str, object]:
+    """The named figures of a report's section, as columns of its results row."""
+    return {name: section[name] for name in names}  # type: ignore[index]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
@@ -673,36 +678,17 @@ def main() -> None:
     print(f"default point (n = {args.n:,}, m = {args.m}, k = {args.k}, w = {args.w}, b = {args.b})")
     report["default"] = default_point(args)
     print(json.dumps(report["default"], indent=2))
-    point = report["default"]
-    record(
-        "content",
-        {
-            "mode": "in process",
-            "n": args.n,
-            "rein_ms": point["rein_ms"],  # type: ignore[index]
-            "hcem_single_ms": point["hcem_single_ms"],  # type: ignore[index]
-            "hcem_batch_ms": point["hcem_batch_ms"],  # type: ignore[index]
-            "table_ms": point["table_ms"],  # type: ignore[index]
-            "rein_build_s": point["rein_build_s"],  # type: ignore[index]
-            "table_build_s": point["table_build_s"],  # type: ignore[index]
-            "rein_memory_mb": point["rein_memory_mb"],  # type: ignore[index]
-            "table_memory_mb": point["table_memory_mb"],  # type: ignore[index]
-        },
-    )
+    default = ("rein_ms", "hcem_single_ms", "hcem_batch_ms", "table_ms", "rein_build_s")
+    default += ("table_build_s", "rein_memory_mb", "table_memory_mb")
+    row = {"mode": "in process", "n": args.n, **_columns(report["default"], default)}
+    record("content", row)
     print("symmetric")
     report["symmetric"] = symmetric(args)
     print(json.dumps(report["symmetric"], indent=2))
+    sweep = ("sweep_s", "pairs", "single_publication_ms")
     regions = report["symmetric"]
-    record(
-        "content",
-        {
-            "mode": "symmetric sweep",
-            "n": regions["regions"],  # type: ignore[index]
-            "sweep_s": regions["sweep_s"],  # type: ignore[index]
-            "pairs": regions["pairs"],  # type: ignore[index]
-            "single_publication_ms": regions["single_publication_ms"],  # type: ignore[index]
-        },
-    )
+    row = {"mode": "symmetric sweep", "n": regions["regions"], **_columns(regions, sweep)}  # type: ignore[index]
+    record("content", row)
     if not args.no_sweeps:
         report["sweeps"] = sweeps(args)
         for result in report["sweeps"]:  # type: ignore[attr-defined]

@@ -41,7 +41,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import create_tokens, quantile, serve  # noqa: E402
 from _machine import stamp  # noqa: E402
-from service import Connection  # noqa: E402
+from service import Connection, publishing  # noqa: E402
 
 MARKER = "urn:bench:Marker"
 
@@ -108,12 +108,7 @@ async def _publish(port: int, token: str, bodies: list[bytes], args: argparse.Na
     status, _ = await warm.post("/events", bodies[0], headers)  # the workers warm
     print(f"first event: {status} in {time.perf_counter() - t0:.1f} s", flush=True)
     warm.close()
-    conns = [await Connection.open(port) for _ in range(args.publishers)]
-    begin = time.perf_counter()
-    await asyncio.gather(*(one(c) for c in conns))
-    elapsed = time.perf_counter() - begin
-    for c in conns:
-        c.close()
+    elapsed = await publishing(port, args.publishers, one)
     print(
         f"single POST /events, {args.publishers} publishers: {len(acks) / elapsed:,.0f} events/s,"
         f" POST->202 p50 {quantile(acks, 0.5):.1f} ms p99 {quantile(acks, 0.99):.1f}"

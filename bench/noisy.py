@@ -52,7 +52,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 import semantic as gen  # noqa: E402
-from _common import create_tokens, ntriples, quantile, serve  # noqa: E402
+from _common import answer, create_tokens, ntriples, quantile, serve  # noqa: E402
 from _issue38 import Ctx, report_phases, run_phases  # noqa: E402
 from _results import record  # noqa: E402
 
@@ -227,18 +227,6 @@ class Tally:
     streams: Counter[str] = field(default_factory=Counter)
 
 
-def _answer(reply: httpx.Response) -> str:
-    try:
-        body = reply.json()
-    except ValueError:
-        body = None
-    if isinstance(body, dict) and "error" in body:
-        return f"{reply.status_code} {body['error']}"
-    if isinstance(body, dict) and "matched" in body:
-        return f"{reply.status_code} (matched {body['matched']})"
-    return str(reply.status_code)
-
-
 async def good_publisher(
     client: httpx.AsyncClient, args: argparse.Namespace, tally: Tally, stop: float, first: int = 0
 ) -> None:
@@ -259,7 +247,7 @@ async def good_publisher(
             tally.acks.append(time.perf_counter() - start)
             tally.acknowledged.add(n)
         else:
-            tally.good_refused[_answer(reply)] += 1
+            tally.good_refused[answer(reply, matched=True)] += 1
 
     begin, n = time.perf_counter(), 0
     while (now := time.perf_counter()) < stop:
@@ -342,10 +330,10 @@ async def attacker(
                 continue
             tally.slowest[h.name] = max(tally.slowest[h.name], time.perf_counter() - start)
             tally.statuses[reply.status_code] += 1
-            answer = _answer(reply)
-            tally.answers[h.name][answer] += 1
+            said = answer(reply, matched=True)
+            tally.answers[h.name][said] += 1
             if reply.status_code >= 400:
-                tally.details.setdefault((h.name, answer), reply.text)
+                tally.details.setdefault((h.name, said), reply.text)
         rounds += 1
         await asyncio.sleep(args.attack_pause)
     return rounds
@@ -442,8 +430,8 @@ def report(args: argparse.Namespace, tally: Tally, sigterm: float | None) -> Non
     shown = ", ".join(f"{a} x{c}" for a, c in sorted(tally.streams.items()))
     print(f"{'40 SSE streams that never read':<36} {shown:<44}")
     print("\nfirst error body of each refusal:")
-    for (name, answer), text in tally.details.items():
-        print(f"  {name} -> {answer}: {text[:160]}")
+    for (name, said), text in tally.details.items():
+        print(f"  {name} -> {said}: {text[:160]}")
     received = {v for _, v in tally.received}
     lost = sorted(tally.acknowledged - received)
     ids = [i for i, _ in tally.received]

@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import IO
 
@@ -84,6 +85,19 @@ class Connection:
 
     def close(self) -> None:
         self.writer.close()
+
+
+async def publishing(
+    port: int, publishers: int, one: Callable[[Connection], Awaitable[None]]
+) -> float:
+    """Runs ``one`` on each of ``publishers`` connections at once; the seconds it took."""
+    conns = [await Connection.open(port) for _ in range(publishers)]
+    begin = time.perf_counter()
+    await asyncio.gather(*(one(c) for c in conns))
+    elapsed = time.perf_counter() - begin
+    for c in conns:
+        c.close()
+    return elapsed
 
 
 async def listen(
@@ -154,12 +168,7 @@ async def publishers(
             else:
                 counter[2] += 1
 
-    conns = [await Connection.open(port) for _ in range(args.publishers)]
-    begin = time.perf_counter()
-    await asyncio.gather(*(one(c) for c in conns))
-    elapsed = time.perf_counter() - begin
-    for c in conns:
-        c.close()
+    elapsed = await publishing(port, args.publishers, one)
     return counter[1], acks, elapsed, counter[2]
 
 

@@ -8,10 +8,11 @@ through the console:
     .venv/bin/python scripts/console_screenshots.py [--out docs/images]
 
 Writes console-dashboard.png, console-ontology-search.png, console-subscriptions.png,
-console-notifications.png, console-explain-match.png and console-explain-non-match.png (one
-Brick event explained against a subscription it matches and one it does not); then, on a
-second service holding brick-kg-a's building model as its knowledge graph,
-console-graph.png. ``--only graph`` makes that one alone.
+console-notifications.png, console-notifications-all.png (all the subscriber's
+subscriptions over one stream), console-explain-match.png and console-explain-non-match.png
+(one Brick event explained against a subscription it matches and one it does not); then, on
+a second service holding brick-kg-a's building model as its knowledge graph,
+console-graph.png. ``--only graph`` (or ``--only notifications-all``) makes that one alone.
 """
 
 from __future__ import annotations
@@ -204,6 +205,33 @@ def subscriptions(driver: WebDriver, service: Semps, out: Path, ids: list[str]) 
     driver.find_element(By.CSS_SELECTOR, "#watch-form button[type=submit]").click()
     wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#note-list > li")) >= 3)
     shoot(driver, out, "notifications")
+    notifications_all(driver, service, out)
+
+
+#: Subscriptions the picture of all the subscriber's notifications shows at least among
+#: the newest ones.
+SHOWN_SUBSCRIPTIONS, NEWEST = 3, 8
+
+
+def notifications_all(driver: WebDriver, service: Semps, out: Path) -> None:
+    """The Notifications tab watching all the subscriber's subscriptions (the subscriber
+    still logged in; "all my subscriptions" is the menu's choice for one who owns many)
+    while events are published, so the newest notifications are of several of them."""
+    Select(driver.find_element(By.ID, "watch-sub")).select_by_value("*")
+    driver.find_element(By.CSS_SELECTOR, "#watch-form button[type=submit]").click()
+    wait(
+        driver,
+        lambda d: d.find_element(By.ID, "watch-state").text == "watching all my subscriptions",
+    )
+    publish_for(service, 3.0, 0.02)
+
+    def subscriptions_shown(d: WebDriver) -> bool:
+        notes = d.find_elements(By.CSS_SELECTOR, "#note-list > li")[:NEWEST]
+        return len({li.get_attribute("data-sub") for li in notes}) >= SHOWN_SUBSCRIPTIONS
+
+    wait(driver, subscriptions_shown)
+    driver.execute_script("window.scrollTo(0, 0)")
+    shoot(driver, out, "notifications-all")
 
 
 #: The event explained, and the subscriptions (by file stem) it matches and does not.
@@ -256,6 +284,19 @@ def graph(driver: WebDriver, out: Path) -> None:
         service.stop()
 
 
+def only_notifications_all(driver: WebDriver, out: Path) -> None:
+    """console-notifications-all.png alone, on a service of its own."""
+    service = Semps()
+    try:
+        prepare(service)
+        log_in(driver, service.url, service.tokens["subscriber"])
+        tab(driver, "notifications")
+        wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#watch-sub option"))
+        notifications_all(driver, service, out)
+    finally:
+        service.stop()
+
+
 def _matches(service: Semps, sub_id: str) -> int:
     with service.client("admin") as admin:
         return int(admin.get(f"/subscriptions/{sub_id}").json()["matches"])
@@ -264,13 +305,17 @@ def _matches(service: Semps, sub_id: str) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "images")
-    parser.add_argument("--only", choices=["graph"], help="make this screenshot alone")
+    parser.add_argument(
+        "--only", choices=["graph", "notifications-all"], help="make this screenshot alone"
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TZ", "UTC")
     driver = browser()
     try:
-        if args.only is None:
+        if args.only == "notifications-all":
+            only_notifications_all(driver, args.out)
+        elif args.only is None:
             service = Semps()
             try:
                 ids = prepare(service)
@@ -280,7 +325,8 @@ def main() -> int:
                 explanations(driver, service, args.out, ids)
             finally:
                 service.stop()
-        graph(driver, args.out)
+        if args.only in (None, "graph"):
+            graph(driver, args.out)
     finally:
         driver.quit()
     return 0

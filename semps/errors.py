@@ -115,6 +115,21 @@ class _Located(SempsError):
         super().__init__(message)
 
 
+class _Unsupported(_Located):
+    """Valid input that uses a construct semps does not take; ``construct`` names it."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        construct: str,
+        line: int | None = None,
+        column: int | None = None,
+    ):
+        self.construct = construct
+        super().__init__(message, line=line, column=column)
+
+
 class IngestError(_Located):
     """Bytes could not be read into an event; nothing of the document was ingested."""
 
@@ -153,22 +168,11 @@ class SubscriptionSyntaxError(SubscriptionError):
     """The subscription text does not parse."""
 
 
-class UnsupportedQueryError(SubscriptionError):
+class UnsupportedQueryError(_Unsupported, SubscriptionError):
     """Valid SPARQL that uses a construct outside the supported fragment.
 
     ``construct`` names it (``"OPTIONAL"``, ``"property path"``, ...).
     """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        construct: str,
-        line: int | None = None,
-        column: int | None = None,
-    ):
-        self.construct = construct
-        super().__init__(message, line=line, column=column)
 
 
 class SubscriptionLimitExceeded(SubscriptionError):
@@ -195,21 +199,10 @@ class UpdateSyntaxError(GraphError):
     """A SPARQL Update text does not parse."""
 
 
-class UnsupportedUpdateError(GraphError):
+class UnsupportedUpdateError(_Unsupported, GraphError):
     """Valid SPARQL Update that semps does not run: ``LOAD``, ``SERVICE`` or anything else
     that fetches remote data, named graphs other than the default one. ``construct`` names
     it."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        construct: str,
-        line: int | None = None,
-        column: int | None = None,
-    ):
-        self.construct = construct
-        super().__init__(message, line=line, column=column)
 
 
 class GraphLimitExceeded(GraphError):

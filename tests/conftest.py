@@ -1,11 +1,12 @@
-"""Shared fixtures: where the shared workloads are."""
+"""Shared fixtures: where the shared workloads are, and a plain `semps serve`."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from semps_test_support import WORKLOADS
+from semps_test_support import WORKLOADS, Server
 
 
 @pytest.fixture(scope="session")
@@ -14,6 +15,14 @@ def workloads() -> Path:
     if not WORKLOADS.is_dir():
         pytest.fail(f"shared workloads not found at {WORKLOADS}")
     return WORKLOADS
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A real ``semps serve`` on a fresh data directory, one per test module, with the default
+    limits and no ontology (a module that needs more defines its own ``server``)."""
+    with Server(tmp_path_factory.mktemp("server") / "data") as srv:
+        yield srv
 
 
 def _hypothesis_in_the_checkout() -> None:

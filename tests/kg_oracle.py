@@ -290,3 +290,23 @@ def expected_changes(
         {qid: (new[qid] - old[qid], old[qid] - new[qid]) for qid in queries}
         for old, new in zip(answers, answers[1:], strict=False)
     ]
+
+
+def assert_changes(
+    found: Sequence[Mapping[str, tuple[Solutions, Solutions]]],
+    expected: Sequence[Mapping[str, tuple[Solutions, Solutions]]],
+    queries: Mapping[str, str],
+    steps: Sequence[str],
+) -> None:
+    """At each step, per query id, the solutions ``found`` added and removed are the ones
+    ``expected`` (up to blank-node labels and literal forms: :func:`canonical_counter`); a
+    failure names the step (``steps[i]``) and the query's text (``queries``)."""
+    for step, ours, want in zip(steps, found, expected, strict=True):
+        for qid, text in queries.items():
+            added, removed = want[qid]
+            got_added, got_removed = ours.get(qid, (Counter(), Counter()))
+            where = f"{step}\n{text}"
+            assert canonical_counter(got_added) == canonical_counter(added), "added by " + where
+            assert canonical_counter(got_removed) == canonical_counter(removed), (
+                "removed by " + where
+            )

@@ -28,7 +28,7 @@ from typing import Any
 
 import pyoxigraph as ox
 from hypothesis import strategies as st
-from semps_test_support import from_oxigraph, to_oxigraph
+from semps_test_support import from_oxigraph, n3, to_oxigraph
 
 from semps.terms import OWL, RDF, RDF_TYPE, RDFS, XSD, Literal
 
@@ -73,6 +73,16 @@ class Query:
     text: str
     oracle_text: str
     features: frozenset[str]
+
+
+def texts(queries: dict[str, Query]) -> dict[str, str]:
+    """Per query id, the text the systems register."""
+    return {qid: q.text for qid, q in queries.items()}
+
+
+def oracle_texts(queries: dict[str, Query]) -> dict[str, str]:
+    """Per query id, the text pyoxigraph answers for the oracle."""
+    return {qid: q.oracle_text for qid, q in queries.items()}
 
 
 @dataclass(frozen=True)
@@ -420,15 +430,8 @@ def event_cases(draw: st.DrawFn) -> EventCase:
 # -- updates ----------------------------------------------------------------------------------
 
 
-def _n3(term: object) -> str:
-    if isinstance(term, Literal):
-        return term.n3()
-    text = str(term)
-    return text if text.startswith("_:") else f"<{text}>"
-
-
 def _data(triples: list[Triple]) -> str:
-    return " . ".join(" ".join(map(_n3, t)) for t in triples)
+    return " . ".join(" ".join(map(n3, t)) for t in triples)
 
 
 @st.composite

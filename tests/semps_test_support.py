@@ -26,7 +26,9 @@ import pytest
 from hypothesis import strategies as st
 
 from semps.cli import main as semps_main
+from semps.cli.demo import demo_dir
 from semps.cli.match import load_subscriptions
+from semps.documents import media_type_for
 from semps.matcher.values import Subscription
 from semps.ontology import Expansion, load_expansion
 from semps.terms import RDF_TYPE, Literal
@@ -37,6 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: and a loaded machine (load 8 on 2 cores runs the suite 3.5 times slower) must not fail one.
 PATIENCE = 600.0
 WORKLOADS = ROOT.parent / "shared" / "workloads"
+#: The demo's ontology (LUBM's univ-bench), which most service tests start with.
+UNIV_BENCH = demo_dir() / "univ-bench.owl"
 E = TypeVar("E", bound=BaseException)
 
 
@@ -104,7 +108,8 @@ def stalled_reader(port: int, request: bytes) -> socket.socket:
 
 class Server:
     """A `semps serve` process and bearer tokens for each role (``nofile``: the process's
-    file limit, soft and hard)."""
+    file limit, soft and hard; ``ontology``: a file PUT to ``/ontology`` once started). As a
+    context manager, the server stops on leaving."""
 
     def __init__(
         self,
@@ -112,11 +117,29 @@ class Server:
         max_body: int = 1_000_000,
         extra: tuple[str, ...] = (),
         nofile: int | None = None,
+        ontology: Path | None = None,
     ) -> None:
         self.data_dir, self.max_body, self.extra, self.nofile = data_dir, max_body, extra, nofile
         self.tokens = {role: self._token(role) for role in ("admin", "publisher", "subscriber")}
         self.proc: subprocess.Popen[bytes] | None = None
         self.start()
+        if ontology is not None:
+            self.put("admin", "/ontology", ontology)
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def put(self, role: str, route: str, document: Path) -> httpx.Response:
+        """``document`` PUT to ``route`` as ``role``, read as its suffix says; the answer,
+        asserted 200."""
+        headers = {"Content-Type": media_type_for(document.name)}
+        with self.client(role) as client:
+            answer = client.put(route, content=document.read_bytes(), headers=headers)
+        assert answer.status_code == 200, f"PUT {route} {document.name}: {answer.text}"
+        return answer
 
     def _token(self, role: str, subject: str | None = None) -> str:
         """A token made by ``semps token create`` (run in this process: the same command
@@ -130,8 +153,9 @@ class Server:
         assert status == 0, err.getvalue()
         return out.getvalue().strip()
 
-    def start(self) -> None:
-        self.port = _free_port()
+    def start(self, port: int | None = None) -> None:
+        """Start the server on ``port`` (default: a free one) and wait until it answers."""
+        self.port = _free_port() if port is None else port
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = self.data_dir / "server.log"
         with self.log.open("ab") as log:
@@ -184,14 +208,31 @@ class Server:
             self.proc.terminate()
             self.proc.wait(timeout=PATIENCE)
 
+    def restart(self) -> None:
+        """Stop the server and start it again on the same port (a client that reconnects
+        to the same address reaches it again)."""
+        self.stop()
+        self.start(self.port)
+
     def client(self, role: str) -> httpx.Client:
         """A client with ``role``'s token and no time-out (a slow machine is not a failure;
         the test's own time-out ends a hung run)."""
-        return httpx.Client(
-            base_url=self.url,
-            timeout=None,
-            headers={"Authorization": f"Bearer {self.tokens[role]}"},
-        )
+        return self.bearer(self.tokens[role])
+
+    def ontology_version(self) -> int:
+        """The stored ontology's version (1 for the first one), as the console reads it."""
+        with self.client("subscriber") as sub:
+            return int(sub.get("/console/api/ontology-summary").json()["version"])
+
+    def another(self, role: str, subject: str | None = None) -> httpx.Client:
+        """A client with a token of its own for ``role`` (another caller than
+        :meth:`client`'s: another tenant), made for ``subject`` when given."""
+        return self.bearer(self._token(role, subject))
+
+    def bearer(self, token: str) -> httpx.Client:
+        """A client sending ``token``, with no time-out (as :meth:`client`)."""
+        auth = {"Authorization": f"Bearer {token}"}
+        return httpx.Client(base_url=self.url, timeout=None, headers=auth)
 
 
 class Case:
@@ -261,6 +302,15 @@ def to_oxigraph(term: object) -> ox.NamedNode | ox.Literal | ox.BlankNode:
     if str(term).startswith("_:"):
         return ox.BlankNode(str(term)[2:])
     return ox.NamedNode(str(term))
+
+
+def n3(term: object) -> str:
+    """A semps term in N-Triples: an IRI in ``<>``, a blank node as it is, a literal as its
+    own ``n3()`` writes it."""
+    if isinstance(term, Literal):
+        return term.n3()
+    text = str(term)
+    return text if text.startswith("_:") else f"<{text}>"
 
 
 def from_oxigraph(term: object) -> object:

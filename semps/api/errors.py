@@ -30,6 +30,7 @@ __all__ = [
     "error_response",
     "install_error_handlers",
     "responses",
+    "stream_responses",
 ]
 
 log = logging.getLogger("semps.api")
@@ -175,3 +176,9 @@ def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     schema = {"$ref": f"#/components/schemas/{ErrorBody.__name__}"}
     content = {"application/json": {"schema": schema}}
     return {s: {"description": _MEANING[s], "content": content} for s in statuses}
+
+
+def stream_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI ``responses`` of a Server-Sent Events operation that may fail with
+    ``statuses``."""
+    return {200: {"content": {"text/event-stream": {}}}, **responses(*statuses)}

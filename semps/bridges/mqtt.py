@@ -10,7 +10,9 @@ again. A message that cannot be read (over ``max_message`` bytes, not an RDF or 
 of its media type, refused by a limit) goes to the dead-letter topic as JSON
 ``{"topic", "error", "detail", "payload"}`` (the payload as text, cut at 64 KiB), is counted
 in ``/metrics`` (``semps_mqtt_dead_lettered_total``) and acknowledged; the next message is
-read as usual. The media type is the topic rule's, else the message's MQTT 5 content type,
+read as usual. Messages become events, and notify, in the order they came (MQTT's ordered
+topics, MQTT 3.1.1 section 4.6): their batches commit in turn, whatever else the pipeline
+commits out of order. The media type is the topic rule's, else the message's MQTT 5 content type,
 else RDF/XML; the event id is the broker's own, or (``mqtt_event_id = "digest"``) one made
 from the topic and the payload, so a redelivered message keeps its id.
 
@@ -166,7 +168,7 @@ class MqttBridge:
             ids.append(self.options.event_id_of(message.topic, message.payload))
             placed.append(i)
         try:
-            outcomes = await self.broker.publish_many(documents, ids=ids)
+            outcomes = await self.broker.publish_many(documents, ids=ids, in_order=True)
         except Exception as exc:  # the pipeline is closing: leave them unacknowledged
             log.warning("MQTT messages not published (%s); the MQTT broker keeps them", exc)
             return

@@ -391,13 +391,15 @@ class Broker:
         retain: Sequence[bool] = (),
         ids: Sequence[str | None] = (),
         publisher: str = "",
+        in_order: bool = False,
     ) -> list[Outcome]:
         """Accept several events (each published or refused on its own), in order. An
         event with ``retain`` (or a SPARQL Update) changes the knowledge graph: the events
         after it see it (:meth:`publish_change`). ``ids`` names events where given (a
         bridge's: a message redelivered keeps its id), the broker the others (and all of a
         group that changes the graph). ``publisher``: who publishes them (a token's
-        subject), kept with their documents."""
+        subject), kept with their documents. ``in_order``: committed after every earlier
+        call's ``in_order`` events (a bridge's ordered messages)."""
         if not documents:
             return []
         if any(retain) or any(m.startswith(SPARQL_UPDATE) for m, _ in documents):
@@ -414,6 +416,7 @@ class Broker:
                 now,
                 (waiter, i),
                 publisher=publisher,
+                in_order=in_order,
             )
             for i, ((media_type, body), given) in enumerate(zip(documents, named, strict=True))
         ]

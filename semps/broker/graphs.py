@@ -34,6 +34,7 @@ from typing import TypeVar
 from semps.broker.contracts import Store
 from semps.broker.pipeline import Pipeline, Step
 from semps.broker.replica import GraphSource
+from semps.broker.worker import read_published
 from semps.errors import (
     DocumentTooLarge,
     GraphError,
@@ -48,7 +49,6 @@ from semps.graph.formats import fresh_prefix, renamed
 from semps.graph.graph import KnowledgeGraph
 from semps.graph.view import GraphView
 from semps.ingest.json_event import is_json_media_type
-from semps.ingest.rdf import read_event
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.ontology.expansion import Expansion
 from semps.ontology.store import OntologyStore
@@ -204,13 +204,7 @@ class GraphDesk:
         limits = self.limits
 
         def plan(g: KnowledgeGraph) -> _Planned:
-            event = read_event(
-                body,
-                event_id=event_id,
-                media_type=media_type,
-                max_bytes=limits.max_event_bytes,
-                limits=limits,
-            )
+            event = read_published(limits, event_id, media_type, body)
             change = g.plan_insert(renamed(event.triples, fresh_prefix()))
             logged = (time.time(), media_type, len(body))
             return _Planned(change, document=(media_type, body), logged=logged)

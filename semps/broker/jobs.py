@@ -36,6 +36,9 @@ class Item:
     graph: int = 0
     #: Who published it (a token's subject; empty: unknown).
     publisher: str = ""
+    #: Committed after every earlier ``in_order`` event (a bridge's messages: MQTT's
+    #: ordered topics), even when the pipeline otherwise commits whatever finished first.
+    in_order: bool = False
 
 
 @dataclass(eq=False)

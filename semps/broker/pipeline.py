@@ -8,7 +8,9 @@ An event over :data:`HEAVY` bytes is always a batch of its own.
 Finished batches are handed to the commit function, several at a time when they queue up
 (one transaction, one fsync for the group): strictly in batch order while a stateful
 matcher (composite detection) holds subscriptions, since it must see events in the order
-they were taken, and as soon as each is matched otherwise, so one slow batch delays no other.
+they were taken, and as soon as each is matched otherwise, so one slow batch delays no other
+(except that a batch holding ``in_order`` events, a bridge's, waits for the batches taken
+before it that hold such events: MQTT messages become events in the order they came).
 
 Commands (add, replace, remove a subscription) go to every worker, ahead of batches not yet
 taken, and return once every worker has applied them.
@@ -39,7 +41,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,10 +67,18 @@ HEAVY = 32 * 1024
 Replica = Callable[[], AbstractContextManager[tuple[GraphSource | None, Expansion]]]
 
 
-__all__ = ["HEAVY", "Batch", "Item", "Pipeline", "Replica", "Step"]
+__all__ = ["HEAVY", "Batch", "Item", "Pipeline", "Replica", "Step", "committable"]
 
 #: A finished batch: its items and one outcome per item (see :mod:`semps.broker.worker`).
 Batch = tuple[list[Item], list[tuple[Any, ...]]]
+
+
+def committable(done: Iterable[int], in_order: Collection[int]) -> list[int]:
+    """Of the finished batches ``done``, those that may commit now when the order does not
+    matter, lowest first: all, but of the batches in ``in_order`` (taken, not committed,
+    holding a bridge's ordered events) only the first."""
+    first = min(in_order, default=None)
+    return [n for n in sorted(done) if n == first or n not in in_order]
 
 
 @dataclass
@@ -146,6 +156,8 @@ class Pipeline:
         self._done: dict[int, Batch] = {}
         self._commit_next = 0
         self._ahead: set[int] = set()  # batches committed out of order
+        self._in_order: set[int] = set()  # batches taken, not committed, with in_order items
+        self._in_order_lock = threading.Lock()  # a leaf: taken under _cond or _done_cond
         self._ordered = ordered
         self._done_cond = threading.Condition()
         self._changes = ChangeOrder(graph_version)  # the graph's changes among the events
@@ -289,6 +301,9 @@ class Pipeline:
             self._cond.notify()
         number = self._next_batch
         self._next_batch += 1
+        if any(item.in_order for item in items):
+            with self._in_order_lock:
+                self._in_order.add(number)
         return number, items
 
     def _spawn(self, slot: _Slot) -> None:
@@ -465,7 +480,7 @@ class Pipeline:
                         group.append(self._done.pop(self._commit_next))
                         self._advance(self._commit_next)
                 else:  # nobody depends on the order: whatever is finished, now
-                    for number in sorted(self._done)[:64]:
+                    for number in self._committable()[:64]:
                         group.append(self._done.pop(number))
                         self._advance(number)
             self._commit(group)
@@ -478,7 +493,12 @@ class Pipeline:
             return True
         if self._ordered():
             return self._commit_next in self._done
-        return bool(self._done)
+        return bool(self._committable())
+
+    def _committable(self) -> list[int]:
+        """The finished batches that may commit now (call under ``_done_cond``)."""
+        with self._in_order_lock:
+            return committable(self._done, self._in_order)
 
     def _step_ready(self) -> Step | None:
         """The change to commit now (call under ``_done_cond``)."""
@@ -496,6 +516,8 @@ class Pipeline:
     def _advance(self, number: int) -> None:
         """Note batch ``number`` as committed; ``_commit_next`` is the first that is not."""
         self._ahead.add(number)
+        with self._in_order_lock:
+            self._in_order.discard(number)
         while self._commit_next in self._ahead:
             self._ahead.discard(self._commit_next)
             self._commit_next += 1

@@ -75,7 +75,7 @@ def new_token(
     if expires_at is not None and expires_at <= now:
         msg = "the token's expiry time has already passed"
         raise StoreError(msg)
-    secret = secrets.token_urlsafe(24)
+    secret = "semps_" + secrets.token_urlsafe(24)  # never starts with '-' (a CLI option)
     subject = subject or f"{role}-{secrets.token_hex(4)}"
     return secret, TokenInfo(_token_id(digest(secret)), role, subject, now, expires_at, None)
 

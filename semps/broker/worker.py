@@ -228,7 +228,7 @@ class Worker:
 
         self.warm_up()
         try:
-            event = None if document is None else self.read(event_id, *document)
+            event = None if document is None else read_published(self.limits, event_id, *document)
         except SempsError as exc:
             return ("error", pool.pack_error(exc))
         notes, gained = change_notes(
@@ -286,18 +286,6 @@ class Worker:
                 except Exception:  # noqa: S112  (a made-up event: nothing to report)
                     continue
 
-    def read(self, event_id: str, media_type: str, body: bytes) -> Event:
-        limits = self.limits
-        if is_json_media_type(media_type):
-            return read_json_event(body, event_id=event_id, max_bytes=limits.max_event_bytes)
-        return read_event(
-            body,
-            event_id=event_id,
-            media_type=media_type,
-            max_bytes=limits.max_event_bytes,
-            limits=limits,
-        )
-
     def match(self, items: Sequence[tuple[str, str, bytes]]) -> list[tuple[Any, ...]]:
         """Read and match a batch; one outcome per item (see the module docstring), the
         cyclic GC scheduled around it (:class:`~semps.gcpolicy.BatchCollector`)."""
@@ -320,7 +308,7 @@ class Worker:
             if progress is not None:
                 progress.at(READING, i)
             try:
-                event = self.read(event_id, media_type, body)
+                event = read_published(self.limits, event_id, media_type, body)
                 context = MatchContext(
                     event, self.expansion, watch=watch, limits=self.limits, graph=graph
                 )
@@ -353,6 +341,24 @@ class Worker:
             event, notes = next(it)
             results.append(("ok", event.time, notes))
         return results
+
+
+def read_published(limits: Limits, event_id: str, media_type: str, body: bytes) -> Event:
+    """A published document as an event: a JSON event (content, region) or RDF, read within
+    ``limits`` (size, nesting, closure).
+
+    Raises:
+        IngestError: the document does not read, or passes a limit.
+    """
+    if is_json_media_type(media_type):
+        return read_json_event(body, event_id=event_id, max_bytes=limits.max_event_bytes)
+    return read_event(
+        body,
+        event_id=event_id,
+        media_type=media_type,
+        max_bytes=limits.max_event_bytes,
+        limits=limits,
+    )
 
 
 def _warm_up_event(i: int) -> Event:

@@ -16,15 +16,15 @@ from semps.client._base import (
     ClientBase,
     Cursors,
     MuxOptions,
+    SSELink,
     StreamOptions,
+    WebSocketLink,
     auth_headers,
 )
 from semps.client._calls import ReplaceOptions, SubscribeOptions, SubscriptionRef
 from semps.client._core import Call, Page, Reply, finish
 from semps.client._inputs import QuerySource, RDFSource
-from semps.client._mux import MuxPosition, MuxSSE, mux_message, mux_params
-from semps.client._stream import SSENotifications, StreamPosition
-from semps.client._ws import RETRIABLE, connect_async, ws_cause, ws_refusal, ws_url
+from semps.client._ws import RETRIABLE, connect_async, ws_cause, ws_refusal
 from semps.errors import ClientError
 
 __all__ = ["AsyncClient"]
@@ -154,116 +154,66 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
         """A subscription's notifications after ``after``, resumed across disconnects
         (:meth:`Client.notifications`)."""
         sub, pos, once, via = self._stream_start(ref, options)
-        return self._websocket(sub, pos) if via == "websocket" else self._sse(sub, pos, once)
-
-    async def _sse(
-        self, sub: str, pos: StreamPosition, once: bool
-    ) -> AsyncIterator[m.Notification]:
-        while True:
-            path, params, headers = self._sse_request(sub, pos, once)
-            cause: BaseException | str
-            try:
-                async with self._http.stream(
-                    "GET", path, params=params, headers=headers
-                ) as response:
-                    if response.status_code >= 400:
-                        content = await response.aread()
-                        cause = self._sse_refused(path, response.status_code, content)
-                    else:
-                        reader = SSENotifications(pos)
-                        async for line in response.aiter_lines():
-                            note = reader.feed(line)
-                            if note is not None:
-                                yield note
-                        if once:
-                            return
-                        cause = "the server ended the stream"
-            except httpx.TransportError as exc:
-                cause = exc
-            await asyncio.sleep(pos.failed(self.retry, self.url + path, cause))
-
-    async def _websocket(self, sub: str, pos: StreamPosition) -> AsyncIterator[m.Notification]:
-        url = ws_url(self.url, sub)
-        while True:
-            cause: BaseException | str
-            try:
-                link = connect_async(
-                    f"{url}?after={pos.after}", auth_headers(self.token), self._timeout
-                )
-                async with link as ws:
-                    pos.connected()
-                    async for message in ws:
-                        text = message if isinstance(message, str) else message.decode()
-                        note = pos.accept(text)
-                        if note is not None:
-                            yield note
-                cause = "the server closed the WebSocket"
-            except RETRIABLE as exc:
-                refused = ws_refusal(exc)
-                if refused is not None:
-                    await self.subscription(sub)  # the same check over HTTP names the error
-                    raise self._ws_refused(refused) from exc
-                cause = ws_cause(exc)
-            await asyncio.sleep(pos.failed(self.retry, url, cause))
+        if via == "websocket":
+            return self._websocket(self._websocket_link(sub, pos))
+        return self._sse(self._sse_link(sub, pos, once))
 
     def stream(
         self, subscriptions: Iterable[SubscriptionRef] | None = None, **options: Unpack[MuxOptions]
     ) -> AsyncIterator[m.Notification]:
         """The notifications of many subscriptions over one stream (:meth:`Client.stream`)."""
         subs, pos, via = self._mux_start(subscriptions, options)
-        return self._mux_websocket(subs, pos) if via == "websocket" else self._mux_sse(subs, pos)
+        if via == "websocket":
+            return self._websocket(self._mux_websocket_link(subs, pos))
+        return self._sse(self._mux_sse_link(subs, pos))
 
-    async def _mux_sse(
-        self, subs: list[str] | None, pos: MuxPosition
-    ) -> AsyncIterator[m.Notification]:
-        path = "/notifications"
+    async def _sse(self, link: SSELink) -> AsyncIterator[m.Notification]:
+        path, pos = link.path, link.pos
         while True:
-            headers = {"Last-Event-ID": pos.cursor} if pos.cursor else {}
             cause: BaseException | str
             try:
                 async with self._http.stream(
-                    "GET", path, params=mux_params(subs), headers=headers
+                    "GET", path, params=link.params, headers=link.headers()
                 ) as response:
                     if response.status_code >= 400:
                         content = await response.aread()
                         cause = self._sse_refused(path, response.status_code, content)
                     else:
-                        reader = MuxSSE(pos)
+                        reader = link.reader()
                         async for line in response.aiter_lines():
                             note = reader.feed(line)
                             if note is not None:
                                 yield note
+                        if link.once:
+                            return
                         cause = "the server ended the stream"
             except httpx.TransportError as exc:
                 cause = exc
             await asyncio.sleep(pos.failed(self.retry, self.url + path, cause))
 
-    async def _mux_websocket(
-        self, subs: list[str] | None, pos: MuxPosition
-    ) -> AsyncIterator[m.Notification]:
-        url = ws_url(self.url, None)
+    async def _websocket(self, link: WebSocketLink) -> AsyncIterator[m.Notification]:
+        pos = link.pos
         while True:
             cause: BaseException | str
             try:
-                link = connect_async(
-                    self._mux_url(url, subs, pos), auth_headers(self.token), self._timeout
-                )
-                async with link as ws:
+                async with connect_async(
+                    link.address(), auth_headers(self.token), self._timeout
+                ) as ws:
                     pos.connected()
                     async for message in ws:
                         text = message if isinstance(message, str) else message.decode()
-                        note = mux_message(pos, text)
+                        note = link.accept(text)
                         if note is not None:
                             yield note
                 cause = "the server closed the WebSocket"
             except RETRIABLE as exc:
                 refused = ws_refusal(exc)
                 if refused is not None:
-                    for sub in subs or ():
-                        await self.subscription(sub)  # raises NotFound as the server does
+                    for sub in link.subs:
+                        await self.subscription(sub)  # raises NotFound, ... as the server does
                     raise self._ws_refused(refused) from exc
                 cause = ws_cause(exc)
-            await asyncio.sleep(pos.failed(self.retry, url, cause))
+            await asyncio.sleep(pos.failed(self.retry, link.url, cause))
 
     # -- ontology ----------------------------------------------------------------------------
 

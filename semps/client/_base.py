@@ -7,21 +7,27 @@ notification stream. The two clients differ only where one blocks and the other 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
-from typing import Any, Generic, Literal, NamedTuple, TypedDict, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Generic, Literal, NamedTuple, Protocol, TypedDict, TypeVar
 from urllib.parse import urlencode
 
 from semps.client import _calls as calls
 from semps.client._calls import SubscriptionRef
 from semps.client._core import Call, Page, Reply, refusal
-from semps.client._mux import MuxPosition, mux_params
-from semps.client._stream import Retry, StreamPosition
+from semps.client._models import Notification
+from semps.client._mux import MuxPosition, MuxSSE, mux_message, mux_params
+from semps.client._stream import Retry, SSENotifications, StreamPosition
+from semps.client._ws import ws_url
 from semps.errors import ClientError, SempsError
 
 __all__ = [
     "BATCH_CHUNK",
     "RETRY_STATUSES",
     "ClientBase",
+    "SSELink",
+    "WebSocketLink",
     "Cursors",
     "MuxOptions",
     "Stream",
@@ -87,6 +93,54 @@ class Stream(NamedTuple):
     pos: StreamPosition
     once: bool
     via: Literal["sse", "websocket"]
+
+
+class Reader(Protocol):
+    """An SSE stream's lines as notifications (:class:`SSENotifications`, :class:`MuxSSE`)."""
+
+    def feed(self, line: str) -> Notification | None:
+        """The notification a line completes, if any."""
+
+
+@dataclass(frozen=True)
+class SSELink:
+    """How to open (and reopen) one SSE notification stream and read it.
+
+    Attributes:
+        path: the stream's path (``self.url + path`` names it in errors).
+        params: its query.
+        headers: its headers at each (re)connection, from where ``pos`` is.
+        reader: a new reader of its lines for each connection.
+        pos: where the stream is.
+        once: stop after what the server has stored.
+    """
+
+    path: str
+    params: dict[str, str]
+    headers: Callable[[], dict[str, str]]
+    reader: Callable[[], Reader]
+    pos: StreamPosition
+    once: bool = False
+
+
+@dataclass(frozen=True)
+class WebSocketLink:
+    """How to open (and reopen) one WebSocket notification stream and read it.
+
+    Attributes:
+        url: the stream's URL (it names it in errors).
+        address: the URL with its query at each (re)connection, from where ``pos`` is.
+        accept: one message as a notification (``None``: nothing to yield).
+        pos: where the stream is.
+        subs: the subscriptions asked for over HTTP when the handshake is refused, so that
+            the server names the error (the handshake's 403 does not).
+    """
+
+    url: str
+    address: Callable[[], str]
+    accept: Callable[[str], Notification | None]
+    pos: StreamPosition
+    subs: Sequence[str]
 
 
 class Cursors:
@@ -177,14 +231,39 @@ class ClientBase(ABC, Generic[TransportT]):
             params["cursor"] = pos.cursor
         return f"{url}?{urlencode(params)}" if params else url
 
+    def _sse_link(self, sub: str, pos: StreamPosition, once: bool) -> SSELink:
+        """One subscription's SSE stream, resuming after ``pos``."""
+        return SSELink(
+            f"/subscriptions/{sub}/notifications",
+            {"once": "true"} if once else {},
+            lambda: {"Last-Event-ID": str(pos.after)},
+            partial(SSENotifications, pos),
+            pos,
+            once,
+        )
+
+    def _websocket_link(self, sub: str, pos: StreamPosition) -> WebSocketLink:
+        """One subscription's WebSocket stream, resuming after ``pos``."""
+        url = ws_url(self.url, sub)
+        return WebSocketLink(url, lambda: f"{url}?after={pos.after}", pos.accept, pos, [sub])
+
     @staticmethod
-    def _sse_request(
-        sub: str, pos: StreamPosition, once: bool
-    ) -> tuple[str, dict[str, str], dict[str, str]]:
-        """(path, params, headers) of an SSE connection resuming after ``pos``."""
-        path = f"/subscriptions/{sub}/notifications"
-        params = {"once": "true"} if once else {}
-        return path, params, {"Last-Event-ID": str(pos.after)}
+    def _mux_sse_link(subs: list[str] | None, pos: MuxPosition) -> SSELink:
+        """A multiplexed SSE stream of ``subs`` (``None``: all), resuming from ``pos``."""
+        return SSELink(
+            "/notifications",
+            mux_params(subs),
+            lambda: {"Last-Event-ID": pos.cursor} if pos.cursor else {},
+            partial(MuxSSE, pos),
+            pos,
+        )
+
+    def _mux_websocket_link(self, subs: list[str] | None, pos: MuxPosition) -> WebSocketLink:
+        """A multiplexed WebSocket stream of ``subs`` (``None``: all), resuming from ``pos``."""
+        url = ws_url(self.url, None)
+        return WebSocketLink(
+            url, lambda: self._mux_url(url, subs, pos), partial(mux_message, pos), pos, subs or ()
+        )
 
     @staticmethod
     def _sse_refused(path: str, status: int, content: bytes) -> SempsError:

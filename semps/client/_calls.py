@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypedDict
 
+from semps.client import _models as m
 from semps.client._core import Call, Page, Reply, page_of, path_id
 from semps.client._errors import error_from_body
 from semps.client._inputs import (
@@ -20,17 +21,6 @@ from semps.client._inputs import (
     kind_of,
     media_type_hint,
     query,
-)
-from semps.client._models import (
-    BatchItem,
-    BatchSubscription,
-    DeadLetter,
-    GraphEdit,
-    GraphInfo,
-    NewToken,
-    Published,
-    Subscription,
-    Token,
 )
 from semps.errors import ClientError
 
@@ -71,7 +61,7 @@ __all__ = [
 ]
 
 #: A subscription or its id.
-SubscriptionRef = Subscription | str
+SubscriptionRef = m.Subscription | str
 
 
 class ReplaceOptions(TypedDict, total=False):
@@ -95,7 +85,7 @@ _TOKENS = "the token API (GET/POST /tokens, DELETE /tokens/{id})"
 
 def sub_id(ref: SubscriptionRef) -> str:
     """The id of a subscription handle or id, checked as one path segment."""
-    return path_id(ref.id if isinstance(ref, Subscription) else ref)
+    return path_id(ref.id if isinstance(ref, m.Subscription) else ref)
 
 
 def _version(reply: Reply) -> int:
@@ -132,7 +122,7 @@ def subscribe(
     media_type: str | None = None,
     options: Mapping[str, str | int] | None = None,
     sub: str | None = None,
-) -> Call[Subscription]:
+) -> Call[m.Subscription]:
     """``POST /subscriptions`` (or ``PUT /subscriptions/{sub}`` to replace ``sub``)."""
     kind = kind or kind_of(source)
     body, content_type = query(source, kind, media_type)
@@ -143,13 +133,13 @@ def subscribe(
         params["callback"] = callback
     text = body.decode("utf-8", "replace")
 
-    def parse(reply: Reply) -> Subscription:
+    def parse(reply: Reply) -> m.Subscription:
         doc = reply.json()
         if not isinstance(doc, dict) or not isinstance(doc.get("id"), str):
             msg = f'expected {{"id": ...}}, got {reply.text()[:200]!r}'
             raise ClientError(msg, status=reply.status)
         secret = doc.get("secret")
-        return Subscription(
+        return m.Subscription(
             doc["id"], kind, text, name, secret=secret if isinstance(secret, str) else None
         )
 
@@ -191,24 +181,17 @@ def batch_chunks(
 
 def subscribe_batch(
     entries: list[tuple[str, str | None]], kind: str = "semantic"
-) -> Call[list[BatchSubscription]]:
+) -> Call[list[m.BatchSubscription]]:
     """``POST /subscriptions/batch`` of (text, name) entries, as JSON lines; each entry's
     outcome in order, a refused one as its exception."""
     lines = [json.dumps({"text": t} if n is None else {"text": t, "name": n}) for t, n in entries]
 
-    def parse(reply: Reply) -> list[BatchSubscription]:
-        doc = reply.json()
-        results = doc.get("subscriptions") if isinstance(doc, dict) else None
-        if not isinstance(results, list) or len(results) != len(entries):
-            msg = (
-                f'expected {len(entries)} results in {{"subscriptions": [...]}}, '
-                f"got {reply.text()[:200]!r}"
-            )
-            raise ClientError(msg, status=reply.status)
-        out: list[BatchSubscription] = []
+    def parse(reply: Reply) -> list[m.BatchSubscription]:
+        results = _batch_results(reply, "subscriptions", len(entries))
+        out: list[m.BatchSubscription] = []
         for (text, name), result in zip(entries, results, strict=True):
             if isinstance(result, dict) and isinstance(result.get("id"), str):
-                out.append(Subscription(result["id"], kind, text, name))
+                out.append(m.Subscription(result["id"], kind, text, name))
             elif isinstance(result, dict):
                 out.append(error_from_body(400, result, "subscription"))
             else:
@@ -230,14 +213,18 @@ def subscribe_batch(
     )
 
 
-def subscriptions(cursor: str | None = None, limit: int | None = None) -> Call[Page[Subscription]]:
+def subscriptions(
+    cursor: str | None = None, limit: int | None = None
+) -> Call[Page[m.Subscription]]:
     """``GET /subscriptions``: one page."""
-    return Call("GET", "/subscriptions", page_of(Subscription.from_json), _pages(cursor, limit))
+    return Call("GET", "/subscriptions", page_of(m.Subscription.from_json), _pages(cursor, limit))
 
 
-def get(ref: SubscriptionRef) -> Call[Subscription]:
+def get(ref: SubscriptionRef) -> Call[m.Subscription]:
     """``GET /subscriptions/{id}``."""
-    return Call("GET", f"/subscriptions/{sub_id(ref)}", lambda r: Subscription.from_json(r.json()))
+    return Call(
+        "GET", f"/subscriptions/{sub_id(ref)}", lambda r: m.Subscription.from_json(r.json())
+    )
 
 
 def delete(ref: SubscriptionRef) -> Call[None]:
@@ -245,20 +232,20 @@ def delete(ref: SubscriptionRef) -> Call[None]:
     return Call("DELETE", f"/subscriptions/{sub_id(ref)}", lambda r: None)
 
 
-def resume(ref: SubscriptionRef) -> Call[Subscription]:
+def resume(ref: SubscriptionRef) -> Call[m.Subscription]:
     """``POST /subscriptions/{id}/resume`` (admin)."""
     path = f"/subscriptions/{sub_id(ref)}/resume"
-    return Call("POST", path, lambda r: Subscription.from_json(r.json()))
+    return Call("POST", path, lambda r: m.Subscription.from_json(r.json()))
 
 
-def suspend(ref: SubscriptionRef, reason: str | None = None) -> Call[Subscription]:
+def suspend(ref: SubscriptionRef, reason: str | None = None) -> Call[m.Subscription]:
     """``POST /subscriptions/{id}/suspend`` (admin), on servers that offer it."""
     path = f"/subscriptions/{sub_id(ref)}/suspend"
     params = {} if reason is None else {"reason": reason}
     return Call(
         "POST",
         path,
-        lambda r: Subscription.from_json(r.json()),
+        lambda r: m.Subscription.from_json(r.json()),
         params,
         feature="suspending subscriptions (POST /subscriptions/{id}/suspend)",
     )
@@ -278,11 +265,11 @@ def console_suspend(ref: SubscriptionRef, reason: str | None = None) -> Call[Non
 
 def publish(
     source: RDFSource, media_type: str | None = None, *, retain: bool = False
-) -> Call[Published]:
+) -> Call[m.Published]:
     """``POST /events`` (``?retain=true``: the event's triples stay in the knowledge graph)."""
     body, content_type = document(source, media_type)
     headers = {"Content-Type": content_type}
-    parse = lambda r: Published.from_json(r.json())  # noqa: E731
+    parse = lambda r: m.Published.from_json(r.json())  # noqa: E731
     hint = media_type_hint(source, media_type)
     params = {"retain": "true"} if retain else {}
     return Call("POST", "/events", parse, params, headers, body, topic="event", hint=hint)
@@ -290,28 +277,31 @@ def publish(
 
 def publish_batch(
     sources: Iterable[RDFSource | tuple[RDFSource, str]],
-) -> Call[list[BatchItem]]:
+) -> Call[list[m.BatchItem]]:
     """``POST /events/batch``; an item is a source or (source, media type)."""
     items = [batch_item(*s) if isinstance(s, tuple) else batch_item(s) for s in sources]
 
-    def parse(reply: Reply) -> list[BatchItem]:
-        doc = reply.json()
-        results = doc.get("events") if isinstance(doc, dict) else None
-        if not isinstance(results, list) or len(results) != len(items):
-            msg = (
-                f'expected {len(items)} results in {{"events": [...]}}, got {reply.text()[:200]!r}'
-            )
-            raise ClientError(msg, status=reply.status)
-        return [_batch_result(x) for x in results]
+    def parse(reply: Reply) -> list[m.BatchItem]:
+        return [_batch_result(x) for x in _batch_results(reply, "events", len(items))]
 
     body, headers = _json_body({"events": items})
     return Call("POST", "/events/batch", parse, {}, headers, body, topic="event")
 
 
-def _batch_result(doc: object) -> BatchItem:
+def _batch_results(reply: Reply, key: str, count: int) -> list[Any]:
+    """The ``count`` results of a batch answer, ``{key: [...]}``, one per item sent."""
+    doc = reply.json()
+    results = doc.get(key) if isinstance(doc, dict) else None
+    if not isinstance(results, list) or len(results) != count:
+        msg = f'expected {count} results in {{"{key}": [...]}}, got {reply.text()[:200]!r}'
+        raise ClientError(msg, status=reply.status)
+    return results
+
+
+def _batch_result(doc: object) -> m.BatchItem:
     if isinstance(doc, dict) and "error" in doc:
         return error_from_body(400, doc, "event")
-    return Published.from_json(doc)
+    return m.Published.from_json(doc)
 
 
 # -- ontology --------------------------------------------------------------------------------
@@ -358,8 +348,8 @@ GRAPH_DEFAULT_TYPE = "text/turtle"
 SPARQL_UPDATE = "application/sparql-update"
 
 
-def _edit(reply: Reply) -> GraphEdit:
-    return GraphEdit.from_json(reply.json())
+def _edit(reply: Reply) -> m.GraphEdit:
+    return m.GraphEdit.from_json(reply.json())
 
 
 def get_graph(media_type: str = GRAPH_DEFAULT_TYPE, *, closure: bool = False) -> Call[str]:
@@ -369,14 +359,14 @@ def get_graph(media_type: str = GRAPH_DEFAULT_TYPE, *, closure: bool = False) ->
     return Call("GET", "/graph", Reply.text, params, {"Accept": media_type}, topic="graph")
 
 
-def graph_info() -> Call[GraphInfo]:
+def graph_info() -> Call[m.GraphInfo]:
     """``GET /graph/info``."""
-    return Call("GET", "/graph/info", lambda r: GraphInfo.from_json(r.json()))
+    return Call("GET", "/graph/info", lambda r: m.GraphInfo.from_json(r.json()))
 
 
 def load_graph(
     source: RDFSource, *, replace: bool, media_type: str | None = None
-) -> Call[GraphEdit]:
+) -> Call[m.GraphEdit]:
     """``PUT /graph`` (replace) or ``POST /graph`` (merge); text and bytes without a
     ``media_type`` are sent as Turtle, as the server reads them."""
     if media_type is None and isinstance(source, str | bytes):
@@ -387,13 +377,13 @@ def load_graph(
     return Call(method, "/graph", _edit, {}, headers, body, topic="graph")
 
 
-def update_graph(update: str) -> Call[GraphEdit]:
+def update_graph(update: str) -> Call[m.GraphEdit]:
     """``POST /graph`` with a SPARQL 1.1 Update."""
     headers = {"Content-Type": SPARQL_UPDATE}
     return Call("POST", "/graph", _edit, {}, headers, update.encode(), topic="graph")
 
 
-def clear_graph() -> Call[GraphEdit]:
+def clear_graph() -> Call[m.GraphEdit]:
     """``DELETE /graph``: every triple removed."""
     return Call("DELETE", "/graph", _edit, topic="graph")
 
@@ -401,14 +391,16 @@ def clear_graph() -> Call[GraphEdit]:
 # -- tokens, dead letters, health ------------------------------------------------------------
 
 
-def tokens(cursor: str | None = None, limit: int | None = None) -> Call[Page[Token]]:
+def tokens(cursor: str | None = None, limit: int | None = None) -> Call[Page[m.Token]]:
     """``GET /tokens``: one page."""
-    return Call("GET", "/tokens", page_of(Token.from_json), _pages(cursor, limit), feature=_TOKENS)
+    return Call(
+        "GET", "/tokens", page_of(m.Token.from_json), _pages(cursor, limit), feature=_TOKENS
+    )
 
 
 def create_token(
     role: str, expires_in: int | str | None = None, subject: str | None = None
-) -> Call[NewToken]:
+) -> Call[m.NewToken]:
     """``POST /tokens``."""
     doc: dict[str, object] = {"role": role}
     if expires_in is not None:
@@ -416,24 +408,24 @@ def create_token(
     if subject is not None:
         doc["subject"] = subject
     body, headers = _json_body(doc)
-    parse = lambda r: NewToken.from_json(r.json())  # noqa: E731
+    parse = lambda r: m.NewToken.from_json(r.json())  # noqa: E731
     return Call("POST", "/tokens", parse, {}, headers, body, topic="token", feature=_TOKENS)
 
 
-def revoke_token(token: Token | NewToken | str) -> Call[None]:
+def revoke_token(token: m.Token | m.NewToken | str) -> Call[None]:
     """``DELETE /tokens/{id}``."""
     ident = path_id(token if isinstance(token, str) else token.id)
     return Call("DELETE", f"/tokens/{ident}", lambda r: None, topic="token")
 
 
-def dead_letters(cursor: str | None = None, limit: int | None = None) -> Call[Page[DeadLetter]]:
+def dead_letters(cursor: str | None = None, limit: int | None = None) -> Call[Page[m.DeadLetter]]:
     """``GET /deadletters``: one page."""
-    return Call("GET", "/deadletters", page_of(DeadLetter.from_json), _pages(cursor, limit))
+    return Call("GET", "/deadletters", page_of(m.DeadLetter.from_json), _pages(cursor, limit))
 
 
-def replay(letter: DeadLetter | int) -> Call[str | None]:
+def replay(letter: m.DeadLetter | int) -> Call[str | None]:
     """``POST /deadletters/{id}/replay``: ``None`` when delivered, else the error."""
-    ident = letter.id if isinstance(letter, DeadLetter) else int(letter)
+    ident = letter.id if isinstance(letter, m.DeadLetter) else int(letter)
 
     def parse(reply: Reply) -> str | None:
         doc = reply.json()

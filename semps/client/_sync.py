@@ -15,15 +15,15 @@ from semps.client._base import (
     ClientBase,
     Cursors,
     MuxOptions,
+    SSELink,
     StreamOptions,
+    WebSocketLink,
     auth_headers,
 )
 from semps.client._calls import ReplaceOptions, SubscribeOptions, SubscriptionRef
 from semps.client._core import Call, Page, Reply, finish
 from semps.client._inputs import QuerySource, RDFSource
-from semps.client._mux import MuxPosition, MuxSSE, mux_message, mux_params
-from semps.client._stream import SSENotifications, StreamPosition
-from semps.client._ws import RETRIABLE, connect_sync, ws_cause, ws_refusal, ws_url
+from semps.client._ws import RETRIABLE, connect_sync, ws_cause, ws_refusal
 from semps.errors import ClientError
 
 __all__ = ["Client"]
@@ -213,47 +213,9 @@ class Client(ClientBase[httpx.BaseTransport]):
         the server has stored (SSE only). Closing the iterator closes the stream.
         """
         sub, pos, once, via = self._stream_start(ref, options)
-        return self._websocket(sub, pos) if via == "websocket" else self._sse(sub, pos, once)
-
-    def _sse(self, sub: str, pos: StreamPosition, once: bool) -> Iterator[m.Notification]:
-        while True:
-            path, params, headers = self._sse_request(sub, pos, once)
-            try:
-                with self._http.stream("GET", path, params=params, headers=headers) as response:
-                    if response.status_code >= 400:
-                        status = response.status_code
-                        cause: BaseException | str = self._sse_refused(
-                            path, status, response.read()
-                        )
-                    else:
-                        yield from _notes(response.iter_lines(), SSENotifications(pos))
-                        if once:
-                            return
-                        cause = "the server ended the stream"
-            except httpx.TransportError as exc:
-                cause = exc
-            time.sleep(pos.failed(self.retry, self.url + path, cause))
-
-    def _websocket(self, sub: str, pos: StreamPosition) -> Iterator[m.Notification]:
-        url = ws_url(self.url, sub)
-        while True:
-            try:
-                with connect_sync(
-                    f"{url}?after={pos.after}", auth_headers(self.token), self._timeout
-                ) as ws:
-                    pos.connected()
-                    for message in ws:
-                        text = message if isinstance(message, str) else message.decode()
-                        note = pos.accept(text)
-                        if note is not None:
-                            yield note
-                cause: BaseException | str = "the server closed the WebSocket"
-            except RETRIABLE as exc:
-                refused = ws_refusal(exc)
-                if refused is not None:
-                    raise self._refused_stream(sub, refused) from exc
-                cause = ws_cause(exc)
-            time.sleep(pos.failed(self.retry, url, cause))
+        if via == "websocket":
+            return self._websocket(self._websocket_link(sub, pos))
+        return self._sse(self._sse_link(sub, pos, once))
 
     def stream(
         self, subscriptions: Iterable[SubscriptionRef] | None = None, **options: Unpack[MuxOptions]
@@ -265,15 +227,16 @@ class Client(ClientBase[httpx.BaseTransport]):
         ``via="websocket"``. Pass ``position=MuxPosition()`` to read the cursor as it goes.
         Reconnects by itself; nothing is lost or yielded twice."""
         subs, pos, via = self._mux_start(subscriptions, options)
-        return self._mux_websocket(subs, pos) if via == "websocket" else self._mux_sse(subs, pos)
+        if via == "websocket":
+            return self._websocket(self._mux_websocket_link(subs, pos))
+        return self._sse(self._mux_sse_link(subs, pos))
 
-    def _mux_sse(self, subs: list[str] | None, pos: MuxPosition) -> Iterator[m.Notification]:
-        path = "/notifications"
+    def _sse(self, link: SSELink) -> Iterator[m.Notification]:
+        path, pos = link.path, link.pos
         while True:
-            headers = {"Last-Event-ID": pos.cursor} if pos.cursor else {}
             try:
                 with self._http.stream(
-                    "GET", path, params=mux_params(subs), headers=headers
+                    "GET", path, params=link.params, headers=link.headers()
                 ) as response:
                     if response.status_code >= 400:
                         status = response.status_code
@@ -281,44 +244,38 @@ class Client(ClientBase[httpx.BaseTransport]):
                             path, status, response.read()
                         )
                     else:
-                        reader = MuxSSE(pos)
+                        reader = link.reader()
                         for line in response.iter_lines():
                             note = reader.feed(line)
                             if note is not None:
                                 yield note
+                        if link.once:
+                            return
                         cause = "the server ended the stream"
             except httpx.TransportError as exc:
                 cause = exc
             time.sleep(pos.failed(self.retry, self.url + path, cause))
 
-    def _mux_websocket(self, subs: list[str] | None, pos: MuxPosition) -> Iterator[m.Notification]:
-        url = ws_url(self.url, None)
+    def _websocket(self, link: WebSocketLink) -> Iterator[m.Notification]:
+        pos = link.pos
         while True:
             try:
-                with connect_sync(
-                    self._mux_url(url, subs, pos), auth_headers(self.token), self._timeout
-                ) as ws:
+                with connect_sync(link.address(), auth_headers(self.token), self._timeout) as ws:
                     pos.connected()
                     for message in ws:
                         text = message if isinstance(message, str) else message.decode()
-                        note = mux_message(pos, text)
+                        note = link.accept(text)
                         if note is not None:
                             yield note
                 cause: BaseException | str = "the server closed the WebSocket"
             except RETRIABLE as exc:
                 refused = ws_refusal(exc)
                 if refused is not None:
-                    for sub in subs or ():
-                        self.subscription(sub)  # raises NotFound as the server does
+                    for sub in link.subs:
+                        self.subscription(sub)  # raises NotFound, AuthError, ... as the server does
                     raise self._ws_refused(refused) from exc
                 cause = ws_cause(exc)
-            time.sleep(pos.failed(self.retry, url, cause))
-
-    def _refused_stream(self, sub: str, status: int) -> Exception:
-        """Why the server refused a WebSocket: the same check over HTTP names the error
-        (the handshake's 403 does not)."""
-        self.subscription(sub)  # raises NotFound, AuthError, ... as the server does
-        return self._ws_refused(status)
+            time.sleep(pos.failed(self.retry, link.url, cause))
 
     # -- ontology ----------------------------------------------------------------------------
 
@@ -412,10 +369,3 @@ class Client(ClientBase[httpx.BaseTransport]):
         """``/metrics`` as Prometheus text; ``token``: a metrics-only token instead of the
         client's."""
         return self.send(calls.metrics(token))
-
-
-def _notes(lines: Iterable[str], reader: SSENotifications) -> Iterator[m.Notification]:
-    for line in lines:
-        note = reader.feed(line)
-        if note is not None:
-            yield note

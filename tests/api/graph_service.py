@@ -12,20 +12,12 @@ from collections.abc import Mapping, Sequence
 import httpx
 from kg_oracle import Solutions, Triple
 from kg_systems import KgSystem
-from semps_test_support import Server
+from semps_test_support import Server, n3
 
-from semps.terms import Literal, parse_n3
+from semps.terms import parse_n3
 
 NT = {"Content-Type": "application/n-triples"}
 UPDATE = {"Content-Type": "application/sparql-update"}
-
-
-def n3(term: object) -> str:
-    """A semps term in N-Triples."""
-    if isinstance(term, Literal):
-        return term.n3()
-    text = str(term)
-    return text if text.startswith("_:") else f"<{text}>"
 
 
 def ntriples(triples: Sequence[Triple]) -> bytes:

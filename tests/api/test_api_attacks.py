@@ -163,8 +163,7 @@ def test_1100_idle_connections_under_a_1024_file_limit_leave_the_service_answeri
 
 
 def test_tokens_never_reach_the_log(tmp_path: Path) -> None:
-    server = Server(tmp_path / "data", extra=("--access-log",))
-    try:
+    with Server(tmp_path / "data", extra=("--access-log",)) as server:
         token = server.tokens["subscriber"]
         with server.client("subscriber") as sub:
             sub_id = sub.post("/subscriptions", content=ANY).json()["id"]
@@ -178,15 +177,12 @@ def test_tokens_never_reach_the_log(tmp_path: Path) -> None:
         assert "token=[redacted]" in log
         for secret in (*server.tokens.values(), "nope-guess"):
             assert secret not in log
-    finally:
-        server.stop()
 
 
 def test_token_guesses_are_limited_and_logged_and_a_good_token_still_works(
     tmp_path: Path,
 ) -> None:
-    server = Server(tmp_path / "data")
-    try:
+    with Server(tmp_path / "data") as server:
         with server.client("subscriber") as good:
             assert good.get("/subscriptions").status_code == 200
             statuses = []
@@ -198,8 +194,6 @@ def test_token_guesses_are_limited_and_logged_and_a_good_token_still_works(
         log = server.log.read_text()
         assert log.count("refused a bearer token from 127.0.0.1") == 20
         assert "refusing bearer tokens from 127.0.0.1" in log
-    finally:
-        server.stop()
 
 
 # -- 3, 4, 6: composites --------------------------------------------------------------------
@@ -208,8 +202,7 @@ def test_token_guesses_are_limited_and_logged_and_a_good_token_still_works(
 def test_a_failed_composite_registration_leaves_no_ghost_and_no_id_is_reissued(
     tmp_path: Path,
 ) -> None:
-    server = Server(tmp_path / "data")
-    try:
+    with Server(tmp_path / "data") as server:
         with server.client("subscriber") as ann, server.client("publisher") as pub:
             for name in ("pa", "pb", "pc"):
                 text = f"SELECT ?s WHERE {{ ?s <{EX}{name}> ?o }}"
@@ -226,33 +219,21 @@ def test_a_failed_composite_registration_leaves_no_ghost_and_no_id_is_reissued(
             pub.post("/events", content=f"<{EX}a> <{EX}pa> <{EX}b> .".encode(), headers=NT)
         server.stop()
         server.start()
-        token = server._token("subscriber")
-        with httpx.Client(
-            base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=None
-        ) as other:
+        with server.another("subscriber") as other:
             new_id = other.post("/subscriptions", content=ANY).json()["id"]
             assert new_id not in listed
             notes = other.get(f"/subscriptions/{new_id}/notifications?once=true").text
             assert "data:" not in notes  # nothing of ann's, under any id
             ids = [int(i.split("-")[1]) for i in [*listed, new_id]]
             assert max(ids[:-1]) + 1 < ids[-1]  # the refused registration's id is spent
-    finally:
-        server.stop()
 
 
 def test_composite_names_never_meet_across_tenants_whatever_they_hold(tmp_path: Path) -> None:
     """``team:red``'s composite over its ``pa`` is not fed by ``team``'s subscription named
     ``red:pa`` (joined with ':' the two spelled the same)."""
-    server = Server(tmp_path / "data")
-    try:
-        team = server._token("subscriber", "team")
-        red = server._token("subscriber", "team:red")
-
-        def client(token: str) -> httpx.Client:
-            auth = {"Authorization": f"Bearer {token}"}
-            return httpx.Client(base_url=server.url, headers=auth, timeout=None)
-
-        with client(team) as t, client(red) as r, server.client("publisher") as pub:
+    with Server(tmp_path / "data") as server:
+        team, red = server.another("subscriber", "team"), server.another("subscriber", "team:red")
+        with team as t, red as r, server.client("publisher") as pub:
             t.post("/subscriptions", params={"name": "red:pa"}, content=ANY).raise_for_status()
             for name in ("pa", "pb"):
                 text = f"SELECT ?s WHERE {{ ?s <{EX}{name}> ?o }}"
@@ -267,13 +248,10 @@ def test_composite_names_never_meet_across_tenants_whatever_they_hold(tmp_path: 
             pub.post("/events", content=f"<{EX}a> <{EX}pa> <{EX}b> .".encode(), headers=NT)
             notes = r.get(f"/subscriptions/{composite}/notifications?once=true").text
             assert notes.count("data:") == 1
-    finally:
-        server.stop()
 
 
 def test_a_subscribers_composite_definitions_are_bounded(tmp_path: Path) -> None:
-    server = Server(tmp_path / "data", extra=("--max-definitions", "5"))
-    try:
+    with Server(tmp_path / "data", extra=("--max-definitions", "5")) as server:
         with server.client("subscriber") as sub:
             for name in ("a", "b"):
                 text = f"SELECT ?s WHERE {{ ?s <{EX}{name}> ?o }}"
@@ -285,8 +263,6 @@ def test_a_subscribers_composite_definitions_are_bounded(tmp_path: Path) -> None
             reply = sub.post("/subscriptions", params={"kind": "composite"}, content=text)
             assert (reply.status_code, reply.json()["error"]) == (422, "limit_exceeded")
             assert reply.json()["detail"].endswith("over the limit of 5 (max_definitions)")
-    finally:
-        server.stop()
 
 
 # -- 5, 11: streams end when their token or subscription goes ----------------------------
@@ -298,8 +274,7 @@ def test_an_sse_stream_ends_when_its_token_is_revoked_with_a_last_event_saying_w
     token = srv._token("subscriber", "revokee")
     with srv.client("admin") as admin:
         token_id = next(t["id"] for t in admin.get("/tokens").json() if t["subject"] == "revokee")
-        auth = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=srv.url, headers=auth, timeout=None) as sub:
+        with srv.bearer(token) as sub:
             sub_id = sub.post("/subscriptions", content=ANY).json()["id"]
             with sub.stream("GET", f"/subscriptions/{sub_id}/notifications") as stream:
                 lines = stream.iter_lines()
@@ -317,8 +292,7 @@ def test_a_websocket_ends_when_its_token_is_revoked(srv: Server) -> None:
         token_id = next(
             t["id"] for t in admin.get("/tokens").json() if t["subject"] == "ws-revokee"
         )
-        auth = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=srv.url, headers=auth, timeout=None) as sub:
+        with srv.bearer(token) as sub:
             sub_id = sub.post("/subscriptions", content=ANY).json()["id"]
         url = f"ws://127.0.0.1:{srv.port}/subscriptions/{sub_id}/ws?token={token}"
         with connect(url) as ws:
@@ -333,8 +307,7 @@ def test_a_websocket_ends_when_its_token_is_revoked(srv: Server) -> None:
 def test_an_sse_stream_on_a_deleted_subscription_ends_and_frees_its_slot(
     tmp_path: Path,
 ) -> None:
-    server = Server(tmp_path / "data", extra=("--max-streams", "1"))
-    try:
+    with Server(tmp_path / "data", extra=("--max-streams", "1")) as server:
         with server.client("subscriber") as sub:
             first = sub.post("/subscriptions", content=ANY).json()["id"]
             second = sub.post("/subscriptions", content=ANY).json()["id"]
@@ -348,5 +321,3 @@ def test_an_sse_stream_on_a_deleted_subscription_ends_and_frees_its_slot(
             assert any('"error": "not_found"' in line for line in rest)
             with sub.stream("GET", f"/subscriptions/{second}/notifications") as again:
                 assert again.status_code == 200  # the slot is free
-    finally:
-        server.stop()

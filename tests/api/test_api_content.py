@@ -5,8 +5,6 @@ literals seen through the ontology, and clear 4xx errors for bad input."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -15,13 +13,6 @@ from semps_test_support import Server
 pytestmark = pytest.mark.server
 JSON = {"Content-Type": "application/json"}
 EX = "http://ex.org/"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(Path(tmp_path_factory.mktemp("content")) / "data")
-    yield srv
-    srv.stop()
 
 
 def stored(client: httpx.Client, sub_id: str) -> list[dict]:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from semps_test_support import PATIENCE, LocalServer, QuietHandler, Server, wait_for
+from semps_test_support import PATIENCE, UNIV_BENCH, LocalServer, QuietHandler, Server, wait_for
 from websockets.sync.client import connect
 
 from semps.cli.demo import demo_dir
@@ -50,11 +50,9 @@ def _dead_url() -> str:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(tmp_path / "data", extra=(*RETRIES, "--webhook-allow", "127.0.0.1/32"))
-    with srv.client("admin") as admin:
-        admin.put("/ontology", content=(demo_dir() / "univ-bench.owl").read_bytes(), headers=RDFXML)
-    yield srv
-    srv.stop()
+    extra = (*RETRIES, "--webhook-allow", "127.0.0.1/32")
+    with Server(tmp_path / "data", extra=extra, ontology=UNIV_BENCH) as srv:
+        yield srv
 
 
 def test_webhooks_are_signed_retried_and_dead_lettered(server: Server) -> None:
@@ -182,29 +180,20 @@ def test_hanging_endpoints_do_not_delay_a_healthy_one(server: Server) -> None:
         live.close()
 
 
-def _guarded(data_dir: Path) -> Server:
-    """A server with the default SSRF guard (no allow-list)."""
-    srv = Server(data_dir, extra=RETRIES)
-    with srv.client("admin") as admin:
-        admin.put("/ontology", content=(demo_dir() / "univ-bench.owl").read_bytes(), headers=RDFXML)
-    return srv
-
-
 @pytest.fixture
 def guarded(tmp_path: Path) -> Iterator[Server]:
-    """A server with the default SSRF guard, for one test."""
-    srv = _guarded(tmp_path / "data")
-    yield srv
-    srv.stop()
+    """A server with the default SSRF guard (no allow-list), for one test."""
+    with Server(tmp_path / "data", extra=RETRIES, ontology=UNIV_BENCH) as srv:
+        yield srv
 
 
 @pytest.fixture(scope="module")
 def refusing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """A server with the default SSRF guard, shared by the refusals (each checks that
     nothing was registered, so they see the same empty server)."""
-    srv = _guarded(tmp_path_factory.mktemp("refusing") / "data")
-    yield srv
-    srv.stop()
+    data = tmp_path_factory.mktemp("refusing") / "data"
+    with Server(data, extra=RETRIES, ontology=UNIV_BENCH) as srv:
+        yield srv
 
 
 #: Callback hosts that are not public, and what the refusal calls them.

@@ -52,16 +52,10 @@ def fill(path: Path) -> None:
             pass
 
 
-def version(srv: Server) -> int:
-    with srv.client("subscriber") as sub:
-        return int(sub.get("/console/api/ontology-tree").json()["version"])
-
-
 def test_a_full_disk_is_507_nothing_refused_is_applied_and_nothing_acknowledged_lost(
     small_disk: Path,
 ) -> None:
-    srv = Server(small_disk / "data")
-    try:
+    with Server(small_disk / "data") as srv:
         admin, pub, sub = srv.client("admin"), srv.client("publisher"), srv.client("subscriber")
         axiom = f"<{EX}A> <{RDFS}subClassOf> <{EX}B> .".encode()
         assert admin.put("/ontology", content=axiom, headers=NT).json() == {"version": 1}
@@ -90,7 +84,7 @@ def test_a_full_disk_is_507_nothing_refused_is_applied_and_nothing_acknowledged_
         for _ in range(3):  # every edit refused the same way (the metadata is not lost)
             reply = admin.post("/ontology/axioms", json=edit)
             assert (reply.status_code, reply.json()["error"]) == (507, "insufficient_storage")
-        assert version(srv) == 1
+        assert srv.ontology_version() == 1
         assert f"{EX}C" not in admin.get("/ontology", headers={"Accept": "text/turtle"}).text
 
         filler.unlink()
@@ -101,12 +95,10 @@ def test_a_full_disk_is_507_nothing_refused_is_applied_and_nothing_acknowledged_
 
         srv.stop()
         srv.start()
-        assert version(srv) == 2
+        assert srv.ontology_version() == 2
         with srv.client("subscriber") as again:
             text = again.get(f"/subscriptions/{sub_id}/notifications?once=true").text
         events = [
             json.loads(line[6:])["event"] for line in text.splitlines() if line[:6] == "data: "
         ]
         assert {r.json()["id"] for r in acknowledged} <= set(events)
-    finally:
-        srv.stop()

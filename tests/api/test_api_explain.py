@@ -6,16 +6,13 @@ explains another's subscription)."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
-from contextlib import redirect_stdout
 from pathlib import Path
 
 import httpx
 import pytest
 from semps_test_support import Server
 
-from semps.cli import main as semps_main
 from semps.terms import RDF_TYPE
 
 EX = "http://example.org/"
@@ -30,35 +27,25 @@ POINTS = f"SELECT ?p WHERE {{ ?p a <{EX}Point> }}"
 HOT = f"SELECT ?p ?v WHERE {{ ?p a <{EX}Point> ; <{EX}value> ?v FILTER(?v > 80) }}"
 
 
-def _token(server: Server, role: str, subject: str) -> str:
-    out = io.StringIO()
-    argv = ["token", "create", "--role", role, "--subject", subject]
-    with redirect_stdout(out):
-        assert semps_main([*argv, "--data-dir", str(server.data_dir)]) == 0
-    return out.getvalue().strip()
-
-
-def _client(server: Server, token: str) -> httpx.Client:
-    return httpx.Client(
-        base_url=server.url, timeout=120, headers={"Authorization": f"Bearer {token}"}
-    )
+def _explained(client: httpx.Client, sub_id: str, event: str = EVENT) -> httpx.Response:
+    """``sub_id`` explained on ``event``, posted with the request (Turtle)."""
+    return client.post(f"/subscriptions/{sub_id}/explain", content=event, headers=TTL)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(Path(tmp_path_factory.mktemp("explain")) / "data")
-    with srv.client("admin") as admin:
-        answer = admin.put("/ontology", content=ONTOLOGY, headers=TTL)
-        assert answer.status_code == 200, answer.text
-    yield srv
-    srv.stop()
+    with Server(Path(tmp_path_factory.mktemp("explain")) / "data") as srv:
+        with srv.client("admin") as admin:
+            answer = admin.put("/ontology", content=ONTOLOGY, headers=TTL)
+            assert answer.status_code == 200, answer.text
+        yield srv
 
 
 @pytest.fixture(scope="module")
 def published(server: Server) -> dict[str, str]:
     """Two subscribers' subscriptions, and an event that notifies one of them."""
-    ann, bob = _token(server, "subscriber", "ann"), _token(server, "subscriber", "bob")
-    with _client(server, ann) as a, _client(server, bob) as b:
+    ann, bob = server._token("subscriber", "ann"), server._token("subscriber", "bob")
+    with server.bearer(ann) as a, server.bearer(bob) as b:
         points = a.post("/subscriptions", content=POINTS).json()["id"]
         hot = b.post("/subscriptions", content=HOT).json()["id"]
     with server.client("publisher") as publisher:
@@ -86,7 +73,7 @@ def test_a_subscriber_reads_only_the_events_that_notified_it(
     server: Server, published: dict[str, str]
 ) -> None:
     event_id = published["event"]
-    with _client(server, published["ann"]) as ann, _client(server, published["bob"]) as bob:
+    with server.bearer(published["ann"]) as ann, server.bearer(published["bob"]) as bob:
         assert ann.get(f"/events/{event_id}").status_code == 200
         refused = bob.get(f"/events/{event_id}")
     assert refused.status_code == 404
@@ -96,8 +83,8 @@ def test_a_subscriber_reads_only_the_events_that_notified_it(
 def test_another_publisher_cannot_read_the_event_and_an_unknown_one_looks_the_same(
     server: Server, published: dict[str, str]
 ) -> None:
-    other = _token(server, "publisher", "someone-else")
-    with _client(server, other) as publisher:
+    other = server._token("publisher", "someone-else")
+    with server.bearer(other) as publisher:
         theirs = publisher.get(f"/events/{published['event']}")
         unknown = publisher.get("/events/ev-nope-1")
     assert theirs.status_code == unknown.status_code == 404
@@ -108,7 +95,7 @@ def test_the_explanation_of_a_stored_match_names_the_inference(
     server: Server, published: dict[str, str]
 ) -> None:
     path = f"/subscriptions/{published['points']}/explain?event={published['event']}"
-    with _client(server, published["ann"]) as ann:
+    with server.bearer(published["ann"]) as ann:
         found = ann.post(path).json()
     assert (found["matched"], found["count"]) == (True, 1)
     (derivation,) = found["derivations"]
@@ -122,10 +109,8 @@ def test_the_explanation_of_a_stored_match_names_the_inference(
 def test_the_explanation_of_a_posted_non_match_names_the_filter_and_its_values(
     server: Server, published: dict[str, str]
 ) -> None:
-    with _client(server, published["bob"]) as bob:
-        found = bob.post(
-            f"/subscriptions/{published['hot']}/explain", content=EVENT, headers=TTL
-        ).json()
+    with server.bearer(published["bob"]) as bob:
+        found = _explained(bob, published["hot"]).json()
     assert found["matched"] is False
     (reason,) = found["reasons"]
     assert reason["step"] == "filter" and "?v > " in reason["message"]
@@ -137,10 +122,8 @@ def test_the_explanation_of_a_posted_non_match_names_the_filter_and_its_values(
 def test_no_one_explains_another_subscription_or_an_event_not_theirs(
     server: Server, published: dict[str, str]
 ) -> None:
-    with _client(server, published["bob"]) as bob:
-        theirs = bob.post(
-            f"/subscriptions/{published['points']}/explain", content=EVENT, headers=TTL
-        )
+    with server.bearer(published["bob"]) as bob:
+        theirs = _explained(bob, published["points"])
         stored = bob.post(f"/subscriptions/{published['hot']}/explain?event={published['event']}")
     assert theirs.status_code == 404 and theirs.json()["detail"].startswith("no subscription")
     assert stored.status_code == 404 and stored.json()["detail"].startswith("no event")
@@ -150,7 +133,7 @@ def test_an_explanation_without_an_event_or_of_a_bad_one_is_a_clear_400(
     server: Server, published: dict[str, str]
 ) -> None:
     path = f"/subscriptions/{published['hot']}/explain"
-    with _client(server, published["bob"]) as bob:
+    with server.bearer(published["bob"]) as bob:
         empty = bob.post(path, headers=TTL)
         broken = bob.post(path, content="<a> <b> .", headers=TTL)
     assert empty.status_code == 400 and "?event=ID" in empty.json()["detail"]
@@ -160,7 +143,7 @@ def test_an_explanation_without_an_event_or_of_a_bad_one_is_a_clear_400(
 def test_a_content_subscription_is_not_explained_and_a_json_event_shows_no_triples(
     server: Server, published: dict[str, str]
 ) -> None:
-    with _client(server, published["ann"]) as ann:
+    with server.bearer(published["ann"]) as ann:
         text = {"Content-Type": "text/plain"}
         sub_id = ann.post("/subscriptions?kind=content", content="price <= 20", headers=text)
         assert sub_id.status_code == 201, sub_id.text
@@ -172,8 +155,8 @@ def test_a_content_subscription_is_not_explained_and_a_json_event_shows_no_tripl
     assert refused.status_code == 400
     assert refused.json()["detail"] == "a JSON event has no triples to show or explain (send RDF)"
     assert (shown["triples"], shown["media_type"]) == ([], "application/json")
-    with _client(server, published["ann"]) as ann:
-        posted = ann.post(f"/subscriptions/{sub_id}/explain", content=EVENT, headers=TTL)
+    with server.bearer(published["ann"]) as ann:
+        posted = _explained(ann, sub_id)
     assert posted.status_code == 422
     assert posted.json() == {
         "error": "not_supported",
@@ -182,13 +165,10 @@ def test_a_content_subscription_is_not_explained_and_a_json_event_shows_no_tripl
 
 
 def test_a_service_told_to_keep_no_event_documents_shows_none(tmp_path: Path) -> None:
-    srv = Server(tmp_path / "data", extra=("--keep-event-bytes", "0"))
-    try:
+    with Server(tmp_path / "data", extra=("--keep-event-bytes", "0")) as srv:
         with srv.client("publisher") as publisher:
             event_id = publisher.post("/events", content=EVENT, headers=TTL).json()["id"]
             answer = publisher.get(f"/events/{event_id}")
-    finally:
-        srv.stop()
     assert answer.status_code == 404
     assert answer.json()["detail"] == f"no event '{event_id}'"
 
@@ -201,10 +181,10 @@ def test_an_explanation_reads_the_service_s_knowledge_graph(
         loaded = admin.post("/graph", content=fact, headers=TTL)
         assert loaded.status_code in (200, 201, 204), loaded.text
     query = f"SELECT ?p ?e WHERE {{ ?p a <{EX}Point> ; <{EX}partOf> ?e }}"
-    with _client(server, published["ann"]) as ann:
+    with server.bearer(published["ann"]) as ann:
         sub_id = ann.post("/subscriptions", content=query).json()["id"]
         event = f"<{EX}t2> a <{EX}Sensor> ."
-        found = ann.post(f"/subscriptions/{sub_id}/explain", content=event, headers=TTL).json()
+        found = _explained(ann, sub_id, event).json()
     assert (found["matched"], found["count"]) == (True, 1)
     assert found["solutions"][0]["triples"] == [
         {"triple": f"<{EX}t2> <{RDF_TYPE}> <{EX}Point> .", "source": "inferred"},

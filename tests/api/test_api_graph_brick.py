@@ -26,9 +26,8 @@ CASE = WORKLOADS / "brick-kg-a"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(tmp_path_factory.mktemp("brick") / "data", max_body=8_000_000)
-    yield srv
-    srv.stop()
+    with Server(tmp_path_factory.mktemp("brick") / "data", max_body=8_000_000) as srv:
+        yield srv
 
 
 def _expected() -> dict[str, dict[str, int]]:
@@ -60,18 +59,9 @@ def _found(
 
 
 def test_brick_telemetry_against_the_model_loaded_over_http(server: Server) -> None:
-    with server.client("admin") as admin:
-        put = admin.put(
-            "/ontology",
-            content=(CASE / "ontology.owl").read_bytes(),
-            headers={"Content-Type": "application/rdf+xml"},
-        )
-        assert put.status_code == 200, put.text
-    with server.client("publisher") as pub:
-        model = (CASE / "graph" / "site.ttl").read_bytes()
-        loaded = pub.put("/graph", content=model, headers={"Content-Type": "text/turtle"})
-        assert loaded.status_code == 200, loaded.text
-        assert loaded.json()["inserted"] > 0 and loaded.json()["inferred_added"] > 0
+    server.put("admin", "/ontology", CASE / "ontology.owl")
+    loaded = server.put("publisher", "/graph", CASE / "graph" / "site.ttl")
+    assert loaded.json()["inserted"] > 0 and loaded.json()["inferred_added"] > 0
     with server.client("subscriber") as sub:
         subs = {}
         for path in sorted((CASE / "subscriptions").glob("*.rq")):

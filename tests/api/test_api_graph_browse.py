@@ -26,22 +26,10 @@ LABEL = rdflib.RDFS.label
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(tmp_path_factory.mktemp("browse") / "data", max_body=8_000_000)
-    with srv.client("admin") as admin:
-        put = admin.put(
-            "/ontology",
-            content=(CASE / "ontology.owl").read_bytes(),
-            headers={"Content-Type": "application/rdf+xml"},
-        )
-        assert put.status_code == 200, put.text
-        loaded = admin.put(
-            "/graph",
-            content=(CASE / "graph" / "site.ttl").read_bytes(),
-            headers={"Content-Type": "text/turtle"},
-        )
-        assert loaded.status_code == 200, loaded.text
-    yield srv
-    srv.stop()
+    data = tmp_path_factory.mktemp("browse") / "data"
+    with Server(data, max_body=8_000_000, ontology=CASE / "ontology.owl") as srv:
+        srv.put("admin", "/graph", CASE / "graph" / "site.ttl")
+        yield srv
 
 
 def _closure(client: httpx.Client) -> rdflib.Graph:

@@ -23,8 +23,8 @@ from collections.abc import Iterator
 import pytest
 from graph_service import NT, ServiceSystem, changes, ntriples
 from hypothesis import HealthCheck, given, settings
-from kg_oracle import GraphOracle, canonical_counter, expected_changes
-from kg_strategies import ChangeCase, EventCase, change_cases, event_cases
+from kg_oracle import GraphOracle, assert_changes, canonical_counter, expected_changes
+from kg_strategies import ChangeCase, EventCase, change_cases, event_cases, oracle_texts, texts
 from semps_test_support import Server
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
@@ -52,19 +52,11 @@ def _same(found: Counter | None, expected: Counter | None) -> tuple[Counter, Cou
 def test_an_update_over_http_notifies_what_recomputing_before_and_after_gives(
     service: ServiceSystem, case: ChangeCase
 ) -> None:
-    texts = {qid: q.text for qid, q in case.queries.items()}
-    found = service.change(case.ontology, case.graph, [u.text for u in case.updates], texts)
-    oracle = {qid: q.oracle_text for qid, q in case.queries.items()}
-    expected = expected_changes(case.ontology, case.graphs(), oracle)
-    for i, (update, ours, want) in enumerate(zip(case.updates, found, expected, strict=True)):
-        for qid, q in case.queries.items():
-            added, removed = want[qid]
-            got_added, got_removed = ours.get(qid, (Counter(), Counter()))
-            where = f"update {i}: {update.text}\n{q.text}"
-            assert canonical_counter(got_added) == canonical_counter(added), "added by " + where
-            assert canonical_counter(got_removed) == canonical_counter(removed), (
-                "removed by " + where
-            )
+    updates = [u.text for u in case.updates]
+    found = service.change(case.ontology, case.graph, updates, texts(case.queries))
+    expected = expected_changes(case.ontology, case.graphs(), oracle_texts(case.queries))
+    steps = [f"update {i}: {update.text}" for i, update in enumerate(case.updates)]
+    assert_changes(found, expected, texts(case.queries), steps)
 
 
 @EXAMPLES
@@ -72,11 +64,10 @@ def test_an_update_over_http_notifies_what_recomputing_before_and_after_gives(
 def test_an_event_published_notifies_the_solutions_it_adds_over_the_graph(
     service: ServiceSystem, case: EventCase
 ) -> None:
-    texts = {qid: q.text for qid, q in case.queries.items()}
-    found = service.added(case.ontology, case.graph, case.events, texts)
+    found = service.added(case.ontology, case.graph, case.events, texts(case.queries))
     oracle = GraphOracle(case.ontology, case.graph)
     for i, (event, ours) in enumerate(zip(case.events, found, strict=True)):
-        want = oracle.added(event, {qid: q.oracle_text for qid, q in case.queries.items()})
+        want = oracle.added(event, oracle_texts(case.queries))
         for qid, q in case.queries.items():
             got, expected = _same(ours.get(qid), want.get(qid))
             assert got == expected, f"event {i} {list(event)}\n{q.text}"
@@ -90,8 +81,7 @@ def test_a_retained_event_notifies_what_it_adds_and_removes(
     """Each event kept in the graph: the oracle's graphs are the graph, then the graph with
     each event in turn (its blank nodes its own: renamed apart, as the service renames
     them)."""
-    texts = {qid: q.text for qid, q in case.queries.items()}
-    stream = service._reset(case.ontology, case.graph, texts)
+    stream = service._reset(case.ontology, case.graph, texts(case.queries))
     graphs = [list(case.graph)]
     with service.server.client("publisher") as pub:
         found = []
@@ -102,17 +92,9 @@ def test_a_retained_event_notifies_what_it_adds_and_removes(
             renamed = [tuple(_apart(t, f"r{i}") for t in triple) for triple in event]
             graphs.append([*graphs[-1], *renamed])
     stream.client.close()
-    oracle = {qid: q.oracle_text for qid, q in case.queries.items()}
-    expected = expected_changes(case.ontology, graphs, oracle)
-    for i, (ours, want) in enumerate(zip(found, expected, strict=True)):
-        for qid, q in case.queries.items():
-            added, removed = want[qid]
-            got_added, got_removed = ours.get(qid, (Counter(), Counter()))
-            where = f"event {i} {list(case.events[i])}\n{q.text}"
-            assert canonical_counter(got_added) == canonical_counter(added), "added by " + where
-            assert canonical_counter(got_removed) == canonical_counter(removed), (
-                "removed by " + where
-            )
+    expected = expected_changes(case.ontology, graphs, oracle_texts(case.queries))
+    steps = [f"event {i} {list(event)}" for i, event in enumerate(case.events)]
+    assert_changes(found, expected, texts(case.queries), steps)
 
 
 def _apart(term: object, label: str) -> object:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from semps_test_support import Server, store_backlog
+from semps_test_support import UNIV_BENCH, Server, store_backlog
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
@@ -30,12 +30,9 @@ RDFXML = {"Content-Type": "application/rdf+xml"}
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     data = tmp_path_factory.mktemp("mux") / "data"
-    srv = Server(data, extra=("--max-streams", "1", "--max-stream-subscriptions", "5"))
-    with srv.client("admin") as admin:
-        owl = (demo_dir() / "univ-bench.owl").read_bytes()
-        admin.put("/ontology", content=owl, headers=RDFXML)
-    yield srv
-    srv.stop()
+    extra = ("--max-streams", "1", "--max-stream-subscriptions", "5")
+    with Server(data, extra=extra, ontology=UNIV_BENCH) as srv:
+        yield srv
 
 
 def _token(server: Server, role: str = "subscriber") -> str:

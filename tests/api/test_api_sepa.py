@@ -7,7 +7,6 @@ over the same event (an independent SPARQL engine)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +41,6 @@ ex:room2 ex:temperature 40 .
 ex:room3 ex:temperature 20 ; ex:label "cold" .
 _:b1 ex:temperature 31.5 .
 """
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(tmp_path_factory.mktemp("sepa") / "data")
-    yield srv
-    srv.stop()
 
 
 def _socket(server: Server, token: str | None = None) -> ClientConnection:

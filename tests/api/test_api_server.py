@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from semps_test_support import PATIENCE, Server
+from semps_test_support import PATIENCE, UNIV_BENCH, Server
 
 from semps.cli.demo import demo_dir
 
@@ -26,11 +26,8 @@ RDFXML = {"Content-Type": "application/rdf+xml"}
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(tmp_path / "data")
-    with srv.client("admin") as admin:
-        admin.put("/ontology", content=(demo_dir() / "univ-bench.owl").read_bytes(), headers=RDFXML)
-    yield srv
-    srv.stop()
+    with Server(tmp_path / "data", ontology=UNIV_BENCH) as srv:
+        yield srv
 
 
 def stored(client: httpx.Client, sub_id: str, after: int = 0) -> list[dict]:
@@ -77,11 +74,7 @@ def test_an_ontology_edit_takes_effect_for_the_next_event(server: Server) -> Non
 
 
 def test_subscribers_see_only_their_own_subscriptions(server: Server) -> None:
-    other = server._token("subscriber")
-    with (
-        server.client("subscriber") as mine,
-        httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {other}"}) as theirs,
-    ):
+    with server.client("subscriber") as mine, server.another("subscriber") as theirs:
         sub_id = mine.post("/subscriptions", content=CHAIRS).json()["id"]
         assert theirs.get(f"/subscriptions/{sub_id}").status_code == 404
         assert theirs.get(f"/subscriptions/{sub_id}/notifications?once=true").status_code == 404
@@ -243,8 +236,7 @@ def test_composite_subscriptions_survive_a_restart_between_a_and_b(server: Serve
 
 
 def test_a_scraper_reads_metrics_with_the_metrics_token_only(tmp_path: Path) -> None:
-    srv = Server(tmp_path / "data", extra=("--metrics-token", "scrape-me"))
-    try:
+    with Server(tmp_path / "data", extra=("--metrics-token", "scrape-me")) as srv:
         with httpx.Client(base_url=srv.url, headers={"Authorization": "Bearer scrape-me"}) as c:
             metrics = c.get("/metrics")
             assert metrics.status_code == 200 and "semps_open_streams 0" in metrics.text
@@ -255,5 +247,3 @@ def test_a_scraper_reads_metrics_with_the_metrics_token_only(tmp_path: Path) -> 
             docs = anonymous.get("/docs")  # public, and every asset from the service itself
             assert docs.status_code == 200 and "https://" not in docs.text
             assert anonymous.get("/docs/assets/swagger-ui-bundle.js").status_code == 200
-    finally:
-        srv.stop()

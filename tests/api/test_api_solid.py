@@ -7,7 +7,6 @@ examples: a request of ``type`` and ``topic``; a response with ``receiveFrom``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -25,13 +24,6 @@ AS = "https://www.w3.org/ns/activitystreams"
 
 def reading(room: int, value: int) -> bytes:
     return f"<http://ex.org/room{room}> <http://ex.org/temperature> {value} .".encode()
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(tmp_path_factory.mktemp("solid") / "data")
-    yield srv
-    srv.stop()
 
 
 def _subscription(server: Server) -> str:

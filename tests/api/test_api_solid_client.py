@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,13 +23,6 @@ NPM = Path(
 )
 CLIENT = Path(__file__).parent / "js" / "solid_client.cjs"
 HOT = "SELECT ?room ?t WHERE { ?room <http://ex.org/temperature> ?t FILTER(?t > 30) }"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(tmp_path_factory.mktemp("solid-client") / "data")
-    yield srv
-    srv.stop()
 
 
 def test_inrupts_client_receives_a_notification(server: Server) -> None:

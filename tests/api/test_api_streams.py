@@ -12,7 +12,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from semps_test_support import PATIENCE, Server, rss_kib, stalled_reader, store_backlog, wait_for
+from semps_test_support import (
+    PATIENCE,
+    UNIV_BENCH,
+    Server,
+    rss_kib,
+    stalled_reader,
+    store_backlog,
+    wait_for,
+)
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
@@ -29,10 +37,7 @@ LIMIT_TEXT = "must be ASCII digits for a number below 2**63, not"
 
 
 def _server(tmp_path: Path, *extra: str) -> Server:
-    srv = Server(tmp_path / "data", extra=extra)
-    with srv.client("admin") as admin:
-        admin.put("/ontology", content=(demo_dir() / "univ-bench.owl").read_bytes(), headers=RDFXML)
-    return srv
+    return Server(tmp_path / "data", extra=extra, ontology=UNIV_BENCH)
 
 
 @pytest.fixture

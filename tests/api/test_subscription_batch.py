@@ -11,9 +11,8 @@ import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
-from semps_test_support import Server
+from semps_test_support import UNIV_BENCH, Server
 
 from semps.cli.demo import demo_dir
 
@@ -27,18 +26,10 @@ RDFXML = {"Content-Type": "application/rdf+xml"}
 NDJSON = {"Content-Type": "application/x-ndjson"}
 
 
-def start(data: Path, *extra: str) -> Server:
-    srv = Server(data, extra=extra)
-    with srv.client("admin") as admin:
-        admin.put("/ontology", content=(demo_dir() / "univ-bench.owl").read_bytes(), headers=RDFXML)
-    return srv
-
-
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
-    srv = start(tmp_path / "data")
-    yield srv
-    srv.stop()
+    with Server(tmp_path / "data", ontology=UNIV_BENCH) as srv:
+        yield srv
 
 
 def matched_by(server: Server) -> set[str]:
@@ -132,8 +123,8 @@ def test_an_answered_batch_survives_kill_9(server: Server) -> None:
 
 
 def test_past_a_limit_the_batch_is_refused_whole(tmp_path: Path) -> None:
-    srv = start(tmp_path / "data", "--max-batch-subscriptions", "3", "--max-batch-bytes", "2000")
-    try:
+    limits = ("--max-batch-subscriptions", "3", "--max-batch-bytes", "2000")
+    with Server(tmp_path / "data", extra=limits, ontology=UNIV_BENCH) as srv:
         with srv.client("subscriber") as sub:
             four = sub.post("/subscriptions/batch", content="\n".join([CHAIRS] * 4))
             assert four.status_code == 422
@@ -148,13 +139,11 @@ def test_past_a_limit_the_batch_is_refused_whole(tmp_path: Path) -> None:
             assert sub.get("/subscriptions").json()["items"] == []
             three = sub.post("/subscriptions/batch", content="\n".join([CHAIRS] * 3))
             assert all("id" in x for x in three.json()["subscriptions"])
-    finally:
-        srv.stop()
 
 
 def test_max_subscriptions_counts_the_batchs_earlier_items(tmp_path: Path) -> None:
-    srv = start(tmp_path / "data", "--max-subscriptions", "3")
-    try:
+    limits = ("--max-subscriptions", "3")
+    with Server(tmp_path / "data", extra=limits, ontology=UNIV_BENCH) as srv:
         with srv.client("subscriber") as sub:
             sub.post("/subscriptions", content=CHAIRS).raise_for_status()
             r = sub.post("/subscriptions/batch", content="\n".join([PEOPLE] * 4))
@@ -162,16 +151,10 @@ def test_max_subscriptions_counts_the_batchs_earlier_items(tmp_path: Path) -> No
             assert ["id" in x for x in outcomes] == [True, True, False, False]
             assert {x.get("error") for x in outcomes[2:]} == {"limit_exceeded"}
             assert len(sub.get("/subscriptions").json()["items"]) == 3
-    finally:
-        srv.stop()
 
 
 def test_a_batch_is_its_senders_and_leaves_another_subscribers_alone(server: Server) -> None:
-    other = server._token("subscriber")
-    with (
-        server.client("subscriber") as mine,
-        httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {other}"}) as theirs,
-    ):
+    with server.client("subscriber") as mine, server.another("subscriber") as theirs:
         their_id = theirs.post("/subscriptions", content=CHAIRS).json()["id"]
         r = mine.post("/subscriptions/batch", content="\n".join([PEOPLE, NOBODY]))
         mine_ids = [x["id"] for x in r.json()["subscriptions"]]

@@ -157,6 +157,17 @@ def secure_conf(folder: Path, users: dict[str, str]) -> str:
     )
 
 
+def _paho(client_id: str, secure: tuple[Path, str, str] | None) -> paho.Client:
+    """A paho client with a persistent session; over TLS with a password when ``secure``
+    gives the CA file, the user and the password."""
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False)
+    if secure is not None:
+        ca, user, password = secure
+        client.tls_set(ca_certs=str(ca))
+        client.username_pw_set(user, password)
+    return client
+
+
 class Collector:
     """A paho subscriber with a persistent session, collecting messages by topic."""
 
@@ -169,13 +180,7 @@ class Collector:
     ) -> None:
         self.messages: list[tuple[str, bytes]] = []
         self.lock = threading.Lock()
-        self.client = paho.Client(
-            CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False
-        )
-        if secure is not None:
-            ca, user, password = secure
-            self.client.tls_set(ca_certs=str(ca))
-            self.client.username_pw_set(user, password)
+        self.client = _paho(client_id, secure)
 
         def on_connect(c: object, u: object, flags: object, code: object, p: object) -> None:
             for topic in topics:
@@ -206,13 +211,7 @@ class Publisher:
     def __init__(
         self, port: int, client_id: str, secure: tuple[Path, str, str] | None = None
     ) -> None:
-        self.client = paho.Client(
-            CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False
-        )
-        if secure is not None:
-            ca, user, password = secure
-            self.client.tls_set(ca_certs=str(ca))
-            self.client.username_pw_set(user, password)
+        self.client = _paho(client_id, secure)
         self.client.max_queued_messages_set(0)
         self.client.reconnect_delay_set(1, 2)
         self.client.connect_async("127.0.0.1", port, keepalive=10)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -30,19 +31,54 @@ def mosquitto(tmp_path: Path) -> Iterator[Mosquitto]:
     broker.stop()
 
 
-def _serve(tmp_path: Path, mosquitto: Mosquitto, *extra: str) -> Server:
-    return Server(
-        tmp_path / "data",
-        extra=(
-            "--mqtt",
-            mosquitto.url,
-            "--mqtt-topics",
-            "sensors/#=text/turtle",
-            "--mqtt-client-id",
-            f"semps-{tmp_path.name}",
-            *extra,
-        ),
-    )
+@dataclass(frozen=True)
+class Bridge:
+    """``semps serve`` bridged to mosquitto (telemetry from ``sensors/#`` as Turtle), with a
+    paho watcher of ``semps/#`` and a paho publisher for the sensors."""
+
+    server: Server
+    out: Collector
+    sensors: Publisher
+
+    def send(self, room: int, *values: int) -> None:
+        """Temperature readings of ``room``, one message each, in order."""
+        for value in values:
+            self.sensors.send(f"sensors/room{room}/temperature", reading(room, value))
+
+    def notes(self, sub: str) -> list[dict[str, object]]:
+        """The notifications of ``sub`` the watcher has received so far."""
+        return self.out.json_on(f"semps/{sub}")
+
+    def arrived(self, sub: str, values: range) -> bool:
+        """Waits until a notification for every reading in ``values`` has arrived."""
+        return wait_for(lambda: set(_values(self.notes(sub))) >= set(values), 300)
+
+    def stored(self, sub: str) -> int:
+        """How many notifications of ``sub`` semps has stored."""
+        with self.server.client("subscriber") as client:
+            text = client.get(f"/subscriptions/{sub}/notifications?once=true").text
+        return text.count("event: notification")
+
+    def every_seq_arrived(self, sub: str) -> int:
+        """Waits for the seqs of every stored notification of ``sub`` to arrive, checks that
+        no other seq did (no gap, none invented), and returns how many semps stored."""
+        stored = self.stored(sub)
+        every = set(range(1, stored + 1))
+        assert wait_for(lambda: {n["id"] for n in self.notes(sub)} >= every, 300)
+        assert {int(n["id"]) for n in self.notes(sub)} == every  # type: ignore[call-overload]
+        return stored
+
+
+@pytest.fixture
+def bridge(tmp_path: Path, mosquitto: Mosquitto) -> Iterator[Bridge]:
+    extra = ("--mqtt", mosquitto.url, "--mqtt-topics", "sensors/#=text/turtle")
+    extra += ("--mqtt-client-id", f"semps-{tmp_path.name}")
+    with Server(tmp_path / "data", extra=extra) as server:
+        out = Collector(mosquitto.port, ["semps/#"], "watcher")
+        sensors = Publisher(mosquitto.port, "sensors")
+        yield Bridge(server, out, sensors)
+        sensors.close()
+        out.close()
 
 
 def _subscribe(server: Server, text: str = HOT) -> str:
@@ -56,52 +92,6 @@ def _rooms(notes: list[dict[str, object]]) -> list[str]:
     return [n["solutions"][0]["room"] for n in notes]  # type: ignore[index]
 
 
-def test_telemetry_in_notifications_out(tmp_path: Path, mosquitto: Mosquitto) -> None:
-    server = _serve(tmp_path, mosquitto)
-    out = Collector(mosquitto.port, ["semps/#"], "watcher")
-    sensors = Publisher(mosquitto.port, "sensors")
-    try:
-        sub = _subscribe(server)
-        for room, value in [(1, 20), (2, 35), (3, 40)]:
-            sensors.send(f"sensors/room{room}/temperature", reading(room, value))
-        assert wait_for(lambda: len(out.json_on(f"semps/{sub}")) == 2, 120)
-        notes = out.json_on(f"semps/{sub}")
-        assert [n["id"] for n in notes] == [1, 2]
-        assert _rooms(notes) == ["<http://ex.org/room2>", "<http://ex.org/room3>"]
-        assert all(n["subscription"] == sub for n in notes)
-    finally:
-        sensors.close()
-        out.close()
-        server.stop()
-
-
-def test_a_malformed_message_is_dead_lettered_and_the_next_is_matched(
-    tmp_path: Path, mosquitto: Mosquitto
-) -> None:
-    server = _serve(tmp_path, mosquitto)
-    out = Collector(mosquitto.port, ["semps/#"], "watcher")
-    sensors = Publisher(mosquitto.port, "sensors")
-    try:
-        sub = _subscribe(server)
-        sensors.send("sensors/room9/temperature", b"<not turtle at all")
-        sensors.send("sensors/room4/temperature", reading(4, 50))
-        assert wait_for(lambda: len(out.json_on(f"semps/{sub}")) == 1, 120)
-        assert wait_for(lambda: len(out.json_on("semps/dead-letters")) == 1, 120)
-        (letter,) = out.json_on("semps/dead-letters")
-        assert letter["topic"] == "sensors/room9/temperature"
-        assert letter["error"] == "bad_event"
-        assert letter["payload"] == "<not turtle at all"
-        assert _rooms(out.json_on(f"semps/{sub}")) == ["<http://ex.org/room4>"]
-        with server.client("admin") as admin:
-            metrics = admin.get("/metrics").text
-        assert "semps_mqtt_dead_lettered_total 1" in metrics
-        assert "semps_mqtt_messages_in_total 2" in metrics
-    finally:
-        sensors.close()
-        out.close()
-        server.stop()
-
-
 def _values(notes: list[dict[str, object]]) -> list[int]:
     return [int(str(n["solutions"][0]["t"]).split('"')[1]) for n in notes]  # type: ignore[index]
 
@@ -113,81 +103,78 @@ def _metric(server: Server, name: str) -> int:
     return int(line.split()[1])
 
 
-def _stored(server: Server, sub: str) -> int:
-    with server.client("subscriber") as client:
-        stored = client.get(f"/subscriptions/{sub}/notifications?once=true").text
-    return stored.count("event: notification")
+def test_telemetry_in_notifications_out(bridge: Bridge) -> None:
+    sub = _subscribe(bridge.server)
+    bridge.send(1, 20)
+    bridge.send(2, 35)
+    bridge.send(3, 40)
+    assert wait_for(lambda: len(bridge.notes(sub)) == 2, 120)
+    notes = bridge.notes(sub)
+    assert [n["id"] for n in notes] == [1, 2]
+    assert _rooms(notes) == ["<http://ex.org/room2>", "<http://ex.org/room3>"]
+    assert all(n["subscription"] == sub for n in notes)
+
+
+def test_readings_on_one_topic_notify_in_the_order_they_were_published(bridge: Bridge) -> None:
+    """MQTT 3.1.1 section 4.6: a topic is ordered. The messages go through the pipeline in
+    several batches on two workers, which commits other events whenever they finish; the
+    bridge's commit in turn, so a dashboard never sees an older reading after a newer one."""
+    sub = _subscribe(bridge.server)
+    values = list(range(31, 91))
+    bridge.send(5, *values)
+    assert wait_for(lambda: len(bridge.notes(sub)) == len(values), 120)
+    assert _values(bridge.notes(sub)) == values
+
+
+def test_a_malformed_message_is_dead_lettered_and_the_next_is_matched(bridge: Bridge) -> None:
+    sub = _subscribe(bridge.server)
+    bridge.sensors.send("sensors/room9/temperature", b"<not turtle at all")
+    bridge.send(4, 50)
+    assert wait_for(lambda: len(bridge.notes(sub)) == 1, 120)
+    assert wait_for(lambda: len(bridge.out.json_on("semps/dead-letters")) == 1, 120)
+    (letter,) = bridge.out.json_on("semps/dead-letters")
+    assert letter["topic"] == "sensors/room9/temperature"
+    assert letter["error"] == "bad_event"
+    assert letter["payload"] == "<not turtle at all"
+    assert _rooms(bridge.notes(sub)) == ["<http://ex.org/room4>"]
+    assert _metric(bridge.server, "mqtt_dead_lettered_total") == 1
+    assert _metric(bridge.server, "mqtt_messages_in_total") == 2
 
 
 def test_mosquitto_killed_and_restarted_mid_stream_loses_nothing(
-    tmp_path: Path, mosquitto: Mosquitto
+    bridge: Bridge, mosquitto: Mosquitto
 ) -> None:
     """300 readings, mosquitto killed (SIGKILL) after the first 100 were sent and restarted
     with its persistence: every reading's notification arrives, each notification's id
     (seq) without a gap. QoS 1 is at least once: a reading becomes a second event only if
     mosquitto sent its message again (DUP set, counted), and a notification comes twice only
     if its PUBACK was lost with the broker (at most the bridge's window)."""
-    server = _serve(tmp_path, mosquitto)
-    out = Collector(mosquitto.port, ["semps/#"], "watcher")
-    sensors = Publisher(mosquitto.port, "sensors")
-    try:
-        sub = _subscribe(server)
-        for value in range(100, 200):
-            sensors.send("sensors/room1/temperature", reading(1, value))
-        assert wait_for(lambda: len(out.json_on(f"semps/{sub}")) >= 30, 120)
-        mosquitto.kill()
-        for value in range(200, 400):  # queued by the sensors' client while the broker is away
-            sensors.send("sensors/room1/temperature", reading(1, value))
-        mosquitto.start()
-        assert wait_for(
-            lambda: set(_values(out.json_on(f"semps/{sub}"))) >= set(range(100, 400)), 300
-        )
-        stored = _stored(server, sub)
-        assert wait_for(
-            lambda: {n["id"] for n in out.json_on(f"semps/{sub}")} >= set(range(1, stored + 1)), 300
-        )
-        notes = out.json_on(f"semps/{sub}")
-        assert {int(n["id"]) for n in notes} == set(range(1, stored + 1))  # type: ignore[call-overload]
-        assert stored - 300 <= _metric(server, "mqtt_redelivered_total")
-        assert len(notes) - stored <= 1000  # repeats: at most what was in flight
-    finally:
-        sensors.close()
-        out.close()
-        server.stop()
+    sub = _subscribe(bridge.server)
+    bridge.send(1, *range(100, 200))
+    assert wait_for(lambda: len(bridge.notes(sub)) >= 30, 120)
+    mosquitto.kill()
+    bridge.send(1, *range(200, 400))  # queued by the sensors' client while the broker is away
+    mosquitto.start()
+    assert bridge.arrived(sub, range(100, 400))
+    stored = bridge.every_seq_arrived(sub)
+    assert stored - 300 <= _metric(bridge.server, "mqtt_redelivered_total")
+    assert len(bridge.notes(sub)) - stored <= 1000  # repeats: at most what was in flight
 
 
-def test_semps_killed_and_restarted_publishes_what_was_not_acknowledged(
-    tmp_path: Path, mosquitto: Mosquitto
-) -> None:
+def test_semps_killed_and_restarted_publishes_what_was_not_acknowledged(bridge: Bridge) -> None:
     """semps killed (SIGKILL) mid-stream and started again: the readings sent meanwhile wait
     in its persistent session, the notifications not acknowledged are published again from
     the log; every reading's notification arrives, seqs without a gap."""
-    server = _serve(tmp_path, mosquitto)
-    out = Collector(mosquitto.port, ["semps/#"], "watcher")
-    sensors = Publisher(mosquitto.port, "sensors")
-    try:
-        sub = _subscribe(server)
-        for value in range(100, 150):
-            sensors.send("sensors/room1/temperature", reading(1, value))
-        assert wait_for(lambda: len(out.json_on(f"semps/{sub}")) >= 10, 120)
-        server.kill()
-        for value in range(150, 200):  # kept for semps' persistent session
-            sensors.send("sensors/room1/temperature", reading(1, value))
-        server.start()
-        assert wait_for(
-            lambda: set(_values(out.json_on(f"semps/{sub}"))) >= set(range(100, 200)), 300
-        )
-        stored = _stored(server, sub)
-        assert wait_for(
-            lambda: {n["id"] for n in out.json_on(f"semps/{sub}")} >= set(range(1, stored + 1)), 300
-        )
-        assert {int(n["id"]) for n in out.json_on(f"semps/{sub}")} == set(range(1, stored + 1))  # type: ignore[call-overload]
-        assert set(_values(out.json_on(f"semps/{sub}"))) == set(range(100, 200))
-        assert stored - 100 <= _metric(server, "mqtt_redelivered_total")
-    finally:
-        sensors.close()
-        out.close()
-        server.stop()
+    sub = _subscribe(bridge.server)
+    bridge.send(1, *range(100, 150))
+    assert wait_for(lambda: len(bridge.notes(sub)) >= 10, 120)
+    bridge.server.kill()
+    bridge.send(1, *range(150, 200))  # kept for semps' persistent session
+    bridge.server.start()
+    assert bridge.arrived(sub, range(100, 200))
+    stored = bridge.every_seq_arrived(sub)
+    assert set(_values(bridge.notes(sub))) == set(range(100, 200))
+    assert stored - 100 <= _metric(bridge.server, "mqtt_redelivered_total")
 
 
 def test_a_bad_mqtt_url_stops_semps_serve_with_the_reason(tmp_path: Path) -> None:
@@ -204,28 +191,14 @@ def test_a_bad_mqtt_url_stops_semps_serve_with_the_reason(tmp_path: Path) -> Non
     assert "not an MQTT URL: 'http://x'" in run.stderr
 
 
-def test_metrics_count_mqtt_notifications(tmp_path: Path, mosquitto: Mosquitto) -> None:
-    server = _serve(tmp_path, mosquitto)
-    out = Collector(mosquitto.port, ["semps/#"], "watcher")
-    sensors = Publisher(mosquitto.port, "sensors")
-    try:
-        sub = _subscribe(server)
-        sensors.send("sensors/room1/temperature", reading(1, 31))
-        assert wait_for(lambda: len(out.json_on(f"semps/{sub}")) == 1, 120)
-
-        def counted() -> bool:
-            with server.client("admin") as admin:
-                text = admin.get("/metrics").text
-            return "semps_mqtt_notifications_out_total 1" in text
-
-        assert wait_for(counted, 60)
-        body = json.dumps(out.json_on(f"semps/{sub}")[0])
-        assert sub in body
-        assert httpx.get(f"{server.url}/health").status_code == 200
-    finally:
-        sensors.close()
-        out.close()
-        server.stop()
+def test_metrics_count_mqtt_notifications(bridge: Bridge) -> None:
+    sub = _subscribe(bridge.server)
+    bridge.send(1, 31)
+    assert wait_for(lambda: len(bridge.notes(sub)) == 1, 120)
+    assert wait_for(lambda: _metric(bridge.server, "mqtt_notifications_out_total") == 1, 60)
+    body = json.dumps(bridge.notes(sub)[0])
+    assert sub in body
+    assert httpx.get(f"{bridge.server.url}/health").status_code == 200
 
 
 def test_tls_and_a_password(tmp_path: Path) -> None:

@@ -40,6 +40,11 @@ def semps(*argv: str) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
+def explain(subscription: Path, event: Path, *options: str) -> tuple[int, str, str]:
+    """``semps explain --subscription FILE --event FILE`` with more ``options``."""
+    return semps("explain", "--subscription", str(subscription), "--event", str(event), *options)
+
+
 @pytest.fixture
 def case(tmp_path: Path) -> Path:
     (tmp_path / "ontology.ttl").write_text(ONTOLOGY)
@@ -54,14 +59,8 @@ def case(tmp_path: Path) -> Path:
 
 
 def test_explain_prints_a_match_with_its_inferences_and_their_axioms(case: Path) -> None:
-    status, out, err = semps(
-        "explain",
-        "--subscription",
-        str(case / "points.rq"),
-        "--event",
-        str(case / "e1.ttl"),
-        "--ontology",
-        str(case / "ontology.ttl"),
+    status, out, err = explain(
+        case / "points.rq", case / "e1.ttl", "--ontology", str(case / "ontology.ttl")
     )
     assert (status, err) == (0, "")
     assert out.splitlines() == [
@@ -80,16 +79,9 @@ def test_explain_prints_a_match_with_its_inferences_and_their_axioms(case: Path)
 
 
 def test_explain_says_which_filter_failed_and_on_what_values_as_json(case: Path) -> None:
-    status, out, _ = semps(
-        "explain",
-        "--subscription",
-        str(case / "hot.rq"),
-        "--event",
-        str(case / "e1.ttl"),
-        "--ontology",
-        str(case / "ontology.ttl"),
-        "--format",
-        "json",
+    ontology = str(case / "ontology.ttl")
+    status, out, _ = explain(
+        case / "hot.rq", case / "e1.ttl", "--ontology", ontology, "--format", "json"
     )
     found = json.loads(out)
     assert (status, found["matched"], found["count"]) == (0, False, 0)
@@ -102,9 +94,7 @@ def test_explain_says_which_filter_failed_and_on_what_values_as_json(case: Path)
 def test_explain_without_the_ontology_names_the_type_constraint_and_the_nearest_class(
     case: Path,
 ) -> None:
-    _, out, _ = semps(
-        "explain", "--subscription", str(case / "points.rq"), "--event", str(case / "e1.ttl")
-    )
+    _, out, _ = explain(case / "points.rq", case / "e1.ttl")
     lines = out.splitlines()
     assert lines[0] == "points does not match e1"
     assert "counter filter: dropped by the counter filter: 0 of its 2 patterns" in lines[1]
@@ -113,18 +103,12 @@ def test_explain_without_the_ontology_names_the_type_constraint_and_the_nearest_
 
 
 def test_explain_errors_are_one_line(case: Path) -> None:
-    status, _, err = semps(
-        "explain", "--subscription", str(case / "none.rq"), "--event", str(case / "e1.ttl")
-    )
+    status, _, err = explain(case / "none.rq", case / "e1.ttl")
     assert status == 2 and err.startswith("semps: error: cannot read the subscription ")
     (case / "bad.rq").write_text("SELECT ?x WHERE { ?x }")
-    status, _, err = semps(
-        "explain", "--subscription", str(case / "bad.rq"), "--event", str(case / "e1.ttl")
-    )
+    status, _, err = explain(case / "bad.rq", case / "e1.ttl")
     assert status == 2 and err.startswith(f"semps: error: {case / 'bad.rq'}:1:")
-    status, _, err = semps(
-        "explain", "--subscription", str(case / "hot.rq"), "--event", str(case / "e9.ttl")
-    )
+    status, _, err = explain(case / "hot.rq", case / "e9.ttl")
     assert (status, err) == (2, f"semps: error: event not found: {case / 'e9.ttl'}\n")
 
 
@@ -151,12 +135,9 @@ def test_explain_shows_the_brick_telemetry_case_with_graph_facts_and_inferences(
     workloads: Path,
 ) -> None:
     case = workloads / "brick-kg-a"
-    status, out, _ = semps(
-        "explain",
-        "--subscription",
-        str(case / "subscriptions" / "j17-tagged-reading.rq"),
-        "--event",
-        str(case / "events" / "k00-tel.ttl"),
+    status, out, _ = explain(
+        case / "subscriptions" / "j17-tagged-reading.rq",
+        case / "events" / "k00-tel.ttl",
         "--ontology",
         str(case / "ontology.owl"),
         "--graph",

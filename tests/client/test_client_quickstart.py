@@ -35,18 +35,13 @@ def shown_output() -> list[str]:
     return block[1].splitlines()
 
 
-def _ontology_version(server: Server) -> int:
-    with server.client("admin") as admin:
-        return int(admin.get("/console/api/ontology-summary").json()["version"])
-
-
 def test_the_example_runs_with_a_subscriber_and_a_publisher_and_leaves_the_ontology(
     server: Server,
 ) -> None:
     with Client(server.url, server.tokens["admin"]) as admin:  # as scripts/run sets it up
         admin.replace_ontology(demo_dir() / "univ-bench.owl")
         before = admin.ontology("turtle")
-    version = _ontology_version(server)
+    version = server.ontology_version()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SEMPS_")}
     env |= {
         "SEMPS_URL": server.url,
@@ -71,7 +66,7 @@ def test_the_example_runs_with_a_subscriber_and_a_publisher_and_leaves_the_ontol
     with Client(server.url, server.tokens["admin"]) as admin:
         assert admin.ontology("turtle") == before
         assert list(admin.subscriptions()) == []  # it cleaned up after itself
-    assert _ontology_version(server) == version  # not even replaced by the same
+    assert server.ontology_version() == version  # not even replaced by the same
 
 
 def test_the_example_imports_no_command_line_module() -> None:

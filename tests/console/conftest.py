@@ -1,22 +1,18 @@
 """Fixtures of the console tests: one real ``semps serve`` and one headless chromium per
-module, and a fresh console page (logged out, nothing in session storage) per test."""
+module, and a fresh console page (logged out, nothing in session storage) per test; or a
+console on a service of the test's own (``fresh``: it has nothing yet, and the test may
+restart it)."""
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from console.browser import ConsolePage, profile_dir, start_chromium
 from selenium.webdriver.remote.webdriver import WebDriver
 from semps_test_support import Server
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(tmp_path_factory.mktemp("console") / "data")
-    yield srv
-    srv.stop()
 
 
 @pytest.fixture(scope="module")
@@ -33,3 +29,13 @@ def page(driver: WebDriver, server: Server) -> ConsolePage:
     console = ConsolePage(driver, server.url)
     console.open()
     return console
+
+
+@pytest.fixture
+def fresh(driver: WebDriver, tmp_path: Path) -> Iterator[tuple[ConsolePage, Server]]:
+    """A console on a service of this test's own, with nothing yet."""
+    srv = Server(tmp_path / "data")
+    console = ConsolePage(driver, srv.url)
+    console.open()
+    yield console, srv
+    srv.stop()

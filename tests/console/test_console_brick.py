@@ -27,13 +27,7 @@ PAGE = 100
 
 @pytest.fixture(scope="module")
 def brick(server: Server) -> Iterator[Server]:
-    with server.client("admin") as admin:
-        loaded = admin.put(
-            "/ontology",
-            content=ONTOLOGY.read_bytes(),
-            headers={"Content-Type": "application/rdf+xml"},
-        )
-    assert loaded.status_code == 200, loaded.text
+    server.put("admin", "/ontology", ONTOLOGY)
     yield server
 
 

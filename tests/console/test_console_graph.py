@@ -33,26 +33,14 @@ PAGE = 100
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """A service taking brick-kg-a's Brick ontology (2.3 MB) in one body."""
-    srv = Server(tmp_path_factory.mktemp("console-graph") / "data", max_body=8_000_000)
-    yield srv
-    srv.stop()
+    with Server(tmp_path_factory.mktemp("console-graph") / "data", max_body=8_000_000) as srv:
+        yield srv
 
 
 @pytest.fixture(scope="module")
 def kg(server: Server) -> Iterator[Server]:
-    with server.client("admin") as admin:
-        put = admin.put(
-            "/ontology",
-            content=(CASE / "ontology.owl").read_bytes(),
-            headers={"Content-Type": "application/rdf+xml"},
-        )
-        assert put.status_code == 200, put.text
-        loaded = admin.put(
-            "/graph",
-            content=(CASE / "graph" / "site.ttl").read_bytes(),
-            headers={"Content-Type": "text/turtle"},
-        )
-        assert loaded.status_code == 200, loaded.text
+    server.put("admin", "/ontology", CASE / "ontology.owl")
+    server.put("admin", "/graph", CASE / "graph" / "site.ttl")
     yield server
 
 

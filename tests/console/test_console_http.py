@@ -4,7 +4,6 @@ nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from html.parser import HTMLParser
 
 import httpx
@@ -17,13 +16,6 @@ pytestmark = pytest.mark.server
 SPARQL = {"Content-Type": "application/sparql-query"}
 NT = "application/n-triples"
 BAD_QUERY = "SELECT ?x WHERE {\n  ?x a <http://ex/Student> .\n  FILTER(?x = )\n}"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(tmp_path_factory.mktemp("console-http") / "data")
-    yield srv
-    srv.stop()
 
 
 class _Scripts(HTMLParser):

@@ -14,16 +14,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import httpx
 import pytest
 import rdflib
 from console.browser import ConsolePage
 from selenium.webdriver.common.by import By
-from selenium.webdriver.remote.webdriver import WebDriver
 from semps_test_support import Server
 
 from semps.cli.demo import demo_dir
@@ -334,16 +331,6 @@ def test_the_dashboards_reading_of_the_metrics_agrees_with_an_independent_one(
         expected = _histogram_quantile(q, buckets)
         assert read[f"p{round(q * 100)}"]["value"] == pytest.approx(expected)
     assert read["inf"] == {"value": 0.1, "above": True}
-
-
-@pytest.fixture
-def fresh(driver: WebDriver, tmp_path: Path) -> Iterator[tuple[ConsolePage, Server]]:
-    """A console on a service that has nothing yet."""
-    srv = Server(tmp_path / "data")
-    console = ConsolePage(driver, srv.url)
-    console.open()
-    yield console, srv
-    srv.stop()
 
 
 def test_a_fresh_service_says_what_is_empty_and_what_to_do(

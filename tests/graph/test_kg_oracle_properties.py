@@ -21,8 +21,16 @@ from collections import Counter
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
-from kg_oracle import GraphOracle, canonical_counter, expected_changes
-from kg_strategies import ChangeCase, EventCase, Query, change_cases, event_cases
+from kg_oracle import GraphOracle, assert_changes, canonical_counter, expected_changes
+from kg_strategies import (
+    ChangeCase,
+    EventCase,
+    Query,
+    change_cases,
+    event_cases,
+    oracle_texts,
+    texts,
+)
 from kg_systems import REFERENCES, SYSTEMS, KgSystem
 
 NO_ENGINE = (
@@ -57,14 +65,11 @@ def _same(found: Counter | None, expected: Counter | None) -> tuple[Counter, Cou
 @given(case=event_cases())
 def test_an_event_adds_the_solutions_the_oracle_adds(system: KgSystem, case: EventCase) -> None:
     queries = _compared(system, case.queries)
-    found = system.added(
-        case.ontology, case.graph, case.events, {qid: q.text for qid, q in queries.items()}
-    )
+    found = system.added(case.ontology, case.graph, case.events, texts(queries))
     oracle = GraphOracle(case.ontology, case.graph)
     assert len(found) == len(case.events)
     for i, (ev, ours) in enumerate(zip(case.events, found, strict=True)):
-        texts = {qid: q.oracle_text for qid, q in queries.items()}
-        expected = oracle.added(ev, texts, label=f"e{i}")
+        expected = oracle.added(ev, oracle_texts(queries), label=f"e{i}")
         for qid, q in queries.items():
             got, want = _same(ours.get(qid), expected.get(qid))
             assert got == want, f"event {i} {list(ev)}\n{q.text}"
@@ -78,22 +83,11 @@ def test_an_update_adds_and_removes_the_solutions_the_oracle_does(
     system: KgSystem, case: ChangeCase
 ) -> None:
     queries = _compared(system, case.queries)
-    found = system.change(
-        case.ontology,
-        case.graph,
-        [u.text for u in case.updates],
-        {qid: q.text for qid, q in queries.items()},
-    )
-    texts = {qid: q.oracle_text for qid, q in queries.items()}
-    expected = expected_changes(case.ontology, case.graphs(), texts)
+    updates = [u.text for u in case.updates]
+    found = system.change(case.ontology, case.graph, updates, texts(queries))
+    expected = expected_changes(case.ontology, case.graphs(), oracle_texts(queries))
     assert len(found) == len(case.updates)
-    for i, (update, ours, want) in enumerate(zip(case.updates, found, expected, strict=True)):
-        for qid, q in queries.items():
-            added, removed = want[qid]
-            got_added, got_removed = ours.get(qid, (Counter(), Counter()))
-            where = f"update {i}: {update.text}\n{q.text}"
-            assert canonical_counter(got_added) == canonical_counter(added), "added by " + where
-            assert canonical_counter(got_removed) == canonical_counter(removed), (
-                "removed by " + where
-            )
-            event("removes solutions" if removed else "removes none")
+    steps = [f"update {i}: {update.text}" for i, update in enumerate(case.updates)]
+    assert_changes(found, expected, texts(queries), steps)
+    removes = any(want[qid][1] for want in expected for qid in queries)
+    event("removes solutions" if removes else "removes none")

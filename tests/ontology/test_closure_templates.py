@@ -6,9 +6,8 @@ whole event the long way."""
 
 from __future__ import annotations
 
-import owlrl
 import pytest
-import rdflib
+from graph_support import owlrl_about
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,35 +28,15 @@ NODES = [EX + f"n{i}" for i in range(4)] + ["_:b0"]
 
 def owlrl_closure(axioms: list, event: list) -> set:
     """owlrl's closure, restricted to statements about the event's nodes (as subjects)."""
-    graph = rdflib.Graph()
+    return owlrl_about(axioms, event, _nodes(event))
 
-    def node(t: object) -> rdflib.term.Node:
-        if isinstance(t, Literal):
-            return rdflib.Literal(t.lexical)
-        assert isinstance(t, str)
-        return rdflib.BNode(t[2:]) if t.startswith("_:") else rdflib.URIRef(t)
 
-    for t in [*axioms, *event]:
-        graph.add(tuple(node(x) for x in t))
-    owlrl.DeductiveClosure(owlrl.OWLRL_Semantics, axiomatic_triples=False).expand(graph)
-    subjects = {s for s, _, _ in event} | {o for _, p, o in event if p != RDF_TYPE}
-    out = set()
-    for s, p, o in graph:
-        subject = f"_:{s}" if isinstance(s, rdflib.BNode) else str(s)
-        if subject not in subjects or p == rdflib.OWL.sameAs or o == rdflib.OWL.Thing:
-            continue
-        if isinstance(o, rdflib.BNode) and f"_:{o}" not in subjects:
-            continue
-        if isinstance(o, rdflib.Literal):
-            obj: object = Literal(str(o))
-        else:
-            obj = f"_:{o}" if isinstance(o, rdflib.BNode) else str(o)
-        out.add((subject, str(p), obj))
-    return out
+def _nodes(event: list) -> set:
+    return {s for s, _, _ in event} | {o for _, p, o in event if p != RDF_TYPE}
 
 
 def ours(axioms: list, event: list) -> set:
-    nodes = {s for s, _, _ in event} | {o for _, p, o in event if p != RDF_TYPE}
+    nodes = _nodes(event)
     closed = close(compile_axioms(axioms), event)
     return {
         t

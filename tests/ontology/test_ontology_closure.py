@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-import owlrl
-import rdflib
+from graph_support import CLASSES, DECLARATIONS, EX, PROPS, hierarchies, owlrl_about, restriction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from semps_test_support import WORKLOADS
@@ -14,34 +13,12 @@ from semps.ontology import compile_axioms, load_expansion
 from semps.ontology.closure import close
 from semps.terms import OWL, RDF_TYPE, RDFS, Literal
 
-EX = "http://example.org/"
-CLASSES = [EX + f"C{i}" for i in range(5)]
-PROPS = [EX + f"p{i}" for i in range(4)]
 NODES = [EX + f"n{i}" for i in range(4)]
 
 
-def _node(t: object) -> rdflib.term.Node:
-    if isinstance(t, Literal):
-        return rdflib.Literal(t.lexical)
-    assert isinstance(t, str)
-    return rdflib.BNode(t[2:]) if t.startswith("_:") else rdflib.URIRef(t)
-
-
 def owlrl_closure(axioms: list, event: list) -> set:
-    graph = rdflib.Graph()
-    for t in [*axioms, *event]:
-        graph.add(tuple(_node(x) for x in t))
-    owlrl.DeductiveClosure(owlrl.OWLRL_Semantics, axiomatic_triples=False).expand(graph)
-    subjects = individuals(event) - {str(s) for s, _, _ in axioms}
-    out = set()
-    for s, p, o in graph:
-        if str(s) not in subjects or p == rdflib.OWL.sameAs or o == rdflib.OWL.Thing:
-            continue
-        if isinstance(o, rdflib.BNode):
-            continue
-        obj = Literal(str(o)) if isinstance(o, rdflib.Literal) else str(o)
-        out.add((str(s), str(p), obj))
-    return out
+    """owlrl's closure, the statements about the event's own nodes."""
+    return owlrl_about(axioms, event, individuals(event) - {str(s) for s, _, _ in axioms})
 
 
 def individuals(event: list) -> set:
@@ -59,32 +36,10 @@ def ours(axioms: list, event: list) -> set:
     }
 
 
-def _restriction(kind: str, i: int, prop: str, value: str) -> list:
-    node = f"_:r{kind}{i}"
-    return [
-        (node, RDF_TYPE, OWL + "Restriction"),
-        (node, OWL + "onProperty", prop),
-        (node, OWL + kind, value),
-    ]
-
-
-#: The vocabulary declared, as real ontologies (LUBM) declare theirs: OWL 2 RL's scm-cls and
-#: scm-op make a declared class or property a subclass or subproperty of itself, which the
-#: restriction schema rules (scm-avf1, scm-svf1, scm-hv) need to equate two restrictions of
-#: the same property and filler. The closure treats those as one class either way.
-DECLARATIONS = [(c, RDF_TYPE, OWL + "Class") for c in CLASSES] + [
-    (p, RDF_TYPE, OWL + "ObjectProperty") for p in PROPS
-]
-
-
 @st.composite
 def ontologies(draw: st.DrawFn) -> list:
-    axioms: list = list(DECLARATIONS)
+    axioms = hierarchies(draw, most_subproperties=4)
     pick_c, pick_p = st.sampled_from(CLASSES), st.sampled_from(PROPS)
-    for _ in range(draw(st.integers(0, 5))):
-        axioms.append((draw(pick_c), RDFS + "subClassOf", draw(pick_c)))
-    for _ in range(draw(st.integers(0, 4))):
-        axioms.append((draw(pick_p), RDFS + "subPropertyOf", draw(pick_p)))
     for pred in ("equivalentClass", "equivalentProperty", "inverseOf"):
         pool = pick_c if pred == "equivalentClass" else pick_p
         if draw(st.booleans()):
@@ -98,7 +53,7 @@ def ontologies(draw: st.DrawFn) -> list:
     for i in range(draw(st.integers(0, 2))):
         kind = draw(st.sampled_from(["someValuesFrom", "allValuesFrom", "hasValue"]))
         value = draw(st.sampled_from(NODES)) if kind == "hasValue" else draw(pick_c)
-        axioms += _restriction(kind, i, draw(pick_p), value)
+        axioms += restriction(kind, i, draw(pick_p), value)
         axioms.append((f"_:r{kind}{i}", OWL + "equivalentClass", draw(pick_c)))
     return axioms
 
@@ -127,9 +82,9 @@ def test_restrictions_of_one_property_and_filler_are_one_class() -> None:
     ways), so a C0 is a C1; a case the random ontologies once drew."""
     axioms = [
         *DECLARATIONS,
-        *_restriction("allValuesFrom", 0, EX + "p2", EX + "C1"),
+        *restriction("allValuesFrom", 0, EX + "p2", EX + "C1"),
         ("_:rallValuesFrom0", OWL + "equivalentClass", EX + "C0"),
-        *_restriction("allValuesFrom", 1, EX + "p2", EX + "C1"),
+        *restriction("allValuesFrom", 1, EX + "p2", EX + "C1"),
         ("_:rallValuesFrom1", OWL + "equivalentClass", EX + "C1"),
     ]
     event = [(EX + "n0", RDF_TYPE, EX + "C0")]
@@ -150,7 +105,7 @@ def test_intersection_with_restriction_defines_a_class() -> None:
             "http://www.w3.org/1999/02/22-rdf-syntax-ns#rest",
             "http://www.w3.org/1999/02/22-rdf-syntax-ns#nil",
         ),
-        *_restriction("someValuesFrom", 0, EX + "headOf", EX + "Department")[1:],
+        *restriction("someValuesFrom", 0, EX + "headOf", EX + "Department")[1:],
     ]
     axioms = [(s if s != "_:rsomeValuesFrom0" else "_:r", p, o) for s, p, o in axioms]
     event = [

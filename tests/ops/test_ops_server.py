@@ -68,11 +68,8 @@ def streamed_seqs(client: httpx.Client, sub_id: str) -> list[int]:
 
 def test_the_start_up_line_says_version_address_data_dir_and_counts(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    server = Server(data, extra=("--log-format", "json", "--workers", "1"))
-    try:
+    with Server(data, extra=("--log-format", "json", "--workers", "1")) as server:
         line = startup(server)
-    finally:
-        server.stop()
     assert line["level"] == "info"
     assert line["version"] == semps.__version__
     assert line["address"] == server.url
@@ -83,12 +80,9 @@ def test_the_start_up_line_says_version_address_data_dir_and_counts(tmp_path: Pa
 
 
 def test_the_access_log_names_each_request_when_asked(tmp_path: Path) -> None:
-    server = Server(tmp_path / "data", extra=("--log-format", "json", "--access-log"))
-    try:
+    with Server(tmp_path / "data", extra=("--log-format", "json", "--access-log")) as server:
         httpx.get(server.url + "/health")
         httpx.get(server.url + "/nowhere")
-    finally:
-        server.stop()
     access = [r for r in log_rows(server) if r["logger"] == "uvicorn.access"]
     assert [(r["method"], r["path"], r["status"]) for r in access][-2:] == [
         ("GET", "/health", 200),
@@ -97,25 +91,19 @@ def test_the_access_log_names_each_request_when_asked(tmp_path: Path) -> None:
 
 
 def test_no_access_log_by_default(tmp_path: Path) -> None:
-    server = Server(tmp_path / "data", extra=("--log-format", "json"))
-    try:
+    with Server(tmp_path / "data", extra=("--log-format", "json")) as server:
         httpx.get(server.url + "/health")
-    finally:
-        server.stop()
     assert not [r for r in log_rows(server) if r["logger"] == "uvicorn.access"]
 
 
 def test_data_files_are_private_and_webhook_secrets_are_sealed(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    server = Server(data, extra=("--webhook-allow", "127.0.0.1"))
-    try:
+    with Server(data, extra=("--webhook-allow", "127.0.0.1")) as server:
         with server.client("subscriber") as sub, server.client("publisher") as pub:
             created = sub.post("/subscriptions", content=THINGS, params={"callback": CALLBACK})
             assert created.status_code == 201
             secret = created.json()["secret"]
             assert pub.post("/events", content=event(1), headers=NT).status_code == 202
-    finally:
-        server.stop()
     assert stat.S_IMODE(data.stat().st_mode) == 0o700
     kept = [p for p in data.iterdir() if p.name != "server.log"]  # the test's own log
     names = {p.name for p in kept}
@@ -162,8 +150,7 @@ def test_the_ontology_version_and_the_metrics_survive_a_restart(tmp_path: Path) 
 def test_retention_keeps_the_newest_notifications_per_subscription(tmp_path: Path) -> None:
     data = tmp_path / "data"
     extra = ("--retain-count", "3", "--prune-interval", "0.2")
-    server = Server(data, extra=extra)
-    try:
+    with Server(data, extra=extra) as server:
         with server.client("subscriber") as sub, server.client("publisher") as pub:
             default = sub.post("/subscriptions", content=THINGS).json()["id"]
             two = sub.post("/subscriptions", content=THINGS, params={"retain_count": 2})
@@ -180,19 +167,14 @@ def test_retention_keeps_the_newest_notifications_per_subscription(tmp_path: Pat
             assert streamed_seqs(sub, ids[1]) == [5, 6]
             pub.post("/events", content=event(7), headers=NT)
             assert streamed_seqs(sub, ids[3]) == [1, 2, 3, 4, 5, 6, 7]
-    finally:
-        server.stop()
 
 
 def test_bad_retention_parameters_are_400s_and_register_nothing(tmp_path: Path) -> None:
-    server = Server(tmp_path / "data")
-    try:
+    with Server(tmp_path / "data") as server:
         with server.client("subscriber") as sub:
             age = sub.post("/subscriptions", content=THINGS, params={"retain_age": "soon"})
             count = sub.post("/subscriptions", content=THINGS, params={"retain_count": -1})
             listed = sub.get("/subscriptions").json()["items"]
-    finally:
-        server.stop()
     assert age.status_code == 400 and "not a duration: 'soon'" in age.json()["detail"]
     assert count.status_code == 422
     assert listed == []

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from semps.broker.sqlite_store import SQLiteStore
+from semps.cli import _build_parser
 from semps.errors import NotFound, StoreError
 
 
@@ -103,3 +104,13 @@ def test_tokens_from_before_ids_get_one(tmp_path: Path) -> None:
         assert store.principal("old-secret") is None
     finally:
         store.close()
+
+
+def test_a_new_secret_can_follow_token_on_a_command_line(store: SQLiteStore) -> None:
+    """argparse reads a value that starts with '-' as an option: a url-safe random secret
+    did so one time in 64 (seen in CI with `semps spark stream --token VALUE`)."""
+    argv = ["subscriptions", "load", "d", "--url", "http://127.0.0.1:1", "--token"]
+    for _ in range(500):
+        _, secret = store.create_token("subscriber")
+        args = _build_parser(argv).parse_args([*argv, secret])
+        assert args.token == secret

@@ -22,11 +22,11 @@ from semps.api.routes.events import EVENT_MEDIA_TYPES
 from semps.broker.broker import Broker
 from semps.broker.contracts import StoredEvent
 from semps.broker.tokens import Principal
+from semps.broker.worker import read_published
 from semps.errors import NotFound, SempsError
 from semps.event import Event
 from semps.graph.view import GraphView
 from semps.ingest.json_event import is_json_media_type
-from semps.ingest.rdf import read_event
 from semps.matcher.base import MatchContext
 from semps.matcher.explanation import prefixes_of, render_text, to_json
 from semps.matcher.registry import create_matcher
@@ -69,14 +69,7 @@ def _parse(broker: Broker, event_id: str, media_type: str, body: bytes) -> Event
     if is_json_media_type(media_type):
         msg = "a JSON event has no triples to show or explain (send RDF)"
         raise SempsError(msg)
-    limits = broker.limits
-    return read_event(
-        body,
-        event_id=event_id,
-        media_type=media_type,
-        max_bytes=limits.max_event_bytes,
-        limits=limits,
-    )
+    return read_published(broker.limits, event_id, media_type, body)
 
 
 def _triples(triples: Any) -> list[list[str]]:

@@ -29,7 +29,7 @@ from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from semps.api.context import Context
-from semps.api.errors import error_body, error_parts, responses
+from semps.api.errors import error_body, error_parts, stream_responses
 from semps.api.multiplex import Changed, Multiplexer, MuxStream, Reply, cancel_all
 from semps.api.positions import decode_positions
 from semps.api.streams import KEEPALIVE, close_reason
@@ -142,10 +142,7 @@ def notifications_router(ctx: Context, mux: Multiplexer) -> APIRouter:
     @router.get(
         "/notifications",
         response_class=StreamingResponse,
-        responses={
-            200: {"content": {"text/event-stream": {}}},
-            **responses(400, 401, 403, 404, 422, 429),
-        },
+        responses=stream_responses(400, 401, 403, 404, 422, 429),
     )
     async def notifications(
         who: Subscriber,

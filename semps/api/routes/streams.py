@@ -7,7 +7,7 @@ from fastapi import APIRouter, Depends, Header, Query, WebSocket
 from fastapi.responses import StreamingResponse
 
 from semps.api.context import Context
-from semps.api.errors import responses
+from semps.api.errors import stream_responses
 from semps.api.streams import Check, close_reason, parse_position
 from semps.broker.tokens import Principal
 from semps.errors import SempsError, TooManyRequests
@@ -36,10 +36,7 @@ def streams_router(ctx: Context) -> APIRouter:
     @router.get(
         "/subscriptions/{sub_id}/notifications",
         response_class=StreamingResponse,
-        responses={
-            200: {"content": {"text/event-stream": {}}},
-            **responses(400, 401, 403, 404, 429),
-        },
+        responses=stream_responses(400, 401, 403, 404, 429),
     )
     async def stream(
         sub_id: str,

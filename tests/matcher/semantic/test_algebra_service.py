@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from semps_test_support import Server
+from semps_test_support import UNIV_BENCH, Server
 
 from semps.cli.demo import demo_dir
 
@@ -24,11 +24,8 @@ ADA = "<http://www.Department7.University3.edu/FullProfessor2>"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(tmp_path_factory.mktemp("algebra") / "data")
-    with srv.client("admin") as admin:
-        admin.put("/ontology", content=(demo_dir() / "univ-bench.owl").read_bytes(), headers=RDFXML)
-    yield srv
-    srv.stop()
+    with Server(tmp_path_factory.mktemp("algebra") / "data", ontology=UNIV_BENCH) as srv:
+        yield srv
 
 
 def _notes(client: httpx.Client, sub_id: str) -> list[dict]:

@@ -8,7 +8,7 @@ solution shows is in the closure (the matcher's, :func:`semps.ontology.closure.c
 from __future__ import annotations
 
 import kg_strategies
-from graph_support import facts
+from graph_support import facts, graph_context
 from graph_support import ontologies as graph_ontologies
 from hypothesis import given
 from hypothesis import strategies as st
@@ -79,11 +79,7 @@ def test_explain_agrees_with_match_beyond_basic_graph_patterns(axioms, event, dr
     graph_subscriptions(),
 )
 def test_explain_agrees_with_match_against_a_knowledge_graph(axioms, graph, event, subs) -> None:
-    expansion = compile_axioms(axioms)
-    kg = KnowledgeGraph(expansion)
-    kg.load(graph)
-    context = MatchContext(Event("e", tuple(dict.fromkeys(event))), expansion, graph=kg.view)
-    agree(subs, context, axioms)
+    agree(subs, graph_context(axioms, graph, event), axioms)
 
 
 @SETTINGS

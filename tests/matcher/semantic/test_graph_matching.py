@@ -12,7 +12,7 @@ from collections import Counter
 import owlrl
 import pyoxigraph as ox
 import rdflib
-from graph_support import CLASSES, EX, NODES, PROPS, facts, ontologies
+from graph_support import CLASSES, EX, NODES, PROPS, facts, graph_context, ontologies
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from semps_test_support import from_oxigraph
@@ -163,11 +163,8 @@ SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[Healt
     subscriptions(),
 )
 def test_an_event_notifies_the_solutions_it_adds(axioms, graph, event, subs) -> None:
-    expansion = compile_axioms(axioms)
-    kg = KnowledgeGraph(expansion)
-    kg.load(graph)
     matcher = matcher_of(subs)
-    context = MatchContext(Event("e", tuple(dict.fromkeys(event))), expansion, graph=kg.view)
+    context = graph_context(axioms, graph, event)
     ours = {m.subscription: m.count for m in matcher.match(context)}
     assert ours == matcher.count_batch([context])[0]
     before, after = closure_store(axioms, graph), closure_store(axioms, [*graph, *event])

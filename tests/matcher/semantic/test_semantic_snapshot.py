@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from test_semantic_oracle import events, ontologies, oracle, subscriptions
 
 from semps.errors import SempsError, SubscriptionError
 from semps.event import Event
-from semps.ingest.sparql import Query, parse_memo, parse_query, parser
+from semps.ingest.sparql import Query, parse_memo, parse_query
 from semps.limits import DEFAULT_LIMITS
 from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
@@ -136,27 +137,14 @@ def test_identical_texts_are_stored_once_and_loaded_under_each_id(tmp_path: Path
     assert len(load_matcher(tmp_path / "i.snap")) == 3
 
 
-def _counting_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The texts the parser reads from now on (lexed and parsed, not answered by a memo)."""
-    seen: list[str] = []
-    parse = parser._parse
-
-    def counted(text: str, *args: object) -> Query:
-        seen.append(text)
-        return parse(text, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(parser, "_parse", counted)
-    return seen
-
-
 def test_loading_parses_only_the_spot_check(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, count_parses: Callable[[], list[str]]
 ) -> None:
     subs = [
         Subscription(f"s{i}", "semantic", f"ASK {{ ?x <http://ex/p{i}> ?y }}") for i in range(200)
     ]
     path = _save(tmp_path / "i.snap", subs)
-    parsed = _counting_parses(monkeypatch)
+    parsed = count_parses()
     assert len(load_matcher(path)) == 200
     assert len(parsed) == 200 // SPOT_CHECK
 
@@ -354,11 +342,11 @@ def test_semps_match_needs_subscriptions_or_an_index() -> None:
 
 
 def test_the_snapshot_memo_reads_a_current_snapshot_and_leaves_it_as_it_is(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, count_parses: Callable[[], list[str]]
 ) -> None:
     path = _save(tmp_path / "i.snap", SUBS)
     written = path.read_bytes()
-    parsed = _counting_parses(monkeypatch)
+    parsed = count_parses()
     matcher = SemanticMatcher()
     with snapshot_memo(path, SUBS):
         for sub in SUBS:

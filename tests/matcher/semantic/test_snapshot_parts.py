@@ -6,11 +6,10 @@ depends on them (the index answers as the one built from text)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
-from semps.ingest.sparql import Query, parse_query, parser
+from semps.ingest.sparql import parse_query
 from semps.limits import DEFAULT_LIMITS
 from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.snapshot import read_snapshot, save_snapshot
@@ -24,19 +23,6 @@ SUBS = [
     Subscription("s3", "semantic", f"SELECT ?x {{ ?x <{EX}q> ?y . ?y <{EX}r> ?z }}"),
     Subscription("s4", "semantic", f"SELECT ?x {{ ?x a <{EX}D> }}"),
 ]
-
-
-def counting_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The texts the parser reads from now on (not answered by a memo)."""
-    seen: list[str] = []
-    parse = parser._parse
-
-    def counted(text: str, *args: object) -> Query:
-        seen.append(text)
-        return parse(text, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(parser, "_parse", counted)
-    return seen
 
 
 def running_service(path: Path) -> SemanticMatcher:
@@ -61,12 +47,12 @@ def start(path: Path, subs: list[Subscription]) -> SemanticMatcher:
 
 
 def test_a_start_after_additions_parses_none_and_rewrites_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, count_parses: Callable[[], list[str]]
 ) -> None:
     path = tmp_path / "semantic.snap"
     running_service(path)
     before = {p.name: p.read_bytes() for p in [path, *parts_of(path)]}
-    parsed = counting_parses(monkeypatch)
+    parsed = count_parses()
     matcher = start(path, SUBS[:3])
     assert len(matcher) == 3
     assert len(parsed) == 2  # one spot check in the snapshot, one in the part
@@ -74,11 +60,11 @@ def test_a_start_after_additions_parses_none_and_rewrites_nothing(
 
 
 def test_a_start_that_parses_folds_the_parts_into_the_snapshot(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, count_parses: Callable[[], list[str]]
 ) -> None:
     path = tmp_path / "semantic.snap"
     running_service(path)
-    parsed = counting_parses(monkeypatch)
+    parsed = count_parses()
     start(path, SUBS)  # s4 is in neither
     assert SUBS[3].text in parsed
     assert read_snapshot(path).subscriptions == tuple(SUBS)

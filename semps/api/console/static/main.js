@@ -98,7 +98,7 @@ async function enter() {
 }
 
 function leave() {
-  stopWatching();
+  stopWatching({ forget: true });
   stopDashboard({ forget: true });
   setToken(null);
   session.subject = null;

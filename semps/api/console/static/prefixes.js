@@ -3,6 +3,8 @@
 // (brick:AHU) or IRIs (<http://...> or http://...); every display shows CURIEs, the full IRI
 // in the tooltip.
 
+import { flash } from "./dom.js";
+
 /** Common vocabularies, as their communities write them. */
 export const COMMON = Object.freeze({
   rdf: "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
@@ -193,4 +195,17 @@ export function missingDeclarations(text, syntax) {
     lines.push(syntax === "turtle" ? `@prefix ${prefix}: <${ns}> .` : `PREFIX ${prefix}: <${ns}>`);
   }
   return lines;
+}
+
+/** Put the declarations `missingDeclarations` finds at the top of `area` (a textarea) and
+ * say which (`what`: the area's text, as the message names it); true when it added any. */
+export function declareMissing(area, syntax, what) {
+  const lines = missingDeclarations(area.value, syntax);
+  if (lines.length === 0) {
+    flash(`Every prefix the ${what} uses is declared (or unknown: see Prefixes).`);
+    return false;
+  }
+  area.value = `${lines.join("\n")}\n${area.value}`;
+  flash(`Declared ${lines.map((l) => l.split(/\s+/)[1]).join(" ")}`);
+  return true;
 }

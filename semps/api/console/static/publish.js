@@ -2,7 +2,7 @@
 
 import { describeError, json } from "./api.js";
 import { byId, el, fill, flash } from "./dom.js";
-import { missingDeclarations } from "./prefixes.js";
+import { declareMissing } from "./prefixes.js";
 
 async function publish(event) {
   event.preventDefault();
@@ -29,13 +29,7 @@ function declarePrefixes() {
     flash("Prefix lines are for Turtle bodies.", true);
     return;
   }
-  const lines = missingDeclarations(area.value, "turtle");
-  if (lines.length === 0) {
-    flash("Every prefix the body uses is declared (or unknown: see Prefixes).");
-    return;
-  }
-  area.value = `${lines.join("\n")}\n${area.value}`;
-  flash(`Declared ${lines.map((l) => l.split(/\s+/)[1]).join(" ")}`);
+  declareMissing(area, "turtle", "body");
 }
 
 export function setUpPublish() {

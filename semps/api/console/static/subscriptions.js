@@ -3,7 +3,7 @@
 
 import { call, describeError, json, query } from "./api.js";
 import { ago, byId, count, el, empty, fill, flash, timeElement } from "./dom.js";
-import { missingDeclarations } from "./prefixes.js";
+import { declareMissing } from "./prefixes.js";
 import { can } from "./session.js";
 
 /** Subscriptions asked for per page of the list. */
@@ -71,15 +71,7 @@ async function check() {
 
 /** Add PREFIX lines for the known prefixes the text uses but does not declare. */
 function declarePrefixes() {
-  const area = byId("sub-text");
-  const lines = missingDeclarations(area.value, "sparql");
-  if (lines.length === 0) {
-    flash("Every prefix the text uses is declared (or unknown: see Prefixes).");
-    return;
-  }
-  area.value = `${lines.join("\n")}\n${area.value}`;
-  flash(`Declared ${lines.map((l) => l.split(/\s+/)[1]).join(" ")}`);
-  checkSoon();
+  if (declareMissing(byId("sub-text"), "sparql", "text")) checkSoon();
 }
 
 async function register(event) {
@@ -181,27 +173,25 @@ async function fetchPage(cursor) {
 /** Fetch and draw the first page of the subscriptions the token may see (more on demand). */
 export async function loadSubscriptions() {
   if (!can("subscriber")) return;
-  try {
-    const first = await fetchPage(null);
-    state.shown = first.items;
-    state.next = first.next;
-    drawList();
-    for (const listener of state.listeners) listener(state.shown);
-  } catch (error) {
-    flash(`Could not list the subscriptions: ${describeError(error)}`, true);
-  }
+  await showPage(null, "the subscriptions");
 }
 
 async function more() {
   if (state.next === null) return;
+  await showPage(state.next, "more subscriptions");
+}
+
+/** Fetch the page at `cursor` (null: the first, in place of the list; else added to it),
+ * draw the list and tell the listeners; a failure says it could not list `what`. */
+async function showPage(cursor, what) {
   try {
-    const page = await fetchPage(state.next);
-    state.shown = [...state.shown, ...page.items];
+    const page = await fetchPage(cursor);
+    state.shown = cursor === null ? page.items : [...state.shown, ...page.items];
     state.next = page.next;
     drawList();
     for (const listener of state.listeners) listener(state.shown);
   } catch (error) {
-    flash(`Could not list more subscriptions: ${describeError(error)}`, true);
+    flash(`Could not list ${what}: ${describeError(error)}`, true);
   }
 }
 
