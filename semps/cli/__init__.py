@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "subscriptions",
         "register a folder of subscriptions on a running server, in bulk",
     ),
+    "sepa": ("sepa", "use a SEPA application's JSAP file: its named queries as subscriptions"),
     "composite": (
         "composite",
         "detect composite events (sequences, conjunctions, time windows) in a stream of events",
