@@ -53,6 +53,8 @@ Messages are built first and then raised, and say *where*: syntax errors carry `
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 __all__ = [
     "AuthError",
     "ClientError",
@@ -95,6 +97,7 @@ __all__ = [
     "UnsupportedUpdateError",
     "UpdateSyntaxError",
     "WIRE",
+    "existing",
 ]
 
 
@@ -232,6 +235,26 @@ class StoreError(SempsError):
 
 class NotFound(StoreError):
     """The requested object does not exist (or is not visible to the caller)."""
+
+
+_T = TypeVar("_T")
+
+
+def existing(value: _T | None, what: str, key: str) -> _T:
+    """``value``, looked up by ``key``; :class:`NotFound` ("no event 'e1'") when it is ``None``.
+
+    Example:
+        >>> existing({"e1": 1}.get("e1"), "event", "e1")
+        1
+        >>> existing(None, "event", "e2")
+        Traceback (most recent call last):
+        ...
+        semps.errors.NotFound: no event 'e2'
+    """
+    if value is None:
+        msg = f"no {what} {key!r}"
+        raise NotFound(msg)
+    return value
 
 
 class StoreUnavailable(StoreError):

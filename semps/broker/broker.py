@@ -48,6 +48,7 @@ from semps.errors import (
     PermissionDenied,
     SempsError,
     TooManyRequests,
+    existing,
 )
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.registry import get_matcher_class
@@ -318,10 +319,7 @@ class Broker:
 
     def unsubscribe(self, sub_id: str) -> None:
         with self._register:
-            sub = self._subs.get(sub_id)
-            if sub is None:
-                msg = f"no subscription {sub_id!r}"
-                raise NotFound(msg)
+            sub = existing(self._subs.get(sub_id), "subscription", sub_id)
             if sub_id not in self._suspended:
                 self._drop_from_matchers(sub_id, sub.kind)
             self.store.delete_subscription(sub_id)
@@ -341,10 +339,7 @@ class Broker:
 
     def resume(self, sub_id: str) -> Subscription:
         """Put a suspended subscription back into matching (admin)."""
-        sub = self._subs.get(sub_id)
-        if sub is None:
-            msg = f"no subscription {sub_id!r}"
-            raise NotFound(msg)
+        sub = existing(self._subs.get(sub_id), "subscription", sub_id)
         with self._register:
             if sub_id in self._suspended:
                 self._add_to_matchers(sub, None)

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 from semps.broker._tables import Tables
-from semps.errors import NotFound, StoreError
+from semps.errors import StoreError, existing
 
 __all__ = ["ROLES", "Principal", "TokenInfo", "TokenTable", "digest", "new_token"]
 
@@ -140,10 +140,7 @@ class TokenTable(Tables):
                 "SELECT id, role, subject, created, expires, revoked FROM tokens WHERE id = ?",
                 (token_id,),
             ).fetchone()
-        if row is None:
-            msg = f"no token {token_id!r}"
-            raise NotFound(msg)
-        return TokenInfo(*row)
+        return TokenInfo(*existing(row, "token", token_id))
 
     def principal(self, token: str) -> Principal | None:
         """Who ``token`` belongs to; ``None`` for an unknown, expired or revoked token."""
