@@ -36,7 +36,6 @@ event, on a sample, extrapolated).
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import random
@@ -49,6 +48,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from _common import workload_commands
 from _machine import stamp, tree_cpu  # bench/ is on the path: this file runs as a script
 from _results import record
 from _shapes import SHAPES
@@ -477,17 +477,11 @@ def memory(subs: int, selectivity: float, seed: int = 1) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    w = sub.add_parser("write")
-    w.add_argument("folder", type=Path)
+    parser, sub, w, r = workload_commands(__doc__)
     w.add_argument("--subs", type=int, default=100_000)
     w.add_argument("--events", type=int, default=1000)
     w.add_argument("--selectivity", type=float, default=0.01)
     w.add_argument("--shape", choices=SHAPES, default="bench", help="bench/_shapes.py")
-    w.add_argument("--seed", type=int, default=1)
-    r = sub.add_parser("run")
-    r.add_argument("folder", type=Path)
     r.add_argument("--cli", action="store_true", help="time semps match with 1 and 2 workers")
     r.add_argument("--naive", action="store_true", help="the naive method on a sample")
     r.add_argument("--repo", type=Path, help="PYTHONPATH for the CLI runs (another checkout)")
