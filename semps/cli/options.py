@@ -41,7 +41,7 @@ def index_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--index",
         type=Path,
-        help="a snapshot written by semps index, loaded instead of parsing the subscriptions "
+        help="a snapshot written by semps index, read instead of parsing the subscriptions "
         "(with --subscriptions too, it is refused unless built from exactly those)",
     )
 
