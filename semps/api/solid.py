@@ -199,8 +199,10 @@ def _query(request: dict[str, Any]) -> str | None:
 @dataclass(frozen=True, slots=True)
 class Channel:
     """An established channel: whose, which subscription, from which seq, its features,
-    its type and (a webhook's) ``sendTo``. Handed out signed (:meth:`seal`): the channel's
-    id and ``receiveFrom`` URL carry it; ``nonce`` makes two equal requests two channels."""
+    its type, (a webhook's) ``sendTo`` and the id of the token that established it (the
+    channel ends when that token is revoked or expires). Handed out signed (:meth:`seal`):
+    the channel's id and ``receiveFrom`` URL carry it; ``nonce`` makes two equal requests
+    two channels."""
 
     subject: str
     subscription: str
@@ -211,6 +213,7 @@ class Channel:
     kind: str = CHANNEL_TYPE
     send_to: str | None = None
     nonce: str = ""
+    token: str = ""
 
     def seal(self, key: bytes) -> str:
         data = base64.urlsafe_b64encode(json.dumps(asdict(self)).encode()).rstrip(b"=")
