@@ -21,12 +21,18 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from semps.errors import HostileInputError, SempsError, UnsupportedMediaType
+from semps.errors import (
+    HostileInputError,
+    SempsError,
+    UnprocessableRequest,
+    UnsupportedMediaType,
+)
 
 __all__ = [
     "CHANNEL_TYPE",
     "CHANNEL_TYPES",
     "CONTEXT",
+    "CONTEXTS",
     "STREAMING",
     "WEBHOOK",
     "FEATURES",
@@ -44,6 +50,9 @@ __all__ = [
 ]
 
 CONTEXT = "https://www.w3.org/ns/solid/notification/v1"
+#: The JSON-LD contexts (and ``profile`` values) a subscription request may name: the
+#: protocol's, and :data:`CONTEXT` (its earlier drafts' and Inrupt's, which semps answers in).
+CONTEXTS = ("https://www.w3.org/ns/solid/notifications-context/v1", CONTEXT)
 AS_CONTEXT = "https://www.w3.org/ns/activitystreams"
 NOTIFY = "http://www.w3.org/ns/solid/notifications#"
 SOLID_TERMS = "http://www.w3.org/ns/solid/terms#"
@@ -130,17 +139,74 @@ def _send_to(request: dict[str, Any], kind: str) -> str | None:
     return url
 
 
-def parse_request(
-    body: bytes, base: str, now: float | None = None, kind: str = CHANNEL_TYPE
-) -> SubscriptionRequest:
-    """A subscription request's JSON-LD body, sent to the subscription service of the
-    channel type ``kind``.
+def _json_ld(content_type: str | None, kind: str) -> bool:
+    """Whether a request of ``content_type`` is JSON-LD: ``application/ld+json`` (a
+    ``profile``, if given, one of :data:`CONTEXTS` or JSON-LD's own), or plain
+    ``application/json``, Inrupt's gateway form, on the WebSocketChannel2023 service only.
 
     Raises:
+        UnsupportedMediaType: another media type or profile.
+    """
+    media, _, params = (content_type or "").partition(";")
+    media = media.strip().lower()
+    if media == "application/json" and kind == CHANNEL_TYPE:
+        return False
+    if media != _MEDIA:
+        msg = f"a subscription request is {_MEDIA}, not {media or 'without a Content-Type'!r:.80}"
+        raise UnsupportedMediaType(msg)
+    for param in params.split(";"):
+        name, _, value = param.partition("=")
+        if name.strip().lower() != "profile":
+            continue
+        for uri in value.strip().strip('"').split():
+            if uri not in CONTEXTS and not uri.startswith("http://www.w3.org/ns/json-ld#"):
+                msg = f"the profile {uri!r:.200} is not served (use {CONTEXTS[0]})"
+                raise UnsupportedMediaType(msg)
+    return True
+
+
+def _check_context(request: dict[str, Any], json_ld: bool) -> None:
+    """A JSON-LD request's ``@context`` names one of :data:`CONTEXTS` (beside them, inline
+    contexts and Activity Streams' are understood; any other URL is not).
+
+    Raises:
+        UnprocessableRequest: no ``@context``, or one not understood.
+    """
+    context = request.get("@context")
+    if context is None and not json_ld:
+        return  # plain JSON (Inrupt's gateway form) has no context to understand
+    entries = context if isinstance(context, list) else [context]
+    named = [entry for entry in entries if isinstance(entry, str)]
+    known = (*CONTEXTS, AS_CONTEXT)
+    if (
+        not any(entry in CONTEXTS for entry in named)
+        or any(entry not in known for entry in named)
+        or any(not isinstance(entry, str | dict) for entry in entries)
+    ):
+        shown = "none" if context is None else repr(context)[:200]
+        msg = f"unrecognised JSON-LD context ({shown}): a subscription request's '@context'"
+        msg += f" names {CONTEXTS[0]}"
+        raise UnprocessableRequest(msg)
+
+
+def parse_request(
+    body: bytes,
+    base: str,
+    now: float | None = None,
+    kind: str = CHANNEL_TYPE,
+    content_type: str | None = _MEDIA,
+) -> SubscriptionRequest:
+    """A subscription request's JSON-LD body of ``content_type``, sent to the subscription
+    service of the channel type ``kind``.
+
+    Raises:
+        UnsupportedMediaType: not ``application/ld+json`` (see :func:`_json_ld`), or
+            ``accept`` asks for something other than JSON-LD.
+        UnprocessableRequest: no ``@context``, or one naming none of :data:`CONTEXTS`.
         SempsError: not JSON, another channel type, a bad topic, ``sendTo`` or feature; an
             ``endAt`` already past.
-        UnsupportedMediaType: ``accept`` asks for something other than JSON-LD.
     """
+    json_ld = _json_ld(content_type, kind)
     try:
         request = json.loads(body)
     except ValueError as exc:
@@ -148,6 +214,7 @@ def parse_request(
         raise SempsError(msg) from exc
     if not isinstance(request, dict):
         raise SempsError("the subscription request must be a JSON object")
+    _check_context(request, json_ld)
     asked = request.get("type", kind)  # none: Inrupt's gateway form (see gateway())
     if asked not in (kind, NOTIFY + kind, f"notify:{kind}"):
         msg = f"'type' must be {kind} (the channel type this service offers)"

@@ -138,13 +138,17 @@ def solid_router(ctx: Context, mux: Multiplexer, hooks: WebhookChannels) -> APIR
         return JSONResponse(body, media_type=_JSONLD)
 
     @router.post(
-        "/solid/subscription/{kind}", responses=responses(400, 401, 403, 404, 413, 415, 429)
+        "/solid/subscription/{kind}",
+        responses=responses(400, 401, 403, 404, 413, 415, 422, 429),
     )
     async def subscribe(request: Request, who: Subscriber, kind: str) -> JSONResponse:
         """Establish a channel of type ``kind`` on one of the caller's subscriptions (or on
         a new one, made of the request's ``semps:query``)."""
         base = _base(request)
-        wanted = solid.parse_request(await _body(request), base, kind=_kind(kind))
+        media = request.headers.get("content-type")
+        wanted = solid.parse_request(
+            await _body(request), base, kind=_kind(kind), content_type=media
+        )
         if wanted.send_to is not None:
             ctx.policy.check_url(wanted.send_to)  # UnsafeCallback (400), as a webhook's
         topic, after = await _topic(ctx, wanted, who)
