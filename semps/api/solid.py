@@ -74,7 +74,7 @@ def parse_duration(text: str) -> float:
     match = _DURATION.fullmatch(text.strip())
     if match is None or not any(match.groups()) or text.strip().upper().endswith("T"):
         msg = f"'rate' must be an xsd:duration such as PT10S, not {text!r}"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     days, hours, minutes, seconds = (float(g or 0) for g in match.groups())
     return days * 86400 + hours * 3600 + minutes * 60 + seconds
 
@@ -82,12 +82,12 @@ def parse_duration(text: str) -> float:
 def _instant(name: str, value: object) -> float:
     if not isinstance(value, str):
         msg = f"{name!r} must be an xsd:dateTime string"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     try:
         moment = datetime.fromisoformat(value)
     except ValueError as exc:
         msg = f"{name!r} must be an xsd:dateTime such as 2026-01-01T00:00:00Z, not {value!r}"
-        raise SempsError(msg) from exc
+        raise UnprocessableRequest(msg) from exc
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
@@ -116,12 +116,12 @@ def _topic(value: object, base: str) -> str:
     """The subscription id a topic names: ``{base}/subscriptions/{id}`` or the id."""
     if not isinstance(value, str) or not value:
         msg = "'topic' must be the URL of a subscription (.../subscriptions/{id})"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     prefix = f"{base}/subscriptions/"
     sub = value[len(prefix) :] if value.startswith(prefix) else value
     if "/" in sub or "://" in sub or not sub:
         msg = f"'topic' {value!r} is not a subscription of this server ({prefix}{{id}})"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     return sub
 
 
@@ -133,9 +133,9 @@ def _send_to(request: dict[str, Any], kind: str) -> str | None:
     url = request.get("sendTo")
     if not isinstance(url, str) or not url.lower().startswith(("https://", "http://")):
         msg = f"'sendTo' must be the https (or http) URL where {WEBHOOK} notifications go"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     if len(url) > 2048:
-        raise SempsError("'sendTo' is longer than 2048 characters")
+        raise UnprocessableRequest("'sendTo' is longer than 2048 characters")
     return url
 
 
@@ -202,9 +202,10 @@ def parse_request(
     Raises:
         UnsupportedMediaType: not ``application/ld+json`` (see :func:`_json_ld`), or
             ``accept`` asks for something other than JSON-LD.
-        UnprocessableRequest: no ``@context``, or one naming none of :data:`CONTEXTS`.
-        SempsError: not JSON, another channel type, a bad topic, ``sendTo`` or feature; an
-            ``endAt`` already past.
+        UnprocessableRequest: no ``@context``, or one naming none of :data:`CONTEXTS`;
+            another channel type, a bad topic, ``sendTo`` or feature; an ``endAt`` already
+            past (the protocol's 422: instructions that cannot be processed).
+        SempsError: not JSON, or not a JSON object.
     """
     json_ld = _json_ld(content_type, kind)
     try:
@@ -218,7 +219,7 @@ def parse_request(
     asked = request.get("type", kind)  # none: Inrupt's gateway form (see gateway())
     if asked not in (kind, NOTIFY + kind, f"notify:{kind}"):
         msg = f"'type' must be {kind} (the channel type this service offers)"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     accept = request.get("accept")
     if accept is not None and accept not in (_MEDIA, "application/json"):
         msg = f"notifications are {_MEDIA}, not {accept!r}"
@@ -226,16 +227,16 @@ def parse_request(
     now = time.time() if now is None else now
     end_at = _instant("endAt", request["endAt"]) if "endAt" in request else None
     if end_at is not None and end_at <= now:
-        raise SempsError("'endAt' is already past")
+        raise UnprocessableRequest("'endAt' is already past")
     rate = 0.0
     if "rate" in request:
         if not isinstance(request["rate"], str):
-            raise SempsError("'rate' must be an xsd:duration string such as PT10S")
+            raise UnprocessableRequest("'rate' must be an xsd:duration string such as PT10S")
         rate = min(parse_duration(request["rate"]), _MAX_RATE)
     state = request.get("state")
     if state is not None and not (isinstance(state, str) and state.isdigit() and len(state) < 19):
         msg = "'state' must be a state this service sent (a notification's 'state')"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     query = _query(request)
     return SubscriptionRequest(
         "" if query is not None else _topic(request.get("topic"), base),
@@ -256,10 +257,10 @@ def _query(request: dict[str, Any]) -> str | None:
         return None
     if "topic" in request:
         msg = f"give 'topic' (a subscription) or {QUERY!r} (a SPARQL text), not both"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     if not isinstance(query, str) or not query.strip():
         msg = f"{QUERY!r} must be a SPARQL query's text"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     return query
 
 

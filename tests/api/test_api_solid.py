@@ -136,23 +136,26 @@ def test_a_deleted_subscription_ends_its_channel(server: Server) -> None:
 @pytest.mark.parametrize(
     ("request_body", "status"),
     [
+        # instructions that cannot be processed: 422 (protocol.html, Subscription Server);
+        # a topic of another's or none: 404; a sendTo the SSRF guard refuses: 400, as a
+        # subscription webhook's
         # another type than the service's ("_service": where it is sent; else to its type's)
-        ({"_service": "WebSocketChannel2023", "type": "WebhookChannel2023", "topic": "x"}, 400),
-        ({"type": "WebSocketChannel2023"}, 400),
-        ({"type": "WebSocketChannel2023", "topic": "https://elsewhere.example/x"}, 400),
+        ({"_service": "WebSocketChannel2023", "type": "WebhookChannel2023", "topic": "x"}, 422),
+        ({"type": "WebSocketChannel2023"}, 422),
+        ({"type": "WebSocketChannel2023", "topic": "https://elsewhere.example/x"}, 422),
         ({"type": "WebSocketChannel2023", "topic": "sub-nope"}, 404),
-        ({"type": "WebSocketChannel2023", "topic": "{sub}", "endAt": "2001-01-01T00:00:00Z"}, 400),
-        ({"type": "WebSocketChannel2023", "topic": "{sub}", "rate": "ten seconds"}, 400),
-        ({"type": "WebSocketChannel2023", "topic": "{sub}", "state": "x"}, 400),
+        ({"type": "WebSocketChannel2023", "topic": "{sub}", "endAt": "2001-01-01T00:00:00Z"}, 422),
+        ({"type": "WebSocketChannel2023", "topic": "{sub}", "rate": "ten seconds"}, 422),
+        ({"type": "WebSocketChannel2023", "topic": "{sub}", "state": "x"}, 422),
         ({"type": "WebSocketChannel2023", "topic": "{sub}", "accept": "text/turtle"}, 415),
-        ({"type": "WebhookChannel2023", "topic": "{sub}"}, 400),  # no sendTo
-        ({"type": "WebhookChannel2023", "topic": "{sub}", "sendTo": "ftp://x.example/"}, 400),
+        ({"type": "WebhookChannel2023", "topic": "{sub}"}, 422),  # no sendTo
+        ({"type": "WebhookChannel2023", "topic": "{sub}", "sendTo": "ftp://x.example/"}, 422),
         # the webhook policy's SSRF guard (this server has no --webhook-allow)
         ({"type": "WebhookChannel2023", "topic": "{sub}", "sendTo": "http://127.0.0.1:9/"}, 400),
         ({"type": "WebhookChannel2023", "topic": "{sub}", "sendTo": "http://10.0.0.1/"}, 400),
         ({"type": "StreamingHTTPChannel2023", "topic": "sub-nope"}, 404),
         ({"type": "StreamingHTTPChannel2023", "topic": "{sub}", "accept": "text/turtle"}, 415),
-        ({"type": "StreamingHTTPChannel2023", "topic": "{sub}", "rate": "PT"}, 400),
+        ({"type": "StreamingHTTPChannel2023", "topic": "{sub}", "rate": "PT"}, 422),
         (
             {
                 "type": "WebhookChannel2023",

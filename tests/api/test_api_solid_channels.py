@@ -327,9 +327,9 @@ def test_a_channel_on_a_sparql_text_makes_the_subscription_its_topic(
 @pytest.mark.parametrize(
     ("features", "status", "detail"),
     [
-        ({"semps:query": HOT, "topic": "sub-1"}, 400, "not both"),
+        ({"semps:query": HOT, "topic": "sub-1"}, 422, "not both"),
         ({"semps:query": "SELECT nonsense"}, 400, "1:8: expected variables"),
-        ({"semps:query": ""}, 400, "SPARQL query's text"),
+        ({"semps:query": ""}, 422, "SPARQL query's text"),
     ],
 )
 def test_a_bad_sparql_topic_is_refused_and_makes_nothing(
