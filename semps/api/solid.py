@@ -152,7 +152,8 @@ def _json_ld(content_type: str | None, kind: str) -> bool:
     if media == "application/json" and kind == CHANNEL_TYPE:
         return False
     if media != _MEDIA:
-        msg = f"a subscription request is {_MEDIA}, not {media or 'without a Content-Type'!r:.80}"
+        shown = f"not {media!r:.80}" if media else "and this one has no Content-Type"
+        msg = f"a subscription request is {_MEDIA}, {shown}"
         raise UnsupportedMediaType(msg)
     for param in params.split(";"):
         name, _, value = param.partition("=")

@@ -233,7 +233,7 @@ LD = "application/ld+json"
             "'https://example.org/p' is not served",
         ),
         ("WebSocketChannel2023", "text/turtle", [SPEC_CONTEXT], 415, "not 'text/turtle'"),
-        ("StreamingHTTPChannel2023", None, [SPEC_CONTEXT], 415, "without a Content-Type"),
+        ("StreamingHTTPChannel2023", None, [SPEC_CONTEXT], 415, "has no Content-Type"),
         ("WebSocketChannel2023", LD, None, 422, "unrecognised JSON-LD context (none)"),
         ("WebSocketChannel2023", LD, [AS], 422, "unrecognised JSON-LD context"),
         ("WebSocketChannel2023", LD, ["https://example.org/ctx", SPEC_CONTEXT], 422, "example.org"),
