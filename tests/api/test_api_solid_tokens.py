@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from semps_test_support import PATIENCE, Server, wait_for
 from solid_service import Receiver, Subscribers, establish, hot, publish, solutions
@@ -87,3 +88,20 @@ def test_a_revoked_token_stops_its_webhook_channel(server: Server, subscriber: S
     finally:
         revoked.close()
         kept.close()
+
+
+def test_an_expired_token_closes_its_websocket_channel_with_4401(server: Server) -> None:
+    """The token expires 15 s after it is made (long enough to establish the channel on a
+    loaded machine); the socket, opened before or after that, is closed with 4401."""
+    with server.client("admin") as admin:
+        made = admin.post(
+            "/tokens", json={"role": "subscriber", "subject": "ws-expiring", "expires_in": 15}
+        ).json()
+    headers = {"Authorization": f"Bearer {made['token']}"}
+    with httpx.Client(base_url=server.url, headers=headers, timeout=None) as client:
+        channel = establish(client, "WebSocketChannel2023", topic=hot(client))
+    with connect(channel["receiveFrom"], open_timeout=PATIENCE) as ws:
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=PATIENCE)  # nothing is published: only the close frame comes
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4401
+    assert "revoked or expired" in closed.value.rcvd.reason
