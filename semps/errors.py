@@ -38,6 +38,7 @@ re-raised as one of ours ``from`` the original::
     │   └── UnsafeCallback          a webhook URL the broker refuses to call (SSRF)
     ├── TooManyRequests             a per-caller cap is reached (open streams, ...)
     ├── NotAcceptable               no media type the caller accepts can be written
+    ├── UnprocessableRequest        well-formed, but its instructions cannot be carried out
     ├── RequestRefused              the HTTP request itself is refused (its head, its pace)
     │   ├── HeadersTooLarge         the request head is over a size or count limit (431)
     │   ├── RequestLineTooLong      the request line is over its limit (414)
@@ -91,6 +92,7 @@ __all__ = [
     "SubscriptionLimitExceeded",
     "SubscriptionSyntaxError",
     "TooManyRequests",
+    "UnprocessableRequest",
     "UnsafeCallback",
     "UnsupportedMediaType",
     "UnsupportedQueryError",
@@ -325,6 +327,12 @@ class NotAcceptable(SempsError):
     ``Accept`` header naming only others: 406)."""
 
 
+class UnprocessableRequest(SempsError):
+    """A well-formed request whose instructions semps cannot carry out, such as a Solid
+    subscription request in an unrecognised JSON-LD context (HTTP 422, as the Solid
+    Notifications Protocol asks)."""
+
+
 class SettingsError(SempsError):
     """A setting (a flag, a ``SEMPS_*`` variable, a key of the TOML file) is refused."""
 
@@ -361,6 +369,7 @@ WIRE: tuple[tuple[type[SempsError], int, str], ...] = (
     (UnsafeCallback, 400, "unsafe_callback"),
     (TooManyRequests, 429, "too_many_requests"),
     (NotAcceptable, 406, "not_acceptable"),
+    (UnprocessableRequest, 422, "unprocessable"),
     (HeadersTooLarge, 431, "headers_too_large"),
     (RequestLineTooLong, 414, "request_line_too_long"),
     (RequestTimeout, 408, "request_timeout"),

@@ -373,7 +373,11 @@ class MemoryStore(Store):
             found = next((t.info for t in self._s.tokens if t.digest == wanted), None)
         if found is None or not found.active(now):
             return None
-        return Principal(found.subject, found.role, found.expires)
+        return Principal(found.subject, found.role, found.expires, found.id)
+
+    def token_info(self, token_id: str) -> TokenInfo | None:
+        with self._lock:
+            return next((t.info for t in self._s.tokens if t.info.id == token_id), None)
 
 
 class RecordingChannel(Channel):
