@@ -214,6 +214,12 @@ def test_a_socket_closed_before_its_answer_leaves_no_subscription(server: Server
         ({"params": {"query": "ASK {}", "default-graph-uri": "http://x/g"}}, 400, None),
         ({"params": {"query": "SELECT ?x WHERE {"}}, 400, "syntax_error"),
         ({"params": {"query": "ASK {}"}, "headers": {"Accept": "text/csv"}}, 406, "not_acceptable"),
+        # An answer sent unsorted to a query that asked for an order would be wrong.
+        (
+            {"params": {"query": "SELECT ?s WHERE { ?s ?p ?o } ORDER BY ?s"}},
+            422,
+            "unsupported_query",
+        ),
     ],
 )
 def test_query_refusals(

@@ -39,7 +39,7 @@ from semps.broker.graphs import SPARQL_UPDATE, update_text
 from semps.errors import NotAcceptable, SempsError, UnsupportedQueryError
 from semps.graph.query import Answers, answer
 from semps.ingest.sparql.model import Query as ParsedQuery
-from semps.ingest.sparql.parser import parse_query
+from semps.ingest.sparql.parser import order_by_at, parse_query
 from semps.limits import Limits
 
 __all__ = ["RESULTS", "SPARQL_QUERY", "query_router"]
@@ -129,12 +129,17 @@ def parsed(text: str, limits: Limits) -> ParsedQuery:
     """
     limits.check_query_size(text)
     try:
-        return parse_query(text, limits=limits)
+        query = parse_query(text, limits=limits)
     except UnsupportedQueryError as exc:
         if exc.construct in _REMOTE:
             msg = f"{exc}: semps answers over its own knowledge graph and never fetches remote data"
             raise SempsError(msg) from None
         raise
+    at = order_by_at(text)
+    if at is not None:  # an answer sent unsorted to a query that asked for an order is wrong
+        msg = "ORDER BY is not supported by /query: its answers come unordered"
+        raise UnsupportedQueryError(msg, construct="ORDER BY", line=at[0], column=at[1])
+    return query
 
 
 def query_router(ctx: Context) -> APIRouter:
