@@ -1,9 +1,11 @@
 """What the service benchmarks share (not a test): a real ``semps serve`` on a fresh data
 directory with tokens made by the CLI, a free port, the latency quantiles they report and
-the N-Triples text of a generated event."""
+the N-Triples text of a generated event; and the commands of the benchmarks that write their
+workload to a folder first."""
 
 from __future__ import annotations
 
+import argparse
 import socket
 import subprocess
 import sys
@@ -21,6 +23,36 @@ SEMPS = [sys.executable, "-m", "semps"]
 #: their path (``-m`` puts the working directory there) and hide a ``PYTHONPATH`` naming
 #: another checkout (the previous release, for side-by-side figures).
 OUTSIDE = tempfile.gettempdir()
+
+
+class WorkloadCommands(NamedTuple):
+    """The parser of a benchmark that writes its workload to a folder (``write FOLDER
+    [--seed N]``), then times it (``run FOLDER``): each command gets its own options, and
+    ``commands`` may add more."""
+
+    parser: argparse.ArgumentParser
+    commands: argparse._SubParsersAction[argparse.ArgumentParser]
+    write: argparse.ArgumentParser
+    run: argparse.ArgumentParser
+
+
+def workload_commands(doc: str) -> WorkloadCommands:
+    """The ``write`` and ``run`` commands of a benchmark whose module docstring is ``doc``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    write = commands.add_parser("write")
+    write.add_argument("folder", type=Path)
+    write.add_argument("--seed", type=int, default=1)
+    run = commands.add_parser("run")
+    run.add_argument("folder", type=Path)
+    return WorkloadCommands(parser, commands, write, run)
+
+
+def workers_option(parser: argparse.ArgumentParser, default: int = 0) -> None:
+    """``--workers N``: the matching processes of the ``semps serve`` the benchmark starts."""
+    parser.add_argument(
+        "--workers", type=int, default=default, help="matching processes (0: default)"
+    )
 
 
 def free_port() -> int:

@@ -61,6 +61,40 @@ KINDS = {
 }
 
 
+class Vocabulary:
+    """Draws classes and properties by breadth: ``broad`` is the share of draws taken near
+    the roots (classes at most two levels deep, properties at most ``prop_depth``)."""
+
+    def __init__(
+        self,
+        rng: random.Random,
+        classes: list[int],
+        props: list[int],
+        broad: float,
+        leaves: bool = False,
+        prop_depth: int = 2,
+    ) -> None:
+        self.rng = rng
+        self.broad = broad
+        cdepth, pdepth = _depth(classes), _depth(props)
+        self.shallow_classes = [i for i in range(1, N_CLASSES) if cdepth[i] <= 2]
+        self.classes = list(range(1, N_CLASSES))
+        self.shallow_props = [i for i in range(1, N_PROPS) if pdepth[i] <= prop_depth]
+        self.props = list(range(1, N_PROPS))
+        if leaves:  # only terms without sub-terms: each is hit by its own events only
+            class_parents, prop_parents = set(classes), set(props)
+            self.classes = [i for i in self.classes if i not in class_parents]
+            self.props = [i for i in self.props if i not in prop_parents]
+
+    def cls(self) -> str:
+        pool = self.shallow_classes if self.rng.random() < self.broad else self.classes
+        return f"<{EX}C{self.rng.choice(pool)}>"
+
+    def prop(self) -> str:
+        pool = self.shallow_props if self.rng.random() < self.broad else self.props
+        return f"<{EX}p{self.rng.choice(pool)}>"
+
+
 class Draw:
     """Seeded draws of one shape's events and subscriptions over a class and property tree
     (parents lists, as ``semantic_workload.tree`` makes them)."""
@@ -71,12 +105,9 @@ class Draw:
         self.rng, self.shape, self.breadth = rng, KINDS[shape], breadth
         depth = _depth(classes)
         self.leafish = [i for i in range(N_CLASSES) if depth[i] >= 3] or list(range(N_CLASSES))
-        self.shallow = [i for i in range(1, N_CLASSES) if depth[i] <= 2]
-        self.classes = list(range(1, N_CLASSES))
-        pdepth = _depth(props)
         self.link_props = list(range(N_PROPS // 3, N_PROPS))
-        self.shallow_props = [i for i in range(1, N_PROPS) if pdepth[i] <= 1]
-        self.props = list(range(1, N_PROPS))
+        # the shallow properties are one level deep here, two in the bench's own shape
+        self.terms = Vocabulary(rng, classes, props, breadth, prop_depth=1)
 
     # Events -------------------------------------------------------------------------------
 
@@ -217,12 +248,10 @@ class Draw:
         return forms[form]
 
     def cls(self) -> str:
-        pool = self.shallow if self.rng.random() < self.breadth else self.classes
-        return f"<{EX}C{self.rng.choice(pool)}>"
+        return self.terms.cls()
 
     def prop(self) -> str:
-        pool = self.shallow_props if self.rng.random() < self.breadth else self.props
-        return f"<{EX}p{self.rng.choice(pool)}>"
+        return self.terms.prop()
 
 
 _INT = f"^^<{XSD}integer>"

@@ -39,7 +39,7 @@ import httpx
 import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import create_tokens, quantile, serve  # noqa: E402
+from _common import create_tokens, quantile, serve, workers_option  # noqa: E402
 from _machine import stamp  # noqa: E402
 from service import Connection, publishing  # noqa: E402
 
@@ -212,7 +212,7 @@ def main() -> None:
     parser.add_argument("--publishers", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--updates", type=int, default=50)
-    parser.add_argument("--workers", type=int, default=2)
+    workers_option(parser, default=2)
     parser.add_argument("--extra-triples", type=int, default=20_000)
     args = parser.parse_args()
     print(f"command: {' '.join(sys.argv)}; load {os.getloadavg()[0]:.1f}", flush=True)

@@ -33,7 +33,6 @@ one-triple update, its answers compared with the last), extrapolated to all subs
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -45,6 +44,7 @@ import time
 from pathlib import Path
 
 from _campus import BMS, BRICK, EQUIPMENT, POINTS, RDF_TYPE, Campus, literal, nt, write_graph
+from _common import workload_commands
 from _machine import stamp, tree_cpu  # bench/ is on the path: this file runs as a script
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -277,16 +277,10 @@ def bulk_load(folder: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    w = sub.add_parser("write")
-    w.add_argument("folder", type=Path)
+    parser, _, w, r = workload_commands(__doc__)
     w.add_argument("--triples", type=int, default=1_000_000)
     w.add_argument("--subs", type=int, default=100_000)
     w.add_argument("--events", type=int, default=10_000)
-    w.add_argument("--seed", type=int, default=1)
-    r = sub.add_parser("run")
-    r.add_argument("folder", type=Path)
     r.add_argument("--sample-subs", type=int, default=200)
     r.add_argument("--sample-events", type=int, default=5)
     r.add_argument("--skip-naive", action="store_true", help="neither the naive nor SEPA's")

@@ -52,7 +52,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 import semantic as gen  # noqa: E402
-from _common import answer, create_tokens, ntriples, quantile, serve  # noqa: E402
+from _common import answer, create_tokens, ntriples, quantile, serve, workers_option  # noqa: E402
 from _issue38 import Ctx, report_phases, run_phases  # noqa: E402
 from _results import record  # noqa: E402
 
@@ -507,7 +507,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--rate", type=float, default=50.0, help="good events per second")
     parser.add_argument("--attack-pause", type=float, default=1.0, help="seconds between rounds")
-    parser.add_argument("--workers", type=int, default=0, help="matching processes (0: default)")
+    workers_option(parser)
     parser.add_argument(
         "--phases", action="store_true", help="then run issue 38's attacks, one at a time"
     )

@@ -36,7 +36,6 @@ event, on a sample, extrapolated).
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import random
@@ -49,9 +48,10 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from _common import workload_commands
 from _machine import stamp, tree_cpu  # bench/ is on the path: this file runs as a script
 from _results import record
-from _shapes import SHAPES
+from _shapes import SHAPES, Vocabulary
 
 from semps.ontology.closure import close
 
@@ -100,13 +100,6 @@ def ontology_xml(rng: random.Random) -> tuple[str, list[int], list[int]]:
     return "\n".join(out) + "\n", classes, props
 
 
-def depth_of(parents: list[int]) -> list[int]:
-    depth = [0] * len(parents)
-    for i in range(1, len(parents)):
-        depth[i] = depth[parents[i]] + 1
-    return depth
-
-
 def event_nt(rng: random.Random) -> str:
     nodes = [f"{EX}n{rng.randrange(N_NODES)}" for _ in range(4)]
     lines = []
@@ -123,38 +116,6 @@ def event_nt(rng: random.Random) -> str:
         words = " ".join(rng.sample(WORDS, 3))
         lines.append(f'<{node}> <{EX}s{rng.randrange(N_STR)}> "{words}" .')
     return "\n".join(lines) + "\n"
-
-
-class Vocabulary:
-    """Draws classes and properties by breadth: ``broad`` picks nearer the roots."""
-
-    def __init__(
-        self,
-        rng: random.Random,
-        classes: list[int],
-        props: list[int],
-        broad: float,
-        leaves: bool = False,
-    ):
-        self.rng = rng
-        self.broad = broad
-        cdepth, pdepth = depth_of(classes), depth_of(props)
-        self.shallow_classes = [i for i in range(1, N_CLASSES) if cdepth[i] <= 2]
-        self.classes = list(range(1, N_CLASSES))
-        self.shallow_props = [i for i in range(1, N_PROPS) if pdepth[i] <= 2]
-        self.props = list(range(1, N_PROPS))
-        if leaves:  # only terms without sub-terms: each is hit by its own events only
-            class_parents, prop_parents = set(classes), set(props)
-            self.classes = [i for i in self.classes if i not in class_parents]
-            self.props = [i for i in self.props if i not in prop_parents]
-
-    def cls(self) -> str:
-        pool = self.shallow_classes if self.rng.random() < self.broad else self.classes
-        return f"<{EX}C{self.rng.choice(pool)}>"
-
-    def prop(self) -> str:
-        pool = self.shallow_props if self.rng.random() < self.broad else self.props
-        return f"<{EX}p{self.rng.choice(pool)}>"
 
 
 def subscription(rng: random.Random, v: Vocabulary, width: int, phrase: bool = False) -> str:
@@ -477,17 +438,11 @@ def memory(subs: int, selectivity: float, seed: int = 1) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    w = sub.add_parser("write")
-    w.add_argument("folder", type=Path)
+    parser, sub, w, r = workload_commands(__doc__)
     w.add_argument("--subs", type=int, default=100_000)
     w.add_argument("--events", type=int, default=1000)
     w.add_argument("--selectivity", type=float, default=0.01)
     w.add_argument("--shape", choices=SHAPES, default="bench", help="bench/_shapes.py")
-    w.add_argument("--seed", type=int, default=1)
-    r = sub.add_parser("run")
-    r.add_argument("folder", type=Path)
     r.add_argument("--cli", action="store_true", help="time semps match with 1 and 2 workers")
     r.add_argument("--naive", action="store_true", help="the naive method on a sample")
     r.add_argument("--repo", type=Path, help="PYTHONPATH for the CLI runs (another checkout)")

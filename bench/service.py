@@ -43,7 +43,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
 import semantic as gen  # noqa: E402
-from _common import Served, create_tokens, quantile, serve  # noqa: E402
+from _common import Served, create_tokens, quantile, serve, workers_option  # noqa: E402
 from _common import ntriples as event_lines  # noqa: E402
 from _machine import reference_ms, stamp  # noqa: E402
 from _results import record  # noqa: E402
@@ -544,7 +544,7 @@ def main() -> None:
     parser.add_argument(
         "--restart", action="store_true", help="restart on the data directory before publishing"
     )
-    parser.add_argument("--workers", type=int, default=0, help="matching processes (0: default)")
+    workers_option(parser)
     parser.add_argument(
         "--modes",
         default="single,batch,in-process",

@@ -38,6 +38,7 @@ re-raised as one of ours ``from`` the original::
     │   └── UnsafeCallback          a webhook URL the broker refuses to call (SSRF)
     ├── TooManyRequests             a per-caller cap is reached (open streams, ...)
     ├── NotAcceptable               no media type the caller accepts can be written
+    ├── UnprocessableRequest        well-formed, but its instructions cannot be carried out
     ├── RequestRefused              the HTTP request itself is refused (its head, its pace)
     │   ├── HeadersTooLarge         the request head is over a size or count limit (431)
     │   ├── RequestLineTooLong      the request line is over its limit (414)
@@ -52,6 +53,8 @@ Messages are built first and then raised, and say *where*: syntax errors carry `
 """
 
 from __future__ import annotations
+
+from typing import TypeVar
 
 __all__ = [
     "AuthError",
@@ -89,12 +92,14 @@ __all__ = [
     "SubscriptionLimitExceeded",
     "SubscriptionSyntaxError",
     "TooManyRequests",
+    "UnprocessableRequest",
     "UnsafeCallback",
     "UnsupportedMediaType",
     "UnsupportedQueryError",
     "UnsupportedUpdateError",
     "UpdateSyntaxError",
     "WIRE",
+    "existing",
 ]
 
 
@@ -234,6 +239,26 @@ class NotFound(StoreError):
     """The requested object does not exist (or is not visible to the caller)."""
 
 
+_T = TypeVar("_T")
+
+
+def existing(value: _T | None, what: str, key: str) -> _T:
+    """``value``, looked up by ``key``; :class:`NotFound` ("no event 'e1'") when it is ``None``.
+
+    Example:
+        >>> existing({"e1": 1}.get("e1"), "event", "e1")
+        1
+        >>> existing(None, "event", "e2")
+        Traceback (most recent call last):
+        ...
+        semps.errors.NotFound: no event 'e2'
+    """
+    if value is None:
+        msg = f"no {what} {key!r}"
+        raise NotFound(msg)
+    return value
+
+
 class StoreUnavailable(StoreError):
     """The store's files could not be read or written (an I/O error, a locked database): the
     operation was rolled back; it may succeed if retried later."""
@@ -302,6 +327,12 @@ class NotAcceptable(SempsError):
     ``Accept`` header naming only others: 406)."""
 
 
+class UnprocessableRequest(SempsError):
+    """A well-formed request whose instructions semps cannot carry out, such as a Solid
+    subscription request in an unrecognised JSON-LD context (HTTP 422, as the Solid
+    Notifications Protocol asks)."""
+
+
 class SettingsError(SempsError):
     """A setting (a flag, a ``SEMPS_*`` variable, a key of the TOML file) is refused."""
 
@@ -338,6 +369,7 @@ WIRE: tuple[tuple[type[SempsError], int, str], ...] = (
     (UnsafeCallback, 400, "unsafe_callback"),
     (TooManyRequests, 429, "too_many_requests"),
     (NotAcceptable, 406, "not_acceptable"),
+    (UnprocessableRequest, 422, "unprocessable"),
     (HeadersTooLarge, 431, "headers_too_large"),
     (RequestLineTooLong, 414, "request_line_too_long"),
     (RequestTimeout, 408, "request_timeout"),

@@ -86,9 +86,13 @@ class Limits:
         max_graph_triples: triples the knowledge graph may hold in all (its closure, asserted
             and inferred); an edit that would pass it is refused whole.
         graph_timeout: seconds planning one graph edit (an update, a load, an ontology
-            edit's re-closing of the graph) may take; past it the edit is cut off and
-            refused whole (not applied at start-up, where the size bounds hold).
-        max_update_rows: rows an update's WHERE clause may visit in the graph.
+            edit's re-closing of the graph), or answering one query over it, may take;
+            past it the edit is cut off and refused whole (not applied at start-up, where
+            the size bounds hold).
+        max_update_rows: rows an update's WHERE clause (or a query's: ``/query``, a SEPA
+            subscription's current answers) may visit in the graph.
+        max_answer_rows: rows one query's answer may hold (``/query``, a SEPA
+            subscription's current answers): each is held in memory and written out.
         max_stream_subscriptions: subscriptions one multiplexed stream carries
             (``GET /notifications``, its WebSocket; service only): each costs the stream a
             position and a store read when it falls behind.
@@ -131,6 +135,7 @@ class Limits:
     max_graph_triples: int = 20_000_000
     graph_timeout: float = 30.0
     max_update_rows: int = 10_000_000
+    max_answer_rows: int = 100_000
     max_stream_subscriptions: int = 10_000
 
     def __post_init__(self) -> None:

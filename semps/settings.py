@@ -310,8 +310,9 @@ _LIMIT_HELP = {
     "max_edit_inferred": "inferred triples one graph edit may add or remove",
     "max_edit_inferred_ratio": "that bound as a multiple of the edit's own triples",
     "max_graph_triples": "triples the knowledge graph may hold (its closure)",
-    "graph_timeout": "seconds planning one graph edit (or ontology re-close) may take",
-    "max_update_rows": "rows an update's WHERE clause may visit",
+    "graph_timeout": "seconds planning one graph edit (or ontology re-close), or a query, may take",
+    "max_update_rows": "rows an update's (or a query's) WHERE clause may visit",
+    "max_answer_rows": "rows one query's answer may hold (/query, SEPA's current answers)",
     "max_stream_subscriptions": "subscriptions one multiplexed stream (/notifications) carries",
 }
 

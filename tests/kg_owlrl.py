@@ -117,6 +117,14 @@ _RESTRICTION_TRIGGERS = (
     OWL.maxCardinality,
     OWL.maxQualifiedCardinality,
 )
+#: Schema predicates whose triple is filed under its subject class alone.
+_CLASS_OF_SUBJECT = (
+    RDFS.subClassOf,
+    OWL.allValuesFrom,
+    OWL.hasValue,
+    OWL.maxCardinality,
+    OWL.maxQualifiedCardinality,
+)
 
 
 def is_schema(triple: RdfTriple) -> bool:
@@ -188,24 +196,18 @@ class OwlrlClosure:
                 by_class[s].add(t)
                 for q in g.items(o):
                     by_prop[q].add(t)
-            elif p == RDFS.subClassOf:
+            elif p in _CLASS_OF_SUBJECT:
                 by_class[s].add(t)
             elif p == OWL.equivalentClass:
                 by_class[s].add(t)
                 by_class[o].add(t)
-            elif p == OWL.intersectionOf:
-                by_class[s].add(t)
+            elif p in (OWL.intersectionOf, OWL.unionOf):
                 for c in g.items(o):
                     by_class[c].add(t)
-            elif p == OWL.unionOf:
-                for c in g.items(o):
-                    by_class[c].add(t)
+                if p == OWL.intersectionOf:  # its class too; a union's is no premise
+                    by_class[s].add(t)
             elif p == OWL.someValuesFrom:
                 by_class[o].add(t)
-            elif p in (OWL.allValuesFrom, OWL.hasValue, OWL.maxCardinality):
-                by_class[s].add(t)
-            elif p == OWL.maxQualifiedCardinality:
-                by_class[s].add(t)
             elif p == OWL.onClass:
                 by_class[o].update(g.triples((s, OWL.maxQualifiedCardinality, None)))
             elif p == OWL.sameAs and s != o:

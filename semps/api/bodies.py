@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Collection
 from typing import Any
+from urllib.parse import parse_qs
 
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
-from semps.errors import DocumentTooLarge, UnsupportedMediaType
+from semps.errors import DocumentTooLarge, SempsError, UnsupportedMediaType
 
 __all__ = [
+    "FORM",
     "JSON",
+    "form_field",
+    "form_fields",
+    "form_schema",
     "read_bounded",
     "json_body",
     "media_type",
@@ -21,6 +26,46 @@ __all__ = [
 ]
 
 JSON = "application/json"
+#: An HTML form's body (the SPARQL 1.1 Protocol's ``query=`` and ``update=``).
+FORM = "application/x-www-form-urlencoded"
+
+
+def form_schema(field: str) -> dict[str, Any]:
+    """The OpenAPI content of a form body with one required text ``field``."""
+    properties = {field: {"type": "string"}}
+    return {"schema": {"type": "object", "properties": properties, "required": [field]}}
+
+
+def form_fields(body: bytes, error: type[SempsError] = SempsError) -> dict[str, list[str]]:
+    """A form body's fields (each name's values, in order).
+
+    Raises:
+        error: the body is not UTF-8 (400).
+    """
+    try:
+        return parse_qs(body.decode("utf-8"), keep_blank_values=True)
+    except UnicodeDecodeError as exc:
+        msg = f"the form is not UTF-8 text: {exc}"
+        raise error(msg) from None
+
+
+def form_field(
+    fields: dict[str, list[str]], name: str, error: type[SempsError] = SempsError
+) -> str:
+    """The one value of a form's field ``name``.
+
+    Raises:
+        error: the form has none, or more than one (400).
+
+    Example:
+        >>> form_field(form_fields(b"query=ASK%20%7B%7D"), "query")
+        'ASK {}'
+    """
+    texts = fields.get(name, [])
+    if len(texts) != 1:
+        msg = f"expected one form field {name}=..., found {len(texts)}"
+        raise error(msg)
+    return texts[0]
 
 
 def json_body(model: type[BaseModel]) -> dict[str, Any]:

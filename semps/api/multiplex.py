@@ -41,6 +41,7 @@ __all__ = [
     "Item",
     "Multiplexer",
     "MuxStream",
+    "Opening",
     "Reply",
     "cancel_all",
 ]
@@ -80,6 +81,18 @@ class Reply:
 Item = list[Note] | Changed | Reply | SempsError
 
 
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """What a stream is opened with besides its positions: the ``roster`` of the
+    principal's subscriptions (``None``: a chosen set), whether a subscription still
+    ``exists``, the token's ``check`` and the ``lease`` on the principal's streams."""
+
+    roster: Callable[[], Iterable[str]] | None
+    exists: Callable[[str], bool]
+    check: Check
+    lease: Lease
+
+
 @dataclass(eq=False)
 class Multiplexer:
     """What every multiplexed stream of one application shares: the single streams' state
@@ -107,7 +120,7 @@ class Multiplexer:
         Raises:
             SubscriptionLimitExceeded: more subscriptions than one stream may carry.
         """
-        return MuxStream(self, subject, positions, roster, exists, check, lease)
+        return MuxStream(self, subject, positions, Opening(roster, exists, check, lease))
 
     def cursor(self, positions: dict[str, int], subject: str) -> str:
         """The signed cursor of ``positions``."""
@@ -123,13 +136,10 @@ class MuxStream:
         mux: Multiplexer,
         subject: str,
         positions: dict[str, int],
-        roster: Callable[[], Iterable[str]] | None,
-        exists: Callable[[str], bool],
-        check: Check,
-        lease: Lease,
+        opening: Opening,
     ) -> None:
-        self.mux, self.subject = mux, subject
-        self.roster, self.exists, self.check, self.lease = roster, exists, check, lease
+        self.mux, self.subject, self.opening = mux, subject, opening
+        roster = self.roster = opening.roster  # None from the first change of the set on
         streams = mux.streams
         self.inbox = MultiInbox(streams.fanout.capacity, streams.fanout.chars)
         self.positions: dict[str, int] = {}
@@ -208,7 +218,7 @@ class MuxStream:
             if new:
                 self._changes.append(Changed(added=tuple(sorted(new))))
         else:
-            gone = [sub for sub in self._taps if not self.exists(sub)]
+            gone = [sub for sub in self._taps if not self.opening.exists(sub)]
         for sub in gone:
             self._unfollow(sub)
         if gone:
@@ -247,7 +257,7 @@ class MuxStream:
             while not streams.closing:
                 if loop.time() - checked >= RECHECK:
                     checked = loop.time()
-                    problem = self.check()
+                    problem = self.opening.check()
                     if problem is not None:
                         yield problem
                         return
@@ -278,7 +288,7 @@ class MuxStream:
         self._closed = True
         for sub in list(self._taps):
             self._unfollow(sub)
-        self.lease.release()
+        self.opening.lease.release()
 
     def _fresh(self) -> list[Note]:
         """What the inbox holds that follows on each subscription's position; a gap marks

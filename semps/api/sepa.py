@@ -34,14 +34,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from semps._types import Term
 from semps.errors import SempsError
+from semps.graph.query import Answers
 from semps.terms import XSD_STRING, Literal, parse_n3
 
 __all__ = [
     "Subscribe",
     "Unsubscribe",
+    "answer_results",
     "error",
     "first_notification",
+    "json_term",
     "notification",
     "parse_request",
     "results",
@@ -119,7 +123,11 @@ def parse_request(text: str) -> Subscribe | Unsubscribe:
 def term(text: str) -> dict[str, str]:
     """A solution's term (N-Triples syntax, as semps' notifications carry it) in the SPARQL
     1.1 JSON results format."""
-    value = parse_n3(text)
+    return json_term(parse_n3(text))
+
+
+def json_term(value: Term) -> dict[str, str]:
+    """A term in the SPARQL 1.1 JSON results format."""
     if isinstance(value, Literal):
         out = {"type": "literal", "value": value.lexical}
         if value.lang:
@@ -143,6 +151,19 @@ def results(variables: Iterable[str], solutions: Iterable[Mapping[str, str]]) ->
     }
 
 
+def answer_results(answers: Answers) -> dict[str, Any]:
+    """A query's answers as SPARQL 1.1 JSON results: ``head.vars`` and ``results.bindings``
+    for a SELECT, ``boolean`` for an ASK."""
+    if answers.ask:
+        return {"head": {}, "boolean": answers.boolean}
+    return {
+        "head": {"vars": list(answers.variables)},
+        "results": {
+            "bindings": [{n: json_term(t) for n, t in row.items()} for row in answers.rows]
+        },
+    }
+
+
 def _notification(
     spuid: str, alias: str | None, sequence: int, added: dict[str, Any], removed: dict[str, Any]
 ) -> str:
@@ -154,11 +175,18 @@ def _notification(
 
 
 def first_notification(
-    spuid: str, alias: str | None, variables: Iterable[str], current: Iterable[Mapping[str, str]]
+    spuid: str, alias: str | None, variables: Iterable[str], current: Answers
 ) -> str:
-    """The answer to a subscribe request: sequence 0 with the current answers."""
+    """The answer to a subscribe request: sequence 0 with the current answers (an ASK's:
+    one empty binding when true, as its later notifications carry it)."""
     names = list(variables)
-    return _notification(spuid, alias, 0, results(names, current), results(names, []))
+    added = {
+        "head": {"vars": names},
+        "results": {
+            "bindings": [{n: json_term(t) for n, t in row.items()} for row in current.rows]
+        },
+    }
+    return _notification(spuid, alias, 0, added, results(names, []))
 
 
 def notification(alias: str | None, variables: Iterable[str], note: Mapping[str, Any]) -> str:

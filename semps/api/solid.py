@@ -21,12 +21,18 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from semps.errors import HostileInputError, SempsError, UnsupportedMediaType
+from semps.errors import (
+    HostileInputError,
+    SempsError,
+    UnprocessableRequest,
+    UnsupportedMediaType,
+)
 
 __all__ = [
     "CHANNEL_TYPE",
     "CHANNEL_TYPES",
     "CONTEXT",
+    "CONTEXTS",
     "STREAMING",
     "WEBHOOK",
     "FEATURES",
@@ -44,6 +50,9 @@ __all__ = [
 ]
 
 CONTEXT = "https://www.w3.org/ns/solid/notification/v1"
+#: The JSON-LD contexts (and ``profile`` values) a subscription request may name: the
+#: protocol's, and :data:`CONTEXT` (its earlier drafts' and Inrupt's, which semps answers in).
+CONTEXTS = ("https://www.w3.org/ns/solid/notifications-context/v1", CONTEXT)
 AS_CONTEXT = "https://www.w3.org/ns/activitystreams"
 NOTIFY = "http://www.w3.org/ns/solid/notifications#"
 SOLID_TERMS = "http://www.w3.org/ns/solid/terms#"
@@ -65,7 +74,7 @@ def parse_duration(text: str) -> float:
     match = _DURATION.fullmatch(text.strip())
     if match is None or not any(match.groups()) or text.strip().upper().endswith("T"):
         msg = f"'rate' must be an xsd:duration such as PT10S, not {text!r}"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     days, hours, minutes, seconds = (float(g or 0) for g in match.groups())
     return days * 86400 + hours * 3600 + minutes * 60 + seconds
 
@@ -73,12 +82,12 @@ def parse_duration(text: str) -> float:
 def _instant(name: str, value: object) -> float:
     if not isinstance(value, str):
         msg = f"{name!r} must be an xsd:dateTime string"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     try:
         moment = datetime.fromisoformat(value)
     except ValueError as exc:
         msg = f"{name!r} must be an xsd:dateTime such as 2026-01-01T00:00:00Z, not {value!r}"
-        raise SempsError(msg) from exc
+        raise UnprocessableRequest(msg) from exc
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
@@ -107,12 +116,12 @@ def _topic(value: object, base: str) -> str:
     """The subscription id a topic names: ``{base}/subscriptions/{id}`` or the id."""
     if not isinstance(value, str) or not value:
         msg = "'topic' must be the URL of a subscription (.../subscriptions/{id})"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     prefix = f"{base}/subscriptions/"
     sub = value[len(prefix) :] if value.startswith(prefix) else value
     if "/" in sub or "://" in sub or not sub:
         msg = f"'topic' {value!r} is not a subscription of this server ({prefix}{{id}})"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     return sub
 
 
@@ -124,23 +133,82 @@ def _send_to(request: dict[str, Any], kind: str) -> str | None:
     url = request.get("sendTo")
     if not isinstance(url, str) or not url.lower().startswith(("https://", "http://")):
         msg = f"'sendTo' must be the https (or http) URL where {WEBHOOK} notifications go"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     if len(url) > 2048:
-        raise SempsError("'sendTo' is longer than 2048 characters")
+        raise UnprocessableRequest("'sendTo' is longer than 2048 characters")
     return url
 
 
-def parse_request(
-    body: bytes, base: str, now: float | None = None, kind: str = CHANNEL_TYPE
-) -> SubscriptionRequest:
-    """A subscription request's JSON-LD body, sent to the subscription service of the
-    channel type ``kind``.
+def _json_ld(content_type: str | None, kind: str) -> bool:
+    """Whether a request of ``content_type`` is JSON-LD: ``application/ld+json`` (a
+    ``profile``, if given, one of :data:`CONTEXTS` or JSON-LD's own), or plain
+    ``application/json``, Inrupt's gateway form, on the WebSocketChannel2023 service only.
 
     Raises:
-        SempsError: not JSON, another channel type, a bad topic, ``sendTo`` or feature; an
-            ``endAt`` already past.
-        UnsupportedMediaType: ``accept`` asks for something other than JSON-LD.
+        UnsupportedMediaType: another media type or profile.
     """
+    media, _, params = (content_type or "").partition(";")
+    media = media.strip().lower()
+    if media == "application/json" and kind == CHANNEL_TYPE:
+        return False
+    if media != _MEDIA:
+        shown = f"not {media!r:.80}" if media else "and this one has no Content-Type"
+        msg = f"a subscription request is {_MEDIA}, {shown}"
+        raise UnsupportedMediaType(msg)
+    for param in params.split(";"):
+        name, _, value = param.partition("=")
+        if name.strip().lower() != "profile":
+            continue
+        for uri in value.strip().strip('"').split():
+            if uri not in CONTEXTS and not uri.startswith("http://www.w3.org/ns/json-ld#"):
+                msg = f"the profile {uri!r:.200} is not served (use {CONTEXTS[0]})"
+                raise UnsupportedMediaType(msg)
+    return True
+
+
+def _check_context(request: dict[str, Any], json_ld: bool) -> None:
+    """A JSON-LD request's ``@context`` names one of :data:`CONTEXTS` (beside them, inline
+    contexts and Activity Streams' are understood; any other URL is not).
+
+    Raises:
+        UnprocessableRequest: no ``@context``, or one not understood.
+    """
+    context = request.get("@context")
+    if context is None and not json_ld:
+        return  # plain JSON (Inrupt's gateway form) has no context to understand
+    entries = context if isinstance(context, list) else [context]
+    named = [entry for entry in entries if isinstance(entry, str)]
+    known = (*CONTEXTS, AS_CONTEXT)
+    if (
+        not any(entry in CONTEXTS for entry in named)
+        or any(entry not in known for entry in named)
+        or any(not isinstance(entry, str | dict) for entry in entries)
+    ):
+        shown = "none" if context is None else repr(context)[:200]
+        msg = f"unrecognised JSON-LD context ({shown}): a subscription request's '@context'"
+        msg += f" names {CONTEXTS[0]}"
+        raise UnprocessableRequest(msg)
+
+
+def parse_request(
+    body: bytes,
+    base: str,
+    now: float | None = None,
+    kind: str = CHANNEL_TYPE,
+    content_type: str | None = _MEDIA,
+) -> SubscriptionRequest:
+    """A subscription request's JSON-LD body of ``content_type``, sent to the subscription
+    service of the channel type ``kind``.
+
+    Raises:
+        UnsupportedMediaType: not ``application/ld+json`` (see :func:`_json_ld`), or
+            ``accept`` asks for something other than JSON-LD.
+        UnprocessableRequest: no ``@context``, or one naming none of :data:`CONTEXTS`;
+            another channel type, a bad topic, ``sendTo`` or feature; an ``endAt`` already
+            past (the protocol's 422: instructions that cannot be processed).
+        SempsError: not JSON, or not a JSON object.
+    """
+    json_ld = _json_ld(content_type, kind)
     try:
         request = json.loads(body)
     except ValueError as exc:
@@ -148,10 +216,11 @@ def parse_request(
         raise SempsError(msg) from exc
     if not isinstance(request, dict):
         raise SempsError("the subscription request must be a JSON object")
+    _check_context(request, json_ld)
     asked = request.get("type", kind)  # none: Inrupt's gateway form (see gateway())
     if asked not in (kind, NOTIFY + kind, f"notify:{kind}"):
         msg = f"'type' must be {kind} (the channel type this service offers)"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     accept = request.get("accept")
     if accept is not None and accept not in (_MEDIA, "application/json"):
         msg = f"notifications are {_MEDIA}, not {accept!r}"
@@ -159,16 +228,16 @@ def parse_request(
     now = time.time() if now is None else now
     end_at = _instant("endAt", request["endAt"]) if "endAt" in request else None
     if end_at is not None and end_at <= now:
-        raise SempsError("'endAt' is already past")
+        raise UnprocessableRequest("'endAt' is already past")
     rate = 0.0
     if "rate" in request:
         if not isinstance(request["rate"], str):
-            raise SempsError("'rate' must be an xsd:duration string such as PT10S")
+            raise UnprocessableRequest("'rate' must be an xsd:duration string such as PT10S")
         rate = min(parse_duration(request["rate"]), _MAX_RATE)
     state = request.get("state")
     if state is not None and not (isinstance(state, str) and state.isdigit() and len(state) < 19):
         msg = "'state' must be a state this service sent (a notification's 'state')"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     query = _query(request)
     return SubscriptionRequest(
         "" if query is not None else _topic(request.get("topic"), base),
@@ -189,18 +258,20 @@ def _query(request: dict[str, Any]) -> str | None:
         return None
     if "topic" in request:
         msg = f"give 'topic' (a subscription) or {QUERY!r} (a SPARQL text), not both"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     if not isinstance(query, str) or not query.strip():
         msg = f"{QUERY!r} must be a SPARQL query's text"
-        raise SempsError(msg)
+        raise UnprocessableRequest(msg)
     return query
 
 
 @dataclass(frozen=True, slots=True)
 class Channel:
     """An established channel: whose, which subscription, from which seq, its features,
-    its type and (a webhook's) ``sendTo``. Handed out signed (:meth:`seal`): the channel's
-    id and ``receiveFrom`` URL carry it; ``nonce`` makes two equal requests two channels."""
+    its type, (a webhook's) ``sendTo`` and the id of the token that established it (the
+    channel ends when that token is revoked or expires). Handed out signed (:meth:`seal`):
+    the channel's id and ``receiveFrom`` URL carry it; ``nonce`` makes two equal requests
+    two channels."""
 
     subject: str
     subscription: str
@@ -211,6 +282,7 @@ class Channel:
     kind: str = CHANNEL_TYPE
     send_to: str | None = None
     nonce: str = ""
+    token: str = ""
 
     def seal(self, key: bytes) -> str:
         data = base64.urlsafe_b64encode(json.dumps(asdict(self)).encode()).rstrip(b"=")

@@ -11,9 +11,10 @@ with the pause doubling from ``--webhook-backoff``); a notification still refuse
 the last attempt is logged, counted in ``webhook_failures`` and skipped (it stays in the
 topic's stored notifications, which a channel with ``state`` replays). Each channel counts
 against its owner's ``--max-streams`` while it runs; it ends at ``endAt``, when its topic
-is deleted, or on ``DELETE`` of its id. The channels are kept in the data directory
-(``solid-webhooks.json``): a restarted server resumes each after the last notification it
-delivered.
+is deleted, when the token that established it is revoked or expires (every channel type,
+checked as the other streams' tokens are: :func:`token_check`), or on ``DELETE`` of its
+id. The channels are kept in the data directory (``solid-webhooks.json``): a restarted
+server resumes each after the last notification it delivered.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = [
     "owned",
     "run_channel",
     "run_until_gone",
+    "token_check",
 ]
 
 _log = logging.getLogger("semps.solid")
@@ -106,11 +108,26 @@ def owned(ctx: Context, sub: str, subject: str) -> bool:
         return False
 
 
+def token_check(ctx: Context, channel: Channel, also: Check = lambda: None) -> Check:
+    """A stream's check that ends ``channel`` once the token that established it is revoked
+    or expires (an :class:`~semps.errors.AuthError`), or once ``also`` finds an error."""
+
+    def check() -> SempsError | None:
+        try:
+            ctx.broker.check_token_id(channel.token)
+        except SempsError as exc:
+            return exc
+        return also()
+
+    return check
+
+
 def open_stream(
     ctx: Context, mux: Multiplexer, channel: Channel, after: int, check: Check = lambda: None
 ) -> MuxStream:
     """The stream of ``channel``'s topic from ``after``, holding one of its owner's
-    ``--max-streams`` slots (returned when the stream closes).
+    ``--max-streams`` slots (returned when the stream closes), checked every
+    :data:`~semps.api.multiplex.RECHECK` seconds by :func:`token_check` (with ``check``).
 
     Raises:
         TooManyRequests: the owner holds all its slots.
@@ -122,7 +139,7 @@ def open_stream(
             {channel.subscription: after},
             roster=None,
             exists=lambda sub: owned(ctx, sub, channel.subject),
-            check=check,
+            check=token_check(ctx, channel, check),
             lease=lease,
         )
     except BaseException:

@@ -48,6 +48,7 @@ from semps.errors import (
     PermissionDenied,
     SempsError,
     TooManyRequests,
+    existing,
 )
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.registry import get_matcher_class
@@ -111,6 +112,7 @@ class Broker:
         self._suspended: dict[str, str] = {}
         self._owned: Counter[str] = Counter()
         self._tokens: dict[str, tuple[float, Principal | None]] = {}
+        self._token_ids: dict[str, tuple[float, TokenInfo | None]] = {}
         self.guesses = Guesses()
         # Event ids: a random prefix per start and a counter (unique across restarts).
         self._id_prefix = f"ev-{uuid.uuid4().hex[:12]}-"
@@ -318,10 +320,7 @@ class Broker:
 
     def unsubscribe(self, sub_id: str) -> None:
         with self._register:
-            sub = self._subs.get(sub_id)
-            if sub is None:
-                msg = f"no subscription {sub_id!r}"
-                raise NotFound(msg)
+            sub = existing(self._subs.get(sub_id), "subscription", sub_id)
             if sub_id not in self._suspended:
                 self._drop_from_matchers(sub_id, sub.kind)
             self.store.delete_subscription(sub_id)
@@ -341,10 +340,7 @@ class Broker:
 
     def resume(self, sub_id: str) -> Subscription:
         """Put a suspended subscription back into matching (admin)."""
-        sub = self._subs.get(sub_id)
-        if sub is None:
-            msg = f"no subscription {sub_id!r}"
-            raise NotFound(msg)
+        sub = existing(self._subs.get(sub_id), "subscription", sub_id)
         with self._register:
             if sub_id in self._suspended:
                 self._add_to_matchers(sub, None)
@@ -530,7 +526,26 @@ class Broker:
         """
         info = self.store.revoke_token(token_id)
         self._tokens.clear()
+        self._token_ids.clear()
         return info
+
+    def check_token_id(self, token_id: str) -> None:
+        """That the token whose id is ``token_id`` still authenticates (what it established,
+        such as a Solid channel, ends when it does not); cached as :meth:`authorize`.
+
+        Raises:
+            AuthError: the token is revoked, expired or unknown.
+        """
+        now = time.monotonic()
+        cached = self._token_ids.get(token_id)
+        if cached is None or now - cached[0] >= TOKEN_CACHE_SECONDS:
+            if len(self._token_ids) > 10_000:
+                self._token_ids.clear()
+            cached = self._token_ids[token_id] = (now, self.store.token_info(token_id))
+        info = cached[1]
+        if info is None or not info.active(time.time()):
+            msg = "the bearer token that established this was revoked or expired"
+            raise AuthError(msg)
 
     def save_metrics(self) -> None:
         """Keep the counters in the store (each retention pass and at close)."""

@@ -367,6 +367,10 @@ class TokenStore(ABC):
     def principal(self, token: str) -> Principal | None:
         """Who ``token`` belongs to; ``None`` for an unknown, expired or revoked token."""
 
+    @abstractmethod
+    def token_info(self, token_id: str) -> TokenInfo | None:
+        """The token whose id is ``token_id`` (revoked or expired too); ``None``: none."""
+
 
 class RetentionStore(ABC):
     """What is kept: a subscription's own bounds, and pruning past them."""

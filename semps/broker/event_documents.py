@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from semps.broker.contracts import EVENT_DOCUMENT_BYTES, EventRecord, StoredEvent
-from semps.errors import NotFound
+from semps.errors import existing
 
 EVENT_DOCUMENTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS event_documents (
@@ -80,10 +80,7 @@ class EventDocumentTable:
                 "WHERE id = ?",
                 (event_id,),
             ).fetchone()
-        if row is None:
-            msg = f"no event {event_id!r}"
-            raise NotFound(msg)
-        publisher, received, media_type, body, notified = row
+        publisher, received, media_type, body, notified = existing(row, "event", event_id)
         return StoredEvent(
             event_id, publisher, received, media_type, bytes(body), tuple(json.loads(notified))
         )

@@ -38,7 +38,7 @@ from semps.broker.contracts import (
     Webhook,
 )
 from semps.broker.tokens import Principal, TokenInfo, digest, new_token
-from semps.errors import NotFound, StoreError
+from semps.errors import NotFound, StoreError, existing
 from semps.matcher.values import Subscription
 
 __all__ = ["MemoryStore", "RecordingChannel"]
@@ -137,10 +137,7 @@ class MemoryStore(Store):
     def subscription(self, sub_id: str) -> Subscription:
         with self._lock:
             entry = self._s.subs.get(sub_id)
-        if entry is None:
-            msg = f"no subscription {sub_id!r}"
-            raise NotFound(msg)
-        return entry.sub
+        return existing(entry, "subscription", sub_id).sub
 
     def subscriptions_with_status(
         self, owner: str | None = None
@@ -268,10 +265,7 @@ class MemoryStore(Store):
     def event_document(self, event_id: str) -> StoredEvent:
         with self._lock:
             found = self._s.documents.get(event_id)
-        if found is None:
-            msg = f"no event {event_id!r}"
-            raise NotFound(msg)
-        return found
+        return existing(found, "event", event_id)
 
     def activity(self, sub_ids: Sequence[str]) -> dict[str, Activity]:
         with self._lock:
@@ -379,7 +373,11 @@ class MemoryStore(Store):
             found = next((t.info for t in self._s.tokens if t.digest == wanted), None)
         if found is None or not found.active(now):
             return None
-        return Principal(found.subject, found.role, found.expires)
+        return Principal(found.subject, found.role, found.expires, found.id)
+
+    def token_info(self, token_id: str) -> TokenInfo | None:
+        with self._lock:
+            return next((t.info for t in self._s.tokens if t.info.id == token_id), None)
 
 
 class RecordingChannel(Channel):

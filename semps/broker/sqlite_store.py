@@ -32,7 +32,7 @@ from semps.broker.event_documents import EVENT_DOCUMENTS_SCHEMA, EventDocumentTa
 from semps.broker.notifications import INDEX_EVERY, NOTIFICATIONS_SCHEMA, NotificationTable, Row
 from semps.broker.retention import RetentionTable
 from semps.broker.tokens import TokenTable
-from semps.errors import NotFound, StoreError
+from semps.errors import StoreError, existing
 from semps.graph.graph import KnowledgeGraph
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.values import Subscription
@@ -225,10 +225,7 @@ class SQLiteStore(
             row = self._db.execute(
                 "SELECT id, kind, text, owner, name FROM subscriptions WHERE id = ?", (sub_id,)
             ).fetchone()
-        if row is None:
-            msg = f"no subscription {sub_id!r}"
-            raise NotFound(msg)
-        return Subscription(*row)
+        return Subscription(*existing(row, "subscription", sub_id))
 
     def subscriptions_with_status(
         self, owner: str | None = None

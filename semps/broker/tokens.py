@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 from semps.broker._tables import Tables
-from semps.errors import NotFound, StoreError
+from semps.errors import StoreError, existing
 
 __all__ = ["ROLES", "Principal", "TokenInfo", "TokenTable", "digest", "new_token"]
 
@@ -22,11 +22,13 @@ ROLES = ("admin", "publisher", "subscriber")
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who a bearer token belongs to (``expires``: a Unix time, ``None``: never)."""
+    """Who a bearer token belongs to (``expires``: a Unix time, ``None``: never; ``token``:
+    the token's id, which what it establishes may be bound to)."""
 
     subject: str
     role: str
     expires: float | None = None
+    token: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,17 +142,22 @@ class TokenTable(Tables):
                 "SELECT id, role, subject, created, expires, revoked FROM tokens WHERE id = ?",
                 (token_id,),
             ).fetchone()
-        if row is None:
-            msg = f"no token {token_id!r}"
-            raise NotFound(msg)
-        return TokenInfo(*row)
+        return TokenInfo(*existing(row, "token", token_id))
 
     def principal(self, token: str) -> Principal | None:
         """Who ``token`` belongs to; ``None`` for an unknown, expired or revoked token."""
         with self._lock:
             row = self._db.execute(
-                "SELECT subject, role, expires FROM tokens "
+                "SELECT subject, role, expires, id FROM tokens "
                 "WHERE digest = ? AND revoked IS NULL AND (expires IS NULL OR expires > ?)",
                 (digest(token), time.time()),
             ).fetchone()
-        return Principal(row[0], row[1], row[2]) if row else None
+        return Principal(*row) if row else None
+
+    def token_info(self, token_id: str) -> TokenInfo | None:
+        """The token whose id is ``token_id`` (revoked or expired too); ``None``: none."""
+        rows = self._rows(
+            "SELECT id, role, subject, created, expires, revoked FROM tokens WHERE id = ?",
+            (token_id,),
+        )
+        return TokenInfo(*rows[0]) if rows else None

@@ -17,31 +17,25 @@ from collections.abc import Sequence
 from semps import __version__
 from semps.errors import SempsError
 
-#: command -> (module below semps.cli, one-line help)
-COMMANDS: dict[str, tuple[str, str]] = {
-    "parse": ("parse", "show how semps reads one RDF document (N-Triples or PartA/PartB)"),
-    "match": ("match", "match a folder of events against a folder of subscriptions"),
-    "explain": ("explain", "say why one subscription matches one event, or why it does not"),
-    "index": ("index", "parse a folder of subscriptions once and save it as a snapshot"),
-    "graph": ("graph", "load, update and export the knowledge graph of a data directory"),
-    "demo": ("demo", "match the bundled demo case and explain each notification"),
-    "serve": ("serve", "run the broker service (HTTP API, Server-Sent Events)"),
-    "token": ("token", "create, list and revoke the service's bearer tokens"),
-    "ontology": ("ontology", "repair a stopped service's stored ontology (reset)"),
-    "subscriptions": (
-        "subscriptions",
-        "register a folder of subscriptions on a running server, in bulk",
-    ),
+#: command -> its one-line help; the command is the module ``semps.cli.<command>``.
+COMMANDS: dict[str, str] = {
+    "parse": "show how semps reads one RDF document (N-Triples or PartA/PartB)",
+    "match": "match a folder of events against a folder of subscriptions",
+    "explain": "say why one subscription matches one event, or why it does not",
+    "index": "parse a folder of subscriptions once and save it as a snapshot",
+    "graph": "load, update and export the knowledge graph of a data directory",
+    "demo": "match the bundled demo case and explain each notification",
+    "serve": "run the broker service (HTTP API, Server-Sent Events)",
+    "token": "create, list and revoke the service's bearer tokens",
+    "ontology": "repair a stopped service's stored ontology (reset)",
+    "subscriptions": "register a folder of subscriptions on a running server, in bulk",
+    "sepa": "use a SEPA application's JSAP file: its named queries as subscriptions",
     "composite": (
-        "composite",
-        "detect composite events (sequences, conjunctions, time windows) in a stream of events",
+        "detect composite events (sequences, conjunctions, time windows) in a stream of events"
     ),
-    "content": (
-        "content",
-        "match attribute-value events against range and equality constraints",
-    ),
-    "symmetric": ("symmetric", "match event regions against subscription regions (overlap)"),
-    "spark": ("spark", "match many events at once, or place subscriptions, on Apache Spark"),
+    "content": "match attribute-value events against range and equality constraints",
+    "symmetric": "match event regions against subscription regions (overlap)",
+    "spark": "match many events at once, or place subscriptions, on Apache Spark",
 }
 
 
@@ -68,14 +62,11 @@ def _build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"semps {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     wanted = argv[0] if argv and argv[0] in COMMANDS else None
-    for name, (module, help_text) in COMMANDS.items():
-        if wanted is not None and name != wanted:
+    for name, help_text in COMMANDS.items():
+        if name != wanted:  # only the command run is imported and declared in full
             sub.add_parser(name, help=help_text)
             continue
-        if wanted is None:
-            sub.add_parser(name, help=help_text)
-            continue
-        mod = importlib.import_module(f"semps.cli.{module}")
+        mod = importlib.import_module(f"semps.cli.{name}")
         mod.register(sub.add_parser(name, help=help_text, description=help_text))
     return parser
 

@@ -60,7 +60,6 @@ def register(parser: argparse.ArgumentParser) -> None:
     m.add_argument(
         "--interface-limit",
         type=int,
-        default=None,
         help="predicate table: aggregate an interface's entries beyond this many",
     )
     m.set_defaults(func=run)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from semps._types import Triple
+from semps.cli.options import base_option, graph_option, ontology_option
 from semps.cli.paths import need_input
 from semps.errors import SempsError, SubscriptionError
 from semps.ingest.rdf import read_events
@@ -28,14 +29,13 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--event", type=Path, required=True, help="the event (.rdf, .ttl, .nt, .jsonld)"
     )
-    parser.add_argument("--ontology", type=Path, help="OWL/RDFS ontology file")
-    parser.add_argument(
-        "--graph",
-        type=Path,
-        help="a knowledge graph (an RDF file, a folder of them, or a data directory): "
+    ontology_option(parser)
+    graph_option(
+        parser,
+        "a knowledge graph (an RDF file, a folder of them, or a data directory): "
         "explain the solutions the event adds to the graph's",
     )
-    parser.add_argument("--base", help="base IRI of the event (default urn:semps:event:<stem>/)")
+    base_option(parser, "base IRI of the event (default urn:semps:event:<stem>/)")
     parser.add_argument(
         "--format",
         choices=["text", "json"],

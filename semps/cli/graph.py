@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from semps.cli.options import base_option
 from semps.cli.progress import progress
 from semps.errors import SempsError
 from semps.graph.change import GraphChange
@@ -49,12 +50,12 @@ def register(parser: argparse.ArgumentParser) -> None:
     load.add_argument("files", type=Path, nargs="+", help="RDF documents (.ttl, .nt, .rdf, ...)")
     load.add_argument("--replace", action="store_true", help="replace the graph's triples")
     load.add_argument("--media-type", help="override the syntax chosen by file suffix")
-    load.add_argument("--base", help="base IRI for relative references")
+    base_option(load, "base IRI for relative references")
     load.set_defaults(func=run_load)
     update = sub.add_parser("update", help="run a SPARQL 1.1 Update on the knowledge graph")
     update.add_argument("text", nargs="?", help="the update (or --file)")
     update.add_argument("--file", type=Path, help="read the update from a file ('-': stdin)")
-    update.add_argument("--base", help="base IRI for relative references")
+    base_option(update, "base IRI for relative references")
     update.set_defaults(func=run_update)
     export = sub.add_parser("export", help="write the knowledge graph as an RDF document")
     export.add_argument(

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from semps._types import Triple
+from semps.cli.options import base_option, graph_option, index_option, ontology_option
 from semps.cli.progress import progress
 from semps.errors import SempsError, SubscriptionError
 from semps.event import Event
@@ -34,27 +35,20 @@ Tick = Callable[[int], object]
 
 def register(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``semps match``."""
-    parser.add_argument("--ontology", type=Path, help="OWL/RDFS ontology file")
+    ontology_option(parser)
     parser.add_argument("--subscriptions", type=Path, help="a folder of .rq files, or one .rq file")
-    parser.add_argument(
-        "--index",
-        type=Path,
-        help="a snapshot written by semps index, loaded instead of parsing the subscriptions "
-        "(with --subscriptions too, it is refused unless built from exactly those)",
-    )
+    index_option(parser)
     parser.add_argument(
         "--events", type=Path, required=True, help="an RDF file or a folder of RDF files"
     )
-    parser.add_argument(
-        "--graph",
-        type=Path,
-        metavar="FILE_OR_DIR",
-        help="a knowledge graph: an RDF file, a folder of RDF files, or a data directory "
+    graph_option(
+        parser,
+        "a knowledge graph: an RDF file, a folder of RDF files, or a data directory "
         "(semps graph load); each event then matches with the solutions it adds to the "
         "graph's answers",
     )
     parser.add_argument("--workers", type=int, default=1, help="cores for verification")
-    parser.add_argument("--base", help="base IRI for relative references (default per event)")
+    base_option(parser)
     parser.set_defaults(func=run)
 
 

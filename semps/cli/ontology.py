@@ -13,6 +13,7 @@ import argparse
 import sqlite3
 from pathlib import Path
 
+from semps.cli.options import data_dir_option
 from semps.errors import SempsError
 from semps.ontology.quadstore import Quadstore
 from semps.settings import default_data_dir
@@ -28,7 +29,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="empty the stored ontology (the old file is kept beside it); the service "
         "must be stopped",
     )
-    reset.add_argument("--data-dir", type=Path, default=None, help="the service's data directory")
+    data_dir_option(reset)
     reset.set_defaults(func=run_reset)
 
 

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from semps.cli.options import base_option, ontology_option
 from semps.cli.paths import need_input
 from semps.errors import IngestError, SempsError
 from semps.ingest.rdf import read_event
@@ -19,7 +20,7 @@ from semps.terms import n3
 def register(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``semps parse``."""
     parser.add_argument("file", type=Path, help="an RDF document (.rdf, .ttl, .nt, .jsonld)")
-    parser.add_argument("--base", help="base IRI (default urn:semps:event:<file stem>/)")
+    base_option(parser, "base IRI (default urn:semps:event:<file stem>/)")
     parser.add_argument(
         "--to",
         choices=["ntriples", "closed", "partab"],
@@ -27,11 +28,9 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="print the triples (ntriples), the event after inference under --ontology as "
         "N-Triples (closed), or the event as the matcher sees it (partab)",
     )
-    parser.add_argument(
-        "--ontology",
-        type=Path,
-        help="the ontology to infer with (--to closed) or to expand PartA/PartB through "
-        "(--to partab)",
+    ontology_option(
+        parser,
+        "the ontology to infer with (--to closed) or to expand PartA/PartB through (--to partab)",
     )
     parser.add_argument("--media-type", help="override the syntax chosen by file suffix")
     parser.set_defaults(func=run)

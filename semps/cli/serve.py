@@ -114,6 +114,21 @@ def _startup(settings: Settings, broker: Broker) -> None:
     )
 
 
+#: The bridge's options that are the settings ``mqtt_<name>`` as they are, by ``<name>``.
+_MQTT_SETTINGS = (
+    "topics",
+    "topic_template",
+    "dead_letter_topic",
+    "client_id",
+    "event_id",
+    "username",
+    "password",
+    "ca_file",
+    "cert_file",
+    "key_file",
+)
+
+
 def _mqtt_bridge(settings: Settings, broker: Broker) -> MqttBridge | None:
     """The MQTT bridge ``--mqtt`` asks for (checked before the server starts), or ``None``."""
     if settings.mqtt is None:
@@ -121,18 +136,10 @@ def _mqtt_bridge(settings: Settings, broker: Broker) -> MqttBridge | None:
     from semps.bridges.mqtt import MqttBridge
     from semps.bridges.mqtt_options import MqttOptions
 
+    named = {name: getattr(settings, f"mqtt_{name}") for name in _MQTT_SETTINGS}
     options = MqttOptions.parse(
         settings.mqtt,
-        topics=settings.mqtt_topics,
-        topic_template=settings.mqtt_topic_template,
-        dead_letter_topic=settings.mqtt_dead_letter_topic,
-        client_id=settings.mqtt_client_id,
-        event_id=settings.mqtt_event_id,
-        username=settings.mqtt_username,
-        password=settings.mqtt_password,
-        ca_file=settings.mqtt_ca_file,
-        cert_file=settings.mqtt_cert_file,
-        key_file=settings.mqtt_key_file,
+        **named,
         session_expiry=int(settings.mqtt_session_expiry),
         max_message=settings.max_body,
     )

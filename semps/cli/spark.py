@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from semps.cli.options import base_option, index_option, ontology_option
 from semps.cli.paths import need_output
 from semps.cli.spark_common import (
     check_graph_options,
@@ -88,18 +89,13 @@ def register(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="spark_command", metavar="COMMAND", required=True)
     match = sub.add_parser("match", help="match events against subscriptions in bulk")
     common_arguments(match)
-    match.add_argument("--ontology", type=Path, help="OWL/RDFS ontology file")
+    ontology_option(match)
     match.add_argument(
         "--subscriptions",
         type=Path,
         help="folder of .rq files, or JSON Lines of content/region subscriptions",
     )
-    match.add_argument(
-        "--index",
-        type=Path,
-        help="a snapshot written by semps index, read instead of parsing the subscriptions "
-        "(with --subscriptions too, it is refused unless built from exactly those)",
-    )
+    index_option(match)
     match.add_argument(
         "--events", required=True, help="RDF file/folder, triples table, or JSON events"
     )
@@ -120,7 +116,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         "first (needs the provisioned jar; python -m semps.spark.jars)",
     )
     graph_arguments(match)
-    match.add_argument("--base", help="base IRI for relative references (default per event)")
+    base_option(match)
     match.set_defaults(func=spark_edge(run_match))
 
     place = sub.add_parser("place", help="report the placement mined from the subscriptions")
@@ -130,14 +126,14 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     place.add_argument("--events", help="events to route (as for spark match)")
     place.add_argument("--events-format", choices=FORMATS, help="how to read --events")
-    place.add_argument("--ontology", type=Path, help="OWL/RDFS ontology file")
+    ontology_option(place)
     placement_arguments(place)
     place.add_argument(
         "--forwarding-degree", type=int, default=8, help="D: copies a node sends itself"
     )
     place.add_argument("--plot", default="placement.png", help="PNG file for the plot")
     place.add_argument("--json", dest="json_out", help="also write the report as JSON here")
-    place.add_argument("--base", help="base IRI for relative references (default per event)")
+    base_option(place)
     place.set_defaults(func=spark_edge(run_place))
 
     convert = sub.add_parser("convert", help="write events as a triples table")
@@ -145,7 +141,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     convert.add_argument("--events", required=True, help="RDF file or folder")
     convert.add_argument("--events-format", choices=FORMATS, help="how to read --events")
     convert.add_argument("--output", required=True, help="a Parquet folder or a .jsonl folder")
-    convert.add_argument("--base", help="base IRI for relative references (default per event)")
+    base_option(convert)
     convert.set_defaults(func=spark_edge(run_convert))
 
     package = sub.add_parser(

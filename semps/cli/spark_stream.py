@@ -21,6 +21,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from semps.cli import spark_common as common
+from semps.cli.options import ontology_option
 from semps.errors import SempsError
 from semps.matcher.values import Subscription
 
@@ -49,7 +50,7 @@ def register_stream(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         required=True,
         help="folder of .rq files or JSON Lines, reloaded when it changes",
     )
-    stream.add_argument("--ontology", type=Path, help="OWL/RDFS ontology file")
+    ontology_option(stream)
     stream.add_argument("--checkpoint", required=True, help="the query's checkpoint folder")
     out = stream.add_mutually_exclusive_group(required=True)
     out.add_argument("--output", help="folder of batch=<id>/ answer folders")

@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from semps.cli.progress import progress
-from semps.client import Client
+from semps.client import BatchSubscription, Client
 from semps.errors import SempsError
 
 #: Subscriptions a request carries by default.
@@ -31,22 +32,55 @@ def register(parser: argparse.ArgumentParser) -> None:
         "running server through POST /subscriptions/batch",
     )
     load.add_argument("folder", type=Path, metavar="DIR", help="a folder of .rq files")
-    load.add_argument("--url", required=True, help="the server, e.g. http://127.0.0.1:8000")
-    load.add_argument("--token", help="a subscriber token (default $SEMPS_TOKEN)")
+    server_arguments(load)
     load.add_argument("--kind", default="semantic", help="the subscriptions' matcher")
     load.add_argument(
         "--chunk", type=int, default=CHUNK, help=f"subscriptions a request (default {CHUNK})"
     )
-    load.add_argument("--timeout", type=float, default=300.0, help="seconds a request may take")
     load.set_defaults(func=run_load)
 
 
-def run_load(args: argparse.Namespace) -> int:
-    """Register the folder's subscriptions; 1 if any was refused."""
+def server_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--url``, ``--token`` and ``--timeout``: the server a command registers on."""
+    parser.add_argument("--url", required=True, help="the server, e.g. http://127.0.0.1:8000")
+    parser.add_argument("--token", help="a subscriber token (default $SEMPS_TOKEN)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds a request may take")
+
+
+def token_of(args: argparse.Namespace) -> str:
+    """``--token``, else ``$SEMPS_TOKEN``.
+
+    Raises:
+        SempsError: neither is given.
+    """
     token = args.token or os.environ.get("SEMPS_TOKEN")
     if not token:
         msg = "no token: pass --token or set SEMPS_TOKEN (a subscriber token)"
         raise SempsError(msg)
+    return str(token)
+
+
+def report(
+    names: Sequence[str],
+    outcomes: Sequence[BatchSubscription],
+    where: Sequence[str] | None = None,
+) -> int:
+    """One ``<name>\\t<id>`` line on stdout for each registered subscription, a ``semps:
+    <where>: <why>`` line on stderr for each refused one (``where``: its name unless
+    given); how many were refused."""
+    refused = 0
+    for i, (name, outcome) in enumerate(zip(names, outcomes, strict=True)):
+        if isinstance(outcome, SempsError):
+            refused += 1
+            print(f"semps: {where[i] if where else name}: {outcome}", file=sys.stderr)
+        else:
+            print(f"{name}\t{outcome.id}")
+    return refused
+
+
+def run_load(args: argparse.Namespace) -> int:
+    """Register the folder's subscriptions; 1 if any was refused."""
+    token = token_of(args)
     if not args.folder.is_dir():
         msg = f"not a folder: {args.folder} (expected a folder of .rq files)"
         raise SempsError(msg)
@@ -56,13 +90,7 @@ def run_load(args: argparse.Namespace) -> int:
         progress(len(files), "subscription", "registering") as tick,
     ):
         outcomes = client.subscribe_many(files, kind=args.kind, chunk=args.chunk, progress=tick)
-    refused = 0
-    for path, outcome in zip(files, outcomes, strict=True):
-        if isinstance(outcome, SempsError):
-            refused += 1
-            print(f"semps: {path}: {outcome}", file=sys.stderr)
-        else:
-            print(f"{path.stem}\t{outcome.id}")
+    refused = report([path.stem for path in files], outcomes, [str(path) for path in files])
     print(
         f"semps: registered {len(files) - refused} of {len(files)} subscriptions"
         + (f" ({refused} refused)" if refused else ""),

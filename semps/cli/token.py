@@ -12,10 +12,10 @@ import json
 import sys
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
 from semps.broker.sqlite_store import SQLiteStore
 from semps.broker.tokens import ROLES, TokenInfo
+from semps.cli.options import data_dir_option
 from semps.errors import SempsError
 from semps.settings import default_data_dir, parse_duration
 
@@ -39,30 +39,20 @@ def register(parser: argparse.ArgumentParser) -> None:
         metavar="DURATION",
         help="the token stops working after this long, e.g. 30d, 12h, 90m (default: never)",
     )
-    _data_dir(create)
+    data_dir_option(create)
     create.set_defaults(func=run_create)
     listing = sub.add_parser(
         "list", help="list the tokens (never their secrets)", description="List the tokens."
     )
     listing.add_argument("--json", action="store_true", help="one JSON object a line")
-    _data_dir(listing)
+    data_dir_option(listing)
     listing.set_defaults(func=run_list)
     revoke = sub.add_parser(
         "revoke", help="revoke a token by its id", description="Revoke a token by its id."
     )
     revoke.add_argument("token_id", metavar="ID", help="the token's id (tok-..., see list)")
-    _data_dir(revoke)
+    data_dir_option(revoke)
     revoke.set_defaults(func=run_revoke)
-
-
-def _data_dir(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="the service's data directory (default: $SEMPS_DATA_DIR or var/semps)",
-    )
 
 
 def _store(args: argparse.Namespace, *, create: bool = False) -> SQLiteStore:

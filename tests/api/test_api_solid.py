@@ -136,23 +136,26 @@ def test_a_deleted_subscription_ends_its_channel(server: Server) -> None:
 @pytest.mark.parametrize(
     ("request_body", "status"),
     [
+        # instructions that cannot be processed: 422 (protocol.html, Subscription Server);
+        # a topic of another's or none: 404; a sendTo the SSRF guard refuses: 400, as a
+        # subscription webhook's
         # another type than the service's ("_service": where it is sent; else to its type's)
-        ({"_service": "WebSocketChannel2023", "type": "WebhookChannel2023", "topic": "x"}, 400),
-        ({"type": "WebSocketChannel2023"}, 400),
-        ({"type": "WebSocketChannel2023", "topic": "https://elsewhere.example/x"}, 400),
+        ({"_service": "WebSocketChannel2023", "type": "WebhookChannel2023", "topic": "x"}, 422),
+        ({"type": "WebSocketChannel2023"}, 422),
+        ({"type": "WebSocketChannel2023", "topic": "https://elsewhere.example/x"}, 422),
         ({"type": "WebSocketChannel2023", "topic": "sub-nope"}, 404),
-        ({"type": "WebSocketChannel2023", "topic": "{sub}", "endAt": "2001-01-01T00:00:00Z"}, 400),
-        ({"type": "WebSocketChannel2023", "topic": "{sub}", "rate": "ten seconds"}, 400),
-        ({"type": "WebSocketChannel2023", "topic": "{sub}", "state": "x"}, 400),
+        ({"type": "WebSocketChannel2023", "topic": "{sub}", "endAt": "2001-01-01T00:00:00Z"}, 422),
+        ({"type": "WebSocketChannel2023", "topic": "{sub}", "rate": "ten seconds"}, 422),
+        ({"type": "WebSocketChannel2023", "topic": "{sub}", "state": "x"}, 422),
         ({"type": "WebSocketChannel2023", "topic": "{sub}", "accept": "text/turtle"}, 415),
-        ({"type": "WebhookChannel2023", "topic": "{sub}"}, 400),  # no sendTo
-        ({"type": "WebhookChannel2023", "topic": "{sub}", "sendTo": "ftp://x.example/"}, 400),
+        ({"type": "WebhookChannel2023", "topic": "{sub}"}, 422),  # no sendTo
+        ({"type": "WebhookChannel2023", "topic": "{sub}", "sendTo": "ftp://x.example/"}, 422),
         # the webhook policy's SSRF guard (this server has no --webhook-allow)
         ({"type": "WebhookChannel2023", "topic": "{sub}", "sendTo": "http://127.0.0.1:9/"}, 400),
         ({"type": "WebhookChannel2023", "topic": "{sub}", "sendTo": "http://10.0.0.1/"}, 400),
         ({"type": "StreamingHTTPChannel2023", "topic": "sub-nope"}, 404),
         ({"type": "StreamingHTTPChannel2023", "topic": "{sub}", "accept": "text/turtle"}, 415),
-        ({"type": "StreamingHTTPChannel2023", "topic": "{sub}", "rate": "PT"}, 400),
+        ({"type": "StreamingHTTPChannel2023", "topic": "{sub}", "rate": "PT"}, 422),
         (
             {
                 "type": "WebhookChannel2023",
@@ -209,3 +212,66 @@ def test_the_gateway_points_ws_clients_to_the_subscription_service(server: Serve
     assert httpx.get(f"{server.url}/.well-known/solid").json()["notificationGateway"] == (
         f"{server.url}/solid/gateway"
     )
+
+
+SPEC_CONTEXT = "https://www.w3.org/ns/solid/notifications-context/v1"
+LD = "application/ld+json"
+
+
+@pytest.mark.parametrize(
+    ("service", "media", "context", "status", "detail"),
+    [
+        # protocol.html, Subscription Server: 415 for an unsupported profile, 422 for an
+        # unrecognised JSON-LD context; the request is application/ld+json
+        ("WebSocketChannel2023", LD, [SPEC_CONTEXT], 200, None),
+        ("WebhookChannel2023", f'{LD}; profile="{SPEC_CONTEXT}"', [SPEC_CONTEXT], 200, None),
+        (
+            "WebSocketChannel2023",
+            f'{LD};profile="https://example.org/p"',
+            [SPEC_CONTEXT],
+            415,
+            "'https://example.org/p' is not served",
+        ),
+        ("WebSocketChannel2023", "text/turtle", [SPEC_CONTEXT], 415, "not 'text/turtle'"),
+        ("StreamingHTTPChannel2023", None, [SPEC_CONTEXT], 415, "has no Content-Type"),
+        ("WebSocketChannel2023", LD, None, 422, "unrecognised JSON-LD context (none)"),
+        ("WebSocketChannel2023", LD, [AS], 422, "unrecognised JSON-LD context"),
+        ("WebSocketChannel2023", LD, ["https://example.org/ctx", SPEC_CONTEXT], 422, "example.org"),
+        (
+            "WebSocketChannel2023",
+            LD,
+            [{"notify": "https://example.org/"}],
+            422,
+            "names " + SPEC_CONTEXT,
+        ),
+        # plain JSON is Inrupt's gateway form: on the WebSocketChannel2023 service only
+        ("WebSocketChannel2023", "application/json", None, 200, None),
+        ("WebhookChannel2023", "application/json", [SPEC_CONTEXT], 415, "not 'application/json'"),
+    ],
+)
+def test_a_subscription_request_is_json_ld_in_the_notifications_context(
+    server: Server,
+    service: str,
+    media: str | None,
+    context: list[Any] | None,
+    status: int,
+    detail: str | None,
+) -> None:
+    body: dict[str, Any] = {"topic": _subscription(server)}
+    if service == "WebhookChannel2023":
+        body["sendTo"] = "https://hooks.example/in"
+    if context is not None:
+        body["@context"] = context
+    headers = {} if media is None else {"Content-Type": media}
+    with server.client("subscriber") as client:
+        reply = client.post(
+            f"/solid/subscription/{service}", content=json.dumps(body), headers=headers
+        )
+    assert reply.status_code == status, reply.text
+    if detail is not None:
+        assert detail in reply.json()["detail"]
+        assert (
+            reply.json()["error"] == {415: "unsupported_media_type", 422: "unprocessable"}[status]
+        )
+    else:
+        assert reply.json()["type"] == service

@@ -21,40 +21,13 @@ from typing import Any
 import httpx
 import pytest
 from semps_test_support import LocalServer, QuietHandler, Server, wait_for
+from solid_service import HOT, Receiver, Subscribers, establish, hot, publish, request, solutions
 from websockets.sync.client import connect
 
 pytestmark = pytest.mark.server
 
-HOT = "SELECT ?room ?t WHERE { ?room <http://ex.org/temperature> ?t FILTER(?t > 30) }"
-TURTLE = {"Content-Type": "text/turtle"}
 RETRIES = ("--webhook-attempts", "3", "--webhook-backoff", "0.1")
 MAX_STREAMS = 3
-
-
-class Receiver(LocalServer):
-    """A webhook endpoint that refuses its first ``failures`` calls (HTTP 500), then
-    records each call: its headers, its body and when it came."""
-
-    def __init__(self, failures: int = 0) -> None:
-        self.received: list[tuple[dict[str, str], bytes, float]] = []
-        self.refused = 0
-        outer = self
-
-        class Handler(QuietHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-                body = self.body()
-                if outer.refused < failures:
-                    outer.refused += 1
-                    self.send_response(500)
-                else:
-                    outer.received.append((dict(self.headers), body, time.time()))
-                    self.send_response(204)
-                self.end_headers()
-
-        super().__init__(Handler, 0, "/hook")
-
-    def notes(self) -> list[dict[str, Any]]:
-        return [json.loads(body) for _, body, _ in self.received]
 
 
 @pytest.fixture(scope="module")
@@ -72,38 +45,9 @@ Subscriber = Callable[[str], tuple[httpx.Client, str]]
 def subscriber(server: Server) -> Iterator[Subscriber]:
     """Makes a client with a new subscriber token of a subject (and the token's id),
     closed after the test."""
-    clients: list[httpx.Client] = []
-
-    def make(subject: str) -> tuple[httpx.Client, str]:
-        with server.client("admin") as admin:
-            made = admin.post("/tokens", json={"role": "subscriber", "subject": subject}).json()
-        headers = {"Authorization": f"Bearer {made['token']}"}
-        clients.append(httpx.Client(base_url=server.url, headers=headers, timeout=None))
-        return clients[-1], made["id"]
-
-    yield make
-    for client in clients:
-        client.close()
-
-
-def _publish(server: Server, *readings: tuple[int, int]) -> None:
-    with server.client("publisher") as pub:
-        for room, value in readings:
-            body = f"<http://ex.org/room{room}> <http://ex.org/temperature> {value} ."
-            assert pub.post("/events", content=body, headers=TURTLE).status_code == 202
-
-
-def _establish(client: httpx.Client, kind: str, **features: Any) -> dict[str, Any]:
-    body = {"@context": ["https://www.w3.org/ns/solid/notification/v1"], "type": kind, **features}
-    reply = client.post(
-        f"/solid/subscription/{kind}",
-        content=json.dumps(body),
-        headers={"Content-Type": "application/ld+json"},
-    )
-    assert reply.status_code == 200, reply.text
-    assert reply.headers["content-type"].startswith("application/ld+json")
-    channel: dict[str, Any] = reply.json()
-    return channel
+    made = Subscribers(server)
+    yield made
+    made.close()
 
 
 def _at(seconds: float) -> tuple[float, str]:
@@ -112,27 +56,18 @@ def _at(seconds: float) -> tuple[float, str]:
     return when, datetime.fromtimestamp(when, UTC).isoformat(timespec="milliseconds")
 
 
-def _hot(client: httpx.Client) -> str:
-    """A new subscription of the client's to hot rooms (a Solid topic), by its id."""
-    return str(client.post("/subscriptions", content=HOT).json()["id"])
-
-
-def _solutions(note: dict[str, Any]) -> list[str]:
-    return [row["room"] for row in note["semps:solutions"]]
-
-
 def test_a_webhook_channel_posts_signed_notifications_until_it_is_deleted(
     server: Server, subscriber: Subscriber
 ) -> None:
     client, _ = subscriber("hooked")
-    topic = f"{server.url}/subscriptions/{_hot(client)}"
+    topic = f"{server.url}/subscriptions/{hot(client)}"
     first, second = Receiver(failures=1), Receiver()  # first refuses once: retried
     try:
-        channel = _establish(client, "WebhookChannel2023", topic=topic, sendTo=first.url)
+        channel = establish(client, "WebhookChannel2023", topic=topic, sendTo=first.url)
         assert channel["type"] == "WebhookChannel2023" and channel["topic"] == topic
         assert channel["sendTo"] == first.url and channel["sender"].startswith(server.url)
         assert channel["id"].startswith(f"{server.url}/solid/channel/")
-        _publish(server, (2, 20), (3, 50))
+        publish(server, (2, 20), (3, 50))
         assert wait_for(lambda: len(first.received) == 1)
         headers, body, _ = first.received[0]
         assert first.refused == 1
@@ -143,7 +78,7 @@ def test_a_webhook_channel_posts_signed_notifications_until_it_is_deleted(
         )
         (note,) = first.notes()
         assert note["type"] == "Add" and note["object"] == topic and note["state"] == "1"
-        assert _solutions(note) == ["<http://ex.org/room3>"]
+        assert solutions(note) == ["<http://ex.org/room3>"]
 
         # the channel is a resource of its owner's: another subscriber does not find it
         other, _ = subscriber("not-hooked")
@@ -155,10 +90,10 @@ def test_a_webhook_channel_posts_signed_notifications_until_it_is_deleted(
         assert client.delete(channel["id"]).status_code == 404
 
         # a channel established after it gets the next notification; the deleted one not
-        _establish(client, "WebhookChannel2023", topic=topic, sendTo=second.url)
-        _publish(server, (4, 60))
+        establish(client, "WebhookChannel2023", topic=topic, sendTo=second.url)
+        publish(server, (4, 60))
         assert wait_for(lambda: len(second.received) == 1)
-        assert _solutions(second.notes()[0]) == ["<http://ex.org/room4>"]
+        assert solutions(second.notes()[0]) == ["<http://ex.org/room4>"]
         assert len(first.received) == 1
     finally:
         first.close()
@@ -169,12 +104,12 @@ def test_a_webhook_channel_keeps_its_state_rate_and_end(
     server: Server, subscriber: Subscriber
 ) -> None:
     client, _ = subscriber("featured")
-    sub = _hot(client)
-    _publish(server, (5, 40), (6, 41))  # before the channel: carried, from state "0"
+    sub = hot(client)
+    publish(server, (5, 40), (6, 41))  # before the channel: carried, from state "0"
     end, end_text = _at(6)
     receiver = Receiver()
     try:
-        channel = _establish(
+        channel = establish(
             client,
             "WebhookChannel2023",
             topic=sub,
@@ -202,16 +137,16 @@ def test_a_webhook_channel_goes_on_after_a_restart(tmp_path: Path) -> None:
     receiver = Receiver()
     try:
         with server.client("subscriber") as client:
-            sub = _hot(client)
-            channel = _establish(client, "WebhookChannel2023", topic=sub, sendTo=receiver.url)
-        _publish(server, (11, 51))
+            sub = hot(client)
+            channel = establish(client, "WebhookChannel2023", topic=sub, sendTo=receiver.url)
+        publish(server, (11, 51))
         assert wait_for(lambda: len(receiver.received) == 1)
         server.stop()
         server.start()
-        _publish(server, (12, 52))
+        publish(server, (12, 52))
         assert wait_for(lambda: len(receiver.received) == 2)
         assert [note["state"] for note in receiver.notes()] == ["1", "2"]
-        assert _solutions(receiver.notes()[1]) == ["<http://ex.org/room12>"]
+        assert solutions(receiver.notes()[1]) == ["<http://ex.org/room12>"]
         path = channel["id"].removeprefix(channel["id"].split("/solid/")[0])  # (new port)
         with server.client("subscriber") as client:
             assert client.delete(path).status_code == 204
@@ -256,8 +191,8 @@ def test_a_webhook_channel_follows_no_redirect_to_a_refused_address(tmp_path: Pa
     redirector = Redirector("http://169.254.169.254/latest/meta-data/")
     try:
         with server.client("subscriber") as client:
-            _establish(client, "WebhookChannel2023", topic=_hot(client), sendTo=redirector.url)
-        _publish(server, (13, 53))
+            establish(client, "WebhookChannel2023", topic=hot(client), sendTo=redirector.url)
+        publish(server, (13, 53))
         assert wait_for(lambda: redirector.calls == 3 and _failures(server) == 3)
         skipped = "notification 1 skipped after 3 attempts: UnsafeCallback: refused callback"
         assert wait_for(lambda: skipped in server.log.read_text())
@@ -268,10 +203,10 @@ def test_a_webhook_channel_follows_no_redirect_to_a_refused_address(tmp_path: Pa
 
 def test_a_deleted_topic_ends_its_webhook_channel(server: Server, subscriber: Subscriber) -> None:
     client, _ = subscriber("deleting")
-    sub = _hot(client)
+    sub = hot(client)
     receiver = Receiver()
     try:
-        channel = _establish(client, "WebhookChannel2023", topic=sub, sendTo=receiver.url)
+        channel = establish(client, "WebhookChannel2023", topic=sub, sendTo=receiver.url)
         assert client.delete(f"/subscriptions/{sub}").status_code == 204
         assert wait_for(lambda: client.get(channel["id"]).status_code == 404)
     finally:
@@ -304,8 +239,8 @@ def test_a_streaming_channel_carries_notifications_until_its_token_is_revoked(
     server: Server, subscriber: Subscriber
 ) -> None:
     client, token_id = subscriber("streamer")
-    topic = f"{server.url}/subscriptions/{_hot(client)}"
-    channel = _establish(client, "StreamingHTTPChannel2023", topic=topic)
+    topic = f"{server.url}/subscriptions/{hot(client)}"
+    channel = establish(client, "StreamingHTTPChannel2023", topic=topic)
     assert channel["type"] == "StreamingHTTPChannel2023" and channel["topic"] == topic
     url = channel["receiveFrom"]
     assert url.startswith(f"{server.url}/solid/stream/")
@@ -313,12 +248,12 @@ def test_a_streaming_channel_carries_notifications_until_its_token_is_revoked(
     other, _ = subscriber("not-streamer")
     assert other.get(url).status_code == 404
     reader = Reader(client, url)
-    _publish(server, (7, 70))  # after the channel was established: carried
+    publish(server, (7, 70))  # after the channel was established: carried
     assert wait_for(lambda: len(reader.notes) == 1)
     note, _ = reader.notes[0]
     assert reader.status == 200 and reader.media.startswith("application/ld+json")
     assert note["type"] == "Add" and note["object"] == topic and note["state"] == "1"
-    assert _solutions(note) == ["<http://ex.org/room7>"]
+    assert solutions(note) == ["<http://ex.org/room7>"]
     with server.client("admin") as admin:
         assert admin.delete(f"/tokens/{token_id}").status_code == 204
     assert wait_for(reader.ended.is_set)
@@ -328,14 +263,14 @@ def test_a_streaming_channel_waits_for_start_at_and_ends_at_end_at(
     server: Server, subscriber: Subscriber
 ) -> None:
     client, _ = subscriber("timed")
-    sub = _hot(client)
+    sub = hot(client)
     start, start_text = _at(2)
     end, end_text = _at(5)
-    channel = _establish(
+    channel = establish(
         client, "StreamingHTTPChannel2023", topic=sub, startAt=start_text, endAt=end_text
     )
     reader = Reader(client, channel["receiveFrom"])
-    _publish(server, (8, 80))
+    publish(server, (8, 80))
     assert wait_for(lambda: len(reader.notes) == 1)
     assert reader.notes[0][1] >= start - 0.1  # not before startAt
     assert wait_for(reader.ended.is_set)  # the response completes at endAt
@@ -346,24 +281,23 @@ def test_channels_count_against_the_stream_cap(server: Server, subscriber: Subsc
     """A running webhook channel and each open streaming response hold one of the owner's
     ``--max-streams`` slots."""
     client, _ = subscriber("capped")
-    sub = _hot(client)
+    sub = hot(client)
     receiver = Receiver()
     try:
-        _establish(client, "WebhookChannel2023", topic=sub, sendTo=receiver.url)
+        establish(client, "WebhookChannel2023", topic=sub, sendTo=receiver.url)
         urls = [
-            _establish(client, "StreamingHTTPChannel2023", topic=sub)["receiveFrom"]
+            establish(client, "StreamingHTTPChannel2023", topic=sub)["receiveFrom"]
             for _ in range(MAX_STREAMS)
         ]
         readers = [Reader(client, url) for url in urls[1:]]
         assert wait_for(lambda: all(r.status == 200 for r in readers))
         refused = client.get(urls[0])
         assert refused.status_code == 429 and "--max-streams" in refused.json()["detail"]
-        body = {"type": "WebhookChannel2023", "topic": sub, "sendTo": receiver.url}
-        refused = client.post("/solid/subscription/WebhookChannel2023", json=body)
+        refused = request(client, "WebhookChannel2023", topic=sub, sendTo=receiver.url)
         assert refused.status_code == 429
         # a refused channel on a SPARQL text leaves no subscription behind
-        body = {"type": "WebhookChannel2023", "semps:query": HOT, "sendTo": receiver.url}
-        refused = client.post("/solid/subscription/WebhookChannel2023", json=body)
+        features = {"semps:query": HOT, "sendTo": receiver.url}
+        refused = request(client, "WebhookChannel2023", **features)
         assert refused.status_code == 429
         assert [item["id"] for item in client.get("/subscriptions").json()["items"]] == [sub]
         assert client.delete(f"/subscriptions/{sub}").status_code == 204  # ends every one
@@ -378,32 +312,31 @@ def test_a_channel_on_a_sparql_text_makes_the_subscription_its_topic(
     """``semps:query`` in place of ``topic``: a new semantic subscription of the caller's,
     followed from its start."""
     client, _ = subscriber("querying")
-    channel = _establish(client, "StreamingHTTPChannel2023", **{"semps:query": HOT})
+    channel = establish(client, "StreamingHTTPChannel2023", **{"semps:query": HOT})
     topic = channel["topic"]
     assert topic.startswith(f"{server.url}/subscriptions/")
     made = client.get(topic.removeprefix(server.url))
     assert made.status_code == 200 and made.json()["kind"] == "semantic"
     reader = Reader(client, channel["receiveFrom"])
-    _publish(server, (9, 90), (10, 10))
+    publish(server, (9, 90), (10, 10))
     assert wait_for(lambda: len(reader.notes) == 1)
     note, _ = reader.notes[0]
-    assert note["object"] == topic and _solutions(note) == ["<http://ex.org/room9>"]
+    assert note["object"] == topic and solutions(note) == ["<http://ex.org/room9>"]
 
 
 @pytest.mark.parametrize(
     ("features", "status", "detail"),
     [
-        ({"semps:query": HOT, "topic": "sub-1"}, 400, "not both"),
+        ({"semps:query": HOT, "topic": "sub-1"}, 422, "not both"),
         ({"semps:query": "SELECT nonsense"}, 400, "1:8: expected variables"),
-        ({"semps:query": ""}, 400, "SPARQL query's text"),
+        ({"semps:query": ""}, 422, "SPARQL query's text"),
     ],
 )
 def test_a_bad_sparql_topic_is_refused_and_makes_nothing(
     server: Server, subscriber: Subscriber, features: dict[str, Any], status: int, detail: str
 ) -> None:
     client, _ = subscriber("badly-querying")
-    body = {"type": "WebSocketChannel2023", **features}
-    reply = client.post("/solid/subscription/WebSocketChannel2023", json=body)
+    reply = request(client, "WebSocketChannel2023", **features)
     assert reply.status_code == status, reply.text
     assert detail in reply.json()["detail"]
     assert client.get("/subscriptions").json()["items"] == []
@@ -421,11 +354,11 @@ def test_a_closed_channel_socket_returns_its_slot_at_once(
     """A WebSocket channel whose client goes frees its ``--max-streams`` slot without
     waiting for a notification to fail to send."""
     client, _ = subscriber("socketed")
-    sub = _hot(client)
-    probe = _establish(client, "StreamingHTTPChannel2023", topic=sub)["receiveFrom"]
+    sub = hot(client)
+    probe = establish(client, "StreamingHTTPChannel2023", topic=sub)["receiveFrom"]
     with contextlib.ExitStack() as sockets:
         for _ in range(MAX_STREAMS):
-            url = _establish(client, "WebSocketChannel2023", topic=sub)["receiveFrom"]
+            url = establish(client, "WebSocketChannel2023", topic=sub)["receiveFrom"]
             sockets.enter_context(connect(url))
         assert wait_for(lambda: _status(client, probe) == 429)
     assert wait_for(lambda: _status(client, probe) == 200)

@@ -20,7 +20,7 @@ from semps.api.solid import (
     description_turtle,
     parse_request,
 )
-from semps.errors import HostileInputError, SempsError
+from semps.errors import HostileInputError, SempsError, UnprocessableRequest, UnsupportedMediaType
 
 BASE = "https://semps.example"
 KEY = b"k" * 32
@@ -57,6 +57,40 @@ def test_a_webhook_request_carries_its_send_to() -> None:
 def test_bad_webhook_requests_say_why(fields: dict[str, object], message: str) -> None:
     with pytest.raises(SempsError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_request(_request(**fields), BASE, kind=WEBHOOK)
+
+
+@pytest.mark.parametrize(
+    ("content_type", "context", "error"),
+    [
+        ("application/ld+json", ["https://www.w3.org/ns/solid/notifications-context/v1"], None),
+        (
+            "Application/LD+JSON; charset=utf-8",
+            ["https://www.w3.org/ns/solid/notification/v1"],
+            None,
+        ),
+        (
+            'application/ld+json; profile="https://www.w3.org/ns/solid/notifications-context/v1'
+            ' http://www.w3.org/ns/json-ld#compacted"',
+            "https://www.w3.org/ns/solid/notifications-context/v1",
+            None,
+        ),
+        ('application/ld+json; profile="https://x.example/"', [], UnsupportedMediaType),
+        ("application/json", [], UnsupportedMediaType),  # plain JSON: the WebSocket service's
+        ("application/ld+json", None, UnprocessableRequest),
+        ("application/ld+json", 7, UnprocessableRequest),
+        ("application/ld+json", "https://www.w3.org/ns/activitystreams", UnprocessableRequest),
+    ],
+)
+def test_a_request_is_json_ld_in_the_notifications_context(
+    content_type: str, context: object, error: type[SempsError] | None
+) -> None:
+    fields = {"type": WEBHOOK, "topic": "sub-1", "sendTo": "https://hook.example/in"}
+    body = json.dumps({**fields, **({} if context is None else {"@context": context})}).encode()
+    if error is None:
+        assert parse_request(body, BASE, kind=WEBHOOK, content_type=content_type).topic == "sub-1"
+    else:
+        with pytest.raises(error):
+            parse_request(body, BASE, kind=WEBHOOK, content_type=content_type)
 
 
 def test_a_streaming_request_may_name_a_sparql_text_in_place_of_a_topic() -> None:

@@ -228,6 +228,27 @@ def test_tokens_are_read_from_the_store_and_revoked_at_once(setup: Setup) -> Non
         setup.broker.authorize(secret, "subscriber")
 
 
+def test_what_a_token_established_ends_when_it_is_revoked_or_expires(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """:meth:`Broker.check_token_id` (a Solid channel's check): revoked at once; expired
+    even while its lookup is cached."""
+    now = time.time()
+    revoked, _ = setup.store.create_token("subscriber", "ann")
+    expiring, _ = setup.store.create_token("subscriber", "ann", expires_at=now + 60)
+    setup.broker.check_token_id(revoked)
+    setup.broker.check_token_id(expiring)
+    setup.broker.revoke_token(revoked)
+    with pytest.raises(AuthError, match="the bearer token that established this was revoked"):
+        setup.broker.check_token_id(revoked)
+    setup.broker.check_token_id(expiring)
+    monkeypatch.setattr(time, "time", lambda: now + 60)
+    with pytest.raises(AuthError, match="revoked or expired"):
+        setup.broker.check_token_id(expiring)
+    with pytest.raises(AuthError, match="revoked or expired"):
+        setup.broker.check_token_id("")  # a channel bound to no token
+
+
 def test_the_http_api_runs_over_the_memory_store_without_a_server(tmp_path: Path) -> None:
     store = MemoryStore()
     app = create_app(tmp_path / "data", workers=1, store=store)

@@ -429,6 +429,21 @@ def test_a_token_expires(store: Store, clock: Clock) -> None:
     assert len(store.list_tokens()) == 1  # still listed
 
 
+def test_a_token_is_found_by_its_id_revoked_and_expired_too(store: Store, clock: Clock) -> None:
+    token_id, secret = store.create_token("subscriber", "bob", expires_at=clock.now + 60)
+    who = store.principal(secret)
+    assert who is not None and who.token == token_id  # what it establishes is bound to it
+    info = store.token_info(token_id)
+    assert info is not None and info.subject == "bob" and info.active(clock.now)
+    clock.now += 60
+    info = store.token_info(token_id)
+    assert info is not None and not info.active(clock.now)
+    store.revoke_token(token_id)
+    info = store.token_info(token_id)
+    assert info is not None and info.revoked == clock.now
+    assert store.token_info("tok-000000000000") is None
+
+
 @pytest.mark.parametrize(
     ("role", "expires", "message"),
     [

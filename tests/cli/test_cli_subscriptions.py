@@ -25,7 +25,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
 def load(server: Server, folder: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     token = server.tokens["subscriber"]
     cmd = [sys.executable, "-m", "semps", "subscriptions", "load", str(folder)]
-    cmd += ["--url", server.url, "--token", token, *extra]
+    cmd += ["--url", server.url, f"--token={token}", *extra]  # a token may start with "-"
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 

@@ -51,6 +51,16 @@ def _publish(server: Server, subject: str, cls: str) -> dict[str, object]:
     return dict(answer.json())
 
 
+def _subscribed_and_published(
+    page: ConsolePage, server: Server, wanted: str, event: tuple[str, str]
+) -> tuple[str, str]:
+    """Logged in as the admin: a subscription to the class ``wanted`` registered, and the
+    event ``(subject, class)`` published; their ids."""
+    page.log_in(server.tokens["admin"])
+    sub_id = page.register(_query(wanted))
+    return sub_id, str(_publish(server, *event)["id"])
+
+
 def _iso(seconds: float) -> str:
     """A Unix time as JavaScript's Date.toISOString() writes it (milliseconds, UTC)."""
     when = datetime.fromtimestamp(round(seconds * 1000) / 1000, tz=UTC)
@@ -204,9 +214,7 @@ def test_notifications_show_their_time_and_subscriptions_their_matches(
 def test_a_notifications_event_and_explain_links_open_their_views(
     page: ConsolePage, server: Server
 ) -> None:
-    page.log_in(server.tokens["admin"])
-    sub_id = page.register(_query("Linked"))
-    event_id = _publish(server, "l1", "Linked")["id"]
+    sub_id, event_id = _subscribed_and_published(page, server, "Linked", ("l1", "Linked"))
     page.watch(sub_id)
     note = page.until(lambda d: page.all("#note-list > li"), "the notification")[0]
     note.find_element(By.CSS_SELECTOR, ".event-link").click()
@@ -228,9 +236,7 @@ def test_a_notifications_event_and_explain_links_open_their_views(
 def test_the_explain_view_says_why_a_subscription_did_not_match(
     page: ConsolePage, server: Server
 ) -> None:
-    page.log_in(server.tokens["admin"])
-    sub_id = page.register(_query("Wanted"))
-    event_id = _publish(server, "w1", "Other")["id"]
+    sub_id, event_id = _subscribed_and_published(page, server, "Wanted", ("w1", "Other"))
     page.driver.get(f"{server.url}/console/#explain/{sub_id}/{event_id}")
     said = page.wait_text("#view-body", f"{sub_id} does not match {event_id}")
     assert "no node of class ex:Wanted (type constraint unmet)" in said

@@ -11,6 +11,7 @@ from semps.api.routes.graph import graph_router
 from semps.api.routes.health import health_router
 from semps.api.routes.notifications import notifications_router
 from semps.api.routes.ontology import ontology_router
+from semps.api.routes.query import query_router
 from semps.api.routes.sepa import sepa_router
 from semps.api.routes.solid import solid_router
 from semps.api.routes.streams import streams_router
@@ -26,6 +27,7 @@ __all__ = [
     "health_router",
     "notifications_router",
     "ontology_router",
+    "query_router",
     "sepa_router",
     "solid_router",
     "streams_router",

@@ -25,12 +25,18 @@ graph's new version and what changed. ``GET /graph/info`` gives the sizes.
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs
-
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response
 
-from semps.api.bodies import media_type, read_body, require_media_type
+from semps.api.bodies import (
+    FORM,
+    form_field,
+    form_fields,
+    form_schema,
+    media_type,
+    read_body,
+    require_media_type,
+)
 from semps.api.context import Context
 from semps.api.errors import responses
 from semps.api.models import GraphEdit, GraphInfo
@@ -40,10 +46,8 @@ from semps.errors import GraphError, NotAcceptable, NotFound, UnsupportedUpdateE
 from semps.graph.browse import MAX_PAGE
 from semps.graph.formats import EXPORT_TYPES
 
-__all__ = ["FORM", "graph_router", "negotiate"]
+__all__ = ["graph_router", "negotiate"]
 
-#: An HTML form's body: SPARQL Update's second way in (``update=...``).
-FORM = "application/x-www-form-urlencoded"
 #: What ``GET /graph`` answers when the caller accepts anything.
 DEFAULT_EXPORT = "text/turtle"
 #: What a document sent without ``Content-Type`` is read as.
@@ -57,13 +61,7 @@ _POST_BODY = {
         "content": {
             **_RDF,
             SPARQL_UPDATE: {"schema": {"type": "string"}},
-            FORM: {
-                "schema": {
-                    "type": "object",
-                    "properties": {"update": {"type": "string"}},
-                    "required": ["update"],
-                }
-            },
+            FORM: form_schema("update"),
         },
     }
 }
@@ -132,20 +130,12 @@ def update_of_form(body: bytes) -> str:
         GraphError: not UTF-8, or not exactly one ``update`` (400);
         UnsupportedUpdateError: ``using-graph-uri`` or ``using-named-graph-uri`` (422).
     """
-    try:
-        fields = parse_qs(body.decode("utf-8"), keep_blank_values=True)
-    except UnicodeDecodeError as exc:
-        msg = f"the form is not UTF-8 text: {exc}"
-        raise GraphError(msg) from None
+    fields = form_fields(body, GraphError)
     for name in ("using-graph-uri", "using-named-graph-uri"):
         if name in fields:
             msg = f"{name} is not supported: semps keeps only the default graph"
             raise UnsupportedUpdateError(msg, construct="USING")
-    texts = fields.get("update", [])
-    if len(texts) != 1:
-        msg = f"expected one form field update=..., found {len(texts)}"
-        raise GraphError(msg)
-    return texts[0]
+    return form_field(fields, "update", GraphError)
 
 
 def _edited(applied: Applied) -> GraphEdit:

@@ -16,15 +16,19 @@ request of one socket must be the same subscriber's. The socket counts once agai
 ``WS /notifications/ws`` (close 1009, 4429). An error is answered in SEPA's shape
 (``{"error", "status_code", "error_description", "alias"}``) and the socket goes on.
 
-A knowledge-graph change's notification carries the rows it removed as ``removedResults``.
-Not yet: the first notification's current answers (it is empty: a subscription is notified
-of what changes after it is registered).
+The first notification carries the query's current answers over the knowledge graph's
+closure (:func:`~semps.graph.query.answer`, bounded by ``max_update_rows`` and
+``graph_timeout``), computed and the subscription registered in the graph's turn: a change
+committed before is in the answers, one after is notified. A knowledge-graph change's
+notification carries the rows it removed as ``removedResults``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import Awaitable
 from typing import Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
@@ -36,9 +40,13 @@ from semps.api.errors import error_parts
 from semps.api.multiplex import Changed, Multiplexer, MuxStream, Reply, cancel_all
 from semps.api.streams import close_reason
 from semps.api.wsmessages import client_messages
+from semps.broker.broker import Broker
 from semps.broker.tokens import Principal
 from semps.errors import NotFound, PermissionDenied, SempsError
+from semps.graph.query import Answers, answer
+from semps.graph.view import GraphView
 from semps.ingest.sparql.parser import parse_query
+from semps.matcher.values import Subscription
 
 __all__ = ["sepa_router"]
 
@@ -56,6 +64,30 @@ def sepa_router(ctx: Context, mux: Multiplexer) -> APIRouter:
         await _Session(ws, ctx, mux, header).run()
 
     return router
+
+
+async def _registered(
+    broker: Broker, work: Awaitable[tuple[Subscription, Answers]]
+) -> tuple[Subscription, Answers]:
+    """Await a registration; when the socket goes away meanwhile, the subscription it
+    makes (it runs to the end) is deleted."""
+    task = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+
+        def drop(done: asyncio.Future[tuple[Subscription, Answers]]) -> None:
+            if not done.cancelled() and done.exception() is None:
+                sub_id = done.result()[0].id
+                asyncio.ensure_future(run_in_threadpool(_forget, broker, sub_id))
+
+        task.add_done_callback(drop)
+        raise
+
+
+def _forget(broker: Broker, sub_id: str) -> None:
+    with contextlib.suppress(NotFound):
+        broker.unsubscribe(sub_id)
 
 
 class _Session:
@@ -121,12 +153,20 @@ class _Session:
         stream = self._open(who)
         stream.check_size(len(stream.positions) + 1)
         broker = self.ctx.broker
-        sub = await run_in_threadpool(
-            broker.subscribe, request.sparql, kind="semantic", owner=who.subject
-        )
-        names = parse_query(request.sparql, limits=broker.limits).projected()
+        broker.limits.check_query_size(request.sparql)
+        query = parse_query(request.sparql, limits=broker.limits)
+
+        def register(view: GraphView) -> tuple[Subscription, Answers]:
+            # In the graph's turn: no change commits between the answers and the
+            # registration, so each later change is notified once, and none is missed.
+            current = answer(view, query, limits=broker.limits)
+            sub = broker.subscribe(request.sparql, kind="semantic", owner=who.subject)
+            return sub, current
+
+        sub, current = await _registered(broker, broker.graphs.reading(register))
+        names = query.projected()
         self.aliases[sub.id], self.variables[sub.id] = request.alias, names
-        await self._say(sepa.first_notification(sub.id, request.alias, names, []))
+        await self._say(sepa.first_notification(sub.id, request.alias, names, current))
         stream.add({sub.id: 0})
 
     def _open(self, who: Principal) -> MuxStream:

@@ -11,8 +11,9 @@ established or from its ``state`` (:mod:`semps.api.solid_channels` runs them).
 A channel counts against the subscription owner's ``--max-streams``; it ends at ``endAt``
 (WebSocket close 1000, the HTTP response complete, the webhook stopped), waits for
 ``startAt``, sends at most one notification every ``rate``, and ends once the subscription
-is deleted (WebSocket close 4404). A streaming HTTP channel also ends when its token is
-revoked or expires.
+is deleted (WebSocket close 4404) or the token that established it is revoked or expires
+(WebSocket close 4401), as the other streams do. A streaming HTTP channel also ends when
+the token reading it does.
 """
 
 import contextlib
@@ -29,7 +30,13 @@ from semps.api import solid
 from semps.api.context import Context
 from semps.api.errors import responses
 from semps.api.multiplex import Multiplexer, MuxStream
-from semps.api.solid_channels import WebhookChannels, open_stream, owned, run_until_gone
+from semps.api.solid_channels import (
+    WebhookChannels,
+    open_stream,
+    owned,
+    run_until_gone,
+    token_check,
+)
 from semps.api.streams import close_reason
 from semps.broker.tokens import Principal
 from semps.errors import HostileInputError, NotFound, SempsError, TooManyRequests
@@ -131,13 +138,17 @@ def solid_router(ctx: Context, mux: Multiplexer, hooks: WebhookChannels) -> APIR
         return JSONResponse(body, media_type=_JSONLD)
 
     @router.post(
-        "/solid/subscription/{kind}", responses=responses(400, 401, 403, 404, 413, 415, 429)
+        "/solid/subscription/{kind}",
+        responses=responses(400, 401, 403, 404, 413, 415, 422, 429),
     )
     async def subscribe(request: Request, who: Subscriber, kind: str) -> JSONResponse:
         """Establish a channel of type ``kind`` on one of the caller's subscriptions (or on
         a new one, made of the request's ``semps:query``)."""
         base = _base(request)
-        wanted = solid.parse_request(await _body(request), base, kind=_kind(kind))
+        media = request.headers.get("content-type")
+        wanted = solid.parse_request(
+            await _body(request), base, kind=_kind(kind), content_type=media
+        )
         if wanted.send_to is not None:
             ctx.policy.check_url(wanted.send_to)  # UnsafeCallback (400), as a webhook's
         topic, after = await _topic(ctx, wanted, who)
@@ -151,6 +162,7 @@ def solid_router(ctx: Context, mux: Multiplexer, hooks: WebhookChannels) -> APIR
             wanted.kind,
             wanted.send_to,
             _nonce(),
+            who.token,
         )
         sealed = channel.seal(key)
         secret = None
@@ -239,6 +251,10 @@ async def _socket(
         return
     if not owned(ctx, channel.subscription, channel.subject):
         await ws.close(code=4404, reason=f"no subscription {channel.subscription!r}")
+        return
+    problem = token_check(ctx, channel)()
+    if problem is not None:
+        await ws.close(code=4401, reason=close_reason(problem))
         return
     try:
         stream = open_stream(ctx, mux, channel, channel.after)

@@ -128,6 +128,20 @@ def open_memo(limits: Limits = DEFAULT_LIMITS) -> dict[str, Query] | None:
     return found[0]
 
 
+def order_by_at(text: str) -> tuple[int, int] | None:
+    """Where ``text`` says ORDER BY (line, column), or ``None``: a subscription's ORDER BY is
+    read and ignored (:meth:`_Parser.modifiers`), which a query answered once may not do.
+
+    >>> order_by_at("SELECT ?s WHERE { ?s ?p ?o }\nORDER BY ?s")
+    (2, 1)
+    """
+    tokens = tokenize(text)
+    for tok, after in zip(tokens, tokens[1:], strict=False):
+        if tok.is_keyword("ORDER") and after.is_keyword("BY"):
+            return tok.line, tok.column
+    return None
+
+
 def parse_query(text: str, *, base: str | None = None, limits: Limits = DEFAULT_LIMITS) -> Query:
     """Parse a subscription, in time linear in its size.
 
@@ -710,4 +724,4 @@ def _unescape(text: str) -> str:
     return _ESCAPE_RE.sub(sub, text)
 
 
-__all__ = ["RDF", "parse_memo", "parse_query"]
+__all__ = ["RDF", "order_by_at", "parse_memo", "parse_query"]

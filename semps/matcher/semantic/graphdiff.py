@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from semps._types import Term
@@ -209,33 +210,41 @@ def touched(node: Any, keys: set[str | tuple[str, Term]]) -> bool:
     return bool(own) and (ANY in own or not own.isdisjoint(keys))
 
 
-class Differ:
-    """The solutions a change gives and takes, node by node (see the module docstring).
+@dataclass(frozen=True, slots=True)
+class ChangePairs:
+    """A change as a :class:`Differ` reads it.
 
-    Args:
+    Attributes:
         old / new: the graph before and after (seeded lookups; whole scans only where a
             node must be evaluated whole).
         plus / minus: the triples added and removed, as pairs.
         keys: the change's touch keys (:func:`change_keys`).
+    """
+
+    old: Pairs
+    new: Pairs
+    plus: Pairs
+    minus: Pairs
+    keys: set[str | tuple[str, Term]]
+
+
+class Differ:
+    """The solutions a change gives and takes, node by node (see the module docstring).
+
+    Args:
+        change: the graph before and after, the change's triples and keys.
         budget: rows each side's evaluation may visit.
         cache: old-graph evaluations by node, kept for one graph version (shared by the
             events matched against it).
     """
 
     def __init__(
-        self,
-        old: Pairs,
-        new: Pairs,
-        plus: Pairs,
-        minus: Pairs,
-        keys: set[str | tuple[str, Term]],
-        budget: int,
-        cache: dict[Any, Any] | None = None,
+        self, change: ChangePairs, budget: int, cache: dict[Any, Any] | None = None
     ) -> None:
-        self.ev = (Evaluator(old, budget), Evaluator(new, budget))
+        self.ev = (Evaluator(change.old, budget), Evaluator(change.new, budget))
         #: The change's own triples: what it adds, what it removes.
-        self.delta = (Evaluator(plus, budget), Evaluator(minus, budget))
-        self.keys = keys
+        self.delta = (Evaluator(change.plus, budget), Evaluator(change.minus, budget))
+        self.keys = change.keys
         self.cache = cache if cache is not None else {}
         self._orders: dict[tuple[Any, frozenset[str]], tuple[Atom, ...]] = {}
 

@@ -43,6 +43,7 @@ from semps.matcher.semantic.compiled import CompiledSubscription
 from semps.matcher.semantic.graphdiff import (
     NEW,
     OLD,
+    ChangePairs,
     Differ,
     Rows,
     Sol,
@@ -196,7 +197,8 @@ class GraphMatching:
         if not groups:
             return []
         new = GraphPairs(view, plus=plus, minus=minus, base=old)
-        run = _Run(old, new, _pairs(name, plus), _pairs(name, minus), keys, view, is_change)
+        change = ChangePairs(old, new, _pairs(name, plus), _pairs(name, minus), keys)
+        run = _Run(change, view, is_change)
         out: list[tuple[str, ChangeVerdict]] = []
         for group in groups:
             if watch is not None:
@@ -227,10 +229,7 @@ class GraphMatching:
         """A template evaluated once, its changed solutions dispatched to its subscriptions
         (raises OutOfBudget: then one by one)."""
         t = group.template
-        differ = TemplateDiffer(
-            run.old, run.new, run.gains, run.losses, run.keys, self.budget, self._cache,
-            group.domains,
-        )  # fmt: skip
+        differ = TemplateDiffer(run.change, self.budget, self._cache, group.domains)
         gained, lost = differ.diff(t.where)
         if not gained and not lost:
             return []
@@ -256,9 +255,7 @@ class GraphMatching:
                 watch(member.ids[0])
             where = instantiate(t, member.constants, member.post)
             shape = Shape(where, t.projection, t.distinct, t.ask)
-            differ = Differ(
-                run.old, run.new, run.gains, run.losses, run.keys, self.budget, self._cache
-            )
+            differ = Differ(run.change, self.budget, self._cache)
             try:
                 gained, lost = differ.diff(where)
                 if not gained and not lost:
@@ -318,11 +315,7 @@ class GraphMatching:
 class _Run:
     """One change being matched: the graph before and after, its triples, its keys."""
 
-    old: GraphPairs
-    new: GraphPairs
-    gains: EventPairs
-    losses: EventPairs
-    keys: set[Any]
+    change: ChangePairs
     view: GraphView
     is_change: bool
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Container, Mapping
 
 from semps._types import Term
-from semps.ingest.sparql.evaluate import Pairs
-from semps.matcher.semantic.graphdiff import Atom, Differ, Rows, Sol
+from semps.matcher.semantic.graphdiff import Atom, ChangePairs, Differ, Rows, Sol
 
 __all__ = ["TemplateDiffer"]
 
@@ -27,16 +26,12 @@ class TemplateDiffer(Differ):
 
     def __init__(
         self,
-        old: Pairs,
-        new: Pairs,
-        plus: Pairs,
-        minus: Pairs,
-        keys: set[str | tuple[str, Term]],
+        change: ChangePairs,
         budget: int,
         cache: dict[object, object] | None,
         domains: Mapping[str, Container[Term]],
     ) -> None:
-        super().__init__(old, new, plus, minus, keys, budget, cache)
+        super().__init__(change, budget, cache)
         self.domains = domains
         self._binds: dict[Atom, tuple[tuple[str, Container[Term]], ...]] = {}
 

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import kg_strategies
 from graph_support import facts, graph_context
-from graph_support import ontologies as graph_ontologies
 from hypothesis import given
 from hypothesis import strategies as st
 from test_algebra_oracle import events as algebra_events
 from test_algebra_oracle import ontologies as algebra_ontologies
 from test_algebra_oracle import queries
-from test_graph_matching import SETTINGS
-from test_graph_matching import subscriptions as graph_subscriptions
+from test_graph_matching import SETTINGS, event_cases
 from test_semantic_oracle import events as bgp_events
 from test_semantic_oracle import ontologies as bgp_ontologies
 from test_semantic_oracle import subscriptions as bgp_subscriptions
@@ -72,12 +70,7 @@ def test_explain_agrees_with_match_beyond_basic_graph_patterns(axioms, event, dr
 
 
 @SETTINGS
-@given(
-    graph_ontologies(),
-    st.lists(facts, min_size=1, max_size=8),
-    st.lists(facts, min_size=1, max_size=4),
-    graph_subscriptions(),
-)
+@given(*event_cases(facts))
 def test_explain_agrees_with_match_against_a_knowledge_graph(axioms, graph, event, subs) -> None:
     agree(subs, graph_context(axioms, graph, event), axioms)
 

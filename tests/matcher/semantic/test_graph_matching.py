@@ -155,13 +155,19 @@ def matcher_of(subs: list[tuple[str, str]]) -> SemanticMatcher:
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+def event_cases(fact: st.SearchStrategy) -> tuple[st.SearchStrategy, ...]:
+    """The strategies of an event against a knowledge graph, for ``@given``: an ontology, the
+    graph (1-8 of ``fact``), the event (1-4 of ``fact``) and subscriptions."""
+    return (
+        ontologies(),
+        st.lists(fact, min_size=1, max_size=8),
+        st.lists(fact, min_size=1, max_size=4),
+        subscriptions(),
+    )
+
+
 @SETTINGS
-@given(
-    ontologies(),
-    st.lists(facts_and_readings, min_size=1, max_size=8),
-    st.lists(facts_and_readings, min_size=1, max_size=4),
-    subscriptions(),
-)
+@given(*event_cases(facts_and_readings))
 def test_an_event_notifies_the_solutions_it_adds(axioms, graph, event, subs) -> None:
     matcher = matcher_of(subs)
     context = graph_context(axioms, graph, event)
