@@ -132,8 +132,10 @@ def order_by_at(text: str) -> tuple[int, int] | None:
     """Where ``text`` says ORDER BY (line, column), or ``None``: a subscription's ORDER BY is
     read and ignored (:meth:`_Parser.modifiers`), which a query answered once may not do.
 
-    >>> order_by_at("SELECT ?s WHERE { ?s ?p ?o }\nORDER BY ?s")
-    (2, 1)
+    >>> order_by_at("SELECT ?s WHERE { ?s ?p ?o } ORDER BY ?s")
+    (1, 30)
+    >>> order_by_at("SELECT ?s WHERE { ?s <http://ex/order> ?o }") is None
+    True
     """
     tokens = tokenize(text)
     for tok, after in zip(tokens, tokens[1:], strict=False):
