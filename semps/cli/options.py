@@ -11,9 +11,20 @@ and help stay alike from one command to the next.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
-__all__ = ["base_option", "data_dir_option", "graph_option", "index_option", "ontology_option"]
+from semps.errors import SempsError
+
+__all__ = [
+    "base_option",
+    "data_dir_option",
+    "graph_option",
+    "index_option",
+    "ontology_option",
+    "server_options",
+    "token_of",
+]
 
 #: ``--base`` of the commands that read events: each event's own base by default.
 EVENT_BASE = "base IRI for relative references (default per event)"
@@ -54,3 +65,23 @@ def data_dir_option(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="the service's data directory (default: $SEMPS_DATA_DIR or var/semps)",
     )
+
+
+def server_options(parser: argparse.ArgumentParser) -> None:
+    """``--url``, ``--token`` and ``--timeout``: the server a command registers on."""
+    parser.add_argument("--url", required=True, help="the server, e.g. http://127.0.0.1:8000")
+    parser.add_argument("--token", help="a subscriber token (default $SEMPS_TOKEN)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds a request may take")
+
+
+def token_of(args: argparse.Namespace) -> str:
+    """``--token``, else ``$SEMPS_TOKEN``.
+
+    Raises:
+        SempsError: neither is given.
+    """
+    token = args.token or os.environ.get("SEMPS_TOKEN")
+    if not token:
+        msg = "no token: pass --token or set SEMPS_TOKEN (a subscriber token)"
+        raise SempsError(msg)
+    return str(token)

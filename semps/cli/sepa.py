@@ -16,37 +16,50 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from semps.api.jsap import Jsap, JsapError, read_jsap
-from semps.cli.subscriptions import report, server_arguments, token_of
+from semps.cli.options import server_options, token_of
+from semps.cli.subscriptions import report
 from semps.client import Client
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``semps sepa``."""
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    queries = sub.add_parser(
-        "queries",
-        help="write a JSAP's named queries as SPARQL texts",
-        description="write a JSAP's named queries (prefixes and forced bindings applied) as "
-        "JSON lines, or as NAME.rq files in a folder",
+    queries = _action(
+        sub,
+        run_queries,
+        "write a JSAP's named queries as SPARQL texts",
+        "write a JSAP's named queries (prefixes and forced bindings applied) as JSON lines, "
+        "or as NAME.rq files in a folder",
     )
-    queries.add_argument("jsap", type=Path, metavar="FILE", help="a JSAP file (JSON)")
     queries.add_argument("--out", type=Path, metavar="DIR", help="write NAME.rq files here")
-    queries.set_defaults(func=run_queries)
-    subscribe = sub.add_parser(
-        "subscribe",
-        help="register a JSAP's named queries as subscriptions on a server",
-        description="register a JSAP's named queries as semantic subscriptions named after "
-        "them, through POST /subscriptions/batch",
+    subscribe = _action(
+        sub,
+        run_subscribe,
+        "register a JSAP's named queries as subscriptions on a server",
+        "register a JSAP's named queries as semantic subscriptions named after them, "
+        "through POST /subscriptions/batch",
     )
-    subscribe.add_argument("jsap", type=Path, metavar="FILE", help="a JSAP file (JSON)")
-    server_arguments(subscribe)
+    server_options(subscribe)
     subscribe.add_argument(
         "--query", action="append", metavar="NAME", help="only this query (repeatable)"
     )
-    subscribe.set_defaults(func=run_subscribe)
+
+
+def _action(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    run: Callable[[argparse.Namespace], int],
+    help: str,
+    description: str,
+) -> argparse.ArgumentParser:
+    """``semps sepa ACTION FILE``: ``run_ACTION`` on a JSAP file."""
+    action = sub.add_parser(run.__name__.removeprefix("run_"), help=help, description=description)
+    action.add_argument("jsap", type=Path, metavar="FILE", help="a JSAP file (JSON)")
+    action.set_defaults(func=run)
+    return action
 
 
 def _read(path: Path) -> Jsap:

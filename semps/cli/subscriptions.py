@@ -9,11 +9,11 @@ line on stderr, with a summary at the end; the exit status is 1 when any was ref
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from semps.cli.options import server_options, token_of
 from semps.cli.progress import progress
 from semps.client import BatchSubscription, Client
 from semps.errors import SempsError
@@ -32,32 +32,12 @@ def register(parser: argparse.ArgumentParser) -> None:
         "running server through POST /subscriptions/batch",
     )
     load.add_argument("folder", type=Path, metavar="DIR", help="a folder of .rq files")
-    server_arguments(load)
+    server_options(load)
     load.add_argument("--kind", default="semantic", help="the subscriptions' matcher")
     load.add_argument(
         "--chunk", type=int, default=CHUNK, help=f"subscriptions a request (default {CHUNK})"
     )
     load.set_defaults(func=run_load)
-
-
-def server_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--url``, ``--token`` and ``--timeout``: the server a command registers on."""
-    parser.add_argument("--url", required=True, help="the server, e.g. http://127.0.0.1:8000")
-    parser.add_argument("--token", help="a subscriber token (default $SEMPS_TOKEN)")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds a request may take")
-
-
-def token_of(args: argparse.Namespace) -> str:
-    """``--token``, else ``$SEMPS_TOKEN``.
-
-    Raises:
-        SempsError: neither is given.
-    """
-    token = args.token or os.environ.get("SEMPS_TOKEN")
-    if not token:
-        msg = "no token: pass --token or set SEMPS_TOKEN (a subscriber token)"
-        raise SempsError(msg)
-    return str(token)
 
 
 def report(
