@@ -392,6 +392,10 @@ class Differ:
         old, new = self._whole(node, OLD), self._whole(node, NEW)
         return subtract(new, old), subtract(old, new)
 
+    def atom_touched(self, atom: Atom) -> bool:
+        """Whether the change can change one pattern's rows."""
+        return touched(alg.BGP((atom,)), self.keys)
+
     def atom_diff(self, atom: Atom) -> tuple[Rows, Rows]:
         """The rows one pattern gains and loses."""
         if type(atom) is alg.PathPattern:
@@ -400,9 +404,7 @@ class Differ:
 
     def diff_bgp(self, atoms: tuple[Atom, ...]) -> tuple[Rows, Rows]:
         """The delta rule over the patterns in order (see the module docstring)."""
-        diffs = [
-            self.atom_diff(a) if touched(alg.BGP((a,)), self.keys) else ([], []) for a in atoms
-        ]
+        diffs = [self.atom_diff(a) if self.atom_touched(a) else ([], []) for a in atoms]
         live = [bool(p or m) for p, m in diffs]
         if not any(live):
             return [], []

@@ -29,7 +29,17 @@ from semps._types import Term
 from semps.ingest.sparql import algebra as alg
 from semps.ingest.sparql.evaluate import Evaluator
 from semps.ingest.sparql.model import TriplePattern
-from semps.matcher.semantic.graphdiff import NEW, OLD, Atom, ChangePairs, Differ, Rows, Sol
+from semps.matcher.semantic.graphdiff import (
+    ANY,
+    NEW,
+    OLD,
+    Atom,
+    ChangePairs,
+    Differ,
+    Rows,
+    Sol,
+    touch_keys,
+)
 
 __all__ = ["TemplateDiffer", "TemplatePlan"]
 
@@ -45,12 +55,14 @@ class TemplatePlan:
     parameters with their domains (the domain objects are the group's, updated in place
     as subscriptions come and go)."""
 
-    __slots__ = ("binds", "orders")
+    __slots__ = ("binds", "keys", "orders")
 
     def __init__(self) -> None:
         self.orders: dict[Any, Any] = {}
         #: id(pattern) -> (the pattern, its parameters and their domains).
         self.binds: dict[int, tuple[Atom, Params]] = {}
+        #: id(pattern) -> (the pattern, its touch keys).
+        self.keys: dict[int, tuple[Atom, frozenset[Any]]] = {}
 
 
 class TemplateDiffer(Differ):
@@ -76,6 +88,7 @@ class TemplateDiffer(Differ):
         self.domains = domains
         self.has = has
         self._binds = plan.binds
+        self._keys = plan.keys
         #: Whether the differ is evaluating the old graph unseeded (kept per graph version
         #: for every template: then nothing is restricted).
         self._plain = False
@@ -88,6 +101,13 @@ class TemplateDiffer(Differ):
             params = tuple((name, domains[name]) for name in atom.variables() if name in domains)
             found = self._binds[id(atom)] = (atom, params)
         return found[1]
+
+    def atom_touched(self, atom: Atom) -> bool:
+        found = self._keys.get(id(atom))
+        if found is None or found[0] is not atom:
+            found = self._keys[id(atom)] = (atom, touch_keys(alg.BGP((atom,))))
+        keys = found[1]
+        return bool(keys) and (ANY in keys or not keys.isdisjoint(self.keys))
 
     def restrict(self, atom: Atom, rows: Rows) -> Rows:
         for name, domain in self._params(atom):
