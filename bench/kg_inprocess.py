@@ -4,13 +4,18 @@ The graph opened from a data directory (``semps graph load ... --data-dir DATA``
 from a folder, the first N subscriptions of a ``knowledge_graph.py write`` folder
 registered, 20 events of warm-up, then ``count_batch`` over the first M events; prints the
 CPU seconds of each phase and the CPU an event. ``DUMP=FILE`` writes each event's counts
-(JSON lines) to compare two commits' answers (run one with ``PYTHONPATH=`` its checkout).
+(JSON lines) to compare two commits' answers (run one with ``PYTHONPATH=`` its checkout);
+``PROFILE=FILE`` writes a cProfile of the matching alone. The collector is frozen before
+the matching, as ``semps match`` does (a full collection over the subscriptions, at a
+random point of the matching, made runs differ threefold).
 
     .venv/bin/python bench/kg_inprocess.py DIR N M [GRAPH_OR_DATA_DIR]
 """
 
 from __future__ import annotations
 
+import cProfile
+import gc
 import json
 import os
 import sys
@@ -43,9 +48,18 @@ def main() -> None:
     events = list(read_events(paths, None))
     matcher.count_batch([MatchContext(e, expansion, graph=view) for e in events[:20]])
     contexts = [MatchContext(e, expansion, graph=view) for e in events]
+    gc.collect()
+    gc.freeze()  # as `semps match` does between batches (semps.gcpolicy)
+    profile = os.environ.get("PROFILE")
+    profiler = cProfile.Profile() if profile else None
     t3 = time.process_time()
+    if profiler is not None:
+        profiler.enable()
     counts = matcher.count_batch(contexts)
     t4 = time.process_time()
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(profile)
     found = sum(len(c) for c in counts)
     per = 1e3 * (t4 - t3) / max(1, len(contexts))
     print(f"matched {len(contexts)} events: {per:.1f} ms CPU an event, {found} matches")

@@ -239,14 +239,20 @@ class Differ:
     """
 
     def __init__(
-        self, change: ChangePairs, budget: int, cache: dict[Any, Any] | None = None
+        self,
+        change: ChangePairs,
+        budget: int,
+        cache: dict[Any, Any] | None = None,
+        orders: dict[Any, Any] | None = None,
     ) -> None:
         self.ev = (Evaluator(change.old, budget), Evaluator(change.new, budget))
         #: The change's own triples: what it adds, what it removes.
         self.delta = (Evaluator(change.plus, budget), Evaluator(change.minus, budget))
         self.keys = change.keys
         self.cache = cache if cache is not None else {}
-        self._orders: dict[tuple[Any, frozenset[str]], tuple[Atom, ...]] = {}
+        #: Join orders by the patterns' identities and the bound variables (kept by a
+        #: template's group across events: its patterns live as long as it).
+        self._orders: dict[Any, Any] = orders if orders is not None else {}
 
     # -- evaluation with sound seeding -------------------------------------------------------
 
@@ -340,17 +346,18 @@ class Differ:
         """The patterns in a join order from ``seed``: the most bound first, triples
         before paths (kept per pattern tuple and bound variables)."""
         bound = frozenset(seed)
-        key = (atoms, bound)
+        key = (tuple(map(id, atoms)), bound)
         found = self._orders.get(key)
-        if found is None:
+        if found is None:  # (the patterns kept beside their order: their ids stay theirs)
+            score = self.score
             remaining, names, order = list(atoms), set(bound), []
             while remaining:
-                best = max(range(len(remaining)), key=lambda i: _score(remaining[i], names, i))
+                best = max(range(len(remaining)), key=lambda i: score(remaining[i], names, i))
                 atom = remaining.pop(best)
                 order.append(atom)
                 names |= atom.variables()
-            found = self._orders[key] = tuple(order)
-        return found
+            found = self._orders[key] = (atoms, tuple(order))
+        return found[1]
 
     # -- differences --------------------------------------------------------------------------
 
@@ -385,6 +392,10 @@ class Differ:
         old, new = self._whole(node, OLD), self._whole(node, NEW)
         return subtract(new, old), subtract(old, new)
 
+    def atom_touched(self, atom: Atom) -> bool:
+        """Whether the change can change one pattern's rows."""
+        return touched(alg.BGP((atom,)), self.keys)
+
     def atom_diff(self, atom: Atom) -> tuple[Rows, Rows]:
         """The rows one pattern gains and loses."""
         if type(atom) is alg.PathPattern:
@@ -393,9 +404,7 @@ class Differ:
 
     def diff_bgp(self, atoms: tuple[Atom, ...]) -> tuple[Rows, Rows]:
         """The delta rule over the patterns in order (see the module docstring)."""
-        diffs = [
-            self.atom_diff(a) if touched(alg.BGP((a,)), self.keys) else ([], []) for a in atoms
-        ]
+        diffs = [self.atom_diff(a) if self.atom_touched(a) else ([], []) for a in atoms]
         live = [bool(p or m) for p, m in diffs]
         if not any(live):
             return [], []
@@ -437,14 +446,36 @@ class Differ:
         """A basic graph pattern whose patterns each read their own side, from ``seed``,
         the most bound pattern next each time."""
         rows = [seed]
-        remaining = list(atoms)
-        while remaining and rows:
-            bound = set(rows[0])
-            best = max(range(len(remaining)), key=lambda i: _score(remaining[i][0], bound, i))
-            atom, side = remaining.pop(best)
-            match = self.ev[side].match
-            rows = self.restrict(atom, [out for row in rows for out in match(atom, row)])
+        for atom, side in self.mixed_order(atoms, seed):
+            rows = self.matches(atom, side, rows)
+            if not rows:
+                break
         return rows
+
+    def mixed_order(self, atoms: list[tuple[Atom, int]], seed: Sol) -> list[tuple[Atom, int]]:
+        """:meth:`mixed`'s order: the most bound pattern next each time (kept as
+        :meth:`ordered` keeps its orders)."""
+        key = (tuple((id(a), side) for a, side in atoms), frozenset(seed))
+        found = self._orders.get(key)
+        if found is None:
+            score, bound = self.score, set(seed)
+            remaining, order = list(atoms), []
+            while remaining:
+                best = max(range(len(remaining)), key=lambda i: score(remaining[i][0], bound, i))
+                atom, side = remaining.pop(best)
+                order.append((atom, side))
+                bound |= atom.variables()
+            found = self._orders[key] = (list(atoms), order)
+        return found[1]
+
+    def matches(self, atom: Atom, side: int, rows: Rows) -> Rows:
+        """``rows`` extended by the pattern's matches on ``side`` (:meth:`restrict` ed)."""
+        match = self.ev[side].match
+        return self.restrict(atom, [out for row in rows for out in match(atom, row)])
+
+    def score(self, atom: Atom, bound: set[str] | frozenset[str], i: int) -> tuple[int, ...]:
+        """A pattern's rank in a join order (the highest next)."""
+        return _score(atom, bound, i)
 
     def restrict(self, atom: Atom, rows: Rows) -> Rows:
         """The rows a pattern's match gave that may matter (here: all of them; a template's
@@ -664,7 +695,7 @@ def _simple(node: alg.Node) -> bool:
     return False
 
 
-def _score(atom: Atom, bound: set[str], i: int) -> tuple[int, int, int, int]:
+def _score(atom: Atom, bound: set[str] | frozenset[str], i: int) -> tuple[int, int, int, int]:
     """Join order: the patterns with a bound variable first (a node the solution already
     has: a lookup), then those with constants (a class: maybe every sensor), triples before
     paths."""

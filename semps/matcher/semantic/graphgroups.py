@@ -28,6 +28,7 @@ from semps.matcher.semantic.compiled import CompiledSubscription
 from semps.matcher.semantic.graphdiff import ANY, Rows, touch_keys, zero_length
 from semps.matcher.semantic.graphtemplate import TYPE_PARAM, Template, template_of
 from semps.matcher.semantic.graphthresholds import PostFilters
+from semps.matcher.semantic.templatediff import TemplatePlan
 from semps.terms import RDF_TYPE
 
 TouchKey = str | tuple[str, Term]
@@ -76,7 +77,7 @@ class Bucket:
 class Group:
     """One template's subscriptions (see the module docstring)."""
 
-    __slots__ = ("buckets", "domains", "required", "size", "static_keys", "template")
+    __slots__ = ("buckets", "domains", "plan", "required", "size", "static_keys", "template")
 
     def __init__(self, template: Template) -> None:
         self.template = template
@@ -88,6 +89,8 @@ class Group:
         #: The touch keys of each required pattern (one of which a change must carry, or
         #: the graph must have a triple for).
         self.required = tuple(_atom_keys(a) for a in spine_atoms(template.keyed))
+        #: What the template's differ keeps across events (join orders, parameters).
+        self.plan = TemplatePlan()
 
     def add(self, constants: tuple[Term, ...], post: tuple[Any, ...], sub_id: str) -> None:
         bucket = self.buckets.get(constants)

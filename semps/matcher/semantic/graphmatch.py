@@ -198,7 +198,7 @@ class GraphMatching:
             return []
         new = GraphPairs(view, plus=plus, minus=minus, base=old)
         change = ChangePairs(old, new, _pairs(name, plus), _pairs(name, minus), keys)
-        run = _Run(change, view, is_change)
+        run = _Run(change, view, is_change, has)
         out: list[tuple[str, ChangeVerdict]] = []
         for group in groups:
             if watch is not None:
@@ -229,7 +229,9 @@ class GraphMatching:
         """A template evaluated once, its changed solutions dispatched to its subscriptions
         (raises OutOfBudget: then one by one)."""
         t = group.template
-        differ = TemplateDiffer(run.change, self.budget, self._cache, group.domains)
+        differ = TemplateDiffer(
+            run.change, self.budget, self._cache, group.domains, run.has, group.plan
+        )
         gained, lost = differ.diff(t.where)
         if not gained and not lost:
             return []
@@ -318,6 +320,8 @@ class _Run:
     change: ChangePairs
     view: GraphView
     is_change: bool
+    #: Whether the old graph holds a triple a touch key names (cached per version).
+    has: Callable[[Any], bool]
 
 
 def _solutions(differ: Differ, shape: Shape, seed: Sol, side: int) -> Rows:

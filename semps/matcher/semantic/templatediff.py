@@ -5,44 +5,109 @@ A template's parameters are variables where its subscriptions have constants: ev
 as they are, ``?s a ?class`` would give every class of a sensor, and ``?room brick:isPartOf
 ?floor`` every floor. :class:`TemplateDiffer` is a :class:`~.graphdiff.Differ` that drops a
 solution as soon as one of its patterns binds a parameter to a value no subscription of
-the template has (its *domain*). Dropping those is exact: they reach no subscription. The
-unseeded evaluations the differ keeps per graph version are not restricted, so they stay
-valid when subscriptions come and go.
+the template has (its *domain*), pattern by pattern as the join goes: a parameter with a
+few values is bound to each before its pattern is looked up (``?p a ?class`` for the one
+class the subscriptions name: a lookup by both ends, never the sensor's every class), and
+a parameter counts as a constant in the join order. Dropping those is exact: they reach
+no subscription. The unseeded evaluations the differ keeps per graph version are not
+restricted, so they stay valid when subscriptions come and go.
+
+A basic graph pattern with a property the graph has no triple of (and the change brings
+none) has no solution: it is not evaluated (the old graph's readings, when readings come
+only with events: the left side of "a zone above its setpoint" seeded with every reading).
+
+What does not change from event to event (join orders, each pattern's parameters) is kept
+in the template's :class:`TemplatePlan`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
 
 from semps._types import Term
-from semps.matcher.semantic.graphdiff import Atom, ChangePairs, Differ, Rows, Sol
+from semps.ingest.sparql import algebra as alg
+from semps.ingest.sparql.evaluate import Evaluator
+from semps.ingest.sparql.model import TriplePattern
+from semps.matcher.semantic.graphdiff import (
+    ANY,
+    NEW,
+    OLD,
+    Atom,
+    ChangePairs,
+    Differ,
+    Rows,
+    Sol,
+    touch_keys,
+)
 
-__all__ = ["TemplateDiffer"]
+__all__ = ["TemplateDiffer", "TemplatePlan"]
+
+#: A parameter with at most this many values is bound to each before its pattern is
+#: matched (a lookup by both ends) rather than read from the pattern's matches.
+EXPAND = 8
+
+Params = tuple[tuple[str, Collection[Term]], ...]
+
+
+class TemplatePlan:
+    """What a template's differ keeps across events: join orders, and each pattern's
+    parameters with their domains (the domain objects are the group's, updated in place
+    as subscriptions come and go)."""
+
+    __slots__ = ("binds", "keys", "orders")
+
+    def __init__(self) -> None:
+        self.orders: dict[Any, Any] = {}
+        #: id(pattern) -> (the pattern, its parameters and their domains).
+        self.binds: dict[int, tuple[Atom, Params]] = {}
+        #: id(pattern) -> (the pattern, its touch keys).
+        self.keys: dict[int, tuple[Atom, frozenset[Any]]] = {}
 
 
 class TemplateDiffer(Differ):
     """A :class:`~.graphdiff.Differ` whose patterns' rows keep only the parameter values
-    of ``domains`` (parameter name -> the values its subscriptions use)."""
+    of ``domains`` (parameter name -> the values its subscriptions use).
+
+    Args:
+        has: whether the old graph holds a triple of a property (``has(iri)``).
+        plan: the template's plan (a fresh one when ``None``).
+    """
 
     def __init__(
         self,
         change: ChangePairs,
         budget: int,
         cache: dict[object, object] | None,
-        domains: Mapping[str, Container[Term]],
+        domains: Mapping[str, Collection[Term]],
+        has: Callable[[Any], bool] | None = None,
+        plan: TemplatePlan | None = None,
     ) -> None:
-        super().__init__(change, budget, cache)
+        plan = plan if plan is not None else TemplatePlan()
+        super().__init__(change, budget, cache, plan.orders)
         self.domains = domains
-        self._binds: dict[Atom, tuple[tuple[str, Container[Term]], ...]] = {}
+        self.has = has
+        self._binds = plan.binds
+        self._keys = plan.keys
+        #: Whether the differ is evaluating the old graph unseeded (kept per graph version
+        #: for every template: then nothing is restricted).
+        self._plain = False
+        self._plain_orders: dict[Any, Any] = {}
 
-    def _params(self, atom: Atom) -> tuple[tuple[str, Container[Term]], ...]:
-        found = self._binds.get(atom)
-        if found is None:
+    def _params(self, atom: Atom) -> Params:
+        found = self._binds.get(id(atom))
+        if found is None or found[0] is not atom:
             domains = self.domains
-            found = self._binds[atom] = tuple(
-                (name, domains[name]) for name in atom.variables() if name in domains
-            )
-        return found
+            params = tuple((name, domains[name]) for name in atom.variables() if name in domains)
+            found = self._binds[id(atom)] = (atom, params)
+        return found[1]
+
+    def atom_touched(self, atom: Atom) -> bool:
+        found = self._keys.get(id(atom))
+        if found is None or found[0] is not atom:
+            found = self._keys[id(atom)] = (atom, touch_keys(alg.BGP((atom,))))
+        keys = found[1]
+        return bool(keys) and (ANY in keys or not keys.isdisjoint(self.keys))
 
     def restrict(self, atom: Atom, rows: Rows) -> Rows:
         for name, domain in self._params(atom):
@@ -54,7 +119,88 @@ class TemplateDiffer(Differ):
         return self.restrict(atom, gained), self.restrict(atom, lost)
 
     def seeded(self, atoms: tuple[Atom, ...], seed: Sol, side: int) -> Rows:
-        rows = super().seeded(atoms, seed, side)
-        for atom in atoms:
-            rows = self.restrict(atom, rows)
+        return self._bgp(atoms, seed, side)
+
+    def gains_only(self, atoms: tuple[Atom, ...], diffs: list[tuple[Rows, Rows]]) -> Rows:
+        """The delta rule's terms that can give a row: pattern ``k``'s gains joined with
+        the patterns before it over the old graph and after it over the new one, none of
+        them with a property that side has no triple of (a reading's value gained, its
+        reading in the old graph: none)."""
+        live = [
+            d
+            if d[0] and not self._empty(atoms[:k], OLD) and not self._empty(atoms[k + 1 :], NEW)
+            else ([], [])
+            for k, d in enumerate(diffs)
+        ]
+        return super().gains_only(atoms, live)
+
+    def score(self, atom: Atom, bound: set[str] | frozenset[str], i: int) -> tuple[int, ...]:
+        """The differ's rank, a parameter counted as a constant (its values are those of
+        the domain: a lookup for each, never a scan)."""
+        tied, known, triple, order = super().score(atom, bound, i)
+        if self._plain:
+            return tied, known, triple, order
+        extra = sum(1 for name, _ in self._params(atom) if name not in bound)
+        return tied, known + extra, triple, order
+
+    def _whole(self, node: alg.Node, side: int) -> Rows:
+        if side != OLD or self._plain:
+            return super()._whole(node, side)
+        self._plain, orders = True, self._orders
+        self._orders = self._plain_orders
+        try:
+            return super()._whole(node, side)
+        finally:
+            self._plain, self._orders = False, orders
+
+    def _eval(self, node: alg.Node, seed: Sol, side: int) -> Rows:
+        if type(node) is not alg.BGP or self._plain:
+            return super()._eval(node, seed, side)
+        return self._bgp(node.triples, seed, side)
+
+    def _bgp(self, atoms: tuple[Atom, ...], seed: Sol, side: int) -> Rows:
+        """A basic graph pattern from ``seed``, each pattern's matches restricted to the
+        domains as they come (a class no subscription names ends the row there)."""
+        if self._empty(atoms, side):
+            return []
+        ev = self.ev[side]
+        rows = [dict(seed)]
+        for atom in self.ordered(atoms, seed):
+            out: Rows = []
+            for row in rows:
+                out.extend(self._match(ev, atom, row))
+            rows = out
+            if not rows:
+                break
         return rows
+
+    def matches(self, atom: Atom, side: int, rows: Rows) -> Rows:
+        ev, out = self.ev[side], []
+        for row in rows:
+            out.extend(self._match(ev, atom, row))
+        return out
+
+    def _empty(self, atoms: tuple[Atom, ...], side: int) -> bool:
+        """Whether a pattern's property has no triple on ``side`` (then neither has the
+        basic graph pattern a solution)."""
+        has = self.has
+        if has is None:
+            return False
+        for atom in atoms:
+            if type(atom) is TriplePattern and type(atom.p) is str and not has(atom.p):
+                if side == OLD or atom.p not in self.keys:
+                    return True
+        return False
+
+    def _match(self, ev: Evaluator, atom: Atom, row: Sol) -> Rows:
+        params = self._params(atom)
+        if not params:
+            return ev.match(atom, row)
+        open_ = [(n, d) for n, d in params if n not in row]
+        if len(open_) == 1 and len(open_[0][1]) <= EXPAND:
+            name, domain = open_[0]
+            out: Rows = []
+            for value in domain:
+                out.extend(ev.match(atom, {**row, name: value}))
+            return out
+        return self.restrict(atom, ev.match(atom, row))
