@@ -33,9 +33,10 @@ from semps.matcher.semantic.compile_query import compile_query
 from semps.matcher.semantic.compiled import CompiledSubscription
 from semps.matcher.semantic.derive import Axioms, Deriver, Facts
 from semps.matcher.semantic.diagnose import Diagnosis, pattern_text
-from semps.matcher.semantic.graphdiff import ANY, change_keys, subtract, touch_keys
+from semps.matcher.semantic.graphdiff import subtract
 from semps.matcher.semantic.graphmatch import where_of
 from semps.matcher.semantic.pairs import EventPairs
+from semps.matcher.semantic.touchkeys import ANY, change_keys, touch_keys
 from semps.matcher.semantic.verify import DEFAULT_STEP_BUDGET
 from semps.matcher.values import Subscription
 from semps.ontology.closure import close

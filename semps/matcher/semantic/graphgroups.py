@@ -25,10 +25,11 @@ from semps._types import Term
 from semps.graph.view import GraphView
 from semps.ingest.sparql import algebra as alg
 from semps.matcher.semantic.compiled import CompiledSubscription
-from semps.matcher.semantic.graphdiff import ANY, Rows, touch_keys, zero_length
+from semps.matcher.semantic.graphdiff import Rows
 from semps.matcher.semantic.graphtemplate import TYPE_PARAM, Template, template_of
 from semps.matcher.semantic.graphthresholds import PostFilters
 from semps.matcher.semantic.templatediff import TemplatePlan
+from semps.matcher.semantic.touchkeys import ANY, touch_keys, zero_length
 from semps.terms import RDF_TYPE
 
 TouchKey = str | tuple[str, Term]

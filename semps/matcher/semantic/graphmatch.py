@@ -47,13 +47,13 @@ from semps.matcher.semantic.graphdiff import (
     Differ,
     Rows,
     Sol,
-    change_keys,
     multiset_minus,
 )
 from semps.matcher.semantic.graphgroups import GraphGroups, Group, graph_has
 from semps.matcher.semantic.graphtemplate import Template, instantiate
 from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.templatediff import TemplateDiffer
+from semps.matcher.semantic.touchkeys import change_keys
 from semps.matcher.values import Verdict
 
 Row: TypeAlias = "tuple[Term | None, ...]"

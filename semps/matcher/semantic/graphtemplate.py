@@ -41,7 +41,7 @@ from typing import Any
 from semps._types import Term
 from semps.ingest.sparql import algebra as alg
 from semps.ingest.sparql.model import TriplePattern, Var
-from semps.matcher.semantic.graphdiff import zero_length
+from semps.matcher.semantic.touchkeys import zero_length
 from semps.terms import RDF_TYPE
 
 __all__ = ["Template", "instantiate", "param_name", "template_of"]

@@ -30,7 +30,6 @@ from semps.ingest.sparql import algebra as alg
 from semps.ingest.sparql.evaluate import Evaluator
 from semps.ingest.sparql.model import TriplePattern
 from semps.matcher.semantic.graphdiff import (
-    ANY,
     NEW,
     OLD,
     Atom,
@@ -38,8 +37,8 @@ from semps.matcher.semantic.graphdiff import (
     Differ,
     Rows,
     Sol,
-    touch_keys,
 )
+from semps.matcher.semantic.touchkeys import ANY, touch_keys
 
 __all__ = ["TemplateDiffer", "TemplatePlan"]
 
