@@ -310,14 +310,15 @@ class BulkCloser:
         """cls-int1 for the subjects given new types this round: per intersection one of
         whose members is among the new classes, the subjects holding its *rarest* member
         (few, where a common member such as Brick's point tag has thousands), those given a
-        new type, then each checked for every member. A class may be a member of hundreds
-        of intersections: this is what keeps the rule from multiplying the round."""
+        new type of a member of some intersection, then each checked for every member. A
+        class may be a member of hundreds of intersections: this is what keeps the rule
+        from multiplying the round."""
         if not len(x):
             return
         _, at = self.inter_of.expand(unique(c))
         if not len(at):
             return
-        touched = unique(x)
+        touched = unique(x[contains(self.inter_of.keys, c)])  # a new type of a member
         by_object = self._by_object(self.t)
         for inter in unique(self.inter_of.values[at, 0]).tolist():
             members = self.r.members[inter]
