@@ -274,7 +274,9 @@ class Building:
 
 def write_graph(folder: Path, brick_a: Path, triples: int, rng: random.Random) -> Campus:
     """``folder/brick-a.nt`` and ``folder/campus-NNN.nt`` (100 buildings a file) until the
-    graph holds about ``triples`` triples."""
+    graph holds about ``triples`` triples, and at least one generated building (the
+    subscriptions and events name its equipment: a smaller ``triples`` gives the brick-a
+    models and that one building)."""
     folder.mkdir(parents=True, exist_ok=True)
     campus = Campus()
     with (folder / "brick-a.nt").open("w") as out:
@@ -282,7 +284,7 @@ def write_graph(folder: Path, brick_a: Path, triples: int, rng: random.Random) -
             out.write(line)
             campus.triples += 1
     index, out_file = 0, None
-    while campus.triples < triples:
+    while campus.triples < triples or index == 0:
         if index % 100 == 0:
             if out_file:
                 out_file.close()

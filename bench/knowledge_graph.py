@@ -5,7 +5,8 @@ Shape (``write DIR``), deterministic from ``--seed``:
 
 - ``ontology.owl``: Brick 1.2 (``../shared/workloads/brick-kg-a/ontology.owl``, copied).
 - ``graph/``: the campus (bench/_campus.py): the real brick-a models as buildings, then
-  generated buildings until the graph holds about ``--triples`` triples (N-Triples).
+  generated buildings until the graph holds about ``--triples`` triples (N-Triples; at
+  least one generated building: about 6.5k triples at the smallest).
 - ``subscriptions/*.rq`` (``--subs``): what facilities applications write, constants drawn
   from the campus: a point's reading over a threshold; readings of a class of point on one
   floor; readings of an equipment's points; zone temperatures downstream of an AHU or a
@@ -28,7 +29,10 @@ one-triple update, its answers compared with the last), extrapolated to all subs
     .venv/bin/python bench/knowledge_graph.py write DIR [--triples 1000000] [--subs 100000]
         [--events 10000] [--seed 1]
     .venv/bin/python bench/knowledge_graph.py run DIR [--sample-subs 200]
-        [--sample-events 5] [--skip-naive]
+        [--sample-events 5] [--skip-naive] [--load-only]
+
+``--load-only`` runs ``semps graph load`` alone (``PYTHONPATH=CHECKOUT`` measures another
+commit's).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -267,13 +272,21 @@ def bulk_load(folder: Path) -> dict[str, float]:
     files = sorted(str(p) for p in (folder / "graph").iterdir())
     with tempfile.TemporaryDirectory() as data:
         cmd = [*SEMPS, "graph", "load", *files, "--ontology", str(folder / "ontology.owl")]
-        t0 = time.perf_counter()
+        load = os.getloadavg()[0]
+        cpu0, t0 = _children_cpu(), time.perf_counter()
         subprocess.run([*cmd, "--data-dir", data], check=True, cwd=tempfile.gettempdir())
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
         size = sum(p.stat().st_size for p in Path(data).rglob("*") if p.is_file())
     triples = about["graph_triples"]
     return {"triples": triples, "seconds": seconds, "triples_per_s": triples / seconds,
-            "bytes_per_triple": size / triples}  # fmt: skip
+            "cpu_s": cpu, "triples_per_cpu_s": triples / cpu, "load_before": load,
+            "load_after": os.getloadavg()[0], "bytes_per_triple": size / triples}  # fmt: skip
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of the finished child processes."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -284,6 +297,7 @@ def main() -> None:
     r.add_argument("--sample-subs", type=int, default=200)
     r.add_argument("--sample-events", type=int, default=5)
     r.add_argument("--skip-naive", action="store_true", help="neither the naive nor SEPA's")
+    r.add_argument("--load-only", action="store_true", help="semps graph load alone")
     args = parser.parse_args()
     print(f"command: {' '.join(sys.argv)}", flush=True)
     if args.command == "write":
@@ -291,6 +305,10 @@ def main() -> None:
         print("written:", about, flush=True)
         return
     stamp("start")
+    if args.load_only:
+        print("semps graph load:", {k: round(v, 3) for k, v in bulk_load(args.folder).items()})
+        stamp("end")
+        return
     if _offers("match", option="--graph"):
         for workers in (1, 2):
             found = match_rate(args.folder, workers)

@@ -138,27 +138,25 @@ def run_load(args: argparse.Namespace) -> int:
             raise SempsError(msg)
     graph = open_graph(args)
     started = time.perf_counter()
-    triples = []
     total = sum(p.stat().st_size for p in args.files)
     with progress(total, "B", "reading", in_bytes=True) as tick:
-        from semps.graph.formats import read_graph
+        from semps.graph.batch import BatchReader
 
+        reader = BatchReader(graph.limits)
         for path in args.files:
             try:
-                found = read_graph(
+                reader.read(
                     path.read_bytes(),
                     media_type=args.media_type,
                     filename=path.name,
                     base=args.base,
-                    limits=graph.limits,
                 )
             except SempsError as exc:
                 msg = f"{path}:{exc}"
                 raise type(exc)(msg) from exc
-            triples.extend(found)
             tick(path.stat().st_size)
     with _stage("closing and storing") as tick:
-        change = graph.load(triples, replace=args.replace, tick=tick)
+        change = graph.load(reader.batch(), replace=args.replace, tick=tick)
     _report(change, started, graph)
     return 0
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from semps._types import Triple
 from semps.cli.progress import progress
 from semps.errors import GraphLimitExceeded, IngestError
-from semps.graph.formats import read_graph
+from semps.graph.batch import BatchReader
 from semps.graph.graph import DATABASE, KnowledgeGraph, connect
 from semps.graph.view import GraphView
 from semps.limits import Limits
@@ -56,21 +56,23 @@ def load_graph(
         _check_asserted(graph.view, limits)
         return graph.view
     files = [] if path is None else graph_files(path) if path.is_dir() else [path]
-    triples: list[Triple] = list(facts)
+    reader = BatchReader(limits)
+    reader.extend(facts)
     total = sum(f.stat().st_size for f in files)
     with progress(total, "B", "reading the graph", in_bytes=True) as tick:
         for f in files:
             try:
-                triples += read_graph(f.read_bytes(), filename=f.name, base=base, limits=limits)
+                reader.read(f.read_bytes(), filename=f.name, base=base)
             except IngestError as exc:
                 msg = f"{f}:{exc}"
                 raise IngestError(msg) from exc
             tick(f.stat().st_size)
-            if len(triples) > limits.max_load_triples:  # told before the rest is read
+            bound = limits.max_load_triples  # told before the rest is read (repeats aside)
+            if reader.read_so_far > bound and len(reader.batch()) > bound:
                 break
     graph = KnowledgeGraph(expansion, limits=limits)
     with progress(1 << 40, "triple", "closing the graph") as tick:
-        graph.load(triples, tick=tick)
+        graph.load(reader.batch(), tick=tick)
     if sys.stderr.isatty():
         print(f"semps: the graph holds {len(graph)} triples with its closure", file=sys.stderr)
     return graph.view

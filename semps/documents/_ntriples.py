@@ -28,7 +28,7 @@ import re
 from semps._types import Term, Triple
 from semps.terms import RDF, Literal
 
-__all__ = ["read_plain"]
+__all__ = ["Rows", "read_plain", "read_plain_rows"]
 
 _PCHAR = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})"
 _REG_NAME = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*"
@@ -101,6 +101,88 @@ def read_plain(data: bytes) -> tuple[Triple, ...] | None:
             s, p, o = terms
         out[(s, p, o)] = None  # type: ignore[index]
     return tuple(out)
+
+
+#: Triples as three columns of indices into a table of terms (subjects, predicates, objects).
+Rows = tuple[list[int], list[int], list[int]]
+
+
+def read_plain_rows(data: bytes, ids: dict[Term, int], blank_prefix: str) -> Rows | None:
+    """The triples of a plain N-Triples document as indices into ``ids`` (term -> index,
+    grown with the terms first seen here), blank nodes ``_:x`` named ``blank_prefix + x``;
+    ``None`` when the document is not plain. Lines repeat as the document does.
+
+    A bulk load's reader: each distinct text is checked once for the whole document (no
+    bounded cache), and no tuple is made per triple.
+
+    Example:
+        >>> ids = {}
+        >>> read_plain_rows(b'<http://ex/a> <http://ex/p> _:b .\\n', ids, "_:d.")
+        ([0], [1], [2])
+        >>> list(ids)
+        ['http://ex/a', 'http://ex/p', '_:d.b']
+    """
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        return None
+    checked: dict[str, tuple[int, int]] = {}  # text -> (kind, index), any position
+    seen: tuple[dict[str, int], dict[str, int], dict[str, int]] = ({}, {}, {})
+    s_get, p_get, o_get = (cache.get for cache in seen)
+    s_seen, p_seen, o_seen = seen
+    out: Rows = ([], [], [])
+    s_add, p_add, o_add = (column.append for column in out)
+    for line in text.split("\n"):
+        parts = line.split(" ")
+        if len(parts) == 4 and parts[3] == ".":
+            s_text, p_text, o_text, _ = parts
+        else:
+            if line.endswith("\r"):
+                line = line[:-1]
+            if not line.endswith(" ."):
+                if line:
+                    return None
+                continue
+            s_text, _, rest = line[:-2].partition(" ")
+            p_text, _, o_text = rest.partition(" ")
+        s = s_get(s_text)
+        if s is None:
+            s = _indexed(s_text, _SUBJECT_KINDS, s_seen, checked, ids, blank_prefix)
+        p = p_get(p_text)
+        if p is None:
+            p = _indexed(p_text, _PREDICATE_KINDS, p_seen, checked, ids, blank_prefix)
+        o = o_get(o_text)
+        if o is None:
+            o = _indexed(o_text, _OBJECT_KINDS, o_seen, checked, ids, blank_prefix)
+        if s < 0 or p < 0 or o < 0:
+            return None
+        s_add(s)
+        p_add(p)
+        o_add(o)
+    return out
+
+
+def _indexed(
+    text: str,
+    kinds: tuple[int, ...],
+    seen: dict[str, int],
+    checked: dict[str, tuple[int, int]],
+    ids: dict[Term, int],
+    blank_prefix: str,
+) -> int:
+    """A text's index in a position (kept in ``seen``), checked once whatever the
+    position (as :func:`_checked` does); ``-1`` if it is not plain or not of ``kinds``."""
+    found = checked.get(text)
+    if found is None:
+        term = _term(text)
+        if term is None:
+            return -1
+        value = blank_prefix + text[2:] if term[0] == _BLANK_KIND else term[1]
+        found = checked[text] = (term[0], ids.setdefault(value, len(ids)))
+    if found[0] not in kinds:
+        return -1
+    seen[text] = found[1]
+    return found[1]
 
 
 def _checked(s_text: str, p_text: str, o_text: str) -> Triple | None:

@@ -33,6 +33,9 @@ Keyed = Mapping[int, IntArray]
 #: Rows one step of the transitive join materialises at most (then they are made unique
 #: and counted before the next step: memory stays near the bound, not the join's size).
 CHUNK_ROWS = 1 << 20
+#: The key under which :meth:`BulkCloser._round` lists the type triples found by other
+#: rules than cax-sco (not a predicate id: those are never negative).
+_OPENED = -1
 
 
 class BulkTooMany(Exception):
@@ -139,6 +142,8 @@ class BulkCloser:
         self.so: dict[int, IntArray] = dict(base)
         self.os: dict[int, IntArray] = {}
         self.tick = tick
+        #: The round's new type keys cax-sco has still to expand (:meth:`_ancestors`).
+        self.open = _EMPTY
         t = rules.type
         self.t = t
         self.classes = _Table(rules.classes, 1)
@@ -167,6 +172,7 @@ class BulkCloser:
         base did not hold, by predicate (sorted); the base grows by them."""
         found: dict[int, list[IntArray]] = {}
         delta = self._fresh({p: [k] for p, k in new.items()})
+        self.open = delta.get(self.t, _EMPTY)
         while delta:
             self.total += sum(len(k) for k in delta.values())
             self._check(0)
@@ -178,7 +184,11 @@ class BulkCloser:
                 found.setdefault(p, []).append(k)
             if self.tick is not None:
                 self.tick(sum(len(k) for k in delta.values()))
-            delta = self._fresh(self._round(delta))
+            candidates = self._round(delta)
+            opened = candidates.pop(_OPENED, None)
+            delta = self._fresh(candidates)
+            types = delta.get(self.t, _EMPTY)
+            self.open = types[contains(unique(np.concatenate(opened)), types)] if opened else _EMPTY
         return {p: np.sort(np.concatenate(ks)) for p, ks in found.items()}
 
     def _check(self, pending: int) -> None:
@@ -231,7 +241,10 @@ class BulkCloser:
 
         def emit(p: int, s: IntArray, o: IntArray) -> None:
             if len(s):
-                out.setdefault(p, []).append((s << 32) | o)
+                k = (s << 32) | o
+                out.setdefault(p, []).append(k)
+                if p == self.t:  # a type found by another rule than cax-sco: see _ancestors
+                    out.setdefault(_OPENED, []).append(k)
 
         def emit_many(ps: IntArray, s: IntArray, o: IntArray) -> None:
             if not len(ps):
@@ -246,10 +259,25 @@ class BulkCloser:
             s, o = k >> 32, k & MASK
             literal = self._is_literal(o)
             if p == self.t:
+                self._ancestors(out)
                 self._type_rules(s[~literal], o[~literal], emit, emit_many)
                 s, o, literal = s[literal], o[literal], literal[literal]
             self._property_rules(p, s, o, literal, emit, emit_many)
         return out
+
+    def _ancestors(self, out: dict[int, list[IntArray]]) -> None:
+        """cax-sco and cax-eqc for the round's *open* new types: those another rule found
+        (or the load asserted). A type cax-sco found is closed already: its class's
+        ancestors are among the ancestors of the class it came from (the table is
+        transitive), emitted in the same round. Expanding only the open ones keeps a
+        deep class tree from being walked again from every ancestor."""
+        k = self.open
+        if not len(k):
+            return
+        x, c = k >> 32, k & MASK
+        i, at = self.classes.expand(c)
+        if len(i):
+            out.setdefault(self.t, []).append((x[i] << 32) | self.classes.values[at, 0])
 
     def _type_rules(
         self,
@@ -259,8 +287,6 @@ class BulkCloser:
         emit_many: Callable[[IntArray, IntArray, IntArray], None],
     ) -> None:
         t = self.t
-        i, at = self.classes.expand(c)
-        emit(t, x[i], self.classes.values[at, 0])
         i, at = self.svf_by_filler.expand(c)
         rest, q = self.svf_by_filler.values[at, 0], self.svf_by_filler.values[at, 1]
         for prop in unique(q).tolist():
@@ -284,14 +310,15 @@ class BulkCloser:
         """cls-int1 for the subjects given new types this round: per intersection one of
         whose members is among the new classes, the subjects holding its *rarest* member
         (few, where a common member such as Brick's point tag has thousands), those given a
-        new type, then each checked for every member. A class may be a member of hundreds
-        of intersections: this is what keeps the rule from multiplying the round."""
+        new type of a member of some intersection, then each checked for every member. A
+        class may be a member of hundreds of intersections: this is what keeps the rule
+        from multiplying the round."""
         if not len(x):
             return
         _, at = self.inter_of.expand(unique(c))
         if not len(at):
             return
-        touched = unique(x)
+        touched = unique(x[contains(self.inter_of.keys, c)])  # a new type of a member
         by_object = self._by_object(self.t)
         for inter in unique(self.inter_of.values[at, 0]).tolist():
             members = self.r.members[inter]

@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from semps._types import Triple
 from semps.errors import GraphError, GraphLimitExceeded
+from semps.graph.batch import TripleBatch
 from semps.graph.bulk import BulkOvertime, BulkTooMany, closure_of
 from semps.graph.change import GraphChange, IntArray, Keyed, keyed
 from semps.graph.local import LocalTerms
@@ -213,7 +214,7 @@ def _minus(a: Keyed, b: Keyed) -> dict[int, IntArray]:
 
 def plan_load(
     view: GraphView,
-    triples: Sequence[Triple],
+    triples: Sequence[Triple] | TripleBatch,
     *,
     replace: bool = False,
     limits: Limits = DEFAULT_LIMITS,
@@ -222,7 +223,8 @@ def plan_load(
 ) -> GraphChange:
     """The change that loading ``triples`` makes: merged in (Graph Store Protocol
     ``POST``), or replacing every asserted triple (``PUT``). ``tick(n)`` is called as the
-    closure grows by ``n`` triples.
+    closure grows by ``n`` triples. ``triples`` may be a :class:`TripleBatch` (a bulk
+    load's reading: no tuple a triple).
 
     Raises:
         GraphLimitExceeded: more than ``max_load_triples`` triples, or a closure change
@@ -230,8 +232,12 @@ def plan_load(
         GraphError: a triple is an axiom, or ``owl:sameAs``.
     """
     bound = (limits.max_load_triples, "max_load_triples")
-    local = _admit(view, triples, len(triples), bound, "the load brings")
-    new = keyed(local.ids(triples))
+    if isinstance(triples, TripleBatch):
+        local = _admit(view, triples.suspects(), len(triples), bound, "the load brings")
+        new = triples.keyed(local)
+    else:
+        local = _admit(view, triples, len(triples), bound, "the load brings")
+        new = keyed(local.ids(triples))
     closure, asserted = _packed(view)
     room = limits.max_graph_triples - (0 if replace else len(view))
     limit, graph_bound = _bounded(limits, _edit_limit(limits, len(triples)), max(room, 0))

@@ -24,9 +24,10 @@ from pathlib import Path
 
 from semps._types import Triple
 from semps.errors import GraphLimitExceeded, StoreError
+from semps.graph.batch import TripleBatch, read_batch
 from semps.graph.change import GraphChange
 from semps.graph.edit import plan_clear, plan_edit, plan_load, plan_ontology
-from semps.graph.formats import read_graph, serialize
+from semps.graph.formats import serialize
 from semps.graph.rules import IdRules, id_rules
 from semps.graph.store import GraphStore, fingerprint
 from semps.graph.terms import TermTable
@@ -155,7 +156,7 @@ class KnowledgeGraph:
 
     def plan_load(
         self,
-        data: bytes | Sequence[Triple],
+        data: bytes | Sequence[Triple] | TripleBatch,
         *,
         media_type: str | None = None,
         filename: str | None = None,
@@ -163,10 +164,11 @@ class KnowledgeGraph:
         replace: bool = False,
         tick: Tick | None = None,
     ) -> GraphChange:
-        """The change of a bulk load (a document's bytes, or triples), merged in or
-        replacing the asserted triples (Graph Store Protocol ``POST`` / ``PUT``)."""
+        """The change of a bulk load (a document's bytes, triples, or a batch read by
+        :class:`~semps.graph.batch.BatchReader`), merged in or replacing the asserted
+        triples (Graph Store Protocol ``POST`` / ``PUT``)."""
         if isinstance(data, bytes):
-            data = read_graph(
+            data = read_batch(
                 data, media_type=media_type, filename=filename, base=base, limits=self.limits
             )
         note = "replace" if replace else "load"
@@ -252,7 +254,7 @@ class KnowledgeGraph:
 
     def load(
         self,
-        data: bytes | Sequence[Triple],
+        data: bytes | Sequence[Triple] | TripleBatch,
         *,
         media_type: str | None = None,
         filename: str | None = None,

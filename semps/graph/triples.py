@@ -47,6 +47,24 @@ def unique(a: IntArray) -> IntArray:
     return s[keep]
 
 
+def _holds(sorted_keys: IntArray, query: IntArray) -> BoolArray:
+    """Which of ``query`` are in ``sorted_keys``."""
+    if not len(sorted_keys) or not len(query):
+        return np.zeros(len(query), dtype=np.bool_)
+    at = np.minimum(sorted_keys.searchsorted(query), len(sorted_keys) - 1)
+    found: BoolArray = sorted_keys[at] == query
+    return found
+
+
+def _found(sorted_keys: IntArray, query: IntArray) -> IntArray:
+    """The positions in ``sorted_keys`` of those of ``query`` it holds."""
+    if not len(sorted_keys) or not len(query):
+        return np.zeros(0, dtype=np.int64)
+    at: IntArray = np.minimum(sorted_keys.searchsorted(query), len(sorted_keys) - 1)
+    found: IntArray = at[sorted_keys[at] == query]
+    return found
+
+
 def swapped(packed: IntArray) -> IntArray:
     """``a << 32 | b`` keys as ``b << 32 | a``."""
     return ((packed & MASK) << 32) | (packed >> 32)
@@ -57,10 +75,12 @@ class Segment:
 
     __slots__ = ("asserted", "flags", "minus", "os", "plus_o", "plus_s", "so", "size")
 
-    def __init__(self, so: IntArray = _EMPTY, asserted: BoolArray = _NO_FLAGS) -> None:
+    def __init__(
+        self, so: IntArray = _EMPTY, asserted: BoolArray = _NO_FLAGS, os: IntArray | None = None
+    ) -> None:
         self.so = so
         self.asserted = asserted
-        self.os = np.sort(swapped(so)) if len(so) else _EMPTY
+        self.os = os if os is not None else np.sort(swapped(so)) if len(so) else _EMPTY
         self.plus_s: dict[int, set[int]] = {}
         self.plus_o: dict[int, set[int]] = {}
         self.minus: set[int] = set()
@@ -234,21 +254,27 @@ class Segment:
             for key in asserted.tolist():
                 self.add(key >> 32, key & MASK, True)
             return
+        overlay = bool(self.plus_s or self.minus or self.flags)
         so, flags = self.packed()
+        os = None if overlay else self.os  # kept sorted by merging, not sorted again
         if len(removed):
-            keep = ~np.isin(so, removed)
-            so, flags = so[keep], flags[keep]
+            at = _found(so, removed)
+            so, flags = np.delete(so, at), np.delete(flags, at)
+            if os is not None:
+                os = np.delete(os, _found(os, np.sort(swapped(removed))))
         if len(added):
-            fresh = added[~np.isin(added, so)]
-            so = np.concatenate([so, fresh])
-            flags = np.concatenate([flags, np.zeros(len(fresh), dtype=np.bool_)])
-            order = np.argsort(so, kind="stable")
-            so, flags = so[order], flags[order]
+            fresh = added[~_holds(so, added)]
+            at = so.searchsorted(fresh)
+            so = np.insert(so, at, fresh)
+            flags = np.insert(flags, at, np.zeros(len(fresh), dtype=np.bool_))
+            if os is not None:
+                back = np.sort(swapped(fresh))
+                os = np.insert(os, os.searchsorted(back), back)
         if len(unasserted):
-            flags[np.isin(so, unasserted)] = False
+            flags[_found(so, unasserted)] = False
         if len(asserted):
-            flags[np.isin(so, asserted)] = True
-        self.__init__(so, flags)  # type: ignore[misc]
+            flags[_found(so, asserted)] = True
+        self.__init__(so, flags, os)  # type: ignore[misc]
 
     @property
     def overlay(self) -> int:

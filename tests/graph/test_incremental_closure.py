@@ -8,9 +8,10 @@ from graph_support import DATA, EX, facts, ontologies, owlrl_closure, seen
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from semps.errors import GraphError
 from semps.graph.graph import KnowledgeGraph
 from semps.ontology import compile_axioms
-from semps.terms import RDF_TYPE, Literal
+from semps.terms import RDF_TYPE, Literal, n3
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -59,6 +60,48 @@ def test_deletions_and_insertions_keep_the_closure_exact(
             asserted = list(dict.fromkeys([*asserted, extra[k]]))
         assert seen(g.view.term_triples()) == owlrl_closure(axioms, asserted)
         assert set(g.view.term_triples(asserted_only=True)) == set(asserted)
+
+
+def document(triples: list) -> bytes:
+    """The triples as an N-Triples document (read by the bulk reader, no tuple a triple)."""
+    return "".join(f"{n3(s)} {n3(p)} {n3(o)} .\n" for s, p, o in triples).encode()
+
+
+@SETTINGS
+@given(
+    ontologies(),
+    st.lists(facts, min_size=1, max_size=10, unique=True),
+    st.lists(st.integers(0, 9), max_size=4),
+)
+def test_a_document_bulk_load_closes_as_owl_rl_and_deletes_exactly(
+    axioms: list, graph: list, doomed_at: list
+) -> None:
+    """A document read as a batch (terms once, triples as index columns) closes as OWL 2
+    RL does, and DRed then removes from what it loaded exactly."""
+    g = KnowledgeGraph(compile_axioms(axioms))
+    g.load(document(graph + graph[:1]), media_type="application/n-triples")
+    assert seen(g.view.term_triples()) == owlrl_closure(axioms, graph)
+    assert set(g.view.term_triples(asserted_only=True)) == set(graph)
+    doomed = [graph[i] for i in doomed_at if i < len(graph)]
+    g.delete(doomed)
+    left = [t for t in graph if t not in doomed]
+    assert seen(g.view.term_triples()) == owlrl_closure(axioms, left)
+
+
+def test_a_document_holding_an_axiom_is_refused_naming_it() -> None:
+    g = KnowledgeGraph(compile_axioms([]))
+    doc = document([(EX + "n0", RDF_TYPE, EX + "C0"), (EX + "C0", RDFS_SUB, EX + "C1")])
+    try:
+        g.load(doc, media_type="application/n-triples")
+    except GraphError as exc:
+        assert str(exc).startswith(f"<{EX}C0> <{RDFS_SUB}> <{EX}C1>: <{RDFS_SUB}> states an")
+        assert "axioms belong in the ontology" in str(exc)
+    else:
+        raise AssertionError("the axiom was loaded")
+    assert len(g.view) == 0
+
+
+RDFS_SUB = "http://www.w3.org/2000/01/rdf-schema#subClassOf"
 
 
 def test_deleting_an_asserted_triple_that_is_also_inferred_keeps_it_inferred() -> None:

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from semps.documents import read_triples
-from semps.documents._ntriples import read_plain
+from semps.documents._ntriples import read_plain, read_plain_rows
 from semps.errors import RDFSyntaxError
 from semps.terms import RDF, XSD, Literal, n3
 
@@ -134,6 +134,19 @@ def test_whatever_the_plain_reader_accepts_pyoxigraph_reads_the_same(doc: str) -
     plain = read_plain(data)
     if plain is not None:
         assert plain == oxigraph(data)
+    assert as_triples(data) == plain
+
+
+def as_triples(data: bytes, prefix: str = "_:") -> tuple | None:
+    """The bulk reader's rows (``read_plain_rows``) as triples, repeats dropped."""
+    ids: dict = {}
+    rows = read_plain_rows(data, ids, prefix)
+    if rows is None:
+        return None
+    terms = list(ids)
+    return tuple(
+        dict.fromkeys((terms[s], terms[p], terms[o]) for s, p, o in zip(*rows, strict=True))
+    )
 
 
 plain_terms = st.sampled_from(["http://ex/a", "urn:x", "a:b?c#d", "http://h:1/%20"])
@@ -157,7 +170,7 @@ def test_plain_documents_are_read_without_pyoxigraph_and_alike(triples: list) ->
     doc = "".join(f"{n3(s)} {n3(p)} {n3(o)} .\n" for s, p, o in triples).encode()
     plain = read_plain(doc)
     assert plain is not None
-    assert plain == oxigraph(doc) == tuple(dict.fromkeys(triples))
+    assert plain == oxigraph(doc) == tuple(dict.fromkeys(triples)) == as_triples(doc)
 
 
 def test_a_document_the_plain_reader_declines_is_read_or_explained_by_pyoxigraph() -> None:
@@ -195,3 +208,10 @@ def test_a_term_known_in_one_position_is_checked_again_in_another(misplaced: byt
     assert read_plain(known) is not None
     assert read_plain(known + misplaced) is None
     assert oxigraph(known + misplaced) is None
+    assert as_triples(known) is not None
+    assert as_triples(known + misplaced) is None
+
+
+def test_the_bulk_reader_names_blank_nodes_with_its_prefix() -> None:
+    doc = b"_:b <a:p> _:c .\n<a:s> <a:p> _:b .\n"
+    assert as_triples(doc, "_:d1.") == (("_:d1.b", "a:p", "_:d1.c"), ("a:s", "a:p", "_:d1.b"))
