@@ -147,6 +147,14 @@ class HcemIndex(ReinIndex):
             )
         return self._cells
 
+    def prepare(self, batch: int) -> None:
+        """Batches under ``min_batch`` take the cell bitsets: build them (and the structure
+        they stand on) now rather than at the first event."""
+        if batch < self.min_batch:
+            self.refresh()
+            if self.built:
+                self.cell_bitsets()
+
     def _structure_bytes(self) -> int:
         cells = self._cells.nbytes() if self._cells is not None else 0
         return super()._structure_bytes() + cells
