@@ -344,14 +344,14 @@ def _runs(args: list[str], repeat: int, prev: str | None) -> dict[str, float]:
     }  # fmt: skip
 
 
-def mode_counts(batch: int, label: str) -> tuple[int, int]:
+def mode_counts(batch: int) -> tuple[int, int]:
     """Event counts of the two runs whose difference gives a mode's marginal cost: enough
     events between them (seconds of work) that the snapshot load's own variance (about
-    half a second at n = 1M) is small beside it; the previous checkout matched single
-    events with REIN (~10 ms each), so it needs fewer."""
+    half a second at n = 1M) is small beside it. Both checkouts run the same counts (the
+    commit before matched single events with the cell bitsets too, not REIN)."""
     if batch >= 100:
         return (1000, 21000)
-    return (100, 1100) if label == "prev" else (500, 10500)
+    return (500, 10500)
 
 
 def cli_modes(args: argparse.Namespace) -> list[tuple[str, int]]:
@@ -372,9 +372,7 @@ def cli_point(
     checkouts alternate run by run, ``--repeat`` rounds, so the machine's drift touches
     them alike; the load average is noted before every round."""
     modes = cli_modes(args)
-    counts = sorted(
-        {0, *(c for _, b in modes for label, _, _ in checkouts for c in mode_counts(b, label))}
-    )
+    counts = sorted({0, *(c for _, b in modes for c in mode_counts(b))})
     folder = OUT / "cli-content"
     snapshots: dict[tuple[str, str], Path] = {}
     events: dict[int, Path] = {}
@@ -394,7 +392,7 @@ def cli_point(
         for algorithm, batch in modes:
             for label, _n, prev in checkouts:
                 key = f"{label} {algorithm} --batch {batch}"
-                for count in mode_counts(batch, label):
+                for count in mode_counts(batch):
                     cmd = [
                         "content", "match", "--batch", str(batch),
                         "--index", str(snapshots[label, algorithm]),

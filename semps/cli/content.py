@@ -171,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
         load_bulk(args.subscriptions, matcher.index, workers=min(4, threads))
     else:
         load_each(args.subscriptions, _subscription, matcher.index.add)
+    matcher.index.prepare(args.batch)  # e.g. HCEM's cell bitsets, for events one at a time
     writer = LineWriter(sys.stdout)
     pending: list[Event] = []
     for item in read_jsonl(args.events, _event, JSONEventError):

@@ -204,6 +204,28 @@ def dense_event(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @jit
+def _or_rows(acc: np.ndarray, rows: np.ndarray, picked: np.ndarray, count: int, nw: int) -> None:
+    """OR the rows ``picked[:count]`` into ``acc``, four to a pass: the rows stream from
+    memory while ``acc`` is read and written once per four rows, not once per row."""
+    i = 0
+    while i + 4 <= count:
+        a, b, c, d = rows[picked[i]], rows[picked[i + 1]], rows[picked[i + 2]], rows[picked[i + 3]]
+        for w in range(nw):
+            acc[w] |= a[w] | b[w] | c[w] | d[w]
+        i += 4
+    if count - i == 3:
+        a, b, c = rows[picked[i]], rows[picked[i + 1]], rows[picked[i + 2]]
+        for w in range(nw):
+            acc[w] |= a[w] | b[w] | c[w]
+    elif count - i == 2:
+        a, b = rows[picked[i]], rows[picked[i + 1]]
+        for w in range(nw):
+            acc[w] |= a[w] | b[w]
+    elif count - i == 1:
+        _or_row(acc, rows[picked[i]], nw)
+
+
+@jit
 def cell_match(
     ev_start: np.ndarray,
     ev_vals: np.ndarray,
@@ -222,10 +244,11 @@ def cell_match(
     """Write the live slots ``0..nslots-1`` the event matches to ``out``, ascending; return
     their count. ``scratch`` holds four rows (fails, uncertain, two for several values).
 
-    First every column's cell row is OR-ed into the fails (streams of 64 slots a word);
-    then the lists of the value's cell add the slots failing there, exactly, without a
-    comparison; the slots of the value's own bucket, and those added since the build, are
-    checked against their predicates, only when nothing else failed them."""
+    First the lists of each value's cell set the slots failing there, exactly, without a
+    comparison (random bits of ``acc``, while it is small enough to stay in cache); then
+    every column's cell row is OR-ed in, four rows a pass (streams of 64 slots a word); the
+    slots of the value's own bucket, and those added since the build, are checked against
+    their predicates, only when nothing else failed them."""
     con, frow, bbase, cell_of = cells[7], cells[6], cells[2], cells[3]
     eoff, edges, rows = cells[0], cells[1], cells[13]
     lo_at, lo_slot, hi_at, hi_slot = cells[8], cells[9], cells[10], cells[11]
@@ -233,27 +256,29 @@ def cell_match(
     acc, unc, tmp, one = scratch[0], scratch[1], scratch[2], scratch[3]
     acc[:nw] = 0
     unc[:nw] = 0
+    picked = np.empty(ncols, np.int64)
+    count = 0
     ncols_ev = ev_start.shape[0] - 1
     for c in range(ncols):
         nv = ev_start[c + 1] - ev_start[c] if c < ncols_ev else 0
-        if nv == 0:
-            if con[c] >= 0:
-                _or_row(acc, rows[con[c]], nw)
-        elif nv == 1:
+        if nv == 1:
             v = ev_vals[ev_start[c]]
             k = cell_of[bbase[c] + bucket_in(edges, eoff[c], eoff[c + 1], v)]
             if frow[k] >= 0:
-                _or_row(acc, rows[frow[k]], nw)
+                picked[count] = frow[k]
+                count += 1
+            _value_fails(c, v, cells, acc, unc)
+        elif nv == 0:
+            if con[c] >= 0:
+                picked[count] = con[c]
+                count += 1
+            else:  # a list-only column the event lacks: all fail
+                g0, g1 = bbase[c], bbase[c + 1]
+                _set_slots(acc, lo_slot, lo_at[g0], lo_at[g1])
+                _set_slots(acc, hi_slot, hi_at[g0], hi_at[g1])
         else:
             _several_values(c, ev_vals, ev_start[c], ev_start[c + 1], cells, acc, unc, tmp, one, nw)
-    for c in range(ncols):
-        nv = ev_start[c + 1] - ev_start[c] if c < ncols_ev else 0
-        if nv == 1:
-            _value_fails(c, ev_vals[ev_start[c]], cells, acc, unc)
-        elif nv == 0 and con[c] < 0:  # a list-only column the event lacks: all fail
-            g0, g1 = bbase[c], bbase[c + 1]
-            _set_slots(acc, lo_slot, lo_at[g0], lo_at[g1])
-            _set_slots(acc, hi_slot, hi_at[g0], hi_at[g1])
+    _or_rows(acc, rows, picked, count, nw)
     n = 0
     for w in range(nw):
         z = ~(acc[w] | dead[w])

@@ -89,8 +89,8 @@ class CellBitsets:
         built: int,
         capacity: int,
         *,
-        cells: int = 128,
-        bits_per_predicate: int = 256,
+        cells: int = 256,
+        bits_per_predicate: int = 512,
         bucket_size: int = 256,
     ) -> None:
         if capacity < built or cells < 1 or bits_per_predicate < 0 or bucket_size < 1:

@@ -75,6 +75,12 @@ class ContentIndex(ABC):
         msg = f"the {self.name} index has no bulk path"
         raise NotImplementedError(msg)
 
+    def prepare(self, batch: int) -> None:
+        """Build now whatever matching batches of ``batch`` events will need, so the first
+        one does not wait for it (nothing here; indexes with a path per batch size
+        override it)."""
+        del batch
+
     def match_batch(self, views: Sequence[View]) -> list[list[str]]:
         """:meth:`match` for several views (batch algorithms override this)."""
         return [self.match(v) for v in views]

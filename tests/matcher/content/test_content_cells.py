@@ -223,3 +223,29 @@ def test_a_subscription_added_after_the_build_matches_at_once(threads: int) -> N
     index.remove("s000")
     assert index.match_batch([{"a": [0.006]}, {"b": ["x"]}]) == [[], ["s001"]]
     assert index.built == 200  # all of it without a rebuild
+
+
+def test_prepare_builds_the_cell_bitsets_before_the_first_small_batch_only() -> None:
+    """``semps content match --batch 1`` calls ``prepare(1)`` at load: the cell bitsets are
+    there before the first event, and answer like brute force; a batch size that takes the
+    pass builds nothing."""
+    rng = random.Random(11)
+    index, oracle = HcemIndex(min_batch=8, buckets=20), BruteForceIndex()
+    for i in range(300):
+        low = rng.random()
+        sub = ContentSubscription(
+            f"s{i:03d}", (Constraint("a", "between", low=low, high=low + 0.2),)
+        )
+        index.add(sub)
+        oracle.add(sub)
+    index.rebuild()  # (300 would stay in the delta, checked directly: no structure)
+    index.prepare(8)
+    before = index.memory()
+    index.prepare(8)
+    assert index.memory() == before
+    index.prepare(1)
+    prepared = index.memory()
+    assert prepared > before
+    views = [{"a": [rng.random()]} for _ in range(20)] + [{"a": [0.5]}, {"b": [0.5]}]
+    assert [index.match(v) for v in views] == [oracle.match(v) for v in views]
+    assert index.memory() == prepared  # nothing more built at the first event
