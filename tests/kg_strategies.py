@@ -23,6 +23,8 @@ so that the departure cannot show, or the oracle gets a rewritten text
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -241,15 +243,32 @@ def events(draw: st.DrawFn) -> tuple[Triple, ...]:
 
 
 class _Group:
-    """A group graph pattern as it is drawn: elements for the systems and for the oracle."""
+    """A group graph pattern as it is drawn: elements for the systems and for the oracle,
+    and the variables its solutions bind (its in-scope variables, SPARQL 1.1 section
+    18.2.1: not those of a FILTER or of a MINUS's right side)."""
 
     def __init__(self) -> None:
         self.text: list[str] = []
         self.oracle: list[str] = []
+        self.scope: set[str] = set()
 
-    def add(self, text: str, oracle: str | None = None) -> None:
+    def add(self, text: str, oracle: str | None = None, scope: Iterable[str] | None = None) -> None:
+        """An element; ``scope``: the variables it binds (by default every one it names: a
+        triple or a path)."""
         self.text.append(text)
         self.oracle.append(text if oracle is None else oracle)
+        self.scope.update(_VARIABLE.findall(text) if scope is None else scope)
+
+
+_VARIABLE = re.compile(r"\?([A-Za-z_]\w*)")
+
+
+def _unseen(text: str, visible: frozenset[str], tag: str) -> str:
+    """``text`` with every variable not in ``visible`` renamed apart (``?y`` -> ``?y_o<tag>``):
+    what an EXISTS's solution mapping cannot bind may not be bound by anything else."""
+    return _VARIABLE.sub(
+        lambda m: m.group(0) if m.group(1) in visible else f"?{m.group(1)}_o{tag}", text
+    )
 
 
 def _atom(draw: st.DrawFn, features: set[str]) -> str:
@@ -350,9 +369,27 @@ _FILTERS = {
 }
 
 
-def _group(draw: st.DrawFn, features: set[str], depth: int = 0) -> _Group:
+def _group(
+    draw: st.DrawFn,
+    features: set[str],
+    depth: int = 0,
+    outer: frozenset[str] = frozenset(),
+    left: frozenset[str] = frozenset(),
+) -> _Group:
+    """A group, and the same group for the oracle with each ``EXISTS`` pattern's variables
+    that its solution mapping cannot bind renamed apart.
+
+    ``EXISTS {P}`` is evaluated with ``substitute(P, mu)`` (section 18.6), ``mu`` a solution
+    of the FILTER's own group (18.2.2.7), merged with the left side's for the group of an
+    OPTIONAL (18.2.2.6: ``LeftJoin(G, A2, F)``); ``outer``: the variables an enclosing
+    EXISTS substituted, ``left``: an OPTIONAL's left side's. pyoxigraph also lets an EXISTS
+    in a nested group (a UNION branch, a MINUS) see the variables of the groups around it
+    (issue 34: ``{ ?y :p1 ?z . { ?z :num ?v . FILTER NOT EXISTS { ?y :val ?u } } }`` is
+    empty by SPARQL whenever some ``?y :val ?u`` exists, and pyoxigraph answers it with
+    ``?y`` bound from outside); renamed apart, it cannot."""
     group = _Group()
     _triple(draw, group, features)
+    later: list[tuple[int, bool]] = []
     for _ in range(draw(st.integers(0, 2))):
         kinds = ["triple", "triple", "filter"]
         if depth < 2:
@@ -363,25 +400,42 @@ def _group(draw: st.DrawFn, features: set[str], depth: int = 0) -> _Group:
         elif kind == "filter":
             tag = draw(st.sampled_from(["filter", "filter", "filter", "filter-mixed-order"]))
             features.add(tag)
-            group.add(draw(st.sampled_from(_FILTERS[tag])))
-        elif kind in ("optional", "minus"):
-            features.add(kind if depth == 0 else f"nested-{kind}")
-            inner = _group(draw, features, depth + 1)
-            word = kind.upper()
-            group.add(f"{word} {{ {_dot(inner.text)} }}", f"{word} {{ {_dot(inner.oracle)} }}")
+            group.add(draw(st.sampled_from(_FILTERS[tag])), scope=())
+        elif kind == "optional":
+            features.add("optional" if depth == 0 else "nested-optional")
+            inner = _group(draw, features, depth + 1, outer, frozenset(group.scope))
+            group.add(
+                f"OPTIONAL {{ {_dot(inner.text)} }}",
+                f"OPTIONAL {{ {_dot(inner.oracle)} }}",
+                inner.scope,
+            )
+        elif kind == "minus":
+            features.add("minus" if depth == 0 else "nested-minus")
+            inner = _group(draw, features, depth + 1, outer)
+            group.add(f"MINUS {{ {_dot(inner.text)} }}", f"MINUS {{ {_dot(inner.oracle)} }}", ())
         elif kind == "union":
             features.add("union")
-            a, b = _group(draw, features, depth + 1), _group(draw, features, depth + 1)
+            a, b = (
+                _group(draw, features, depth + 1, outer),
+                _group(draw, features, depth + 1, outer),
+            )
             group.add(
                 f"{{ {_dot(a.text)} }} UNION {{ {_dot(b.text)} }}",
                 f"{{ {_dot(a.oracle)} }} UNION {{ {_dot(b.oracle)} }}",
+                a.scope | b.scope,
             )
-        else:
+        else:  # an EXISTS: drawn once the group's scope is known
             negated = draw(st.booleans())
             features.add("not-exists" if negated else "exists")
-            inner = _group(draw, features, depth + 1)
-            word = "FILTER NOT EXISTS" if negated else "FILTER EXISTS"
-            group.add(f"{word} {{ {_dot(inner.text)} }}", f"{word} {{ {_dot(inner.oracle)} }}")
+            later.append((len(group.text), negated))
+            group.add("", "", ())
+    visible = outer | left | frozenset(group.scope)
+    for at, negated in later:
+        inner = _group(draw, features, depth + 1, visible)
+        word = "FILTER NOT EXISTS" if negated else "FILTER EXISTS"
+        group.text[at] = f"{word} {{ {_dot(inner.text)} }}"
+        oracle = _unseen(_dot(inner.oracle), visible, f"{depth}{at}")
+        group.oracle[at] = f"{word} {{ {oracle} }}"
     return group
 
 

@@ -22,6 +22,7 @@ from kg_oracle import (
     solutions,
 )
 from kg_owlrl import OwlrlClosure, owlrl_closure
+from kg_semps import SempsInProcess
 from kg_strategies import (
     EX,
     PREFIXES,
@@ -276,6 +277,28 @@ def test_a_minus_inside_an_optional_is_evaluated_without_the_outer_bindings():
     graph = rdflib.Graph().parse(data=data, format="turtle")
     assert canonical_counter(_rdflib_solutions(graph, q)) == canonical_counter(_one(x=N0))
     assert "nested-minus" in RdflibReference.deviations
+
+
+def test_an_exists_in_a_nested_group_does_not_see_the_variables_around_it():
+    """SPARQL 1.1 section 18.6 evaluates ``{ ?z :num ?v . FILTER NOT EXISTS { ?y :val ?u } }``
+    on its own (18.2.2.7: the filter applies to its group), and ``substitute(P, mu)`` with
+    ``mu`` a solution of that group, which binds ``?z`` and ``?v`` only: ``?y`` stays free,
+    the EXISTS finds ``:n0 :val "a"``, and the NOT EXISTS removes every row. So the event
+    adds nothing. pyoxigraph passes the outer ``?y`` into the EXISTS and answers a row for
+    each ``?y :p1 ?z`` (issue 34's question, the other way round). The strategies give the
+    oracle the EXISTS with its unseen variables renamed apart (``?y`` -> ``?y_o..``), which
+    pyoxigraph answers as the specification does. Found by the Spark graph property test on
+    a checkout whose example database held it."""
+    n3, b0 = EX + "n3", "_:b0"
+    ontology = [(EX + "p3", RDFS + "subPropertyOf", P1), (P1, RDF_TYPE, OWL + "SymmetricProperty")]
+    graph = [(n3, NUM, Literal("1.5", XSD + "decimal")), (N0, EX + "val", Literal("a"))]
+    event = [(n3, EX + "p3", b0), (b0, NUM, Literal("1.5", XSD + "decimal"))]
+    group = "{ ?z :num ?v . FILTER NOT EXISTS { %s :val ?u } }"
+    q = PREFIXES + "SELECT DISTINCT ?y WHERE { ?y :p1 ?z . " + group % "?y" + " }"
+    renamed = PREFIXES + "SELECT DISTINCT ?y WHERE { ?y :p1 ?z . " + group % "?y_o01" + " }"
+    assert sum(added(ontology, graph, event, q).values()) == 2  # pyoxigraph, ?y seen
+    assert added(ontology, graph, event, renamed) == Counter()  # SPARQL 1.1
+    assert SempsInProcess().added(ontology, graph, [event], {"q": q}) == [{}]
 
 
 def test_a_solution_binding_none_of_the_projected_variables_still_counts():
