@@ -89,8 +89,13 @@ class Limits:
             edit's re-closing of the graph), or answering one query over it, may take;
             past it the edit is cut off and refused whole (not applied at start-up, where
             the size bounds hold).
-        max_update_rows: rows an update's WHERE clause (or a query's: ``/query``, a SEPA
-            subscription's current answers) may visit in the graph.
+        max_update_rows: rows an update's WHERE clause may visit in the graph.
+        max_query_rows: rows a query (``/query``, a SEPA subscription's current answers,
+            ``/explain``) may visit in the graph, counted as they are produced: about a
+            second of CPU (a query runs beside the edits on a snapshot of the graph, but
+            it shares the process's CPU with them and with publishing).
+        max_queries_in_flight: queries (as ``max_query_rows`` counts them) one principal
+            may have running at once; one more is answered 429 with ``Retry-After``.
         max_answer_rows: rows one query's answer may hold (``/query``, a SEPA
             subscription's current answers): each is held in memory and written out.
         max_stream_subscriptions: subscriptions one multiplexed stream carries
@@ -135,6 +140,8 @@ class Limits:
     max_graph_triples: int = 20_000_000
     graph_timeout: float = 30.0
     max_update_rows: int = 10_000_000
+    max_query_rows: int = 1_000_000
+    max_queries_in_flight: int = 1
     max_answer_rows: int = 100_000
     max_stream_subscriptions: int = 10_000
 

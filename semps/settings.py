@@ -311,7 +311,9 @@ _LIMIT_HELP = {
     "max_edit_inferred_ratio": "that bound as a multiple of the edit's own triples",
     "max_graph_triples": "triples the knowledge graph may hold (its closure)",
     "graph_timeout": "seconds planning one graph edit (or ontology re-close), or a query, may take",
-    "max_update_rows": "rows an update's (or a query's) WHERE clause may visit",
+    "max_update_rows": "rows an update's WHERE clause may visit",
+    "max_query_rows": "rows a query (/query, SEPA's current answers) may visit",
+    "max_queries_in_flight": "queries one principal may have running at once (429 past it)",
     "max_answer_rows": "rows one query's answer may hold (/query, SEPA's current answers)",
     "max_stream_subscriptions": "subscriptions one multiplexed stream (/notifications) carries",
 }
