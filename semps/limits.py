@@ -59,8 +59,12 @@ class Limits:
             off (and nothing of it applied).
         max_definitions: composite event definitions one subscriber may hold (over all its
             composite subscriptions).
-        max_detections: composite detections one event may cause (over every subscriber);
-            past it the event's further detections are dropped, and the log says so.
+        max_detections: composite detections one event may cause (over every subscriber),
+            split evenly between the owners its matches name: each owner's detections stop
+            at its share, and its further detections from that event are dropped, with a
+            log line.
+        max_detections_per_owner: composite detections one event may cause for one owner
+            (its share of ``max_detections``, when that is larger).
         max_header_bytes: bytes of an HTTP request's header fields (431 past it).
         max_headers: header fields in one HTTP request (431 past it).
         max_request_line: bytes of an HTTP request line (method, target, version; 414 past it).
@@ -124,6 +128,7 @@ class Limits:
     ontology_timeout: float = 20.0
     max_definitions: int = 1_000
     max_detections: int = 10_000
+    max_detections_per_owner: int = 1_000
     max_header_bytes: int = 32 * 1024
     max_headers: int = 100
     max_request_line: int = 8 * 1024
