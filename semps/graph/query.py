@@ -44,6 +44,11 @@ __all__ = ["Answers", "answer", "where_clause"]
 
 #: Ticks of the evaluator between two looks at the clock.
 _CLOCK_EVERY = 4096
+#: Seconds a query's thread sleeps at each look at the clock (every couple of milliseconds
+#: of work), letting go of the interpreter: a query runs on a reader thread beside the
+#: event loop and the edits, which otherwise wait for the interpreter at each of their
+#: system calls (5 ms apiece) and fall behind.
+_YIELD = 0.001
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +86,7 @@ class _Timed(Evaluator):
             self.until_clock = _CLOCK_EVERY
             if time.monotonic() > self.deadline:
                 raise _Overtime
+            time.sleep(_YIELD)
 
 
 def where_clause(query: Query) -> Node:
