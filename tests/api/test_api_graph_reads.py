@@ -38,10 +38,10 @@ def chain(links: int) -> bytes:
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     # The query budget raised so that the slow query runs to its end (by default,
-    # max_query_rows cuts it off after 1,000,000 rows: tests/graph/test_query.py).
-    server = Server(
-        tmp_path_factory.mktemp("reads") / "data", extra=("--max-query-rows", "100000000")
-    )
+    # max_query_rows cuts it off after 1,000,000 rows: tests/graph/test_query.py), and its
+    # clock too (a loaded machine may take longer than graph_timeout's 30 s over it).
+    extra = ("--max-query-rows", "100000000", "--graph-timeout", "3600")
+    server = Server(tmp_path_factory.mktemp("reads") / "data", extra=extra)
     with server.client("admin") as admin:
         loaded = admin.put("/graph", content=chain(LINKS), headers=NTRIPLES)
         assert loaded.status_code == 200, loaded.text
