@@ -296,6 +296,49 @@ async def revoked_streams(ctx: Ctx, stop: float) -> None:
     await asyncio.sleep(max(0.0, stop - time.perf_counter()))
 
 
+#: The subscriber's worst query: a cross product of the graph with itself.
+CROSS = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f }"
+
+
+async def graph_query_flood(ctx: Ctx, stop: float) -> None:
+    """A 5,000-triple graph; the attacker (a subscriber) sends its worst query four at a
+    time, again and again, while the admin makes one-triple INSERT DATA edits one after
+    the other: the edits' latencies in the notes (before issue 38's fix they waited for
+    each query, 9 s apiece)."""
+    graph = "".join(f"<{EX}g{i}> <{EX}link> <{EX}g{i + 1}> .\n" for i in range(5000)).encode()
+    await _send(ctx, "admin", "PUT", "/graph", content=graph, headers=NT)
+    edits: list[float] = []
+
+    async def attacker() -> None:
+        while time.perf_counter() < stop:
+            await _send(ctx, "attacker", "GET", "/query", params={"query": CROSS})
+
+    async def admin() -> None:
+        n = 0
+        while time.perf_counter() < stop:
+            n += 1
+            update = f"INSERT DATA {{ <{EX}e{n}> <{EX}edited> <{EX}x> }}"
+            start = time.perf_counter()
+            reply = await _send(
+                ctx,
+                "admin",
+                "POST",
+                "/graph",
+                content=update,
+                headers={"Content-Type": "application/sparql-update"},
+            )
+            if reply is not None and reply.status_code == 200:
+                edits.append((time.perf_counter() - start) * 1000)
+
+    await asyncio.gather(admin(), *(attacker() for _ in range(4)))
+    edits.sort()
+    if edits:
+        p50, top = edits[len(edits) // 2], edits[-1]
+        ctx.notes.append(f"admin INSERT DATA x{len(edits)}: p50 {p50:.0f} ms, max {top:.0f} ms")
+    else:
+        ctx.notes.append("admin INSERT DATA: none answered")
+
+
 #: (name, attack) in the order they run.
 PHASES: list[tuple[str, Callable[[Ctx, float], Awaitable[None]]]] = [
     ("ontology: 20,000-deep subClassOf chain (PUT)", repeat_put(chain(20_000))),
@@ -308,6 +351,7 @@ PHASES: list[tuple[str, Callable[[Ctx, float], Awaitable[None]]]] = [
     ("HTTP: 200 slowloris connections", slowloris),
     ("composites: 99,500 chained, overflow, 1,000 fed", composite_flood),
     ("tokens: 10 streams of a revoked token", revoked_streams),
+    ("graph: 4 concurrent cross-product queries, admin edits", graph_query_flood),
     # last: from then on the bench's address is refused for tokens it has not used yet
     ("tokens: 50 guesses a second", token_guesses),
 ]

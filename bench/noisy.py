@@ -25,7 +25,8 @@ With ``--phases`` (or ``--phases-only``), issue 38's attacks follow, each alone 
 2,500-long subPropertyOf cycle, 1,500 someValuesFrom), a 15 MB merge, four concurrent GET
 /ontology, 128 MB and 64 MB headers, 1,100 idle connections (``--nofile 1024`` runs the
 server under that file limit), 200 slowloris connections, a composite flood, a revoked
-token's streams, token guesses.
+token's streams, token guesses, a subscriber's four concurrent cross-product queries of
+a 5,000-triple graph beside an admin's one-triple edits (their latencies in the notes).
 
     .venv/bin/python bench/noisy.py [--subs 1000] [--seconds 30] [--rate 50]
         [--attack-pause 1.0] [--workers 0] [--family 2000] [--skip TEXT ...] [--only TEXT ...]

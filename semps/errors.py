@@ -289,6 +289,15 @@ class UnsafeCallback(DeliveryError):
 class TooManyRequests(SempsError):
     """A per-caller cap is reached (open streams per subscriber, ...)."""
 
+    #: Seconds the caller is asked to wait (the ``Retry-After`` header), when known.
+    retry_after: int | None = None
+
+
+class QueriesInFlight(TooManyRequests):
+    """A principal has ``max_queries_in_flight`` queries of the graph running already."""
+
+    retry_after = 1
+
 
 class RequestRefused(SempsError):
     """The HTTP request itself is refused before any route reads it (the request head's size

@@ -59,8 +59,12 @@ class Limits:
             off (and nothing of it applied).
         max_definitions: composite event definitions one subscriber may hold (over all its
             composite subscriptions).
-        max_detections: composite detections one event may cause (over every subscriber);
-            past it the event's further detections are dropped, and the log says so.
+        max_detections: composite detections one event may cause (over every subscriber),
+            split evenly between the owners its matches name: each owner's detections stop
+            at its share, and its further detections from that event are dropped, with a
+            log line.
+        max_detections_per_owner: composite detections one event may cause for one owner
+            (its share of ``max_detections``, when that is larger).
         max_header_bytes: bytes of an HTTP request's header fields (431 past it).
         max_headers: header fields in one HTTP request (431 past it).
         max_request_line: bytes of an HTTP request line (method, target, version; 414 past it).
@@ -89,8 +93,13 @@ class Limits:
             edit's re-closing of the graph), or answering one query over it, may take;
             past it the edit is cut off and refused whole (not applied at start-up, where
             the size bounds hold).
-        max_update_rows: rows an update's WHERE clause (or a query's: ``/query``, a SEPA
-            subscription's current answers) may visit in the graph.
+        max_update_rows: rows an update's WHERE clause may visit in the graph.
+        max_query_rows: rows a query (``/query``, a SEPA subscription's current answers,
+            ``/explain``) may visit in the graph, counted as they are produced: about a
+            second of CPU (a query runs beside the edits on a snapshot of the graph, but
+            it shares the process's CPU with them and with publishing).
+        max_queries_in_flight: queries (as ``max_query_rows`` counts them) one principal
+            may have running at once; one more is answered 429 with ``Retry-After``.
         max_answer_rows: rows one query's answer may hold (``/query``, a SEPA
             subscription's current answers): each is held in memory and written out.
         max_stream_subscriptions: subscriptions one multiplexed stream carries
@@ -119,6 +128,7 @@ class Limits:
     ontology_timeout: float = 20.0
     max_definitions: int = 1_000
     max_detections: int = 10_000
+    max_detections_per_owner: int = 1_000
     max_header_bytes: int = 32 * 1024
     max_headers: int = 100
     max_request_line: int = 8 * 1024
@@ -135,6 +145,8 @@ class Limits:
     max_graph_triples: int = 20_000_000
     graph_timeout: float = 30.0
     max_update_rows: int = 10_000_000
+    max_query_rows: int = 1_000_000
+    max_queries_in_flight: int = 1
     max_answer_rows: int = 100_000
     max_stream_subscriptions: int = 10_000
 

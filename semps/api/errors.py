@@ -67,7 +67,8 @@ _MEANING = {
     413: "the body is larger than --max-body",
     415: "unsupported media type (Content-Type)",
     422: "invalid parameters, unsupported SPARQL construct or a limit exceeded",
-    429: "too many open streams for this subscriber, or bad bearer tokens from this address",
+    429: "too many open streams or queries in flight for this caller, or bad bearer tokens "
+    "from this address (retry after Retry-After seconds, when given)",
     503: "the store could not be written (retry after Retry-After seconds)",
     507: "the disk is full: nothing was written (retry after Retry-After seconds)",
 }
@@ -105,6 +106,9 @@ def error_parts(exc: Exception) -> tuple[int, dict[str, object], dict[str, str]]
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
     if status in (503, 507):
         headers = {"Retry-After": str(RETRY_AFTER)}
+    wait = getattr(exc, "retry_after", None)
+    if status == 429 and wait:
+        headers = {"Retry-After": str(wait)}
     return status, error_body(exc), headers
 
 

@@ -17,11 +17,19 @@ door it comes through (``/graph``, a SPARQL Update, a retained event, an ontolog
 
 A refused edit changes nothing; one whose commit fails (a full disk) is rolled back, the
 graph read back from the store, and the edit answered with the error.
+
+Reads (``/query``, a SEPA subscription's current answers, ``GET /graph``, browsing) never
+hold the edits' turn while they work: each reads a snapshot of the graph
+(:meth:`~semps.graph.view.GraphView.snapshot`, taken in the turn once per version, between
+two edits) on the desk's reader threads, while the edits go on. A principal may have
+``max_queries_in_flight`` queries running at once; one more is refused with
+:class:`~semps.errors.QueriesInFlight` (429).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -40,12 +48,13 @@ from semps.errors import (
     GraphError,
     HostileInputError,
     IngestError,
+    QueriesInFlight,
     UnsupportedMediaType,
 )
 from semps.graph.browse import Resources, describe
 from semps.graph.change import GraphChange
 from semps.graph.edit import plan_ontology
-from semps.graph.formats import fresh_prefix, renamed
+from semps.graph.formats import fresh_prefix, renamed, serialize
 from semps.graph.graph import KnowledgeGraph
 from semps.graph.view import GraphView
 from semps.ingest.json_event import is_json_media_type
@@ -57,6 +66,10 @@ __all__ = ["SPARQL_UPDATE", "Applied", "GraphDesk", "update_text"]
 
 log = logging.getLogger("semps.broker")
 T = TypeVar("T")
+R = TypeVar("R")
+
+#: Threads reading snapshots of the graph (queries, exports), beside the edits' own.
+READERS = 2
 
 #: A graph document's refusals that are answered as an event's (413, 400, 415); its other
 #: reading errors are the graph's (``bad_graph``, with line and column).
@@ -108,7 +121,10 @@ class GraphDesk:
         self.commit_lock = threading.Lock()
         self.pipeline: Pipeline | None = None  # set by the broker once it is built
         self._planner = ThreadPoolExecutor(1, thread_name_prefix="semps-graph")
+        self._readers = ThreadPoolExecutor(READERS, thread_name_prefix="semps-graph-read")
         self._turn: asyncio.Lock | None = None
+        self._snapshot: tuple[GraphView, int, GraphView] | None = None  # live view, version
+        self._queries: dict[str, int] = {}  # queries in flight, by principal
         self._resources: Resources | None = None  # the browsing index of one version
 
     @property
@@ -117,6 +133,7 @@ class GraphDesk:
         return self.graph.version
 
     def close(self) -> None:
+        self._readers.shutdown(wait=True, cancel_futures=True)
         self._planner.shutdown(wait=True, cancel_futures=True)
 
     # -- the workers' side ------------------------------------------------------------------
@@ -240,19 +257,17 @@ class GraphDesk:
 
         return _done(await self._edit(plan, None, skip_empty=False))
 
-    async def export(self, media_type: str, *, closure: bool = False) -> bytes:
-        """The graph's asserted triples (``closure``: all of them) as a document."""
-
-        def export() -> bytes:
-            return self.graph.export(media_type, closure=closure)
-
-        return await self._in_turn(lambda: self._on_desk(export))
+    async def export(
+        self, media_type: str, *, closure: bool = False, who: str | None = None
+    ) -> bytes:
+        """The graph's asserted triples (``closure``: all of them) as a document (one of
+        ``who``'s queries in flight)."""
+        return await self._read(lambda view: view_export(view, media_type, closure), who)
 
     async def info(self) -> dict[str, int]:
         """The graph's version and sizes: closure triples, asserted ones, terms."""
 
-        def sizes() -> dict[str, int]:
-            view = self.graph.view
+        def sizes(view: GraphView) -> dict[str, int]:
             asserted = sum(int(seg.packed()[1].sum()) for seg in view.triples.segments.values())
             return {
                 "version": view.version,
@@ -261,30 +276,130 @@ class GraphDesk:
                 "terms": len(view.terms),
             }
 
-        return await self._in_turn(lambda: self._on_desk(sizes))
+        return await self._read(sizes)
 
     async def resources(self, q: str, after: str | None, limit: int) -> dict[str, object]:
         """A page of the graph's subjects (:meth:`~semps.graph.browse.Resources.page`);
         the index is built once per graph version."""
 
-        def page() -> dict[str, object]:
+        def page(view: GraphView) -> dict[str, object]:
             found = self._resources
-            if found is None or found.version != self.graph.version:
-                found = self._resources = Resources(self.graph.view)
+            if found is None or found.version != view.version:
+                found = self._resources = Resources(view)
             return found.page(q, after, limit)
 
-        return await self._in_turn(lambda: self._on_desk(page))
+        return await self._read(page)
 
-    async def reading(self, work: Callable[[GraphView], T]) -> T:
-        """``work(view)`` on the graph's current view, in the edits' turn (no change is
-        applied while it reads)."""
-        return await self._in_turn(lambda: self._on_desk(lambda: work(self.graph.view)))
+    async def reading(self, work: Callable[[GraphView], T], *, who: str | None = None) -> T:
+        """``work(view)`` on a snapshot of the graph (no change is applied to it while it
+        reads; changes go on meanwhile), counted as one of ``who``'s queries in flight.
+
+        Raises:
+            QueriesInFlight: ``who`` has ``max_queries_in_flight`` running already.
+        """
+        return await self._read(work, who)
+
+    async def registering(
+        self,
+        work: Callable[[GraphView], T],
+        register: Callable[[], R],
+        undo: Callable[[R], None],
+        *,
+        who: str | None = None,
+    ) -> tuple[R, T]:
+        """``work(view)`` on a snapshot, and ``register()`` run in the edits' turn at the
+        snapshot's version: a change committed before is in ``work``'s result, a change
+        after comes after ``register``. ``work`` runs first outside the turn (refused, it
+        registers nothing); when a change came between, it runs again on the version
+        ``register`` saw, and when that fails, ``undo(registered)`` is called.
+
+        Raises:
+            QueriesInFlight: ``who`` has ``max_queries_in_flight`` running already.
+        """
+        self._take(who)
+        try:
+            view = await self.snapshot()
+            result = await self._reader(work, view)
+
+            def now() -> tuple[R, GraphView]:
+                return register(), self._snapshot_now()
+
+            registered, seen = await self._in_turn(lambda: self._on_desk(now))
+            if seen is not view:
+                try:
+                    result = await self._reader(work, seen)
+                except BaseException:
+                    await asyncio.get_running_loop().run_in_executor(
+                        self._planner, undo, registered
+                    )
+                    raise
+            return registered, result
+        finally:
+            self._give(who)
 
     async def describe(self, term: str, limit: int, offset: int) -> dict[str, object]:
         """A term's triples, asserted and inferred (:func:`~semps.graph.browse.describe`)."""
-        return await self._in_turn(
-            lambda: self._on_desk(lambda: describe(self.graph.view, term, limit, offset))
-        )
+        return await self._read(lambda view: describe(view, term, limit, offset))
+
+    # -- snapshots ----------------------------------------------------------------------------
+
+    async def snapshot(self) -> GraphView:
+        """The graph as the last committed change left it, for reading on any thread:
+        taken in the edits' turn, once per version."""
+        found = self._snapshot
+        graph = self.graph
+        if found is not None and found[0] is graph.view and found[1] == graph.version:
+            return found[2]  # a change being applied now leaves this version's copy as it is
+        return await self._in_turn(lambda: self._on_desk(self._snapshot_now))
+
+    def _snapshot_now(self) -> GraphView:
+        """The current version's snapshot (call in the edits' turn)."""
+        view = self.graph.view
+        found = self._snapshot
+        if found is None or found[0] is not view or found[1] != view.version:
+            found = self._snapshot = (view, view.version, view.snapshot())
+        return found[2]
+
+    async def _read(self, work: Callable[[GraphView], T], who: str | None = None) -> T:
+        self._take(who)
+        try:
+            return await self._reader(work, await self.snapshot())
+        finally:
+            self._give(who)
+
+    async def _reader(self, work: Callable[[GraphView], T], view: GraphView) -> T:
+        """``work(view)`` on a reader thread. It runs to the end even when the caller goes
+        away, and the caller waits for that end (so a principal's queries in flight are
+        counted until their work ends, not until its client leaves)."""
+        task = asyncio.get_running_loop().run_in_executor(self._readers, work, view)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            with contextlib.suppress(BaseException):
+                await task
+            raise
+
+    def _take(self, who: str | None) -> None:
+        """Count one more query of ``who`` in flight (``None``: not counted)."""
+        if who is None:
+            return
+        held, limit = self._queries.get(who, 0), self.limits.max_queries_in_flight
+        if held >= limit:
+            msg = (
+                f"{who} already has {held} queries running, the limit "
+                "(max_queries_in_flight); retry once one is answered"
+            )
+            raise QueriesInFlight(msg)
+        self._queries[who] = held + 1
+
+    def _give(self, who: str | None) -> None:
+        if who is None:
+            return
+        held = self._queries.get(who, 0) - 1
+        if held > 0:
+            self._queries[who] = held
+        else:
+            self._queries.pop(who, None)
 
     # -- one at a time ----------------------------------------------------------------------
 
@@ -357,6 +472,11 @@ class GraphDesk:
             loop.call_soon_threadsafe(answer)
         except RuntimeError:  # the loop is closed: nobody waits
             pass
+
+
+def view_export(view: GraphView, media_type: str, closure: bool) -> bytes:
+    """A view's asserted triples (``closure``: all of them) as a document."""
+    return serialize(view.term_triples(asserted_only=not closure), media_type)
 
 
 def update_text(body: bytes) -> str:

@@ -9,9 +9,10 @@ closure (:class:`~semps.graph.pairs.GraphPairs`): the triples asserted and those
 ontology infers, as a subscription's change notifications see them. Then the solutions are
 projected (multiplicities kept, DISTINCT applied); an ASK is true when there is one.
 
-The work is bounded as an update's WHERE clause is: at most ``max_update_rows`` rows
-visited, and ``graph_timeout`` seconds; the answer holds at most ``max_answer_rows`` rows.
-Past any, :class:`~semps.errors.GraphLimitExceeded` names the limit.
+The work is bounded while it is done: at most ``max_query_rows`` rows visited (counted as
+the evaluator produces them, far below an update's ``max_update_rows``: a query is
+anyone's, an update a publisher's), and ``graph_timeout`` seconds; the answer holds at
+most ``max_answer_rows`` rows. Past any, :class:`~semps.errors.GraphLimitExceeded` names the limit.
 
 Example:
     >>> from semps.graph.graph import KnowledgeGraph
@@ -43,6 +44,11 @@ __all__ = ["Answers", "answer", "where_clause"]
 
 #: Ticks of the evaluator between two looks at the clock.
 _CLOCK_EVERY = 4096
+#: Seconds a query's thread sleeps at each look at the clock (every couple of milliseconds
+#: of work), letting go of the interpreter: a query runs on a reader thread beside the
+#: event loop and the edits, which otherwise wait for the interpreter at each of their
+#: system calls (5 ms apiece) and fall behind.
+_YIELD = 0.001
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +86,7 @@ class _Timed(Evaluator):
             self.until_clock = _CLOCK_EVERY
             if time.monotonic() > self.deadline:
                 raise _Overtime
+            time.sleep(_YIELD)
 
 
 def where_clause(query: Query) -> Node:
@@ -95,16 +102,16 @@ def answer(view: GraphView, query: Query, *, limits: Limits = DEFAULT_LIMITS) ->
     """``query``'s answers over ``view``'s closure (see the module docstring).
 
     Raises:
-        GraphLimitExceeded: the evaluation visits more than ``max_update_rows`` rows or
+        GraphLimitExceeded: the evaluation visits more than ``max_query_rows`` rows or
             runs longer than ``graph_timeout`` seconds, or the answer holds more than
             ``max_answer_rows`` rows.
     """
-    rows = limits.max_update_rows
+    rows = limits.max_query_rows
     evaluator = _Timed(GraphPairs(view), rows, time.monotonic() + limits.graph_timeout)
     try:
         found = evaluator.solutions(plan(where_clause(query)), {})
     except OutOfBudget:
-        msg = f"the query visits more than {rows} rows of the graph (max_update_rows)"
+        msg = f"the query visits more than {rows} rows of the graph (max_query_rows)"
         raise GraphLimitExceeded(msg) from None
     except _Overtime:
         msg = (

@@ -6,7 +6,8 @@ asserted triples flagged) and the ontology's rules over ids. The main process's
 replica and brings it forward with :meth:`GraphView.apply`, change after change, in the
 order the main process made them (events in between see the version before).
 
-Views are not thread-safe: one owner reads and applies.
+Views are not thread-safe: one owner reads and applies; other threads read a
+:meth:`GraphView.snapshot`.
 """
 
 from __future__ import annotations
@@ -61,6 +62,16 @@ class GraphView:
     def kinds(self) -> npt.NDArray[np.uint8]:
         """Each term id's kind as an array (a copy)."""
         return np.frombuffer(bytes(self.terms.kinds), dtype=np.uint8)
+
+    def snapshot(self) -> GraphView:
+        """This view as it is now, for readers on other threads while this one goes on
+        being changed: the closure copied (:meth:`TripleSet.snapshot`: the arrays shared,
+        the small overlays copied), the term table shared (it only grows: the ids the
+        copy's triples name never change), the rules and version as they are."""
+        copy = GraphView.__new__(GraphView)
+        copy.terms, copy.triples = self.terms, self.triples.snapshot()
+        copy.expansion, copy.rules, copy.version = self.expansion, self.rules, self.version
+        return copy
 
     # -- reading by terms ---------------------------------------------------------------------
 

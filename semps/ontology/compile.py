@@ -16,6 +16,7 @@ from semps._types import Term, Triple
 from semps.ontology.budget import UNBOUNDED, Meter, OntologyBudget
 from semps.ontology.expansion import Expansion
 from semps.ontology.hierarchy import ancestors, depth
+from semps.ontology.reach import Reach
 from semps.terms import OWL, RDF, RDF_TYPE, RDFS
 
 SUB_CLASS = RDFS + "subClassOf"
@@ -42,6 +43,16 @@ META_CLASSES = frozenset(
         OWL + "Ontology",
     }
 )
+
+
+class Kept:
+    """What one compilation leaves for the next (an ontology store's edits): the class
+    hierarchy's closure (:class:`~semps.ontology.reach.Reach`), brought to the next
+    version's edges by their difference rather than recomputed. ``None`` until a first
+    compilation, and after one that failed half-way."""
+
+    def __init__(self) -> None:
+        self.classes: Reach | None = None
 
 
 class _Axioms:
@@ -150,6 +161,7 @@ def _schema_fixpoint(
     class_up: dict[str, set[str]],
     props: dict[str, tuple[tuple[str, bool], ...]],
     meter: Meter,
+    kept: Kept | None = None,
 ) -> dict[str, frozenset[str]]:
     """Class closure including the OWL 2 RL schema rules between restrictions (scm-svf1/2,
     scm-avf1/2, scm-hv): e.g. ``∃worksFor.ResearchGroup ⊑ ∃worksFor.Organization``.
@@ -168,8 +180,9 @@ def _schema_fixpoint(
                 found[kind].append((node, prop, value))
                 index[kind][(prop, value)].append(node)
     supers = {p: [q for q, inverted in implied if not inverted] for p, implied in props.items()}
+    reach = _kept_reach(class_up, meter, kept)
     while True:
-        classes = ancestors(class_up, meter)
+        classes = _table(reach, class_up, meter)
         added = False
         for kind, items in found.items():
             by_value = index[kind]
@@ -188,15 +201,45 @@ def _schema_fixpoint(
                 for low, high in implied:
                     if low != high and high not in class_up.get(low, ()):
                         class_up.setdefault(low, set()).add(high)
+                        reach.add(low, high)
                         added = True
         if not added:
             return classes
 
 
+def _kept_reach(class_up: dict[str, set[str]], meter: Meter, kept: Kept | None) -> Reach:
+    """The closure of ``class_up``: the kept one brought to these edges (the edges added
+    and removed since), else computed once."""
+    if kept is None or kept.classes is None:
+        reach = Reach.of(class_up, meter)  # type: ignore[arg-type]
+    else:
+        reach = kept.classes
+        reach.meter = meter
+        kept.classes = None  # until it is in step again (a limit may stop it half-way)
+        reach.sync(class_up)  # type: ignore[arg-type]
+    if kept is not None:
+        kept.classes = reach
+    return reach
+
+
+def _table(reach: Reach, class_up: dict[str, set[str]], meter: Meter) -> dict[str, frozenset[str]]:
+    """Each class with an edge up -> every class it reaches (itself included), the entries
+    counted (``max_ontology_rules``)."""
+    table: dict[str, frozenset[str]] = reach.table(class_up)  # type: ignore[assignment]
+    meter.rules(sum(len(v) for v in table.values()))
+    return table
+
+
 def compile_axioms(
-    triples: Iterable[Triple], *, version: int = 0, budget: OntologyBudget = UNBOUNDED
+    triples: Iterable[Triple],
+    *,
+    version: int = 0,
+    budget: OntologyBudget = UNBOUNDED,
+    kept: Kept | None = None,
 ) -> Expansion:
     """Compile axiom triples (an ontology graph) into rule tables, within ``budget``.
+    With ``kept`` (what the previous compilation left), the class hierarchy's closure is
+    updated by the edges added and removed since, not recomputed.
 
     Raises:
         OntologyLimitExceeded: the ontology passes one of ``budget``'s limits (triples,
@@ -218,7 +261,7 @@ def compile_axioms(
     class_up = _class_edges(ax, meter)
     levels, deepest = depth(class_up)
     budget.check_depth(levels, "class", deepest)
-    classes = _schema_fixpoint(ax, class_up, props, meter)
+    classes = _schema_fixpoint(ax, class_up, props, meter, kept)
 
     domains = _by_property(ax.by_p[DOMAIN])
     ranges = _by_property(ax.by_p[RANGE])

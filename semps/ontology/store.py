@@ -41,6 +41,7 @@ from semps.ontology.compile import (
     SUB_PROPERTY,
     SYMMETRIC,
     TRANSITIVE,
+    Kept,
     compile_axioms,
 )
 from semps.ontology.expansion import Expansion
@@ -138,8 +139,9 @@ class OntologyStore:
         # What is stored passed the clock when it was edited: at start-up only the limits of
         # what the ontology holds apply (a loaded machine must not refuse to start).
         structural = dataclasses.replace(self.budget, timeout=0.0)
+        self._kept = Kept()  # the class closure, updated edge by edge by each edit
         try:
-            expansion = compile_axioms(triples, version=version, budget=structural)
+            expansion = compile_axioms(triples, version=version, budget=structural, kept=self._kept)
         except OntologyLimitExceeded as exc:
             self._quads.close()
             raise OntologyLimitExceeded(self._refusal(exc)) from exc
@@ -357,7 +359,9 @@ class OntologyStore:
             with self._quads.transaction():
                 added = self._quads.name_blank_nodes(added)
                 triples = tuple(kept + added)
-                expansion = compile_axioms(triples, version=version, budget=self.budget)
+                expansion = compile_axioms(
+                    triples, version=version, budget=self.budget, kept=self._kept
+                )
                 check = getattr(self._checks, "check", None)
                 if check is not None:
                     check(expansion)

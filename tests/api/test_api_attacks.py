@@ -287,6 +287,65 @@ def test_the_detections_one_event_causes_are_bounded(tmp_path: Path) -> None:
         server.stop()
 
 
+def _diamonds(steps: int) -> str:
+    """Definitions over ``a``, ``b``, ``c`` whose detections double at each step."""
+    lines = ["create event d0 = a or b;"]
+    for i in range(1, steps + 1):
+        lines += [
+            f"create event l{i} = d{i - 1} or b;",
+            f"create event r{i} = d{i - 1} or c;",
+            f"create event d{i} = l{i} or r{i};",
+        ]
+    return "\n".join(lines)
+
+
+def _detections(sub: httpx.Client, composite: str) -> list[str]:
+    notes = sub.get(f"/subscriptions/{composite}/notifications?once=true").text
+    return [
+        json.loads(line[5:])["detail"]["composite"]
+        for line in notes.splitlines()
+        if line.startswith("data:")
+    ]
+
+
+def test_one_tenant_flooding_detections_leaves_another_tenant_s_detection(tmp_path: Path) -> None:
+    """Three tenants whose definitions make 2**20 detections of one event, and tenant B
+    with one composite over the same event: B's detection is delivered, and each flooding
+    tenant is held to its share (--max-detections 12 split between the 4 owners: 3)."""
+    extra = ("--max-detections", "12")
+    with Server(tmp_path / "data", extra=extra) as server, server.client("publisher") as pub:
+        attackers = [server.another("subscriber", f"mallory{i}") for i in range(3)]
+        floods = []
+        for client in attackers:
+            for name in ("a", "b", "c"):
+                text = f"SELECT ?s WHERE {{ ?s <{EX}{name}> ?o }}"
+                client.post(
+                    "/subscriptions", params={"name": name}, content=text
+                ).raise_for_status()
+            reply = client.post(
+                "/subscriptions", params={"kind": "composite"}, content=_diamonds(20)
+            )
+            assert reply.status_code == 201, reply.text
+            floods.append(reply.json()["id"])
+        with server.another("subscriber", "bob") as bob:
+            for name in ("a", "b"):
+                text = f"SELECT ?s WHERE {{ ?s <{EX}{name}> ?o }}"
+                bob.post("/subscriptions", params={"name": name}, content=text).raise_for_status()
+            mine = bob.post(
+                "/subscriptions", params={"kind": "composite"}, content="create event x = a or b;"
+            ).json()["id"]
+
+            published = pub.post(
+                "/events", content=f"<{EX}s> <{EX}a> <{EX}o> .".encode(), headers=NT
+            )
+            assert published.status_code == 202
+
+            assert wait_for(lambda: _detections(bob, mine) == ["x"])
+        for client, composite in zip(attackers, floods, strict=True):
+            assert wait_for(lambda c=client, f=composite: len(_detections(c, f)) == 3)
+            client.close()
+
+
 # -- 5, 11: streams end when their token or subscription goes ----------------------------
 
 

@@ -244,7 +244,7 @@ def test_query_needs_a_token_and_update_a_publisher(server: Server) -> None:
 
 @pytest.mark.parametrize(
     ("flag", "limit"),
-    [("--max-update-rows=5", "max_update_rows"), ("--max-answer-rows=2", "max_answer_rows")],
+    [("--max-query-rows=5", "max_query_rows"), ("--max-answer-rows=2", "max_answer_rows")],
 )
 def test_answers_past_a_row_limit_are_refused(tmp_path: Any, flag: str, limit: str) -> None:
     srv = Server(tmp_path / "data", extra=(flag,))

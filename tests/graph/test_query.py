@@ -1,5 +1,5 @@
 """A query's answers over the knowledge graph (semps.graph.query): held to
-``max_update_rows`` (rows visited), ``graph_timeout`` and ``max_answer_rows``, each
+``max_query_rows`` (rows visited), ``graph_timeout`` and ``max_answer_rows``, each
 refusal naming its limit. (The answers themselves are checked against owlrl and
 pyoxigraph through a real server: tests/api/test_api_sepa_current.py.)"""
 
@@ -33,7 +33,7 @@ def test_every_answer_within_the_limits() -> None:
 @pytest.mark.parametrize(
     ("limits", "message"),
     [
-        (Limits(max_update_rows=1000), "visits more than 1000 rows of the graph (max_update_rows)"),
+        (Limits(max_query_rows=1000), "visits more than 1000 rows of the graph (max_query_rows)"),
         (Limits(max_answer_rows=3000), "has more than 3000 answers (max_answer_rows)"),
         # a deadline long past when the clock is first read (after 4,096 rows)
         (Limits(graph_timeout=1e-9), "took more than 1e-09 s; it was cut off (graph_timeout)"),
@@ -43,3 +43,14 @@ def test_past_a_limit_the_query_is_refused(limits: Limits, message: str) -> None
     with pytest.raises(GraphLimitExceeded) as refused:
         answer(_chain(80).view, PATHS, limits=limits)
     assert message in str(refused.value)
+
+
+def test_a_cross_product_is_cut_off_by_the_default_query_budget() -> None:
+    # 2,000 triples: the cross product is 4,000,000 rows, past max_query_rows (1,000,000 by
+    # default), though under max_update_rows (10,000,000): a query is held to the lower one.
+    g = KnowledgeGraph()
+    _ = g.insert([(f"http://ex/n{i}", "http://ex/p", f"http://ex/n{i + 1}") for i in range(2000)])
+    query = parse_query("SELECT * WHERE { ?a ?b ?c . ?d ?e ?f }")
+    assert Limits().max_query_rows < 2000 * 2000 < Limits().max_update_rows
+    with pytest.raises(GraphLimitExceeded, match=r"more than 1000000 rows .*\(max_query_rows\)"):
+        answer(g.view, query)

@@ -162,6 +162,8 @@ def explain_router(ctx: Context) -> APIRouter:
                 raise SempsError(msg)
             parsed = await run_in_threadpool(_parse, broker, "posted", kind, body)
         broker.visible(sub_id, who)  # (a 404 before the graph's turn is waited for)
-        return await broker.graphs.reading(lambda view: explanation(sub_id, who, parsed, view))
+        return await broker.graphs.reading(
+            lambda view: explanation(sub_id, who, parsed, view), who=who.subject
+        )
 
     return router

@@ -23,7 +23,7 @@ notifications it causes are committed (:class:`~semps.broker.graphs.GraphDesk`),
 graph's new version and what changed. ``GET /graph/info`` gives the sizes.
 """
 
-from __future__ import annotations
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response
@@ -41,6 +41,7 @@ from semps.api.context import Context
 from semps.api.errors import responses
 from semps.api.models import GraphEdit, GraphInfo
 from semps.broker.graphs import SPARQL_UPDATE, Applied, update_text
+from semps.broker.tokens import Principal
 from semps.documents import SUPPORTED_MEDIA_TYPES
 from semps.errors import GraphError, NotAcceptable, NotFound, UnsupportedUpdateError
 from semps.graph.browse import MAX_PAGE
@@ -146,7 +147,8 @@ def graph_router(ctx: Context) -> APIRouter:
     """The knowledge graph's routes."""
     router = APIRouter(tags=["graph"])
     desk = ctx.broker.graphs
-    reader = [Depends(ctx.auth.require())]
+    caller = ctx.auth.require()
+    reader = [Depends(caller)]
     writer = [Depends(ctx.auth.require("publisher"))]
     named = Query(None, description="a named graph: none exists (404)")
     default = Query(None, description="the default graph (the only one)")
@@ -158,15 +160,18 @@ def graph_router(ctx: Context) -> APIRouter:
         responses={200: {"content": {m: {} for m in EXPORT_TYPES}}, **responses(401, 404, 406)},
     )
     async def get_graph(
+        who: Annotated[Principal, Depends(caller)],
         accept: str | None = Header(None),
         closure: bool = Query(False, description="every triple, the inferred ones too"),
         graph: str | None = named,
         default: str | None = default,
     ) -> Response:
-        """The graph's asserted triples, in the media type ``Accept`` prefers."""
+        """The graph's asserted triples, in the media type ``Accept`` prefers (read from a
+        snapshot: edits go on meanwhile; counted as one of the caller's queries in flight,
+        ``max_queries_in_flight``)."""
         _default_only(graph)
         chosen = negotiate(accept)
-        body = await desk.export(chosen, closure=closure)
+        body = await desk.export(chosen, closure=closure, who=who.subject)
         return Response(body, media_type=chosen, headers={"Vary": "Accept"})
 
     # HEAD as GET (the Graph Store Protocol's), one operation in the OpenAPI document: a

@@ -15,9 +15,8 @@ answers over its one graph and never fetches remote data.
 ``update=...``), for publishers and admins.
 """
 
-from __future__ import annotations
-
 import json
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response
@@ -36,6 +35,7 @@ from semps.api.errors import responses
 from semps.api.models import GraphEdit
 from semps.api.routes.graph import update_of_form
 from semps.broker.graphs import SPARQL_UPDATE, update_text
+from semps.broker.tokens import Principal
 from semps.errors import NotAcceptable, SempsError, UnsupportedQueryError
 from semps.graph.query import Answers, answer
 from semps.ingest.sparql.model import Query as ParsedQuery
@@ -147,21 +147,25 @@ def query_router(ctx: Context) -> APIRouter:
     router = APIRouter(tags=["graph"])
     desk = ctx.broker.graphs
     limits = ctx.broker.limits
-    reader = [Depends(ctx.auth.require())]
+    caller = ctx.auth.require()
+    reader = [Depends(caller)]
     writer = [Depends(ctx.auth.require("publisher"))]
     refused = "refused (400): semps answers over its one graph"
     default = Query(None, alias="default-graph-uri", description=refused)
     named = Query(None, alias="named-graph-uri", description=refused)
 
-    async def run(text: str, accept: str | None) -> Response:
+    async def run(text: str, accept: str | None, who: Principal) -> Response:
         accepts_results(accept)
         query = parsed(text, limits)
-        found: Answers = await desk.reading(lambda view: answer(view, query, limits=limits))
+        found: Answers = await desk.reading(
+            lambda view: answer(view, query, limits=limits), who=who.subject
+        )
         body = json.dumps(sepa.answer_results(found), separators=(",", ":"))
         return Response(body, media_type=RESULTS)
 
     @router.get("/query", dependencies=reader, response_class=Response, responses=_ANSWERS)
     async def get_query(
+        who: Annotated[Principal, Depends(caller)],
         query: str = Query(..., description="a SPARQL 1.1 SELECT or ASK query"),
         default_graph_uri: list[str] | None = default,
         named_graph_uri: list[str] | None = named,
@@ -169,7 +173,7 @@ def query_router(ctx: Context) -> APIRouter:
     ) -> Response:
         """The query's answers over the knowledge graph's closure (SPARQL 1.1 JSON results)."""
         _no_dataset(default_graph_uri, named_graph_uri)
-        return await run(query, accept)
+        return await run(query, accept, who)
 
     @router.post(
         "/query",
@@ -179,6 +183,7 @@ def query_router(ctx: Context) -> APIRouter:
         openapi_extra=_QUERY_BODY,
     )
     async def post_query(
+        who: Annotated[Principal, Depends(caller)],
         request: Request,
         default_graph_uri: list[str] | None = default,
         named_graph_uri: list[str] | None = named,
@@ -188,7 +193,7 @@ def query_router(ctx: Context) -> APIRouter:
         _no_dataset(default_graph_uri, named_graph_uri)
         found = require_media_type(request, (SPARQL_QUERY, FORM))
         data = await read_body(request, ctx.max_body)
-        return await run(query_of_form(data) if found == FORM else _text(data), accept)
+        return await run(query_of_form(data) if found == FORM else _text(data), accept, who)
 
     @router.post(
         "/update",

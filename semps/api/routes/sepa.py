@@ -17,10 +17,11 @@ request of one socket must be the same subscriber's. The socket counts once agai
 (``{"error", "status_code", "error_description", "alias"}``) and the socket goes on.
 
 The first notification carries the query's current answers over the knowledge graph's
-closure (:func:`~semps.graph.query.answer`, bounded by ``max_update_rows`` and
-``graph_timeout``), computed and the subscription registered in the graph's turn: a change
-committed before is in the answers, one after is notified. A knowledge-graph change's
-notification carries the rows it removed as ``removedResults``.
+closure (:func:`~semps.graph.query.answer`, bounded by ``max_query_rows`` and
+``graph_timeout``, one of the subscriber's ``max_queries_in_flight``), computed on a
+snapshot of the graph at the version the subscription is registered at (in the graph's
+turn): a change committed before is in the answers, one after is notified. A
+knowledge-graph change's notification carries the rows it removed as ``removedResults``.
 """
 
 from __future__ import annotations
@@ -156,17 +157,22 @@ class _Session:
         broker.limits.check_query_size(request.sparql)
         query = parse_query(request.sparql, limits=broker.limits)
 
-        def register(view: GraphView) -> tuple[Subscription, Answers]:
-            # In the graph's turn: no change commits between the answers and the
-            # registration, so each later change is notified once, and none is missed.
-            current = answer(view, query, limits=broker.limits)
-            sub = broker.subscribe(request.sparql, kind="semantic", owner=who.subject)
-            return sub, current
+        def current(view: GraphView) -> Answers:
+            return answer(view, query, limits=broker.limits)
 
-        sub, current = await _registered(broker, broker.graphs.reading(register))
+        def register() -> Subscription:
+            # In the graph's turn, at the version the answers are of: a change committed
+            # before is in the answers, one after is notified (once).
+            return broker.subscribe(request.sparql, kind="semantic", owner=who.subject)
+
+        def undo(sub: Subscription) -> None:
+            _forget(broker, sub.id)
+
+        work = broker.graphs.registering(current, register, undo, who=who.subject)
+        sub, found = await _registered(broker, work)
         names = query.projected()
         self.aliases[sub.id], self.variables[sub.id] = request.alias, names
-        await self._say(sepa.first_notification(sub.id, request.alias, names, current))
+        await self._say(sepa.first_notification(sub.id, request.alias, names, found))
         stream.add({sub.id: 0})
 
     def _open(self, who: Principal) -> MuxStream:

@@ -9,22 +9,26 @@ any character) can spell another owner's event.
 Registration is all or nothing: a subscription's definitions are checked as a whole (syntax,
 names, the owner's total against ``max_definitions``) and added together, or not at all; a
 replacement that fails leaves the earlier definitions in place with their state. One event
-may cause at most ``max_detections`` detections (over every owner); past it the rest are
-dropped and the log says so.
+may cause at most ``max_detections`` detections (over every owner), split between the owners
+its matches name: each owner's detections are run on their own (an owner's composites only
+ever read its own names) and stop at its share, ``max_detections`` divided by the number of
+owners, and never more than ``max_detections_per_owner``. So an owner whose definitions
+multiply detections cannot use up another owner's: past its share its own further detections
+are dropped, and the log says so.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from semps.errors import NotFound, SubscriptionLimitExceeded
 from semps.event import Event
 from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.composite.language import Definition, parse_definitions, parse_statements
-from semps.matcher.composite.tree import EventTree, warm
+from semps.matcher.composite.tree import Constituents, EventTree, warm
 from semps.matcher.values import Match, Resolver, Subscription
 
 log = logging.getLogger("semps.composite")
@@ -140,31 +144,50 @@ class CompositeMatcher(Matcher):
 
     def observe(self, event: Event, matches: Sequence[Match]) -> list[Match]:
         """Each match is an occurrence of its subscription's name; returns detections (at
-        most ``max_detections``)."""
+        most ``max_detections``, each owner's at most its share: see the module
+        docstring), in the order of the matches."""
         now = event.time if event.time is not None else time.time()
-        arrivals = []
-        for m in matches:
+        by_owner: dict[str, list[tuple[int, tuple[Hashable, float, Constituents]]]] = {}
+        for i, m in enumerate(matches):
             sub = self.resolver(m.subscription) if self.resolver else None
             owner = sub.owner if sub else None
             name = (sub.name or sub.id) if sub else m.subscription
             cons = [{"event": event.id, "subscription": m.subscription, "name": name}]
-            arrivals.append((_key(owner, name), now, cons))
-        limit = self.limits.max_detections
-        found = self.tree.occur_many(arrivals, limit)
-        if self.tree.truncated:
-            log.warning(
-                "event %s: composite detection stopped at %d detections (max_detections); "
-                "the rest were dropped",
-                event.id,
-                limit,
-            )
+            key = _key(owner, name)
+            by_owner.setdefault(key[0], []).append((i, (key, now, cons)))
+        share, limit_name = self._share(len(by_owner))
+        found: list[list[tuple[Hashable, Constituents]]] = [[] for _ in matches]
+        for owner, arrivals in by_owner.items():
+            made_by_arrival = self.tree.occur_many([a for _, a in arrivals], share)
+            if self.tree.truncated:
+                log.warning(
+                    "event %s: composite detection stopped at %d detections (%s) for owner "
+                    "%r; the rest were dropped",
+                    event.id,
+                    share,
+                    limit_name,
+                    owner,
+                )
+            room = share  # the run may pass its limit before it looks: cut at the share
+            for (i, _), made in zip(arrivals, made_by_arrival, strict=True):
+                found[i] = made[:room]
+                room -= len(found[i])
         out = []
         for detections in found:  # in the order of the matches
             for composite, constituents in detections:
                 assert isinstance(composite, tuple)
                 detail: dict[str, Any] = {"composite": composite[1], "constituents": constituents}
                 out.append(Match(self.owner_of[composite], event.id, 1, (), detail))
-        return out[:limit]
+        return out
+
+    def _share(self, owners: int) -> tuple[int, str]:
+        """Detections each of ``owners`` owners may make from one event, and the limit
+        that sets it."""
+        split = self.limits.max_detections // max(owners, 1)
+        own = self.limits.max_detections_per_owner
+        if own < split:
+            return own, "max_detections_per_owner"
+        return max(split, 1), "max_detections" if owners <= 1 else f"max_detections / {owners}"
 
     def state(self) -> dict[str, object]:
         """The tree's detection state (persisted by the broker after each event), by owner

@@ -148,3 +148,54 @@ def test_the_state_round_trips_by_owner_and_name_and_reads_the_old_form() -> Non
         again.restore(state)
         (found,) = again.observe(Event("e2"), [Match("team:red/b", "e2")])
         assert found.detail["composite"] == "x"
+
+
+def diamonds(steps: int) -> str:
+    """Definitions whose detections double at each step: 2**steps from one match of a."""
+    lines = ["create event d0 = a or b;"]
+    for i in range(1, steps + 1):
+        lines += [
+            f"create event l{i} = d{i - 1} or b;",
+            f"create event r{i} = d{i - 1} or c;",
+            f"create event d{i} = l{i} or r{i};",
+        ]
+    return "\n".join(lines)
+
+
+def test_one_owner_cannot_use_up_another_owner_s_detections() -> None:
+    """Ten owners whose definitions multiply an event's detections (2**20 each), then one
+    owner with one composite: its detection is made, each owner held to its share of
+    max_detections (10,000 split between the 11 owners the event's matches name)."""
+    attackers = [f"mallory{i}" for i in range(10)]
+    subs: dict[str, Subscription] = {}
+    for owner in [*attackers, "bob"]:
+        subs |= primitives(owner, "a", "b", "c")
+    m = matcher(subs, max_definitions=100)
+    for owner in attackers:
+        m.add(Subscription(f"{owner}/c", "composite", diamonds(20), owner))
+    m.add(Subscription("bob/c", "composite", "create event x = a or b;", "bob"))
+    matches = [Match(f"{owner}/a", "e1") for owner in [*attackers, "bob"]]  # bob's last
+
+    found = m.observe(Event("e1"), matches)
+
+    by_owner: dict[str, int] = {}
+    for match in found:
+        owner = match.subscription.split("/")[0]
+        by_owner[owner] = by_owner.get(owner, 0) + 1
+    assert by_owner["bob"] == 1
+    assert [by_owner[o] for o in attackers] == [10_000 // 11] * 10
+    assert len(found) <= Limits().max_detections
+
+
+def test_an_owner_alone_is_held_to_max_detections_per_owner(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    subs = primitives("mallory", "a", "b", "c")
+    m = matcher(subs, max_definitions=100, max_detections_per_owner=300)
+    m.add(Subscription("mallory/c", "composite", diamonds(20), "mallory"))
+    with caplog.at_level(logging.WARNING, logger="semps.composite"):
+        found = m.observe(Event("e1"), [Match("mallory/a", "e1")])
+    assert len(found) == 300
+    assert "stopped at 300 detections (max_detections_per_owner) for owner 'mallory'" in (
+        caplog.text
+    )
