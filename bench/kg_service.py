@@ -5,7 +5,7 @@ subscriptions, telemetry events):
 
 1. ``PUT /ontology`` (Brick), then each graph file ``POST /graph`` (merged): triples/s,
    the closure included, answered once committed;
-2. the first ``--subs`` subscriptions registered over HTTP;
+2. the first ``--subs`` subscriptions registered over HTTP (``/subscriptions/batch``);
 3. ``--publishers`` closed-loop publishers POST single telemetry events to ``/events`` for
    ``--seconds`` (after a first event, timed alone: the workers' warm-up): events/s
    acknowledged, POST->202 p50/p99;
@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import threading
@@ -41,7 +42,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import create_tokens, quantile, serve, workers_option  # noqa: E402
 from _machine import stamp, tree_cpu  # noqa: E402
-from service import Connection, publishing  # noqa: E402
+from service import Connection, _cpu_seconds, publishing  # noqa: E402
 
 MARKER = "urn:bench:Marker"
 
@@ -72,21 +73,34 @@ def _load(url: str, token: str, folder: Path, pid: int) -> None:
 
 
 def _subscribe(url: str, token: str, folder: Path, count: int) -> list[str]:
-    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/sparql-query"}
-    ids = []
+    """The first ``count`` subscriptions through ``POST /subscriptions/batch`` (1,000 a
+    request, each on one line), then the probe; returns the probe's id."""
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "text/plain"}
+    texts = [
+        " ".join(p.read_text().split("\n"))
+        for p in sorted((folder / "subscriptions").iterdir())[:count]
+    ]
+    registered = 0
     t0 = time.perf_counter()
     with httpx.Client(base_url=url, headers=headers, timeout=None) as client:
-        for path in sorted((folder / "subscriptions").iterdir())[:count]:
-            created = client.post("/subscriptions", content=path.read_bytes())
-            created.raise_for_status()
-            ids.append(created.json()["id"])
-        probe = client.post("/subscriptions", content=f"SELECT ?x WHERE {{ ?x a <{MARKER}> }}")
+        for start in range(0, len(texts), 1000):
+            body = "\n".join(texts[start : start + 1000]).encode()
+            answer = client.post("/subscriptions/batch", content=body)
+            answer.raise_for_status()
+            registered += sum("id" in r for r in answer.json()["subscriptions"])
+        probe = client.post(
+            "/subscriptions",
+            content=f"SELECT ?x WHERE {{ ?x a <{MARKER}> }}",
+            headers={"Content-Type": "application/sparql-query"},
+        )
         probe.raise_for_status()
-    print(f"{len(ids)} subscriptions registered in {time.perf_counter() - t0:.1f} s", flush=True)
+    print(f"{registered} subscriptions registered in {time.perf_counter() - t0:.1f} s", flush=True)
     return [probe.json()["id"]]
 
 
-async def _publish(port: int, token: str, bodies: list[bytes], args: argparse.Namespace) -> None:
+async def _publish(
+    port: int, pid: int, token: str, bodies: list[bytes], args: argparse.Namespace
+) -> None:
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/n-triples"}
     acks: list[float] = []
     errors = [0]
@@ -109,13 +123,32 @@ async def _publish(port: int, token: str, bodies: list[bytes], args: argparse.Na
     status, _ = await warm.post("/events", bodies[0], headers)  # the workers warm
     print(f"first event: {status} in {time.perf_counter() - t0:.1f} s", flush=True)
     warm.close()
+    spy = _spy(pid, args.seconds)
+    cpu0 = _cpu_seconds(pid)
     elapsed = await publishing(port, args.publishers, one)
+    main_cpu, worker_cpu = (a - b for a, b in zip(_cpu_seconds(pid), cpu0, strict=True))
+    n = max(len(acks), 1)
     print(
         f"single POST /events, {args.publishers} publishers: {len(acks) / elapsed:,.0f} events/s,"
         f" POST->202 p50 {quantile(acks, 0.5):.1f} ms p99 {quantile(acks, 0.99):.1f}"
-        f" ms, {errors[0]} errors",
+        f" ms, {errors[0]} errors; server CPU an event: main process {1e3 * main_cpu / n:.2f} ms,"
+        f" workers {1e3 * worker_cpu / n:.2f} ms; load {os.getloadavg()[0]:.1f}",
         flush=True,
     )
+    if spy is not None:
+        spy.wait(60)
+
+
+def _spy(pid: int, seconds: float) -> subprocess.Popen[bytes] | None:
+    """With ``SPY=FILE``, py-spy (if installed beside this Python) samples the server and its
+    workers during the publishing phase into FILE (collapsed stacks)."""
+    out = os.environ.get("SPY")
+    if not out:
+        return None
+    spy = Path(sys.executable).parent / "py-spy"
+    cmd = [str(spy), "record", "--pid", str(pid), "--subprocesses", "--format", "raw"]
+    cmd += ["--duration", str(int(seconds)), "--output", out, "--rate", "200"]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def _updates(url: str, tokens: dict[str, str], probe: str, count: int) -> None:
@@ -206,11 +239,13 @@ def _during_load(
     )
 
 
-def _after_load(url: str, port: int, tokens: dict[str, str], args: argparse.Namespace) -> None:
+def _after_load(
+    url: str, port: int, pid: int, tokens: dict[str, str], args: argparse.Namespace
+) -> None:
     """Steps 2-5."""
     (probe,) = _subscribe(url, tokens["subscriber"], args.folder, args.subs)
     bodies = [p.read_bytes() for p in sorted((args.folder / "events").iterdir())]
-    asyncio.run(_publish(port, tokens["publisher"], bodies, args))
+    asyncio.run(_publish(port, pid, tokens["publisher"], bodies, args))
     _updates(url, tokens, probe, args.updates)
     _during_load(url, port, tokens, args.folder, args)
 
@@ -235,7 +270,7 @@ def main() -> None:
         try:
             _load(served.url, tokens["admin"], args.folder, served.process.pid)
             if not args.load_only:
-                _after_load(served.url, served.port, tokens, args)
+                _after_load(served.url, served.port, served.process.pid, tokens, args)
         finally:
             served.process.terminate()
             served.process.wait(30)

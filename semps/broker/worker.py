@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack, nullcontext, suppress
 from pathlib import Path
 from typing import Any
@@ -133,6 +133,7 @@ class Worker:
         if found is None:
             found = self.matchers[kind] = create_matcher(kind)
             found.limits = self.limits
+            self._graph_ready([found])
         return found
 
     def load(
@@ -171,6 +172,7 @@ class Worker:
                             matcher.add(sub)
                         except SempsError:  # registered under older limits or code: skip
                             continue
+        self._graph_ready()
         _settle()
         return sum(_size(m) for m in self.matchers.values())
 
@@ -251,6 +253,7 @@ class Worker:
             self.progress.at(WARMING, 0)
         self.expansion = expansion
         self.graph = source.open(expansion) if source is not None else None
+        self._graph_ready()
         _settle()
         return 0 if self.graph is None else self.graph.version
 
@@ -263,9 +266,24 @@ class Worker:
         apply_change(self.graph, change, expansion)
         if expansion is not None:
             self.expansion = expansion
+        self._graph_ready()
         if self.progress is not None:
             self.progress.at(IDLE, 0)
         return self.graph.version
+
+    def _graph_ready(self, matchers: Iterable[Matcher] | None = None) -> None:
+        """With a graph, have each matcher that reads graphs build its state for them now
+        (a made-up event matched against the graph), untimed, and keep it in step with
+        every subscription added after, instead of building it from every subscription
+        inside the first event's time (2.4 s CPU at 10k subscriptions)."""
+        graph = self.graph
+        if graph is None or graph.empty:
+            return
+        context = MatchContext(_warm_up_event(0), self.expansion, limits=self.limits, graph=graph)
+        for matcher in self.matchers.values() if matchers is None else matchers:
+            if matcher.reads_graph:
+                with suppress(SempsError):  # a made-up event: nothing to report
+                    matcher.verdict_batch([context])
 
     def warm_up(self) -> None:
         """Run a made-up event (alone, and in a batch) through each matcher that has

@@ -154,3 +154,31 @@ def test_registering_and_removing_subscriptions_make_no_cyclic_garbage() -> None
     for i in range(200):
         matcher.remove(f"s{i}")
     assert gc.collect() == 0
+
+
+def test_the_frozen_objects_are_counted_by_what_each_freeze_adds() -> None:
+    """Past the baseline no batch walks the frozen objects (a worker holding a knowledge
+    graph's replica freezes millions): the count grows by what each freeze adds, and a full
+    collection comes once the objects kept since have passed ``growth`` times the base."""
+    calls: list[str] = []
+    collector = BatchCollector(slack=0, growth=2)
+    with collector.batch(lambda: calls.append("baseline")):
+        pass
+    base = gc.get_freeze_count()
+    walk = gc.get_freeze_count
+    gc.get_freeze_count = _no_walk  # type: ignore[assignment]
+    try:
+        kept = [[i] for i in range(base // 2)]  # half the base: no full collection yet
+        with collector.batch(lambda: calls.append("half")):
+            pass
+        kept += [[i] for i in range(base)]  # past twice the base
+    finally:
+        gc.get_freeze_count = walk  # type: ignore[assignment]
+    with collector.batch(lambda: calls.append("grown")):
+        pass
+    assert calls == ["grown"]
+    assert len(kept) > base
+
+
+def _no_walk() -> int:
+    raise AssertionError("the frozen objects were walked")
