@@ -428,7 +428,9 @@ class Pipeline:
                     group[min(result.item, len(group) - 1)] if result.phase == READING else group[0]
                 )
                 what = "reading" if result.phase == READING else "matching"
-                msg = f"{what} this event took more than {timeout:g} s; it was not published"
+                late = "took more than" in result.why  # else the worker died under it
+                cause = f"took more than {timeout:g} s" if late else f"failed: {result.why}"
+                msg = f"{what} this event {cause}; it was not published"
                 outcomes[at] = ("error", pool.pack_error(EventLimitExceeded(msg)))
                 rest = [i for i in group if i != at]
                 if rest:

@@ -24,6 +24,8 @@ from semps.limits import Limits
 from semps.matcher import registry
 
 PLUGIN = """
+import os
+
 from semps.matcher.base import Matcher
 from semps.matcher.values import Match
 
@@ -50,6 +52,8 @@ class SpinMatcher(Matcher):
                 context.watch(sub_id)
                 while True:
                     pass
+            if text == "die" and event.values.get("x") == "die":
+                os._exit(9)  # the worker dies (the kernel's OOM killer, a crash)
             if text == "silent" and event.values.get("x") == "hang":
                 while True:  # never says which subscription it verifies
                     pass
@@ -142,6 +146,26 @@ def test_an_overrun_no_subscription_owns_refuses_the_event(
 
         assert isinstance(result, EventLimitExceeded)
         assert str(result) == "matching this event took more than 0.5 s; it was not published"
+        assert publish(broker, b'{"values": {"x": "calm"}}')[1] == 1  # type: ignore[index]
+    finally:
+        broker.close()
+
+
+def test_a_worker_that_dies_on_an_event_refuses_it_saying_so(
+    spin_plugin: None, tmp_path: Path
+) -> None:
+    """A worker killed under an event is not an overrun of ``match_timeout``: the refusal
+    says what happened (it said "took more than 600 s" after 15 s on a loaded machine)."""
+    broker = Broker(tmp_path / "data", limits=Limits(match_timeout=600), workers=1)
+    try:
+        broker.subscribe("die", kind="spin", owner="mallory")
+
+        result = publish(broker, b'{"values": {"x": "die"}}')
+
+        assert isinstance(result, EventLimitExceeded)
+        assert str(result).startswith("matching this event failed: ")
+        assert str(result).endswith("; it was not published")
+        assert "600" not in str(result)
         assert publish(broker, b'{"values": {"x": "calm"}}')[1] == 1  # type: ignore[index]
     finally:
         broker.close()
