@@ -228,13 +228,14 @@ class Pipeline:
 
     def scatter(self, requests: Sequence[tuple[Any, ...] | None]) -> list[tuple[Any, ...]]:
         """Send ``requests[i]`` to worker ``i`` (``None``: nothing) ahead of queued
-        batches, block until each applied its own; their replies, in order (``None``'s:
-        ``("ok", None)``)."""
+        batches *and commands*, block until each ran its own; their replies, in order
+        (``None``'s: ``("ok", None)``). For requests that change nothing the others read
+        (checking new subscriptions), so they need not wait for queued indexing."""
         cmds = [_Command(r, 1) if r is not None else None for r in requests]
         with self._cond:
             for slot, cmd in zip(self._slots, cmds, strict=True):
                 if cmd is not None:
-                    slot.commands.append(cmd)
+                    slot.commands.appendleft(cmd)
             self._cond.notify_all()
         for cmd in cmds:
             if cmd is not None:
