@@ -8,7 +8,7 @@ the broker's registration lock takes the whole queue as one group and registers 
 earlier items; the workers *check* the group, each its share of the distinct texts, in
 parallel (each item accepted or refused on its own: what indexing it would raise); the
 accepted ones are stored in one transaction, remembered, and queued for every worker to
-index, reusing the checks' work (the semantic matcher: the parses), and only then answered.
+index (each reuses what it compiled checking its share), and only then answered.
 Indexing runs after the answer, but a worker runs commands before any event submitted after
 them, so a subscription answered is matched against every event published after the
 answer; a worker started meanwhile loads it with the others.
@@ -115,7 +115,7 @@ def register_group(
         (p, Subscription(sub_id, p.kind, p.text, p.owner, p.name))
         for p, sub_id in zip(wanted, ids, strict=True)
     ]
-    outcomes, works = check_apart(pipeline, [sub for _, sub in accepted])
+    outcomes = check_apart(pipeline, [sub for _, sub in accepted])
     good: list[tuple[Pending, Subscription]] = []
     for (p, sub), outcome in zip(accepted, outcomes, strict=True):
         if outcome is None:
@@ -129,7 +129,7 @@ def register_group(
     for sub in subs:
         remember(sub)  # before indexing: a worker started from now on loads it
     # Every worker indexes them before any event submitted after this (commands go first).
-    pipeline.command(("index", subs, works), wait=False)
+    pipeline.command(("index", subs), wait=False)
     for p, sub in good:
         p.result = sub
 
@@ -138,10 +138,10 @@ def register_group(
 _turns = itertools.count()
 
 
-def check_apart(pipeline: Pipeline, subs: list[Subscription]) -> tuple[list[Any], list[bytes]]:
+def check_apart(pipeline: Pipeline, subs: list[Subscription]) -> list[Any]:
     """Check ``subs`` on the workers, each its share of their distinct texts: per
     subscription ``None`` or its packed error (the same for every subscription of a
-    text), and each worker's pickled work (:meth:`semps.broker.worker.Worker.check`).
+    text; :meth:`semps.broker.worker.Worker.check`).
 
     Raises:
         Exception: a worker failed or stopped (nothing was checked).
@@ -154,7 +154,6 @@ def check_apart(pipeline: Pipeline, subs: list[Subscription]) -> tuple[list[Any]
         shares[where[sub.text]].append(sub)
     replies = pipeline.scatter([("check", share) if share else None for share in shares])
     found: dict[str, Any] = {}
-    works: list[bytes] = []
     for share, (status, value) in zip(shares, replies, strict=True):
         if status == "error":
             raise unpack_error(value)
@@ -163,8 +162,6 @@ def check_apart(pipeline: Pipeline, subs: list[Subscription]) -> tuple[list[Any]
         if value is None:
             msg = "a matching worker stopped while checking new subscriptions"
             raise MatcherError(msg)
-        checked, work = value
-        works.append(work)
-        for sub, outcome in zip(share, checked, strict=True):
+        for sub, outcome in zip(share, value, strict=True):
             found[sub.id] = outcome
-    return [found[sub.id] for sub in subs], works
+    return [found[sub.id] for sub in subs]

@@ -12,6 +12,9 @@ The broker starts one or more of these (:mod:`semps.broker.pipeline`) as
 - ``("add", subscription, old_kind)`` index (or replace) one; ``old_kind`` names the matcher
   that held the id before when it changes kind (removed only once the new one is indexed);
 - ``("add_many", subscriptions)`` index new ones, each accepted or refused on its own;
+- ``("check", subscriptions)`` check new ones as ``add_many`` would index them, indexing
+  none (each outcome); ``("index", subscriptions)`` index ones the workers checked (posted
+  after the registration was answered: the broker drops its reply);
 - ``("remove", subscription_id)``, ``("remove_many", ids)``, ``("ontology", expansion)``;
 - ``("match", [(event_id, media_type, body), ...])`` read and match a batch of events
   against the knowledge graph's replica;
@@ -43,7 +46,6 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import pickle
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack, nullcontext, suppress
 from pathlib import Path
@@ -104,7 +106,7 @@ class Worker:
         if op == "check":
             return self.check(request[1])
         if op == "index":
-            return self.index(request[1], request[2])
+            return self.index(request[1])
         if op == "remove_many":
             for sub_id in request[1]:
                 self.remove(sub_id)
@@ -186,25 +188,14 @@ class Worker:
         if old_kind is not None and old_kind != sub.kind and old_kind in self.matchers:
             self.remove_from(old_kind, sub.id)
 
-    def add_many(self, subs: Sequence[Subscription], works: Sequence[bytes] = ()) -> list[Any]:
+    def add_many(self, subs: Sequence[Subscription], *, checked: bool = False) -> list[Any]:
         """Index new subscriptions; per subscription ``None`` or its packed error. The
         pool's writer keeps what the matchers persist of them, to extend their snapshots
-        when idle (:meth:`~semps.matcher.base.Matcher.extending`); each matcher reuses
-        its kind's part of ``works`` (:meth:`check`'s, pickled;
-        :meth:`~semps.matcher.base.Matcher.reusing`)."""
+        when idle (:meth:`~semps.matcher.base.Matcher.extending`). ``checked``: the
+        workers checked them (:meth:`index`)."""
         outcomes: list[Any] = []
-        kinds = dict.fromkeys(s.kind for s in subs)
         with ExitStack() as stack, paused_gc():
-            if self._extends is not None:
-                for kind in kinds:
-                    with suppress(SempsError):  # an unknown kind: its add says so below
-                        matcher = self.matcher(kind)
-                        path = self._extends / f"{kind}.snap"
-                        self._unsaved.append(stack.enter_context(matcher.extending(path)))
-            for kind, kept in _unpickled(works).items():
-                if kind in kinds:
-                    with suppress(SempsError):
-                        stack.enter_context(self.matcher(kind).reusing(kept))
+            self._extending(stack, subs)
             for sub in subs:
                 try:
                     self.matcher(sub.kind).add(sub)
@@ -212,41 +203,48 @@ class Worker:
                 except SempsError as exc:
                     outcomes.append(pool.pack_error(exc))
             if len(subs) > 1:  # the collector still paused: the new objects walked once
-                _settle(collect=not works)
+                _settle(collect=not checked)
         return outcomes
 
-    def check(self, subs: Sequence[Subscription]) -> tuple[list[Any], bytes]:
-        """Check new subscriptions as :meth:`add_many` would index them, indexing none:
-        per subscription ``None`` or its packed error, and what each kind's matcher may
-        reuse of the work (:meth:`~semps.matcher.base.Matcher.checking`) pickled, as
-        ``{kind: work}``, for every worker's :meth:`index`."""
+    def check(self, subs: Sequence[Subscription]) -> list[Any]:
+        """Check new subscriptions as :meth:`add_many` would index them, indexing none
+        (:meth:`~semps.matcher.base.Matcher.check`: the semantic matcher keeps each
+        compiled text for :meth:`index`): per subscription ``None`` or its packed error.
+        The pool's writer keeps what the matchers persist of them, as :meth:`add_many`."""
         outcomes: list[Any] = []
-        kept: dict[str, Callable[[], object]] = {}
         with ExitStack() as stack, paused_gc():
-            for kind in dict.fromkeys(s.kind for s in subs):
-                with suppress(SempsError):  # an unknown kind: its check says so below
-                    kept[kind] = stack.enter_context(self.matcher(kind).checking())
+            self._extending(stack, subs)
             for sub in subs:
                 try:
                     self.matcher(sub.kind).check(sub)
                     outcomes.append(None)
                 except SempsError as exc:
                     outcomes.append(pool.pack_error(exc))
-            work = pickle.dumps({k: keep() for k, keep in kept.items()}, pickle.HIGHEST_PROTOCOL)
             if len(subs) > 1:
                 _settle(collect=False)
-        return outcomes, work
+        return outcomes
 
-    def index(self, subs: Sequence[Subscription], works: Sequence[bytes]) -> int:
-        """Index subscriptions the workers checked (:meth:`check`; ``works``: their
-        pickled work), answered before this runs; returns how many failed (none unless
-        checking and indexing disagree: each is logged)."""
+    def index(self, subs: Sequence[Subscription]) -> int:
+        """Index subscriptions the workers checked (:meth:`check`), answered before this
+        runs; returns how many failed (none unless checking and indexing disagree: each
+        is logged)."""
         failed = 0
-        for sub, outcome in zip(subs, self.add_many(subs, works), strict=True):
+        for sub, outcome in zip(subs, self.add_many(subs, checked=True), strict=True):
             if outcome is not None:
                 failed += 1
                 _log.error("subscription %s checked but not indexed: %s", sub.id, outcome)
         return failed
+
+    def _extending(self, stack: ExitStack, subs: Sequence[Subscription]) -> None:
+        """On the pool's writer, each kind's :meth:`~semps.matcher.base.Matcher.extending`
+        block entered on ``stack``, its writing kept for :meth:`idle`."""
+        if self._extends is None:
+            return
+        for kind in dict.fromkeys(s.kind for s in subs):
+            with suppress(SempsError):  # an unknown kind: its add (or check) says so
+                matcher = self.matcher(kind)
+                path = self._extends / f"{kind}.snap"
+                self._unsaved.append(stack.enter_context(matcher.extending(path)))
 
     def remove(self, sub_id: str) -> None:
         for kind in list(self.matchers):
@@ -421,19 +419,10 @@ def _settle(*, collect: bool = True) -> None:
     collections often (to_partab: 260 us an event with the GC walking a 10k index, 114 us
     without). Without ``collect``, for checking and indexing new subscriptions, which leave
     no cyclic garbage (tests/broker/test_registration_apart.py), the new objects are not
-    walked first (a third of the work at 100k subscriptions)."""
+    walked first (a fifth to a third of the work)."""
     if collect:
         gc.collect()
     gc.freeze()
-
-
-def _unpickled(works: Sequence[bytes]) -> dict[str, list[object]]:
-    """The workers' :meth:`Worker.check` work by kind (their own pickles)."""
-    by_kind: dict[str, list[object]] = {}
-    for work in works:
-        for kind, kept in pickle.loads(work).items():  # noqa: S301  (our own workers')
-            by_kind.setdefault(kind, []).append(kept)
-    return by_kind
 
 
 def _size(matcher: Matcher) -> int:

@@ -144,24 +144,10 @@ class Matcher(ABC):
     def check(self, subscription: Subscription) -> None:
         """Raise what :meth:`add` would raise for ``subscription``, leaving the index as
         it was: the broker's workers check a group's subscriptions apart (each a share),
-        answer, and index them after (:meth:`checking`, :meth:`reusing`). The default adds
-        and removes it (a worker handles one request at a time: no event sees it)."""
+        answer, and index them after. The default adds and removes it (a worker handles
+        one request at a time: no event sees it)."""
         self.add(subscription)
         self.remove(subscription.id)
-
-    def checking(self) -> AbstractContextManager[Callable[[], object]]:
-        """A block of :meth:`check` calls; it gives a function that returns, after the
-        block, what :meth:`add` may reuse of their work in another process (picklable;
-        :meth:`reusing`). The default keeps nothing."""
-        return nullcontext(_keep_nothing)
-
-    def reusing(self, works: Sequence[object]) -> AbstractContextManager[None]:
-        """A block in which :meth:`add` reuses ``works``, what matchers of this kind
-        under the same limits kept while checking (:meth:`checking`); inside an
-        :meth:`extending` block, what is reused is kept as if it had been done. The
-        default reuses nothing."""
-        del works
-        return nullcontext()
 
     def warm(self) -> None:
         """Load (or compile) the matcher's compiled kernels now, so that no event's time

@@ -1,7 +1,7 @@
 """New subscriptions checked apart and indexed after (semps.broker.registration): each
 worker checks its share of a group (refusing what adding would refuse, indexing nothing),
-then every worker indexes the whole group reusing the checks' parses, so no text is parsed
-twice, and the snapshot's next part still holds every parse for the next start."""
+then every worker indexes the whole group, parsing only what it did not check itself, and
+the writing worker's next snapshot part still holds every parse for the next start."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ TEXTS = [
     f"SELECT ?x {{ ?x <{EX}q> ?v FILTER(regex(?v, 'a')) }}",
 ]
 SUBS = [Subscription(f"sub-{i}", "semantic", text) for i, text in enumerate(TEXTS)]
+GOOD = [s for i, s in enumerate(SUBS) if i not in (1, 5)]
 EVENT = Event(
     "e1",
     triples=(
@@ -45,17 +46,6 @@ def shares() -> tuple[list[Subscription], list[Subscription]]:
     """The group split by text between two workers, as the broker splits it."""
     where = {text: i % 2 for i, text in enumerate(dict.fromkeys(TEXTS))}
     return [s for s in SUBS if where[s.text] == 0], [s for s in SUBS if where[s.text] == 1]
-
-
-def checked() -> tuple[dict[str, object], list[bytes]]:
-    """Each share checked by its own worker: every subscription's outcome, and the works."""
-    outcomes: dict[str, object] = {}
-    works = []
-    for share in shares():
-        results, work = Worker().check(share)
-        outcomes.update((s.id, r) for s, r in zip(share, results, strict=True))
-        works.append(work)
-    return outcomes, works
 
 
 @pytest.fixture
@@ -74,7 +64,7 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def test_checking_refuses_what_adding_refuses_and_indexes_nothing() -> None:
     worker = Worker()
-    outcomes, _ = worker.check(SUBS)
+    outcomes = worker.check(SUBS)
     added = Worker().add_many(SUBS)
     assert [o is None for o in outcomes] == [a is None for a in added]
     assert [o[0] for o in outcomes if o] == [a[0] for a in added if a]
@@ -82,17 +72,17 @@ def test_checking_refuses_what_adding_refuses_and_indexes_nothing() -> None:
     assert len(worker.matcher("semantic")) == 0
 
 
-def test_a_worker_indexes_what_others_checked_without_parsing_it_again(
+def test_a_worker_indexes_the_group_parsing_only_the_share_it_did_not_check(
     parses: list[str],
 ) -> None:
-    outcomes, works = checked()
-    good = [s for s in SUBS if outcomes[s.id] is None]
-    parses.clear()
+    mine, theirs = shares()
     worker = Worker()
-    assert worker.index(good, works) == 0
-    assert parses == []
+    worker.check(mine)
+    parses.clear()
+    assert worker.index(GOOD) == 0
+    assert sorted(set(parses)) == sorted({s.text for s in theirs if s in GOOD})
     reference = SemanticMatcher()  # the same subscriptions added the ordinary way
-    for sub in good:
+    for sub in GOOD:
         reference.add(sub)
     got = worker.matcher("semantic").match(MatchContext(EVENT))
     want = reference.match(MatchContext(EVENT))
@@ -100,33 +90,34 @@ def test_a_worker_indexes_what_others_checked_without_parsing_it_again(
     assert {m.subscription for m in got} == {"sub-0", "sub-2", "sub-3"}
 
 
-def test_the_writer_keeps_the_shipped_parses_for_the_next_start(
+def test_the_writer_keeps_every_parse_of_a_checked_group_for_the_next_start(
     tmp_path: Path, parses: list[str]
 ) -> None:
-    outcomes, works = checked()
-    good = [s for s in SUBS if outcomes[s.id] is None]
     writer = Worker()
     writer.load([], Expansion(), tmp_path, True)
-    writer.index(good, works)
+    writer.check(shares()[0])  # parsed here, indexed (from the compiled form) below
+    writer.index(GOOD)
     writer.idle()  # writes the snapshot's next part
     parses.clear()
     restarted = Worker()
-    restarted.load(good, Expansion(), tmp_path, False)
+    restarted.load(GOOD, Expansion(), tmp_path, False)
     assert len(parses) == 1  # the part's spot check (semantic.snapshot.SPOT_CHECK), no more
-    assert len(restarted.matcher("semantic")) == len(good)
+    assert len(restarted.matcher("semantic")) == len(GOOD)
 
 
 def test_checking_and_indexing_leave_no_cyclic_garbage() -> None:
     # They freeze what they made without a collection first (Worker._settle): that is
     # right only while they leave no garbage a collection would find.
-    checked()  # once before: the modules' first use (imports, their caches) is not theirs
+    Worker().index(GOOD)  # once before: the modules' first use (imports, their caches)
     gc.unfreeze()  # what anything froze before, garbage or not, is looked at once, now
     gc.collect()
     gc.disable()
     try:
-        outcomes, works = checked()
-        Worker().index([s for s in SUBS if outcomes[s.id] is None], works)
-        del outcomes, works
+        mine, theirs = shares()
+        worker = Worker()
+        worker.check(mine)
+        Worker().check(theirs)
+        worker.index(GOOD)
         gc.unfreeze()
         assert gc.collect() == 0
     finally:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 from semps._types import Term, Triple
 from semps.errors import NotFound
 from semps.event import Event  # noqa: F401  (doctest name)
-from semps.ingest.sparql import Query, open_memo, parse_memo, parse_query
-from semps.limits import Limits
+from semps.ingest.sparql import parse_query
 from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.explanation import Explanation
 from semps.matcher.semantic._kernels import warm as warm_kernels
@@ -55,13 +54,6 @@ def _pattern_item(prop: str, obj: Term) -> str:
     if prop == RDF_TYPE and obj != STAR and type(obj) is str:
         return f"a <{obj}>"
     return prop
-
-
-@contextmanager
-def _parses_kept(limits: Limits) -> Iterator[Callable[[], object]]:
-    queries: dict[str, Query] = {}
-    with parse_memo(queries, limits):
-        yield lambda: queries
 
 
 class SemanticMatcher(Matcher):
@@ -144,26 +136,10 @@ class SemanticMatcher(Matcher):
 
     def check(self, subscription: Subscription) -> None:
         """Parse and compile the subscription as :meth:`add` does (SubscriptionError on
-        bad text), keeping the compiled form for the next :meth:`add` of its text; index
-        unchanged (inserting a compiled subscription raises nothing)."""
+        bad text), keeping the compiled form for the next :meth:`add` of its text (inside
+        an :meth:`extending` block, its parse too); index unchanged (inserting a compiled
+        subscription raises nothing)."""
         self._compile(subscription)
-
-    def checking(self) -> AbstractContextManager[Callable[[], object]]:
-        """The block's parses (text -> :class:`~semps.ingest.sparql.Query`), kept for
-        :meth:`reusing`."""
-        return _parses_kept(self.limits)
-
-    def reusing(self, works: Sequence[object]) -> AbstractContextManager[None]:
-        """:meth:`add` reads the texts parsed in ``works`` (the workers'
-        :meth:`checking`, under the same limits) without parsing them; inside an
-        :meth:`extending` block they join its parses (the snapshot's next part)."""
-        memo = open_memo(self.limits)
-        inner = memo is None
-        queries: dict[str, Query] = {} if memo is None else memo
-        for work in works:
-            if isinstance(work, dict):
-                queries.update(work)
-        return parse_memo(queries, self.limits) if inner else nullcontext()
 
     def remove(self, subscription_id: str) -> None:
         """Remove a subscription (NotFound if unknown)."""
