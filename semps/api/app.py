@@ -28,6 +28,7 @@ from semps.api.models import BODY_MODELS
 from semps.api.multiplex import Multiplexer
 from semps.api.routes import (
     PublishRoute,
+    SubscribeRoute,
     deadletters_router,
     events_router,
     explain_router,
@@ -143,6 +144,8 @@ def create_app(
     app.include_router(console_router())  # the web console, /console/
     # POST /events and /events/batch, answered without the framework's per-request cost
     app.add_middleware(PublishRoute, broker=broker, max_body=max_body, errors=error_parts)
+    # POST /subscriptions without webhook or retention parameters, likewise
+    app.add_middleware(SubscribeRoute, broker=broker, max_body=max_body, errors=error_parts)
     app.add_middleware(StatusCounter, counts=ctx.errors)  # outermost: sees every response
     documented = events_router(ctx).routes  # described in the OpenAPI document, not mounted
     app.openapi = lambda: _openapi(app, documented)  # type: ignore[method-assign]

@@ -221,6 +221,27 @@ class Pipeline:
             cmd.done.wait()
         return cmd.replies
 
+    @property
+    def workers(self) -> int:
+        """How many matching workers run."""
+        return len(self._slots)
+
+    def scatter(self, requests: Sequence[tuple[Any, ...] | None]) -> list[tuple[Any, ...]]:
+        """Send ``requests[i]`` to worker ``i`` (``None``: nothing) ahead of queued
+        batches *and commands*, block until each ran its own; their replies, in order
+        (``None``'s: ``("ok", None)``). For requests that change nothing the others read
+        (checking new subscriptions), so they need not wait for queued indexing."""
+        cmds = [_Command(r, 1) if r is not None else None for r in requests]
+        with self._cond:
+            for slot, cmd in zip(self._slots, cmds, strict=True):
+                if cmd is not None:
+                    slot.commands.appendleft(cmd)
+            self._cond.notify_all()
+        for cmd in cmds:
+            if cmd is not None:
+                cmd.done.wait()
+        return [("ok", None) if c is None else c.replies[0] for c in cmds]
+
     def close(self) -> None:
         """Stop the threads and the worker processes."""
         with self._cond:

@@ -5,16 +5,23 @@ of a batch, share the fixed costs.
 A request queues its pending subscriptions together (:meth:`Groups.run`); whoever then holds
 the broker's registration lock takes the whole queue as one group and registers it
 (:func:`register_group`): ids in order, ``max_subscriptions`` counted over the group's
-earlier items, every worker indexing the group (each item accepted or refused on its own),
-the accepted ones stored in one transaction and only then remembered and answered.
+earlier items; the workers *check* the group, each its share of the distinct texts, in
+parallel (each item accepted or refused on its own: what indexing it would raise); the
+accepted ones are stored in one transaction, remembered, and queued for every worker to
+index (each reuses what it compiled checking its share), and only then answered.
+Indexing runs after the answer, but a worker runs commands before any event submitted after
+them, so a subscription answered is matched against every event published after the
+answer; a worker started meanwhile loads it with the others.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from semps.broker.contracts import SubscriptionStore
 from semps.broker.pipeline import Pipeline
@@ -23,7 +30,7 @@ from semps.limits import Limits
 from semps.matcher.values import Subscription
 from semps.pool import unpack_error
 
-__all__ = ["Groups", "Pending", "register_group", "too_many"]
+__all__ = ["Groups", "Pending", "check_apart", "register_group", "too_many"]
 
 
 def too_many(owner: str, held: int) -> SubscriptionLimitExceeded:
@@ -108,20 +115,53 @@ def register_group(
         (p, Subscription(sub_id, p.kind, p.text, p.owner, p.name))
         for p, sub_id in zip(wanted, ids, strict=True)
     ]
-    status, value = pipeline.command(("add_many", [s for _, s in accepted]))[0]
-    if status == "error":
-        raise unpack_error(value)
-    good = []
-    for (p, sub), outcome in zip(accepted, value, strict=True):
+    outcomes = check_apart(pipeline, [sub for _, sub in accepted])
+    good: list[tuple[Pending, Subscription]] = []
+    for (p, sub), outcome in zip(accepted, outcomes, strict=True):
         if outcome is None:
             good.append((p, sub))
         else:
             p.result = unpack_error(outcome)
-    try:
-        store.put_subscriptions([sub for _, sub in good])
-    except Exception:
-        pipeline.command(("remove_many", [sub.id for _, sub in good]), wait=False)
-        raise
+    if not good:
+        return
+    subs = [sub for _, sub in good]
+    store.put_subscriptions(subs)  # nothing is indexed yet: a failure leaves nothing
+    for sub in subs:
+        remember(sub)  # before indexing: a worker started from now on loads it
+    # Every worker indexes them before any event submitted after this (commands go first).
+    pipeline.command(("index", subs), wait=False)
     for p, sub in good:
-        remember(sub)
         p.result = sub
+
+
+#: Which worker checks a group's first text (turns: single registrations spread).
+_turns = itertools.count()
+
+
+def check_apart(pipeline: Pipeline, subs: list[Subscription]) -> list[Any]:
+    """Check ``subs`` on the workers, each its share of their distinct texts: per
+    subscription ``None`` or its packed error (the same for every subscription of a
+    text; :meth:`semps.broker.worker.Worker.check`).
+
+    Raises:
+        Exception: a worker failed or stopped (nothing was checked).
+    """
+    n = pipeline.workers
+    first = next(_turns)
+    where = {text: (first + i) % n for i, text in enumerate(dict.fromkeys(s.text for s in subs))}
+    shares: list[list[Subscription]] = [[] for _ in range(n)]
+    for sub in subs:
+        shares[where[sub.text]].append(sub)
+    replies = pipeline.scatter([("check", share) if share else None for share in shares])
+    found: dict[str, Any] = {}
+    for share, (status, value) in zip(shares, replies, strict=True):
+        if status == "error":
+            raise unpack_error(value)
+        if not share:
+            continue
+        if value is None:
+            msg = "a matching worker stopped while checking new subscriptions"
+            raise MatcherError(msg)
+        for sub, outcome in zip(share, value, strict=True):
+            found[sub.id] = outcome
+    return [found[sub.id] for sub in subs]

@@ -141,6 +141,14 @@ class Matcher(ABC):
         del path
         return nullcontext(_keep_nothing)
 
+    def check(self, subscription: Subscription) -> None:
+        """Raise what :meth:`add` would raise for ``subscription``, leaving the index as
+        it was: the broker's workers check a group's subscriptions apart (each a share),
+        answer, and index them after. The default adds and removes it (a worker handles
+        one request at a time: no event sees it)."""
+        self.add(subscription)
+        self.remove(subscription.id)
+
     def warm(self) -> None:
         """Load (or compile) the matcher's compiled kernels now, so that no event's time
         budget pays for it. The default does nothing; a matcher whose kernels a made-up

@@ -122,6 +122,23 @@ def test_an_answered_batch_survives_kill_9(server: Server) -> None:
     server.stop()
 
 
+def test_an_answered_batch_matches_the_very_next_event(server: Server) -> None:
+    # The workers index a batch after it is answered; they must do it before matching any
+    # event published after the answer. Thousands of distinct texts keep them indexing
+    # well after the answer; the last one is the only one the event matches.
+    misses = [UB + f"SELECT ?who WHERE {{ ?who ub:name 'nobody {i}' }}" for i in range(3000)]
+    with server.client("subscriber") as sub:
+        r = sub.post("/subscriptions/batch", content="\n".join([*misses, CHAIRS]))
+        assert r.status_code == 200, r.text
+        *_, last = r.json()["subscriptions"]
+    with server.client("publisher") as pub:
+        answer = pub.post("/events", content=EVENT, headers=RDFXML).json()
+    assert answer["matched"] == 1
+    with server.client("subscriber") as sub:
+        text = sub.get(f"/subscriptions/{last['id']}/notifications?once=true").text
+    assert f'"event":"{answer["id"]}"' in text.replace(" ", "")
+
+
 def test_past_a_limit_the_batch_is_refused_whole(tmp_path: Path) -> None:
     limits = ("--max-batch-subscriptions", "3", "--max-batch-bytes", "2000")
     with Server(tmp_path / "data", extra=limits, ontology=UNIV_BENCH) as srv:

@@ -15,11 +15,13 @@ from semps.api.routes.query import query_router
 from semps.api.routes.sepa import sepa_router
 from semps.api.routes.solid import solid_router
 from semps.api.routes.streams import streams_router
+from semps.api.routes.subscribe import SubscribeRoute
 from semps.api.routes.subscriptions import subscriptions_router
 from semps.api.routes.tokens import tokens_router
 
 __all__ = [
     "PublishRoute",
+    "SubscribeRoute",
     "deadletters_router",
     "events_router",
     "explain_router",

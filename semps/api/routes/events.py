@@ -32,11 +32,15 @@ from semps.errors import IngestError, SempsError, UnsupportedMediaType
 
 __all__ = [
     "EVENT_MEDIA_TYPES",
+    "Disconnected",
     "PublishRoute",
     "batch_results",
+    "body_chunks",
     "check_batch_media_type",
     "events_router",
+    "header_text",
     "parse_batch",
+    "respond",
 ]
 
 Scope = MutableMapping[str, Any]
@@ -96,10 +100,10 @@ class PublishRoute:
             return
         headers = dict(scope["headers"])
         try:
-            token = bearer_token(_text(headers.get(b"authorization")))
+            token = bearer_token(header_text(headers.get(b"authorization")))
             client = scope.get("client")
             who = self.broker.authorize(token, "publisher", client=client[0] if client else None)
-            content_type = _text(headers.get(b"content-type"))
+            content_type = header_text(headers.get(b"content-type"))
             if path == "/events/batch":
                 check_batch_media_type(content_type)
             body = await self._body(headers.get(b"content-length"), receive)
@@ -120,14 +124,14 @@ class PublishRoute:
                 answer = _published(published)
         except Exception as exc:  # ours: its status; anything else: the one 500 shape
             status, doc, extra = self.errors(exc)
-            await _respond(send, status, doc, extra)
+            await respond(send, status, doc, extra)
             return
-        await _respond(send, 202, answer, {})
+        await respond(send, 202, answer, {})
 
     async def _body(self, declared: bytes | None, receive: Receive) -> bytes | None:
         try:
-            return await read_bounded(_text(declared), _chunks(receive), self.max_body)
-        except _Disconnected:
+            return await read_bounded(header_text(declared), body_chunks(receive), self.max_body)
+        except Disconnected:
             return None
 
 
@@ -210,25 +214,25 @@ def batch_results(outcomes: Sequence[commit.Outcome]) -> list[dict[str, object]]
     return results
 
 
-class _Disconnected(Exception):
+class Disconnected(Exception):
     """The client went away before sending the whole body."""
 
 
-async def _chunks(receive: Receive) -> AsyncIterator[bytes]:
+async def body_chunks(receive: Receive) -> AsyncIterator[bytes]:
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            raise _Disconnected
+            raise Disconnected
         yield message.get("body", b"")
         if not message.get("more_body", False):
             return
 
 
-def _text(value: bytes | None) -> str | None:
+def header_text(value: bytes | None) -> str | None:
     return value.decode("latin-1") if value is not None else None
 
 
-async def _respond(send: Send, status: int, doc: dict[str, object], extra: dict[str, str]) -> None:
+async def respond(send: Send, status: int, doc: dict[str, object], extra: dict[str, str]) -> None:
     body = json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
     headers += [(k.lower().encode(), v.encode()) for k, v in extra.items()]

@@ -30,12 +30,12 @@ from semps.api.subscription_batch import BATCH_MEDIA_TYPES, BatchEntry, read_bat
 from semps.broker.broker import Broker
 from semps.broker.contracts import Activity
 from semps.broker.tokens import Principal
-from semps.errors import SempsError, SubscriptionSyntaxError
+from semps.errors import SempsError, SubscriptionSyntaxError, UnsupportedMediaType
 from semps.matcher.registry import get_matcher_class
 from semps.matcher.values import Subscription
 from semps.settings import parse_retention_age
 
-__all__ = ["MEDIA_TYPES", "subscriptions_router"]
+__all__ = ["MEDIA_TYPES", "check_body_type", "register_text", "subscriptions_router"]
 
 SPARQL = "application/sparql-query"
 TEXT = "text/plain"
@@ -62,6 +62,36 @@ _BODY = {
 }
 
 
+def check_body_type(found: str | None, kind: str) -> None:
+    """A subscription body of ``kind`` may have the media type ``found`` (``None``: none
+    sent).
+
+    Raises:
+        UnsupportedMediaType: it may not (415), with a hint when the kind looks wrong.
+    """
+    allowed = MEDIA_TYPES.get(kind, _ANY)
+    if found is not None and found not in allowed:
+        hint = {JSON: _JSON_HINT, SPARQL: _SPARQL_HINT}.get(found, "")
+        msg = f"unsupported media type {found!r} here (use {', '.join(sorted(allowed))})"
+        raise UnsupportedMediaType(msg + (f"; {hint}" if hint else ""))
+
+
+async def register_text(
+    broker: Broker, text: str, kind: str, owner: str, name: str | None, sub_id: str | None = None
+) -> Subscription:
+    """Register (or replace) a subscription on a worker thread; a semantic one whose text
+    looks like JSON says which kind reads JSON."""
+    try:
+        return await run_in_threadpool(
+            broker.subscribe, text, kind=kind, owner=owner, name=name, sub_id=sub_id
+        )
+    except SubscriptionSyntaxError as exc:
+        if kind == "semantic" and text.lstrip().startswith(("{", "[")):
+            msg = f"{exc.detail} ({_JSON_HINT})"
+            raise SubscriptionSyntaxError(msg, line=exc.line, column=exc.column) from exc
+        raise
+
+
 def subscriptions_router(ctx: Context) -> APIRouter:
     """The ``/subscriptions`` routes (the notification streams are in ``streams``)."""
     router = APIRouter(tags=["subscriptions"])
@@ -70,22 +100,13 @@ def subscriptions_router(ctx: Context) -> APIRouter:
     Admin = Annotated[Principal, Depends(ctx.auth.require("admin"))]  # noqa: N806
 
     async def read_text(request: Request, kind: str) -> str:
-        hint = {JSON: _JSON_HINT, SPARQL: _SPARQL_HINT}.get(media_type(request) or "", "")
-        require_media_type(request, MEDIA_TYPES.get(kind, _ANY), hint)
+        check_body_type(media_type(request), kind)
         return (await read_body(request, ctx.max_body)).decode("utf-8", "replace")
 
     async def register(
         text: str, kind: str, owner: str, name: str | None, sub_id: str | None = None
     ) -> Subscription:
-        try:
-            return await run_in_threadpool(
-                broker.subscribe, text, kind=kind, owner=owner, name=name, sub_id=sub_id
-            )
-        except SubscriptionSyntaxError as exc:
-            if kind == "semantic" and text.lstrip().startswith(("{", "[")):
-                msg = f"{exc.detail} ({_JSON_HINT})"
-                raise SubscriptionSyntaxError(msg, line=exc.line, column=exc.column) from exc
-            raise
+        return await register_text(broker, text, kind, owner, name, sub_id)
 
     @router.post(
         "/subscriptions",

@@ -134,6 +134,13 @@ class SemanticMatcher(Matcher):
         self._compiled[text] = compiled
         return compiled
 
+    def check(self, subscription: Subscription) -> None:
+        """Parse and compile the subscription as :meth:`add` does (SubscriptionError on
+        bad text), keeping the compiled form for the next :meth:`add` of its text (inside
+        an :meth:`extending` block, its parse too); index unchanged (inserting a compiled
+        subscription raises nothing)."""
+        self._compile(subscription)
+
     def remove(self, subscription_id: str) -> None:
         """Remove a subscription (NotFound if unknown)."""
         try:
