@@ -341,3 +341,16 @@ def events_over(
         min_size=1,
         max_size=10,
     )
+
+
+def diamonds(steps: int) -> str:
+    """Composite definitions over ``a``, ``b``, ``c`` whose detections double at each step:
+    ``2**steps`` from one match of ``a``."""
+    lines = ["create event d0 = a or b;"]
+    for i in range(1, steps + 1):
+        lines += [
+            f"create event l{i} = d{i - 1} or b;",
+            f"create event r{i} = d{i - 1} or c;",
+            f"create event d{i} = l{i} or r{i};",
+        ]
+    return "\n".join(lines)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from semps_test_support import Server, wait_for
+from semps_test_support import Server, diamonds, wait_for
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
@@ -287,18 +287,6 @@ def test_the_detections_one_event_causes_are_bounded(tmp_path: Path) -> None:
         server.stop()
 
 
-def _diamonds(steps: int) -> str:
-    """Definitions over ``a``, ``b``, ``c`` whose detections double at each step."""
-    lines = ["create event d0 = a or b;"]
-    for i in range(1, steps + 1):
-        lines += [
-            f"create event l{i} = d{i - 1} or b;",
-            f"create event r{i} = d{i - 1} or c;",
-            f"create event d{i} = l{i} or r{i};",
-        ]
-    return "\n".join(lines)
-
-
 def _detections(sub: httpx.Client, composite: str) -> list[str]:
     notes = sub.get(f"/subscriptions/{composite}/notifications?once=true").text
     return [
@@ -323,7 +311,7 @@ def test_one_tenant_flooding_detections_leaves_another_tenant_s_detection(tmp_pa
                     "/subscriptions", params={"name": name}, content=text
                 ).raise_for_status()
             reply = client.post(
-                "/subscriptions", params={"kind": "composite"}, content=_diamonds(20)
+                "/subscriptions", params={"kind": "composite"}, content=diamonds(20)
             )
             assert reply.status_code == 201, reply.text
             floods.append(reply.json()["id"])

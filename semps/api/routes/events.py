@@ -13,6 +13,7 @@ routes are never mounted, so nothing else can answer them).
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 from urllib.parse import parse_qs
@@ -32,6 +33,7 @@ from semps.errors import IngestError, SempsError, UnsupportedMediaType
 
 __all__ = [
     "EVENT_MEDIA_TYPES",
+    "AsgiRoute",
     "Disconnected",
     "PublishRoute",
     "batch_results",
@@ -82,16 +84,25 @@ _EVENT_BODY = {
 _BATCH_BODY = json_body(BatchIn)
 
 
-class PublishRoute:
-    """The ``POST /events`` and ``POST /events/batch`` handler: ASGI middleware that
-    answers them and passes every other request to the application (see the module
-    docstring)."""
+class AsgiRoute(ABC):
+    """ASGI middleware in front of the application that answers some requests itself (the
+    hot ones, without FastAPI's per-request work) and passes every other on to ``app``."""
 
     def __init__(self, app: ASGIApp, broker: Broker, max_body: int, errors: ErrorMapper):
         self.app = app
         self.broker = broker
         self.max_body = max_body
         self.errors = errors
+
+    @abstractmethod
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer the request, or pass it on to ``app``."""
+
+
+class PublishRoute(AsgiRoute):
+    """The ``POST /events`` and ``POST /events/batch`` handler: ASGI middleware that
+    answers them and passes every other request to the application (see the module
+    docstring)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path")

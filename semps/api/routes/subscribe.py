@@ -19,9 +19,8 @@ from urllib.parse import parse_qs
 from semps.api.auth import bearer_token
 from semps.api.bodies import read_bounded
 from semps.api.routes.events import (
-    ASGIApp,
+    AsgiRoute,
     Disconnected,
-    ErrorMapper,
     Receive,
     Scope,
     Send,
@@ -30,7 +29,6 @@ from semps.api.routes.events import (
     respond,
 )
 from semps.api.routes.subscriptions import check_body_type, register_text
-from semps.broker.broker import Broker
 
 __all__ = ["SubscribeRoute"]
 
@@ -38,16 +36,10 @@ __all__ = ["SubscribeRoute"]
 _PARAMETERS = frozenset({"kind", "name"})
 
 
-class SubscribeRoute:
+class SubscribeRoute(AsgiRoute):
     """The handler of ``POST /subscriptions`` without webhook or retention parameters:
     ASGI middleware that answers it and passes every other request on (see the module
     docstring)."""
-
-    def __init__(self, app: ASGIApp, broker: Broker, max_body: int, errors: ErrorMapper):
-        self.app = app
-        self.broker = broker
-        self.max_body = max_body
-        self.errors = errors
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         query = _simple_query(scope)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from semps_test_support import raised
+from semps_test_support import diamonds, raised
 
 from semps.errors import CompositeDefinitionError, SubscriptionLimitExceeded
 from semps.event import Event
@@ -148,18 +148,6 @@ def test_the_state_round_trips_by_owner_and_name_and_reads_the_old_form() -> Non
         again.restore(state)
         (found,) = again.observe(Event("e2"), [Match("team:red/b", "e2")])
         assert found.detail["composite"] == "x"
-
-
-def diamonds(steps: int) -> str:
-    """Definitions whose detections double at each step: 2**steps from one match of a."""
-    lines = ["create event d0 = a or b;"]
-    for i in range(1, steps + 1):
-        lines += [
-            f"create event l{i} = d{i - 1} or b;",
-            f"create event r{i} = d{i - 1} or c;",
-            f"create event d{i} = l{i} or r{i};",
-        ]
-    return "\n".join(lines)
 
 
 def test_one_owner_cannot_use_up_another_owner_s_detections() -> None:
