@@ -13,7 +13,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # The customer's top-level folders are links at the root into semps/: the one list of them.
-FOLDERS = tuple(sorted(p.name for p in ROOT.iterdir() if p.is_symlink() and p.is_dir()))
+# (A hidden link, such as a developer's ``.venv`` linked from another checkout, is not one.)
+FOLDERS = tuple(
+    sorted(
+        p.name
+        for p in ROOT.iterdir()
+        if p.is_symlink() and p.is_dir() and not p.name.startswith(".")
+    )
+)
 
 
 def test_the_root_links_are_the_customer_folders_into_the_package() -> None:
