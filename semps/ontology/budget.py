@@ -27,7 +27,7 @@ Example:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from semps.errors import OntologyLimitExceeded
 from semps.limits import Limits
@@ -98,6 +98,14 @@ class Meter:
         self._work = 0
         self._started = time.monotonic()
         self.tick()  # even a tiny compilation looks at the clock once
+
+    def timer(self) -> Meter:
+        """A meter on this one's clock and time limit that counts no rule entries: for work
+        whose output the caller counts itself (a kept closure's, whose tables are counted
+        as they are read)."""
+        made = Meter(replace(self.budget, max_rules=0))
+        made._started = self._started
+        return made
 
     def rules(self, count: int) -> None:
         """Count ``count`` entries of the compiled tables.

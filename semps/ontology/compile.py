@@ -10,14 +10,17 @@ they are made, the clock read as it goes): an ontology over a limit is refused e
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Mapping, Set
+from typing import TypeVar
 
 from semps._types import Term, Triple
 from semps.ontology.budget import UNBOUNDED, Meter, OntologyBudget
 from semps.ontology.expansion import Expansion
-from semps.ontology.hierarchy import ancestors, depth
+from semps.ontology.hierarchy import depth
 from semps.ontology.reach import Reach
 from semps.terms import OWL, RDF, RDF_TYPE, RDFS
+
+N = TypeVar("N", bound=Hashable)
 
 SUB_CLASS = RDFS + "subClassOf"
 SUB_PROPERTY = RDFS + "subPropertyOf"
@@ -46,13 +49,14 @@ META_CLASSES = frozenset(
 
 
 class Kept:
-    """What one compilation leaves for the next (an ontology store's edits): the class
-    hierarchy's closure (:class:`~semps.ontology.reach.Reach`), brought to the next
-    version's edges by their difference rather than recomputed. ``None`` until a first
-    compilation, and after one that failed half-way."""
+    """What one compilation leaves for the next (an ontology store's edits): the closures
+    of the class hierarchy and of the property states (:class:`~semps.ontology.reach.Reach`),
+    each brought to the next version's edges by their difference rather than recomputed.
+    Each is ``None`` until a first compilation, and after one that failed half-way."""
 
     def __init__(self) -> None:
-        self.classes: Reach | None = None
+        self.classes: Reach[str] | None = None
+        self.properties: Reach[tuple[str, bool]] | None = None
 
 
 class _Axioms:
@@ -88,11 +92,13 @@ class _Axioms:
 
 
 def _property_table(
-    ax: _Axioms, meter: Meter, budget: OntologyBudget
+    ax: _Axioms, meter: Meter, budget: OntologyBudget, kept: Kept | None = None
 ) -> dict[str, tuple[tuple[str, bool], ...]]:
     """Each property -> every (property, inverted) its triples imply, itself first: the
     reachable states of (property, direction) under subPropertyOf, equivalentProperty,
-    inverseOf and symmetry (one closure per strongly connected group of states)."""
+    inverseOf and symmetry (``(p, inv) -> (q, inv)`` for p below q, ``(p, inv) -> (q, not
+    inv)`` for q an inverse of p, ``(p, inv) -> (p, not inv)`` for p symmetric). With
+    ``kept``, the closure of these states is the kept one brought to their edges."""
     up: defaultdict[str, set[str]] = defaultdict(set)
     inverse: defaultdict[str, set[str]] = defaultdict(set)
     for s, o in ax.by_p[SUB_PROPERTY]:
@@ -118,10 +124,18 @@ def _property_table(
                 nxt.add((prop, not inv))
             states[(prop, inv)] = nxt
             meter.work(len(nxt))
-    starts = {(prop, False) for prop in set(up) | set(inverse) | symmetric}
-    reach = ancestors(states, meter, starts)
+    held = kept.properties if kept is not None else None
+    if kept is not None:
+        kept.properties = None  # until it is in step again (a limit may stop it half-way)
+    reach = _kept_reach(states, meter, held)
+    if kept is not None:
+        kept.properties = reach
     table: dict[str, tuple[tuple[str, bool], ...]] = {}
-    for (prop, _), seen in reach.items():
+    for prop, inv in states:
+        if inv:
+            continue
+        seen = reach.above((prop, False))
+        meter.rules(len(seen))
         rest = sorted(seen - {(prop, False)})
         table[prop] = ((prop, False), *rest)
     return table
@@ -180,7 +194,12 @@ def _schema_fixpoint(
                 found[kind].append((node, prop, value))
                 index[kind][(prop, value)].append(node)
     supers = {p: [q for q, inverted in implied if not inverted] for p, implied in props.items()}
-    reach = _kept_reach(class_up, meter, kept)
+    held = kept.classes if kept is not None else None
+    if kept is not None:
+        kept.classes = None  # until it is in step again (a limit may stop it half-way)
+    reach = _kept_reach(class_up, meter, held)
+    if kept is not None:
+        kept.classes = reach
     while True:
         classes = _table(reach, class_up, meter)
         added = False
@@ -207,25 +226,22 @@ def _schema_fixpoint(
             return classes
 
 
-def _kept_reach(class_up: dict[str, set[str]], meter: Meter, kept: Kept | None) -> Reach:
-    """The closure of ``class_up``: the kept one brought to these edges (the edges added
-    and removed since), else computed once."""
-    if kept is None or kept.classes is None:
-        reach = Reach.of(class_up, meter)  # type: ignore[arg-type]
-    else:
-        reach = kept.classes
-        reach.meter = meter
-        kept.classes = None  # until it is in step again (a limit may stop it half-way)
-        reach.sync(class_up)  # type: ignore[arg-type]
-    if kept is not None:
-        kept.classes = reach
-    return reach
+def _kept_reach(edges: Mapping[N, Set[N]], meter: Meter, held: Reach[N] | None) -> Reach[N]:
+    """The closure of ``edges``: ``held`` (a kept one) brought to these edges (the edges
+    added and removed since), else computed once."""
+    if held is None:
+        return Reach.of(edges, meter)
+    held.meter = meter
+    held.sync(edges)
+    return held
 
 
-def _table(reach: Reach, class_up: dict[str, set[str]], meter: Meter) -> dict[str, frozenset[str]]:
+def _table(
+    reach: Reach[str], class_up: dict[str, set[str]], meter: Meter
+) -> dict[str, frozenset[str]]:
     """Each class with an edge up -> every class it reaches (itself included), the entries
     counted (``max_ontology_rules``)."""
-    table: dict[str, frozenset[str]] = reach.table(class_up)  # type: ignore[assignment]
+    table = reach.table(class_up)
     meter.rules(sum(len(v) for v in table.values()))
     return table
 
@@ -238,8 +254,9 @@ def compile_axioms(
     kept: Kept | None = None,
 ) -> Expansion:
     """Compile axiom triples (an ontology graph) into rule tables, within ``budget``.
-    With ``kept`` (what the previous compilation left), the class hierarchy's closure is
-    updated by the edges added and removed since, not recomputed.
+    With ``kept`` (what the previous compilation left), the closures of the class hierarchy
+    and of the property hierarchy are updated by the edges added and removed since, not
+    recomputed.
 
     Raises:
         OntologyLimitExceeded: the ontology passes one of ``budget``'s limits (triples,
@@ -257,7 +274,7 @@ def compile_axioms(
     meter = Meter(budget)
     ax = _Axioms(triples)
     meter.work(len(triples))
-    props = _property_table(ax, meter, budget)
+    props = _property_table(ax, meter, budget, kept)
     class_up = _class_edges(ax, meter)
     levels, deepest = depth(class_up)
     budget.check_depth(levels, "class", deepest)

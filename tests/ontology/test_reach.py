@@ -99,3 +99,30 @@ def test_a_store_s_class_closure_after_each_edit_is_a_fresh_compilation_s(
                 store.remove_axiom(*gone)
         fresh = compile_axioms(list(store.triples()))
         assert store.expansion().classes == fresh.classes
+
+
+WIDE = 20
+wide_pair = st.tuples(st.integers(0, WIDE - 1), st.integers(0, WIDE - 1))
+
+
+@settings(max_examples=100, deadline=None)
+@given(start=st.sets(wide_pair, max_size=150), target=st.sets(wide_pair, min_size=80, max_size=150))
+def test_synced_to_any_edges_the_closure_is_theirs(
+    start: set[tuple[int, int]], target: set[tuple[int, int]]
+) -> None:
+    """Brought to other edges at once (edge by edge for a small difference, closed again
+    from scratch past REBUILD_AT changed edges: a bulk load), the closure is theirs."""
+
+    def grouped(edges: set[tuple[int, int]]) -> dict[Hashable, set[Hashable]]:
+        up: dict[Hashable, set[Hashable]] = {}
+        for a, b in edges:
+            up.setdefault(a, set()).add(b)
+        return up
+
+    kept = Reach.of(grouped(start))
+    kept.sync(grouped(target))
+    assert kept.edges() == target
+    for n in range(WIDE):
+        assert kept.above(n) == brute(target, n)
+    kept.add(0, 1)  # and it is kept in step from there
+    assert all(kept.above(n) == brute(target | {(0, 1)}, n) for n in range(WIDE))
