@@ -103,8 +103,10 @@ def send_mqtt(port: int, numbers: range, subscriptions: int, rate: float) -> dic
         infos.append(client.publish(f"sensors/{n % subscriptions}", reading(n, subscriptions), 1))
     for info in infos:
         info.wait_for_publish(600)
-    client.disconnect()
+    # Stop the network thread first: paho's thread clears its own handle when a
+    # disconnect ends its loop, racing loop_stop's check-then-join (AttributeError).
     client.loop_stop()
+    client.disconnect()
     return sent
 
 

@@ -90,8 +90,10 @@ class _Base:
         return self._gone.is_set()
 
     def close(self) -> None:
-        self.client.disconnect()
+        # Stop the network thread first: paho's thread clears its own handle when a
+        # disconnect ends its loop, racing loop_stop's check-then-join (AttributeError).
         self.client.loop_stop()
+        self.client.disconnect()
 
 
 class Link(_Base):

@@ -168,6 +168,13 @@ def _paho(client_id: str, secure: tuple[Path, str, str] | None) -> paho.Client:
     return client
 
 
+def _stop(client: paho.Client) -> None:
+    # The network thread first: paho's thread clears its own handle when a disconnect
+    # ends its loop, racing loop_stop's check-then-join (AttributeError at teardown).
+    client.loop_stop()
+    client.disconnect()
+
+
 class Collector:
     """A paho subscriber with a persistent session, collecting messages by topic."""
 
@@ -201,8 +208,7 @@ class Collector:
             return [json.loads(p) for t, p in self.messages if t.startswith(prefix)]
 
     def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
+        _stop(self.client)
 
 
 class Publisher:
@@ -221,5 +227,4 @@ class Publisher:
         return self.client.publish(topic, payload, qos=1)
 
     def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
+        _stop(self.client)
