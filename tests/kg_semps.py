@@ -9,6 +9,7 @@ against the graph's view, each update's notifications computed on the view befor
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -41,14 +42,18 @@ class SempsInProcess(KgSystem):
         self, ontology: Sequence[Triple], graph: Sequence[Triple], queries: Mapping[str, str]
     ) -> tuple[KnowledgeGraph, Expansion, SemanticMatcher]:
         expansion = compile_axioms(ontology)
-        folder = Path(tempfile.mkdtemp(prefix="kg-semps-"))
-        self.conn = connect(folder / "semps.sqlite3")
+        self.folder = Path(tempfile.mkdtemp(prefix="kg-semps-"))
+        self.conn = connect(self.folder / "semps.sqlite3")
         kg = KnowledgeGraph.open(self.conn, expansion)
         self._apply(kg, kg.plan_insert(list(graph)))
         matcher = SemanticMatcher()
         for qid, text in queries.items():
             matcher.add(Subscription(qid, "semantic", text))
         return kg, expansion, matcher
+
+    def _close(self) -> None:
+        self.conn.close()
+        shutil.rmtree(self.folder)
 
     def _apply(self, kg: KnowledgeGraph, change: GraphChange) -> None:
         self.conn.execute("BEGIN")
@@ -62,7 +67,7 @@ class SempsInProcess(KgSystem):
             event = Event(f"e{i}", tuple(_apart(t, f"e{i}") for t in triples))
             context = MatchContext(event, expansion, limits=ALL, graph=kg.view)
             out.append({m.subscription: _counter(m.solutions) for m in matcher.match(context)})
-        self.conn.close()
+        self._close()
         return out
 
     def change(self, ontology, graph, updates, queries):  # type: ignore[no-untyped-def]
@@ -75,7 +80,7 @@ class SempsInProcess(KgSystem):
                 {c.subscription: (_counter(c.solutions), _counter(c.removed)) for c in found}
             )
             self._apply(kg, change)
-        self.conn.close()
+        self._close()
         return out
 
 
