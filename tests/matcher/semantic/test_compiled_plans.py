@@ -3,12 +3,15 @@ constants and filters gives exactly the plan that query would get on its own."""
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from semps.ingest.sparql import parse_query
+from semps.matcher.semantic import compiled as plans
 from semps.matcher.semantic.compile_query import compile_query
-from semps.matcher.semantic.compiled import _plan_components
+from semps.matcher.semantic.compiled import _plan_components, join_order
 
 EX = "http://ex/"
 ENDS = ["?x", "?y", "?z", f"<{EX}a>", f"<{EX}b>"]
@@ -40,3 +43,42 @@ def test_two_equal_patterns_keep_their_own_plan_steps() -> None:
     second = compile_query("b", parse_query(f"SELECT * {{ ?x <{EX}p> ?y . ?x <{EX}q> ?y }}"))
     assert [step[0] for step in first.components[0].plan] == [EX + "p", EX + "p"]
     assert sorted(step[0] for step in second.components[0].plan) == [EX + "p", EX + "q"]
+
+
+RENAMINGS = st.permutations(["?x", "?y", "?z", "?w"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(pattern, min_size=1, max_size=5),
+    st.lists(st.sampled_from(FILTERS), max_size=2),
+    st.sampled_from(["SELECT *", "SELECT ?x", "SELECT DISTINCT ?y ?z", "ASK"]),
+    RENAMINGS,
+)
+def test_a_plan_kept_under_other_variable_names_is_the_plan_of_the_query(
+    patterns, filters, head, names
+) -> None:
+    # The structure is planned twice (kept), then met with its variables renamed.
+    text = query(patterns, filters, head)
+    for _ in range(2):
+        compile_query("s", parse_query(text))
+    rename = dict(zip(["?x", "?y", "?z", "?w"], names, strict=True))
+    renamed = re.sub(r"\?[wxyz]", lambda m: rename[m.group(0)], text)
+    compiled = compile_query("r", parse_query(renamed))
+    expected = _plan_components(compiled.patterns, compiled.filters, compiled.projection)
+    assert compiled.components == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(pattern, min_size=1, max_size=12),
+    st.lists(st.sampled_from(FILTERS), max_size=3),
+)
+def test_a_short_query_is_planned_as_the_heap_plans_it(patterns, filters) -> None:
+    compiled = compile_query("s", parse_query(query(patterns, filters, "SELECT *")))
+    short = join_order(compiled.patterns, compiled.filters)
+    kept, plans.SHORT = plans.SHORT, 0  # every query through the heap
+    try:
+        assert join_order(compiled.patterns, compiled.filters) == short
+    finally:
+        plans.SHORT = kept
