@@ -38,7 +38,7 @@ import random
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import orjson
 
@@ -92,6 +92,7 @@ _CLASSES: tuple[type, ...] = (
 )
 _NUMBER = {cls: k for k, cls in enumerate(_CLASSES)}
 _FIELDS = [tuple(f.name for f in dataclasses.fields(cls) if f.init) for cls in _CLASSES]
+_PATTERN = _NUMBER[TriplePattern]
 
 
 #: A snapshot: its file, or the bytes of one (:func:`snapshot_bytes`, shipped to Spark's
@@ -139,6 +140,13 @@ def snapshot_bytes(
         SubscriptionError: a text without its query, or a query holding something the
             format cannot say.
     """
+    with paused_gc():  # many small lists, no cycles: collections would rescan the queries
+        return _snapshot_bytes(subscriptions, queries, limits)
+
+
+def _snapshot_bytes(
+    subscriptions: Sequence[Subscription], queries: dict[str, Query], limits: Limits
+) -> bytes:
     number: dict[str, int] = {}
     texts: list[str] = []
     terms = _Terms()
@@ -372,18 +380,24 @@ class _Terms:
 
     def __init__(self) -> None:
         self.table: list[Any] = []
-        self.number: dict[tuple[type, Any], int] = {}
+        # one dict a kind of term (a string, a variable and a literal never share a number)
+        self.strings: dict[str, int] = {}
+        self.variables: dict[Var, int] = {}
+        self.literals: dict[Literal, int] = {}
 
     def term(self, value: str | Var | Literal) -> int:
         """The number of a string, variable or literal in the table."""
-        key = (type(value), value)
-        found = self.number.get(key)
+        kind = type(value)
+        numbers: dict[Any, int] = (
+            self.strings if kind is str else self.variables if kind is Var else self.literals
+        )
+        found = numbers.get(value)
         if found is None:
-            found = self.number[key] = len(self.table)
-            if type(value) is Var:
-                self.table.append([_VAR, value.name])
-            elif type(value) is Literal:
-                self.table.append([_LITERAL, *value])
+            found = numbers[value] = len(self.table)
+            if kind is Var:
+                self.table.append([_VAR, value.name])  # type: ignore[union-attr]
+            elif kind is Literal:
+                self.table.append([_LITERAL, *cast("Literal", value)])
             else:
                 self.table.append(value)
         return found
@@ -392,22 +406,27 @@ class _Terms:
         """``value`` as JSON data: terms as their numbers, ``True``/``False``/``None`` as
         themselves, anything else as ``[tag, ...]``."""
         kind = type(value)
-        if kind is str or kind is Var or kind is Literal:
+        if kind is str:
+            found = self.strings.get(value)
+            return self.term(value) if found is None else found
+        if kind is Var or kind is Literal:
             return self.term(value)
         if kind is bool or value is None:
             return value
+        encode = self.encode
         if kind is tuple:
-            return [_TUPLE, *map(self.encode, value)]
+            return [_TUPLE, *[encode(x) for x in value]]
         if kind is list:
-            return [_LIST, *map(self.encode, value)]
+            return [_LIST, *[encode(x) for x in value]]
         if kind is Expression:
-            return [_EXPRESSION, self.encode(value.ast)]
+            return [_EXPRESSION, encode(value.ast)]
+        if kind is TriplePattern:
+            return [_NODE, _PATTERN, encode(value.s), encode(value.p), encode(value.o)]
         number = _NUMBER.get(kind)
         if number is None:
             msg = f"a parsed query holds a {kind.__name__}, which a snapshot cannot hold"
             raise SubscriptionError(msg)
-        fields = (self.encode(getattr(value, name)) for name in _FIELDS[number])
-        return [_NODE, number, *fields]
+        return [_NODE, number, *[encode(getattr(value, name)) for name in _FIELDS[number]]]
 
 
 def _term(value: Any) -> str | Var | Literal:
