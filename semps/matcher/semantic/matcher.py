@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -127,7 +126,7 @@ class SemanticMatcher(Matcher):
         text = subscription.text
         found = self._compiled.get(text)
         if found is not None:
-            return replace(found, id=subscription.id)
+            return renamed(found, subscription.id)
         compiled = compile_query(subscription.id, parse_query(text, limits=self.limits))
         if len(self._compiled) >= _COMPILED_CACHE:
             self._compiled.clear()
@@ -426,3 +425,19 @@ def load_matcher(
 
 
 from semps.terms import XSD, Literal  # noqa: E402,F401  (doctest names)
+
+
+def renamed(compiled: CompiledSubscription, subscription_id: str) -> CompiledSubscription:
+    """``dataclasses.replace(compiled, id=subscription_id)``, field by field (a half to
+    a third of its cost: ``replace`` reads the class's fields each call)."""
+    return CompiledSubscription(
+        subscription_id,
+        compiled.patterns,
+        compiled.filters,
+        compiled.projection,
+        compiled.distinct,
+        compiled.ask,
+        compiled.components,
+        compiled.algebra,
+        compiled.alternatives,
+    )

@@ -3,6 +3,7 @@ constants and filters gives exactly the plan that query would get on its own."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from hypothesis import given, settings
@@ -12,6 +13,7 @@ from semps.ingest.sparql import parse_query
 from semps.matcher.semantic import compiled as plans
 from semps.matcher.semantic.compile_query import compile_query
 from semps.matcher.semantic.compiled import _plan_components, join_order
+from semps.matcher.semantic.matcher import renamed
 
 EX = "http://ex/"
 ENDS = ["?x", "?y", "?z", f"<{EX}a>", f"<{EX}b>"]
@@ -82,3 +84,12 @@ def test_a_short_query_is_planned_as_the_heap_plans_it(patterns, filters) -> Non
         assert join_order(compiled.patterns, compiled.filters) == short
     finally:
         plans.SHORT = kept
+
+
+def test_a_text_registered_again_shares_its_compiled_form_under_its_own_id() -> None:
+    for text in (
+        f"SELECT ?y {{ ?x a <{EX}C> . ?x <{EX}p> ?y FILTER(?y > 3) }}",
+        f"SELECT * {{ ?x <{EX}p> ?y OPTIONAL {{ ?y <{EX}q> ?z }} }}",
+    ):
+        compiled = compile_query("a", parse_query(text))
+        assert renamed(compiled, "b") == dataclasses.replace(compiled, id="b")
