@@ -266,6 +266,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as data:
         tokens = create_tokens(Path(data), {r: r for r in ("admin", "publisher", "subscriber")})
         extra = ["--workers", str(args.workers), "--max-body", str(256 << 20)]
+        extra += ["--max-subscriptions", str(args.subs + 10)]  # one subscriber holds them all
         served = serve(Path(data), extra)
         try:
             _load(served.url, tokens["admin"], args.folder, served.process.pid)

@@ -134,6 +134,8 @@ class Worker:
         while self._unsaved:
             self._unsaved.pop(0)()
         self.warm_up()
+        for matcher in self.matchers.values():
+            matcher.idle()
         if self.progress is not None:
             self.progress.at(IDLE, 0)
 

@@ -155,6 +155,12 @@ class Matcher(ABC):
         event may not reach overrides this."""
         return None
 
+    def idle(self) -> None:
+        """Nothing waits: build now what the next event would otherwise build inside its
+        own time (an index's rebuild deferred after a bulk registration). The default
+        does nothing."""
+        return None
+
     @abstractmethod
     def add(self, subscription: Subscription) -> None:
         """Index ``subscription`` (replacing one with the same id)."""
