@@ -19,6 +19,10 @@ BoolArray = npt.NDArray[np.bool_]
 #: over a 216k-row join took 3.2 s.
 MEMBER_ROWS = 64
 
+#: Up to this many rows, the distinct rows are found by comparing each with those before
+#: it (no sort, no arrays but the answer).
+SMALL_GROUPS = 24
+
 
 @jit
 def family_join_runs(
@@ -366,7 +370,24 @@ def _covered(
 
 @jit
 def _groups(buf: IntArray, at: int, n: int, w: int, proj: IntArray, j0: int, j1: int) -> IntArray:
-    """Each row's number among the distinct rows over columns ``proj[j0:j1]``."""
+    """Each row's number among the distinct rows over columns ``proj[j0:j1]`` (below
+    ``n``; equal numbers for equal rows, different for different ones)."""
+    if n <= SMALL_GROUPS:  # few rows: each numbered by the first row equal to it
+        groups = np.empty(n, dtype=np.int64)
+        for r in range(n):
+            groups[r] = r
+            for e in range(r):
+                if groups[e] != e:
+                    continue
+                same = True
+                for j in range(j0, j1):
+                    if buf[at + r * w + proj[j]] != buf[at + e * w + proj[j]]:
+                        same = False
+                        break
+                if same:
+                    groups[r] = e
+                    break
+        return groups
     order = np.arange(n)
     for j in range(j1 - 1, j0 - 1, -1):
         col = np.empty(n, dtype=np.int64)

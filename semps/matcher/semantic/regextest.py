@@ -1,5 +1,6 @@
-"""``REGEX`` over plain strings, many patterns against one value: each pattern's RE2
-program asked directly over the value's UTF-8 bytes, encoded once.
+"""``REGEX`` over plain strings, many patterns against one value: literal alternatives as
+string operations, other patterns by their RE2 program asked directly over the value's
+UTF-8 bytes, encoded once.
 
 :func:`~semps.ingest.sparql.filters.regex_holds` wraps the value and pattern in literals,
 looks the compiled program up and lets the RE2 wrapper convert the string and its offsets
@@ -21,25 +22,32 @@ import re2
 from semps.ingest.sparql import compile_regex
 from semps.ingest.sparql.filters import regex_holds
 
-#: A test over a value's UTF-8 bytes: True when the pattern matches somewhere in it.
-BytesTest = Callable[[bytes], bool]
+#: A test of one value, given as a string and as its UTF-8 bytes: True when the pattern
+#: matches somewhere in it.
+ValueTest = Callable[[str, bytes], bool]
 
 _UNANCHORED = re2._Anchor.UNANCHORED  # noqa: SLF001  (the wrapper's own constant)
 _NO_MATCH = (-1, -1)
+#: What is not a literal character in a pattern (RE2's syntax, and XPath's).
+_META = frozenset("\\.+*?()|[]{}^$")
 
 #: Tests by (pattern, flags), ``None`` for a pattern that is an error (always false).
 #: Bounded: cleared when full.
-_TESTS: dict[tuple[str, str], BytesTest | None] = {}
+_TESTS: dict[tuple[str, str], ValueTest | None] = {}
 _TESTS_SIZE = 16384
 
 
-def bytes_test(pattern: str, flags: str) -> BytesTest | None:
-    """The test of ``REGEX(value, pattern, flags)`` over a value's UTF-8 bytes, or
-    ``None`` when the pattern or its flags are an evaluation error (malformed, refused).
+def value_test(pattern: str, flags: str) -> ValueTest | None:
+    """The test of ``REGEX(value, pattern, flags)``, or ``None`` when the pattern or its
+    flags are an evaluation error (malformed, refused). Alternatives of literal strings,
+    each maybe anchored (``^`` ``$``), with no flag or ``i`` are tested as string
+    operations (with ``i``, on ASCII values only: there both engines fold ASCII letters
+    alone); everything else by the RE2 program over the bytes.
 
     Example:
-        >>> bytes_test("^RED", "i")("red oak".encode()), bytes_test("(", "") is None
-        (True, True)
+        >>> test = value_test("^RED|oak$", "i")
+        >>> test("red fir", b"red fir"), test("fir red", b"fir red"), value_test("(", "")
+        (True, False, None)
     """
     key = (pattern, flags)
     if key in _TESTS:
@@ -51,15 +59,60 @@ def bytes_test(pattern: str, flags: str) -> BytesTest | None:
     return test
 
 
-def _test_of(pattern: str, flags: str) -> BytesTest | None:
+def _test_of(pattern: str, flags: str) -> ValueTest | None:
     try:
         compiled = compile_regex(pattern, flags)
     except ValueError:
         return None
     match = compiled._regexp.Match  # noqa: SLF001  (the program itself, no conversions)
 
-    def test(data: bytes) -> bool:
+    def program(text: str, data: bytes) -> bool:
         return bool(match(_UNANCHORED, data, 0, len(data))[0] != _NO_MATCH)
+
+    literal = _literal_test(pattern, flags)
+    if literal is None:
+        return program
+    if not flags:
+        return literal
+
+    def folded(text: str, data: bytes) -> bool:
+        if text.isascii():
+            return literal(text.lower(), data)
+        return program(text, data)
+
+    return folded
+
+
+def _literal_test(pattern: str, flags: str) -> ValueTest | None:
+    """The string operations a pattern of literal alternatives amounts to (lower-cased
+    with the ``i`` flag, for lower-cased ASCII values), or ``None``."""
+    if flags not in ("", "i") or (flags and not pattern.isascii()):
+        return None
+    if flags:
+        pattern = pattern.lower()
+    alternatives = []
+    for alt in pattern.split("|"):
+        start = alt.startswith("^")
+        end = alt.endswith("$") and len(alt) > start
+        body = alt[int(start) : len(alt) - int(end)]
+        if any(c in _META for c in body):
+            return None
+        alternatives.append((start, end, body))
+
+    def test(text: str, data: bytes) -> bool:
+        for start, end, body in alternatives:
+            if start and end:
+                if text == body:
+                    return True
+            elif start:
+                if text.startswith(body):
+                    return True
+            elif end:
+                if text.endswith(body):
+                    return True
+            elif body in text:
+                return True
+        return False
 
     return test
 
@@ -73,7 +126,7 @@ def holds_all(text: str, patterns: list[tuple[int, str, str]]) -> list[int]:
         return [n for n, pattern, flags in patterns if regex_holds(text, pattern, flags)]
     out = []
     for n, pattern, flags in patterns:
-        test = bytes_test(pattern, flags)
-        if test is not None and test(data):
+        test = value_test(pattern, flags)
+        if test is not None and test(text, data):
             out.append(n)
     return out
