@@ -98,6 +98,7 @@ def family_join_runs(
     nxt = np.empty(1024, dtype=np.int64)
     vals = np.empty(1024, dtype=np.int64)
     keys_buf = np.empty(256, dtype=np.int64)
+    order_buf = np.empty(0, dtype=np.int64)
     mark_buf = np.empty(256, dtype=np.int64)
     work = 0  # members' rows evaluated (at most MEMBER_ROWS x budget)
     stack = np.empty(len(programs) + 1, dtype=np.bool_)
@@ -161,6 +162,7 @@ def family_join_runs(
         # member's there?) or by their least and greatest (an order).
         first = programs[p0, 0] if p1 - p0 >= 2 and programs[p0 + 1, 0] == END else END
         keys = keys_buf[:0]
+        order = order_buf[:0]
         lo = hi = 0
         if first <= 6:
             if n > len(keys_buf):
@@ -169,7 +171,9 @@ def family_join_runs(
             col = programs[p0, 1]
             for r in range(n):
                 keys[r] = vals[r * nv + col]
-            keys.sort()
+            order = np.argsort(keys, kind="mergesort")
+            for r in range(n):
+                keys[r] = vals[order[r] * nv + col]
             lo, hi = keys[0], keys[n - 1]
         for t in range(bounds[q], bounds[q + 1]):
             if work + n > MEMBER_ROWS * budget:  # past the pass's work: left, -1
@@ -178,21 +182,29 @@ def family_join_runs(
             work += n
             member = member_cols[t]
             c = 0
+            # The rows that may pass: those whose value passes the first template when it
+            # is one comparison (a range of the sorted values; "!=" rules out none), else
+            # all.
+            r0, r1 = 0, n
             if first <= 6:
                 y = params[member, programs[p0, 2]]
                 if first <= 1:  # EQ (a term) or "=" (a value)
-                    j = search_sorted(keys, 0, n, y, False)
-                    if j == n or keys[j] != y:
-                        continue  # out[t] stays 0
-                elif (
-                    (first == 2 and lo == hi == y)
-                    or (first == 3 and not lo < y)
-                    or (first == 4 and not hi > y)
-                    or (first == 5 and not lo <= y)
-                    or (first == 6 and not hi >= y)
-                ):
-                    continue
-            for r in range(n):
+                    r0 = search_sorted(keys, 0, n, y, False)
+                    r1 = search_sorted(keys, r0, n, y, True)
+                elif first == 3:  # <
+                    r1 = search_sorted(keys, 0, n, y, False)
+                elif first == 4:  # >
+                    r0 = search_sorted(keys, 0, n, y, True)
+                elif first == 5:  # <=
+                    r1 = search_sorted(keys, 0, n, y, True)
+                elif first == 6:  # >=
+                    r0 = search_sorted(keys, 0, n, y, False)
+                elif lo == hi == y:  # != and every value equal
+                    r1 = 0
+                if r0 >= r1:
+                    continue  # out[t] stays 0
+            for kr in range(r0, r1):
+                r = order[kr] if first <= 6 else kr
                 row = at + r * w
                 sp = 0
                 ok = True
