@@ -7,8 +7,10 @@ VALUES, property paths and the rest as an algebra tree, :mod:`.algebra`).
   in which each text is parsed once (or read from parses saved before: a snapshot's).
 - :class:`Query`, :class:`TriplePattern`, :class:`Var`: the query model.
 - :func:`typed`: a literal's typed value (the matchers' compiled FILTERs share it).
+- :func:`compile_regex`: a ``REGEX`` pattern and flags as the RE2 program FILTERs run.
 """
 
+from semps.ingest.sparql._regex import compile_regex
 from semps.ingest.sparql._values import typed
 from semps.ingest.sparql.model import Query, TriplePattern, Var
 from semps.ingest.sparql.parser import open_memo, parse_memo, parse_query
@@ -17,6 +19,7 @@ __all__ = [
     "Query",
     "TriplePattern",
     "Var",
+    "compile_regex",
     "open_memo",
     "parse_memo",
     "parse_query",

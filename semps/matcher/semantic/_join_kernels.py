@@ -19,6 +19,10 @@ BoolArray = npt.NDArray[np.bool_]
 #: over a 216k-row join took 3.2 s.
 MEMBER_ROWS = 64
 
+#: Up to this many rows, the distinct rows are found by comparing each with those before
+#: it (no sort, no arrays but the answer).
+SMALL_GROUPS = 24
+
 
 @jit
 def family_join_runs(
@@ -88,6 +92,14 @@ def family_join_runs(
     rows_n = np.zeros(max(1, n_bares), dtype=np.int64)
     buf = np.empty(1024, dtype=np.int64)
     used = 0
+    # Scratch reused by every run (grown when short): the joins' partial rows, the
+    # programs' operands, the sorted first column, the distinct rows' marks.
+    cur = np.empty(1024, dtype=np.int64)
+    nxt = np.empty(1024, dtype=np.int64)
+    vals = np.empty(1024, dtype=np.int64)
+    keys_buf = np.empty(256, dtype=np.int64)
+    order_buf = np.empty(0, dtype=np.int64)
+    mark_buf = np.empty(256, dtype=np.int64)
     work = 0  # members' rows evaluated (at most MEMBER_ROWS x budget)
     stack = np.empty(len(programs) + 1, dtype=np.bool_)
     for q in range(n_runs):
@@ -95,22 +107,23 @@ def family_join_runs(
         b = fam_bare[fam]
         w = width[b]
         if state[b] == 0:
-            rows, ok = _join(
-                bare_at[b], bare_at[b + 1], steps, w, keys_s, s_s, o_s, keys_o, s_o, n_terms, budget
-            )
+            got, ok, cur, nxt = _join(
+                bare_at[b], bare_at[b + 1], steps, w, keys_s, s_s, o_s, keys_o, s_o, n_terms,
+                budget, cur, nxt,
+            )  # fmt: skip
             if not ok:
                 state[b] = 2
             else:
                 state[b] = 1
-                flat = rows.ravel()
-                while used + len(flat) > len(buf):
+                size_flat = got * w
+                while used + size_flat > len(buf):
                     grown = np.empty(2 * len(buf), dtype=np.int64)
                     grown[:used] = buf[:used]
                     buf = grown
-                buf[used : used + len(flat)] = flat
+                buf[used : used + size_flat] = cur[:size_flat]
                 rows_at[b] = used
-                rows_n[b] = len(rows)
-                used += len(flat)
+                rows_n[b] = got
+                used += size_flat
         if state[b] == 2:
             generic[q] = True
             continue
@@ -126,23 +139,41 @@ def family_join_runs(
         groups = (
             _groups(buf, at, n, w, proj, proj_at[fam], proj_at[fam + 1]) if mode == 2 else buf[:0]
         )
-        mark = np.full(n if mode == 2 else 0, -1, dtype=np.int64)
+        if mode == 2:
+            if n > len(mark_buf):
+                mark_buf = np.empty(2 * n, dtype=np.int64)
+            mark = mark_buf[:n]
+            mark[:] = -1
+        else:
+            mark = mark_buf[:0]
         p0, p1 = program_at[fam], program_at[fam + 1]
         i0, s0 = inputs_at[fam], strings_at[fam]
-        # The program's operands over the rows, read once for all members.
-        vals = np.empty((n, inputs_at[fam + 1] - i0), dtype=np.int64)
+        # The program's operands over the rows, read once for all members (row r's
+        # operand a at vals[r * nv + a]).
+        nv = inputs_at[fam + 1] - i0
+        if n * nv > len(vals):
+            vals = np.empty(2 * n * nv, dtype=np.int64)
         for r in range(n):
-            for a in range(vals.shape[1]):
+            for a in range(nv):
                 term = buf[at + r * w + inputs[i0 + a, 0]]
-                vals[r, a] = tid[term] if inputs[i0 + a, 1] == 0 else ival[term]
+                vals[r * nv + a] = tid[term] if inputs[i0 + a, 1] == 0 else ival[term]
         # A first template that is one comparison rules out at once the members no row
         # can pass: by the rows' values in its column, sorted (an equality: is the
         # member's there?) or by their least and greatest (an order).
         first = programs[p0, 0] if p1 - p0 >= 2 and programs[p0 + 1, 0] == END else END
-        keys = buf[:0]
+        keys = keys_buf[:0]
+        order = order_buf[:0]
         lo = hi = 0
         if first <= 6:
-            keys = np.sort(vals[:, programs[p0, 1]])
+            if n > len(keys_buf):
+                keys_buf = np.empty(2 * n, dtype=np.int64)
+            keys = keys_buf[:n]
+            col = programs[p0, 1]
+            for r in range(n):
+                keys[r] = vals[r * nv + col]
+            order = np.argsort(keys, kind="mergesort")
+            for r in range(n):
+                keys[r] = vals[order[r] * nv + col]
             lo, hi = keys[0], keys[n - 1]
         for t in range(bounds[q], bounds[q + 1]):
             if work + n > MEMBER_ROWS * budget:  # past the pass's work: left, -1
@@ -151,21 +182,29 @@ def family_join_runs(
             work += n
             member = member_cols[t]
             c = 0
+            # The rows that may pass: those whose value passes the first template when it
+            # is one comparison (a range of the sorted values; "!=" rules out none), else
+            # all.
+            r0, r1 = 0, n
             if first <= 6:
                 y = params[member, programs[p0, 2]]
                 if first <= 1:  # EQ (a term) or "=" (a value)
-                    j = search_sorted(keys, 0, n, y, False)
-                    if j == n or keys[j] != y:
-                        continue  # out[t] stays 0
-                elif (
-                    (first == 2 and lo == hi == y)
-                    or (first == 3 and not lo < y)
-                    or (first == 4 and not hi > y)
-                    or (first == 5 and not lo <= y)
-                    or (first == 6 and not hi >= y)
-                ):
-                    continue
-            for r in range(n):
+                    r0 = search_sorted(keys, 0, n, y, False)
+                    r1 = search_sorted(keys, r0, n, y, True)
+                elif first == 3:  # <
+                    r1 = search_sorted(keys, 0, n, y, False)
+                elif first == 4:  # >
+                    r0 = search_sorted(keys, 0, n, y, True)
+                elif first == 5:  # <=
+                    r1 = search_sorted(keys, 0, n, y, True)
+                elif first == 6:  # >=
+                    r0 = search_sorted(keys, 0, n, y, False)
+                elif lo == hi == y:  # != and every value equal
+                    r1 = 0
+                if r0 >= r1:
+                    continue  # out[t] stays 0
+            for kr in range(r0, r1):
+                r = order[kr] if first <= 6 else kr
                 row = at + r * w
                 sp = 0
                 ok = True
@@ -178,7 +217,7 @@ def family_join_runs(
                         sp = 0
                         continue
                     if code <= 6:
-                        x = vals[r, a]
+                        x = vals[r * nv + a]
                         y = params[member, pb]
                         if code <= 1:
                             v = x == y
@@ -238,15 +277,21 @@ def _join(
     s_o: IntArray,
     n_terms: int,
     budget: int,
-) -> tuple[IntArray, bool]:
+    cur: IntArray,
+    nxt: IntArray,
+) -> tuple[int, bool, IntArray, IntArray]:
     """The rows of one family's join (breadth first: over ``budget`` partial rows in
-    all, it stops); ``False`` when over it. The pairs: ``s_s``, ``o_s`` by
-    (property, subject, object), ``keys_s`` their ``property * n_terms + subject``;
-    ``s_o`` by (property, object), ``keys_o`` likewise."""
-    rows = np.zeros((1, w), dtype=np.int64)
+    all, it stops): their number, ``False`` when over the budget, and the two scratch
+    arrays (grown if short), the first holding the rows (row ``r``'s column ``c`` at
+    ``r * w + c``). The pairs: ``s_s``, ``o_s`` by (property, subject, object),
+    ``keys_s`` their ``property * n_terms + subject``; ``s_o`` by (property, object),
+    ``keys_o`` likewise."""
+    if w > len(cur):
+        cur = np.empty(2 * w, dtype=np.int64)
+    cur[:w] = 0
+    n = 1
     for st in range(st0, st1):
         p, mode, sc, oc = steps[st, 0], steps[st, 1], steps[st, 2], steps[st, 3]
-        n = len(rows)
         if mode == ALL:
             lo = search_sorted(keys_s, 0, len(keys_s), p * n_terms, False)
             hi = search_sorted(keys_s, 0, len(keys_s), (p + 1) * n_terms, False)
@@ -254,47 +299,55 @@ def _join(
             for i in range(lo, hi):
                 if sc != oc or s_s[i] == o_s[i]:
                     ext += 1
-            if n * ext > budget:
-                return rows, False
-            new = np.empty((n * ext, w), dtype=np.int64)
-            k = 0
+            total = n * ext
+        elif mode == BY_S or mode == BY_O:
+            keys = keys_s if mode == BY_S else keys_o
+            bound = sc if mode == BY_S else oc
+            total = 0
+            for r in range(n):
+                lo, hi = _range(keys, p * n_terms + cur[r * w + bound])
+                total += hi - lo
+        else:
+            total = n
+        if total > budget and (mode == ALL or mode == BY_S or mode == BY_O):
+            return n, False, cur, nxt
+        if total * w > len(nxt):
+            nxt = np.empty(2 * total * w, dtype=np.int64)
+        k = 0
+        if mode == ALL:
             for r in range(n):
                 for i in range(lo, hi):
                     if sc == oc and s_s[i] != o_s[i]:
                         continue
-                    new[k] = rows[r]
-                    new[k, sc] = s_s[i]
-                    new[k, oc] = o_s[i]
+                    for c in range(w):
+                        nxt[k * w + c] = cur[r * w + c]
+                    nxt[k * w + sc] = s_s[i]
+                    nxt[k * w + oc] = o_s[i]
                     k += 1
         elif mode == BY_S or mode == BY_O:
             keys, ends = (keys_s, o_s) if mode == BY_S else (keys_o, s_o)
             bound, free = (sc, oc) if mode == BY_S else (oc, sc)
-            total = 0
             for r in range(n):
-                lo, hi = _range(keys, p * n_terms + rows[r, bound])
-                total += hi - lo
-            if total > budget:
-                return rows, False
-            new = np.empty((total, w), dtype=np.int64)
-            k = 0
-            for r in range(n):
-                lo, hi = _range(keys, p * n_terms + rows[r, bound])
+                lo, hi = _range(keys, p * n_terms + cur[r * w + bound])
                 for i in range(lo, hi):
-                    new[k] = rows[r]
-                    new[k, free] = ends[i]
+                    for c in range(w):
+                        nxt[k * w + c] = cur[r * w + c]
+                    nxt[k * w + free] = ends[i]
                     k += 1
         else:  # both ends bound: is the pair among the property's?
-            keep = np.zeros(n, dtype=np.bool_)
             for r in range(n):
-                lo, hi = _range(keys_s, p * n_terms + rows[r, sc])
-                j = search_sorted(o_s, lo, hi, rows[r, oc], False)  # objects ascend here
-                keep[r] = j < hi and o_s[j] == rows[r, oc]
-            new = rows[keep]
-        budget -= len(new)
-        rows = new
-        if len(rows) == 0:
-            return rows, True
-    return rows, True
+                lo, hi = _range(keys_s, p * n_terms + cur[r * w + sc])
+                j = search_sorted(o_s, lo, hi, cur[r * w + oc], False)  # objects ascend here
+                if j < hi and o_s[j] == cur[r * w + oc]:
+                    for c in range(w):
+                        nxt[k * w + c] = cur[r * w + c]
+                    k += 1
+        budget -= k
+        cur, nxt = nxt, cur
+        n = k
+        if n == 0:
+            return 0, True, cur, nxt
+    return n, True, cur, nxt
 
 
 @jit
@@ -329,7 +382,24 @@ def _covered(
 
 @jit
 def _groups(buf: IntArray, at: int, n: int, w: int, proj: IntArray, j0: int, j1: int) -> IntArray:
-    """Each row's number among the distinct rows over columns ``proj[j0:j1]``."""
+    """Each row's number among the distinct rows over columns ``proj[j0:j1]`` (below
+    ``n``; equal numbers for equal rows, different for different ones)."""
+    if n <= SMALL_GROUPS:  # few rows: each numbered by the first row equal to it
+        groups = np.empty(n, dtype=np.int64)
+        for r in range(n):
+            groups[r] = r
+            for e in range(r):
+                if groups[e] != e:
+                    continue
+                same = True
+                for j in range(j0, j1):
+                    if buf[at + r * w + proj[j]] != buf[at + e * w + proj[j]]:
+                        same = False
+                        break
+                if same:
+                    groups[r] = e
+                    break
+        return groups
     order = np.arange(n)
     for j in range(j1 - 1, j0 - 1, -1):
         col = np.empty(n, dtype=np.int64)

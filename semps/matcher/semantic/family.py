@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from semps._types import Term
 from semps.ingest.sparql import typed
-from semps.ingest.sparql.filters import Expression, regex_holds
+from semps.ingest.sparql.filters import Expression
 from semps.matcher.semantic.codes import AND, COMPARISONS, END, EQ, MASK, OR
 from semps.matcher.semantic.compiled import (
     ANY_KEY,
@@ -111,12 +111,10 @@ def regex_needle(pattern: str, flags: str) -> str:
     return f"\x00regex\x00{flags}\x00{pattern}"
 
 
-def needle_holds(text: str, needle: str) -> bool:
-    """Whether a ``REGEX`` template's parameter (:func:`regex_needle`) holds of a plain
-    string, as the general evaluation has it (an error is false: templates are
-    conjunctions and disjunctions only, where an error and false decide alike)."""
+def regex_parts(needle: str) -> tuple[str, str]:
+    """A ``REGEX`` template's parameter (:func:`regex_needle`) as (pattern, flags)."""
     _, _, flags, pattern = needle.split("\x00", 3)
-    return regex_holds(text, pattern, flags)
+    return pattern, flags
 
 
 class Needles:
@@ -131,6 +129,7 @@ class Needles:
         #: By (function, value): the sorted numbers of the needles found in the value
         #: (others may be among them). Bounded: cleared when full, and by a new needle.
         self.found: dict[tuple[int, str], list[int]] = {}
+        self._regexes: tuple[object, list[tuple[int, str, str]]] = (None, [])
 
     def add(self, fn: int, needle: int) -> None:
         uses = self.uses[fn]
@@ -145,6 +144,16 @@ class Needles:
         if not uses[needle]:
             del uses[needle]
             self._strings[fn] = None
+
+    def regexes(self, terms: Sequence[Term]) -> list[tuple[int, str, str]]:
+        """The distinct ``REGEX`` needles as (number, pattern, flags), by number, until
+        they change."""
+        strings = self.strings(REGEX, terms)
+        of, found = self._regexes
+        if of is not strings:
+            found = [(n, *regex_parts(s)) for n, s in strings]
+            self._regexes = (strings, found)
+        return found
 
     def strings(self, fn: int, terms: Sequence[Term]) -> list[tuple[int, str]]:
         """The distinct needles of string function ``fn`` as (number, string), by

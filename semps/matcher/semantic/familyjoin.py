@@ -30,10 +30,11 @@ import numpy.typing as npt
 from semps._types import Term
 from semps.matcher.semantic._join_kernels import family_join_runs
 from semps.matcher.semantic.codes import STAR
-from semps.matcher.semantic.family import FUNCTIONS, REGEX, Needles, needle_holds
+from semps.matcher.semantic.family import FUNCTIONS, REGEX, Needles
 from semps.matcher.semantic.familytables import MEMO_SIZE, MEMO_TEXT, FamilyTables, TermFacts
 from semps.matcher.semantic.index import SubscriptionIndex
 from semps.matcher.semantic.pairs import EventPairs
+from semps.matcher.semantic.regextest import holds_all
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -195,9 +196,9 @@ def _needles_in(
     if by_pieces:
         get = numbered.get
         return sorted({x for x in map(get, _pieces(fn, text)) if x is not None})
-    strings = index.needles.strings(fn, index.terms())
     if fn == REGEX:
-        return [needle for needle, s in strings if needle_holds(text, s)]
+        return holds_all(text, index.needles.regexes(index.terms()))
+    strings = index.needles.strings(fn, index.terms())
     if fn == 0:
         return [needle for needle, s in strings if s in text]
     if fn == 1:
