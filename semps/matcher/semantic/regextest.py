@@ -26,7 +26,9 @@ from semps.ingest.sparql.filters import regex_holds
 #: matches somewhere in it.
 ValueTest = Callable[[str, bytes], bool]
 
-_UNANCHORED = re2._Anchor.UNANCHORED  # noqa: SLF001  (the wrapper's own constant)
+#: The wrapper's own constant, and below its program's ``Match``: private names of
+#: google-re2, so a version without them falls back to the public ``search``.
+_UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 _NO_MATCH = (-1, -1)
 #: What is not a literal character in a pattern (RE2's syntax, and XPath's).
 _META = frozenset("\\.+*?()|[]{}^$")
@@ -64,10 +66,16 @@ def _test_of(pattern: str, flags: str) -> ValueTest | None:
         compiled = compile_regex(pattern, flags)
     except ValueError:
         return None
-    match = compiled._regexp.Match  # noqa: SLF001  (the program itself, no conversions)
+    match = getattr(getattr(compiled, "_regexp", None), "Match", None)
+    if match is None or _UNANCHORED is None:
 
-    def program(text: str, data: bytes) -> bool:
-        return bool(match(_UNANCHORED, data, 0, len(data))[0] != _NO_MATCH)
+        def program(text: str, data: bytes) -> bool:
+            return compiled.search(text) is not None
+
+    else:
+
+        def program(text: str, data: bytes) -> bool:
+            return bool(match(_UNANCHORED, data, 0, len(data))[0] != _NO_MATCH)
 
     literal = _literal_test(pattern, flags)
     if literal is None:

@@ -4,6 +4,7 @@ answer as the general FILTER evaluation does, for every pattern and flag: the or
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -47,3 +48,18 @@ def test_a_malformed_or_refused_pattern_is_false() -> None:
     assert value_test("(", "") is None
     assert value_test("a", "z") is None
     assert holds_all("a(", [(0, "(", ""), (1, "a", "z"), (2, "a", "")]) == [2]
+
+
+def test_without_the_re2_wrappers_private_names_the_public_search_answers_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fast path reads two private names of google-re2; a version without them falls
+    back to the compiled pattern's public ``search``, with the same answers."""
+    from semps.matcher.semantic import regextest
+
+    monkeypatch.setattr(regextest, "_UNANCHORED", None)
+    monkeypatch.setattr(regextest, "_TESTS", {})
+    patterns = [(0, "a.b", ""), (1, "^K", "i"), (2, "b$", "m"), (3, "(", ""), (4, "é", "i")]
+    for text in ["axb", "\u212aa", "ab\nc", "É", ""]:
+        expected = [n for n, p, f in patterns if regex_holds(text, p, f)]
+        assert holds_all(text, patterns) == expected
