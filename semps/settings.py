@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -27,6 +26,19 @@ from typing import Any
 
 from semps.errors import SettingsError
 from semps.limits import DEFAULT_LIMITS, Limits
+from semps.setting_values import (
+    format_duration,
+    parse_duration,
+    parse_retention_age,
+    read_bool,
+    read_choice,
+    read_float,
+    read_int,
+    read_path,
+    read_seconds,
+    read_str,
+    read_strings,
+)
 
 __all__ = [
     "SETTINGS",
@@ -38,46 +50,9 @@ __all__ = [
     "parse_retention_age",
 ]
 
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*")
 DEFAULT_DATA_DIR = Path("var/semps")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("text", "json")
-
-
-def parse_duration(text: str) -> float:
-    """Seconds in a duration such as ``30d``, ``12h``, ``90m``, ``45s``, ``2w`` or ``3600``.
-
-    Raises:
-        SettingsError: the text is not a positive duration.
-
-    Example:
-        >>> parse_duration("30d"), parse_duration("1.5h"), parse_duration("90")
-        (2592000.0, 5400.0, 90.0)
-    """
-    found = _DURATION.fullmatch(text)
-    if found is None or float(found[1]) <= 0:
-        msg = f"not a duration: {text!r} (use a positive number with s, m, h, d or w, e.g. 30d)"
-        raise SettingsError(msg)
-    return float(found[1]) * _UNITS[found[2] or "s"]
-
-
-def parse_retention_age(text: str) -> float:
-    """A retention age: a duration, or ``0`` for no bound.
-
-    Example:
-        >>> parse_retention_age("7d"), parse_retention_age("0")
-        (604800.0, 0.0)
-    """
-    return 0.0 if text.strip() in ("0", "0s") else parse_duration(text)
-
-
-def format_duration(seconds: float) -> str:
-    """The shortest exact form of a duration (``2592000`` -> ``30d``)."""
-    for unit in ("w", "d", "h", "m"):
-        if seconds >= _UNITS[unit] and seconds % _UNITS[unit] == 0:
-            return f"{int(seconds // _UNITS[unit])}{unit}"
-    return f"{seconds:g}s"
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,79 +126,6 @@ class Settings:
         return self.limits.max_event_bytes
 
 
-# -- value readers: a string (flag, environment) or a TOML value -> the setting's type ------
-
-
-def _int(value: object) -> int:
-    if isinstance(value, bool):
-        raise ValueError("expected an integer")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d[\d_]*\s*", value):
-        return int(value)
-    raise ValueError("expected an integer")
-
-
-def _float(value: object) -> float:
-    if isinstance(value, bool):
-        raise ValueError("expected a number")
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            pass
-    raise ValueError("expected a number")
-
-
-def _seconds(value: object) -> float:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
-        return parse_retention_age(value)
-    raise ValueError("expected a duration such as 30d")
-
-
-def _bool(value: object) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on"):
-        return True
-    if isinstance(value, str) and value.strip().lower() in ("0", "false", "no", "off"):
-        return False
-    raise ValueError("expected true or false")
-
-
-def _str(value: object) -> str:
-    if isinstance(value, str) and value:
-        return value
-    raise ValueError("expected a non-empty string")
-
-
-def _path(value: object) -> Path:
-    if isinstance(value, Path):
-        return value
-    return Path(_str(value))
-
-
-def _strings(value: object) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return tuple(part.strip() for part in value.split(",") if part.strip())
-    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise ValueError("expected a list of strings (comma-separated in the environment)")
-
-
-def _choice(*choices: str) -> Callable[[object], str]:
-    def read(value: object) -> str:
-        if isinstance(value, str) and value.lower() in choices:
-            return value.lower()
-        raise ValueError(f"expected one of {', '.join(choices)}")
-
-    return read
-
-
 # -- the table of settings ------------------------------------------------------------------
 
 
@@ -249,11 +151,11 @@ class Setting:
         if self.metavar is not None:
             return self.metavar
         names: dict[Callable[[object], Any], str] = {
-            _int: "N",
-            _float: "SECONDS",
-            _seconds: "DURATION",
-            _str: "TEXT",
-            _path: "PATH",
+            read_int: "N",
+            read_float: "SECONDS",
+            read_seconds: "DURATION",
+            read_str: "TEXT",
+            read_path: "PATH",
         }
         return names.get(self.read)
 
@@ -322,77 +224,95 @@ _LIMIT_HELP = {
 #: Every setting but the limits, in the order of docs/operations.md's table.
 SETTINGS: tuple[Setting, ...] = (
     Setting(
-        "config", _path, "a TOML file of settings (keys: these flags' names with _)", metavar="FILE"
+        "config",
+        read_path,
+        "a TOML file of settings (keys: these flags' names with _)",
+        metavar="FILE",
     ),
-    Setting("host", _str, "address the HTTP API listens on", metavar="ADDRESS"),
-    Setting("port", _int, "port the HTTP API listens on", _port),
-    Setting("data_dir", _path, "the broker's data directory (created 0700)", metavar="DIR"),
-    Setting("workers", _int, "matching processes, each holding every index", _positive),
-    Setting("max_streams", _int, "open SSE/WebSocket streams per subscriber", _positive),
-    Setting("max_body", _int, "bytes a request body may have (an event, an ontology)", _positive),
-    Setting("webhook_attempts", _int, "webhook deliveries tried before a dead letter", _positive),
-    Setting("webhook_backoff", _float, "seconds before the first retry (doubling)", _positive),
+    Setting("host", read_str, "address the HTTP API listens on", metavar="ADDRESS"),
+    Setting("port", read_int, "port the HTTP API listens on", _port),
+    Setting("data_dir", read_path, "the broker's data directory (created 0700)", metavar="DIR"),
+    Setting("workers", read_int, "matching processes, each holding every index", _positive),
+    Setting("max_streams", read_int, "open SSE/WebSocket streams per subscriber", _positive),
+    Setting(
+        "max_body", read_int, "bytes a request body may have (an event, an ontology)", _positive
+    ),
+    Setting(
+        "webhook_attempts", read_int, "webhook deliveries tried before a dead letter", _positive
+    ),
+    Setting("webhook_backoff", read_float, "seconds before the first retry (doubling)", _positive),
     Setting(
         "webhook_allow",
-        _strings,
+        read_strings,
         "a non-public network or host name webhooks may call (repeatable)",
         metavar="CIDR_OR_HOST",
     ),
     Setting(
         "log_level",
-        _choice(*LOG_LEVELS),
+        read_choice(*LOG_LEVELS),
         "least severe log records written",
         metavar="{" + ",".join(LOG_LEVELS) + "}",
     ),
     Setting(
         "log_format",
-        _choice(*LOG_FORMATS),
+        read_choice(*LOG_FORMATS),
         "text lines, or one JSON object a line",
         metavar="{" + ",".join(LOG_FORMATS) + "}",
     ),
-    Setting("access_log", _bool, "log every HTTP request (--no-access-log: do not)"),
+    Setting("access_log", read_bool, "log every HTTP request (--no-access-log: do not)"),
     Setting(
-        "retain_count", _int, "notifications kept per subscription (0: no bound)", _not_negative
+        "retain_count", read_int, "notifications kept per subscription (0: no bound)", _not_negative
     ),
     Setting(
-        "retain_age", _seconds, "age past which notifications go (e.g. 7d; 0: none)", _not_negative
+        "retain_age",
+        read_seconds,
+        "age past which notifications go (e.g. 7d; 0: none)",
+        _not_negative,
     ),
-    Setting("prune_interval", _seconds, "time between two retention passes", _positive),
+    Setting("prune_interval", read_seconds, "time between two retention passes", _positive),
     Setting(
         "keep_event_bytes",
-        _int,
+        read_int,
         "bytes of event documents kept for GET /events/{id} (oldest first; 0: none)",
         _not_negative,
     ),
-    Setting("metrics_token", _str, "a bearer token that may read /metrics only", metavar="SECRET"),
-    Setting("mqtt", _str, "bridge this MQTT broker (mqtt://host:port, mqtts://)", metavar="URL"),
+    Setting(
+        "metrics_token", read_str, "a bearer token that may read /metrics only", metavar="SECRET"
+    ),
+    Setting(
+        "mqtt", read_str, "bridge this MQTT broker (mqtt://host:port, mqtts://)", metavar="URL"
+    ),
     Setting(
         "mqtt_topics",
-        _strings,
+        read_strings,
         "an MQTT topic filter whose messages become events, FILTER[=MEDIA/TYPE] (repeatable)",
         metavar="FILTER",
     ),
-    Setting("mqtt_topic_template", _str, "MQTT topic of notifications ({subscription}, {owner})"),
-    Setting("mqtt_dead_letter_topic", _str, "MQTT topic of unreadable messages", metavar="TOPIC"),
-    Setting("mqtt_client_id", _str, "MQTT client id prefix (-in, -out appended)", metavar="ID"),
+    Setting(
+        "mqtt_topic_template", read_str, "MQTT topic of notifications ({subscription}, {owner})"
+    ),
+    Setting(
+        "mqtt_dead_letter_topic", read_str, "MQTT topic of unreadable messages", metavar="TOPIC"
+    ),
+    Setting("mqtt_client_id", read_str, "MQTT client id prefix (-in, -out appended)", metavar="ID"),
     Setting(
         "mqtt_event_id",
-        _choice("generated", "digest"),
+        read_choice("generated", "digest"),
         "event ids of MQTT messages: generated, or a digest of topic and payload",
         metavar="{generated,digest}",
     ),
-    Setting("mqtt_username", _str, "MQTT user name"),
-    Setting("mqtt_password", _str, "MQTT password", metavar="SECRET"),
-    Setting("mqtt_ca_file", _path, "CA certificates trusted for mqtts://", metavar="FILE"),
-    Setting("mqtt_cert_file", _path, "client certificate for mqtts://", metavar="FILE"),
-    Setting("mqtt_key_file", _path, "client key for mqtts://", metavar="FILE"),
+    Setting("mqtt_username", read_str, "MQTT user name"),
+    Setting("mqtt_password", read_str, "MQTT password", metavar="SECRET"),
+    Setting("mqtt_ca_file", read_path, "CA certificates trusted for mqtts://", metavar="FILE"),
+    Setting("mqtt_cert_file", read_path, "client certificate for mqtts://", metavar="FILE"),
+    Setting("mqtt_key_file", read_path, "client key for mqtts://", metavar="FILE"),
     Setting(
-        "mqtt_session_expiry", _seconds, "how long the MQTT broker keeps the session", _positive
+        "mqtt_session_expiry", read_seconds, "how long the MQTT broker keeps the session", _positive
     ),
 ) + tuple(
     Setting(
         f.name,
-        _int if isinstance(getattr(DEFAULT_LIMITS, f.name), int) else _float,
+        read_int if isinstance(getattr(DEFAULT_LIMITS, f.name), int) else read_float,
         "limit: " + _LIMIT_HELP.get(f.name, f.name),
         _positive,
     )

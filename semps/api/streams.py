@@ -16,7 +16,7 @@ every stream ends after what it has sent: an SSE response completes, a WebSocket
 A stream checks every :data:`RECHECK` seconds that its bearer token is still valid and its
 subscription still there (the route passes the check): once the token is revoked or expired,
 or the subscription deleted, the stream ends within that time plus the broker's token cache
-(:data:`~semps.broker.broker.TOKEN_CACHE_SECONDS`; a revocation through the API clears it),
+(:data:`~semps.broker.gate.TOKEN_CACHE_SECONDS`; a revocation through the API clears it),
 with a last SSE event ``end`` whose data is the error (``{"error": "unauthorized", "detail":
 ...}``), or a WebSocket close code 4401 (token) or 4404 (subscription) with the reason, and
 its slot is free.

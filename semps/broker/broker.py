@@ -32,8 +32,8 @@ from typing import Any
 
 from semps.broker.commit import Committer, Outcome, Published, Waiter
 from semps.broker.contracts import Channel, Store
+from semps.broker.gate import TokenGate
 from semps.broker.graphs import SPARQL_UPDATE, GraphDesk, update_text
-from semps.broker.guesses import WINDOW, Guesses
 from semps.broker.metrics import Metrics
 from semps.broker.observers import Observers
 from semps.broker.pipeline import Item, Pipeline
@@ -43,11 +43,8 @@ from semps.broker.sqlite_store import SQLiteStore
 from semps.broker.tokens import Principal, TokenInfo
 from semps.broker.webhooks import WebhookDispatcher
 from semps.errors import (
-    AuthError,
     NotFound,
-    PermissionDenied,
     SempsError,
-    TooManyRequests,
     existing,
 )
 from semps.limits import DEFAULT_LIMITS, Limits
@@ -58,22 +55,10 @@ from semps.pool import unpack_error
 
 log = logging.getLogger("semps.broker")
 
-#: Seconds a bearer token's lookup is cached (a token revoked by ``semps token revoke`` in
-#: another process stops working, and its open streams end, within this and a stream's check).
-TOKEN_CACHE_SECONDS = 2.0
-
 #: The semantic matcher's snapshot beside the database: the workers start from its parses
 #: and rewrite it when the stored subscriptions changed (each matcher kind persists what it
 #: keeps in ``<kind>.snap`` there: :meth:`~semps.matcher.base.Matcher.persisted`).
 SEMANTIC_SNAPSHOT = "semantic.snap"
-
-
-def _guessing(client: str | None) -> TooManyRequests:
-    msg = (
-        f"too many bad bearer tokens from {client}; a token is checked again once they are "
-        f"older than {WINDOW:g} s"
-    )
-    return TooManyRequests(msg)
 
 
 class Broker:
@@ -111,9 +96,8 @@ class Broker:
         self._subs: dict[str, Subscription] = {}
         self._suspended: dict[str, str] = {}
         self._owned: Counter[str] = Counter()
-        self._tokens: dict[str, tuple[float, Principal | None]] = {}
-        self._token_ids: dict[str, tuple[float, TokenInfo | None]] = {}
-        self.guesses = Guesses()
+        #: Bearer tokens: who each belongs to, cached briefly, bad guesses counted.
+        self.gate = TokenGate(self.store)
         # Event ids: a random prefix per start and a counter (unique across restarts).
         self._id_prefix = f"ev-{uuid.uuid4().hex[:12]}-"
         self._ids = itertools.count(1)
@@ -483,69 +467,18 @@ class Broker:
     # -- tokens ----------------------------------------------------------------------------
 
     def authorize(self, token: str, *roles: str, client: str | None = None) -> Principal:
-        """The principal a bearer token belongs to, with one of ``roles`` (an admin may do
-        anything); lookups are cached for :data:`TOKEN_CACHE_SECONDS`. Bad tokens are
-        counted by ``client`` address (:mod:`semps.broker.guesses`).
-
-        Raises:
-            AuthError: an unknown, expired or revoked token.
-            PermissionDenied: the token's role is not one of ``roles``.
-            TooManyRequests: ``client`` sent too many bad tokens lately.
-        """
-        now = time.monotonic()
-        if self.guesses.blocked(client, token, now=now):
-            raise _guessing(client)
-        cached = self._tokens.get(token)
-        if cached is not None and now - cached[0] < TOKEN_CACHE_SECONDS:
-            who = cached[1]
-        else:
-            who = self.store.principal(token)
-            if len(self._tokens) > 10_000:
-                self._tokens.clear()
-            self._tokens[token] = (now, who)
-            if who is not None:
-                self.guesses.accepted(token, now=now)
-        if who is not None and who.expires is not None and who.expires <= time.time():
-            who = None  # expired while cached
-        if who is None:
-            # A request's token is a guess to count; a stream's recheck (no client) is not.
-            if client is not None and self.guesses.refused(client, token, now=now):
-                raise _guessing(client)
-            msg = "unknown, expired or revoked bearer token"
-            raise AuthError(msg)
-        if roles and who.role not in roles and who.role != "admin":
-            msg = f"a {who.role} token may not do this (needs {' or '.join(roles)})"
-            raise PermissionDenied(msg)
-        return who
+        """The principal a bearer token belongs to, with one of ``roles`` (raises
+        AuthError, PermissionDenied or TooManyRequests: :meth:`.TokenGate.authorize`)."""
+        return self.gate.authorize(token, *roles, client=client)
 
     def revoke_token(self, token_id: str) -> TokenInfo:
-        """Revoke a token at once (the token cache forgets every token).
-
-        Raises:
-            NotFound: no token has that id.
-        """
-        info = self.store.revoke_token(token_id)
-        self._tokens.clear()
-        self._token_ids.clear()
-        return info
+        """Revoke a token at once (raises NotFound: :meth:`.TokenGate.revoke_token`)."""
+        return self.gate.revoke_token(token_id)
 
     def check_token_id(self, token_id: str) -> None:
-        """That the token whose id is ``token_id`` still authenticates (what it established,
-        such as a Solid channel, ends when it does not); cached as :meth:`authorize`.
-
-        Raises:
-            AuthError: the token is revoked, expired or unknown.
-        """
-        now = time.monotonic()
-        cached = self._token_ids.get(token_id)
-        if cached is None or now - cached[0] >= TOKEN_CACHE_SECONDS:
-            if len(self._token_ids) > 10_000:
-                self._token_ids.clear()
-            cached = self._token_ids[token_id] = (now, self.store.token_info(token_id))
-        info = cached[1]
-        if info is None or not info.active(time.time()):
-            msg = "the bearer token that established this was revoked or expired"
-            raise AuthError(msg)
+        """That the token whose id is ``token_id`` still authenticates (raises AuthError:
+        :meth:`.TokenGate.check_token_id`)."""
+        self.gate.check_token_id(token_id)
 
     def save_metrics(self) -> None:
         """Keep the counters in the store (each retention pass and at close)."""

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from semps.broker.contracts import Store
+from semps.broker.inflight import InFlight
 from semps.broker.pipeline import Pipeline, Step
 from semps.broker.replica import GraphSource
 from semps.broker.worker import read_published
@@ -48,7 +49,6 @@ from semps.errors import (
     GraphError,
     HostileInputError,
     IngestError,
-    QueriesInFlight,
     UnsupportedMediaType,
 )
 from semps.graph.browse import Resources, describe
@@ -124,7 +124,7 @@ class GraphDesk:
         self._readers = ThreadPoolExecutor(READERS, thread_name_prefix="semps-graph-read")
         self._turn: asyncio.Lock | None = None
         self._snapshot: tuple[GraphView, int, GraphView] | None = None  # live view, version
-        self._queries: dict[str, int] = {}  # queries in flight, by principal
+        self._queries = InFlight(limits.max_queries_in_flight)  # by principal
         self._resources: Resources | None = None  # the browsing index of one version
 
     @property
@@ -316,7 +316,7 @@ class GraphDesk:
         Raises:
             QueriesInFlight: ``who`` has ``max_queries_in_flight`` running already.
         """
-        self._take(who)
+        self._queries.take(who)
         try:
             view = await self.snapshot()
             result = await self._reader(work, view)
@@ -335,7 +335,7 @@ class GraphDesk:
                     raise
             return registered, result
         finally:
-            self._give(who)
+            self._queries.give(who)
 
     async def describe(self, term: str, limit: int, offset: int) -> dict[str, object]:
         """A term's triples, asserted and inferred (:func:`~semps.graph.browse.describe`)."""
@@ -361,11 +361,11 @@ class GraphDesk:
         return found[2]
 
     async def _read(self, work: Callable[[GraphView], T], who: str | None = None) -> T:
-        self._take(who)
+        self._queries.take(who)
         try:
             return await self._reader(work, await self.snapshot())
         finally:
-            self._give(who)
+            self._queries.give(who)
 
     async def _reader(self, work: Callable[[GraphView], T], view: GraphView) -> T:
         """``work(view)`` on a reader thread. It runs to the end even when the caller goes
@@ -378,28 +378,6 @@ class GraphDesk:
             with contextlib.suppress(BaseException):
                 await task
             raise
-
-    def _take(self, who: str | None) -> None:
-        """Count one more query of ``who`` in flight (``None``: not counted)."""
-        if who is None:
-            return
-        held, limit = self._queries.get(who, 0), self.limits.max_queries_in_flight
-        if held >= limit:
-            msg = (
-                f"{who} already has {held} queries running, the limit "
-                "(max_queries_in_flight); retry once one is answered"
-            )
-            raise QueriesInFlight(msg)
-        self._queries[who] = held + 1
-
-    def _give(self, who: str | None) -> None:
-        if who is None:
-            return
-        held = self._queries.get(who, 0) - 1
-        if held > 0:
-            self._queries[who] = held
-        else:
-            self._queries.pop(who, None)
 
     # -- one at a time ----------------------------------------------------------------------
 

@@ -43,15 +43,15 @@ import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from semps import pool
 from semps.broker.jobs import ApplyChange, ChangeOrder, ComputeNotes, Item, Step
 from semps.broker.replica import GraphSource
-from semps.broker.worker import MATCHING, READING, start_worker
-from semps.errors import EventLimitExceeded, MatcherError
+from semps.broker.slots import Command, Failed, Slot, match_triaged
+from semps.broker.worker import MATCHING, start_worker
+from semps.errors import MatcherError
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.values import Subscription
 from semps.ontology.expansion import Expansion
@@ -79,33 +79,6 @@ def committable(done: Iterable[int], in_order: Collection[int]) -> list[int]:
     holding a bridge's ordered events) only the first."""
     first = min(in_order, default=None)
     return [n for n in sorted(done) if n == first or n not in in_order]
-
-
-@dataclass
-class _Command:
-    request: tuple[Any, ...]
-    pending: int
-    replies: list[tuple[Any, ...]] = field(default_factory=list)
-    done: threading.Event = field(default_factory=threading.Event)
-
-
-class _Slot:
-    """One worker process and the thread that drives it."""
-
-    def __init__(self, number: int) -> None:
-        self.number = number
-        self.commands: deque[_Command] = deque()
-        self.worker: pool.Worker | None = None
-        self.graph = 0  # the graph version the worker's replica is at
-        self.ready = False
-        self.thread: threading.Thread | None = None
-
-
-@dataclass(slots=True)
-class _Failed:
-    """A batch the worker answered with an error that names no event."""
-
-    error: Exception
 
 
 class Pipeline:
@@ -164,7 +137,7 @@ class Pipeline:
         self.snapshots = snapshots
         self._running = True
         self.respawns = 0
-        self._slots = [_Slot(i) for i in range(workers)]
+        self._slots = [Slot(i) for i in range(workers)]
         for slot in self._slots:
             slot.thread = threading.Thread(
                 target=self._drive, args=(slot,), name=f"semps-match-{slot.number}", daemon=True
@@ -212,7 +185,7 @@ class Pipeline:
     def command(self, request: tuple[Any, ...], wait: bool = True) -> list[tuple[Any, ...]]:
         """Send ``request`` to every worker ahead of queued batches; with ``wait``, block
         until all applied it and return their replies."""
-        cmd = _Command(request, len(self._slots))
+        cmd = Command(request, len(self._slots))
         with self._cond:
             for slot in self._slots:
                 slot.commands.append(cmd)
@@ -231,7 +204,7 @@ class Pipeline:
         batches *and commands*, block until each ran its own; their replies, in order
         (``None``'s: ``("ok", None)``). For requests that change nothing the others read
         (checking new subscriptions), so they need not wait for queued indexing."""
-        cmds = [_Command(r, 1) if r is not None else None for r in requests]
+        cmds = [Command(r, 1) if r is not None else None for r in requests]
         with self._cond:
             for slot, cmd in zip(self._slots, cmds, strict=True):
                 if cmd is not None:
@@ -250,7 +223,7 @@ class Pipeline:
         with self._done_cond:
             self._done_cond.notify_all()
         for slot in self._slots:
-            self._stop(slot)
+            slot.stop()
         for slot in self._slots:
             if slot.thread is not None:
                 slot.thread.join(timeout=2)
@@ -258,7 +231,7 @@ class Pipeline:
 
     # -- the worker threads ----------------------------------------------------------------
 
-    def _drive(self, slot: _Slot) -> None:
+    def _drive(self, slot: Slot) -> None:
         while self._running:
             try:
                 if not slot.ready:
@@ -267,7 +240,7 @@ class Pipeline:
                 job = self._next_job(slot)
                 if job is None:
                     return
-                if isinstance(job, _Command):
+                if isinstance(job, Command):
                     self._run_command(slot, job)
                 elif isinstance(job, ComputeNotes):
                     self._run_notes(slot, job.step)
@@ -280,12 +253,12 @@ class Pipeline:
             except Exception:  # a worker that cannot start: back off, try again
                 if not self._running:
                     return
-                self._stop(slot)
+                slot.stop()
                 time.sleep(1.0)
 
     def _next_job(
-        self, slot: _Slot
-    ) -> _Command | ComputeNotes | ApplyChange | tuple[int, list[Item]] | None:
+        self, slot: Slot
+    ) -> Command | ComputeNotes | ApplyChange | tuple[int, list[Item]] | None:
         with self._cond:
             while True:
                 if not self._running:
@@ -327,44 +300,23 @@ class Pipeline:
                 self._in_order.add(number)
         return number, items
 
-    def _spawn(self, slot: _Slot) -> None:
+    def _spawn(self, slot: Slot) -> None:
         """A fresh worker: the subscriptions indexed, the graph read from the store with
         no change committing meanwhile (its version is then the last committed)."""
-        self._stop(slot)
+        slot.stop()
         slot.worker = start_worker(self.limits)
         # Every worker reads the snapshots; the first alone rewrites them when stale.
         request = ("load", self._load(), Expansion(), self.snapshots, slot.number == 0)
-        self._call(slot, request, timeout=None)
+        slot.call(request, timeout=None)
         with self._replica() as (source, expansion):
-            self._call(slot, ("graph", source, expansion), timeout=None)
+            slot.call(("graph", source, expansion), timeout=None)
             with self._cond:
                 slot.graph = source.version if source is not None else self._changes.committed
                 self._changes.applied(s.graph for s in self._slots)
                 self._cond.notify_all()
         slot.ready = True
 
-    def _stop(self, slot: _Slot) -> None:
-        slot.ready = False
-        if slot.worker is not None:
-            slot.worker.kill()
-        slot.worker = None
-
-    def _call(self, slot: _Slot, request: tuple[Any, ...], timeout: float | None) -> Any:
-        """Send one request and wait for its reply, watching the worker's progress: a
-        matcher that does not name the subscription it verifies has the whole batch's
-        budget (``timeout`` an event)."""
-        assert slot.worker is not None
-
-        def budget(where: tuple[int, int, str, int]) -> float:
-            assert timeout is not None
-            phase, _, subscription, _ = where
-            if phase == MATCHING and not subscription and request[0] == "match":
-                return timeout * len(request[1])
-            return timeout
-
-        return slot.worker.call(request, timeout, budget)
-
-    def _run_notes(self, slot: _Slot, step: Step) -> None:
+    def _run_notes(self, slot: Slot, step: Step) -> None:
         """Compute a change's notifications on ``slot`` (its replica is before the change).
         A subscription that overruns is suspended and the change computed again; any other
         failure fails the change."""
@@ -373,11 +325,11 @@ class Pipeline:
             try:
                 if not slot.ready:
                     self._spawn(slot)
-                outcome: tuple[Any, ...] = self._call(slot, request, self.limits.match_timeout)
+                outcome: tuple[Any, ...] = slot.call(request, self.limits.match_timeout)
             except pool.Overrun as overrun:
                 self.respawns += 1
                 _log.warning("matching worker %d restarted: %s", slot.number, overrun.why)
-                self._stop(slot)
+                slot.stop()
                 if overrun.phase == MATCHING and overrun.subject:
                     reason = f"{overrun.why} while matching graph change {step.version}"
                     self._on_overrun(overrun.subject, reason)
@@ -392,23 +344,23 @@ class Pipeline:
             step.outcome = outcome
             self._done_cond.notify_all()
 
-    def _run_apply(self, slot: _Slot, step: Step) -> None:
+    def _run_apply(self, slot: Slot, step: Step) -> None:
         """Bring ``slot``'s replica to a committed change's version (a worker that cannot is
         started again: it reads the graph from the store)."""
         try:
-            self._call(slot, ("graph_apply", step.change, step.expansion), timeout=None)
+            slot.call(("graph_apply", step.change, step.expansion), timeout=None)
         except Exception as exc:  # noqa: BLE001 (any failure: the replica is rebuilt)
             _log.warning("matching worker %d restarted: %s", slot.number, exc)
-            self._stop(slot)
+            slot.stop()
             return
         with self._cond:
             slot.graph = step.version
             self._changes.applied(s.graph for s in self._slots)
             self._cond.notify_all()
 
-    def _run_command(self, slot: _Slot, cmd: _Command) -> None:
+    def _run_command(self, slot: Slot, cmd: Command) -> None:
         try:
-            reply: tuple[Any, ...] = ("ok", self._call(slot, cmd.request, timeout=None))
+            reply: tuple[Any, ...] = ("ok", slot.call(cmd.request, timeout=None))
         except pool.Overrun:
             slot.ready = False  # respawned (and reloaded) before the next job
             reply = ("ok", None)
@@ -420,63 +372,27 @@ class Pipeline:
             if cmd.pending == 0:
                 cmd.done.set()
 
-    def _run_batch(self, slot: _Slot, items: list[Item]) -> list[tuple[Any, ...]]:
-        """Match ``items`` on ``slot``. An overrun blames a subscription (suspended, the
-        group runs again), an event (it fails, the others run again) or, when the worker
-        could not tell, splits the group into single events."""
-        outcomes: dict[int, tuple[Any, ...]] = {}
-        groups = [list(range(len(items)))]
-        timeout = self.limits.match_timeout
-        while groups:
-            group = groups.pop(0)
-            result = self._try(slot, [items[i] for i in group])
-            if isinstance(result, _Failed):  # one event's failure must not fail the rest
-                if len(group) == 1:
-                    outcomes[group[0]] = ("error", pool.pack_error(result.error))
-                else:
-                    groups[0:0] = [[i] for i in group]
-                continue
-            if not isinstance(result, pool.Overrun):
-                outcomes.update(zip(group, result, strict=True))
-                continue
-            if result.phase == MATCHING and result.subject:
-                event = items[group[0]].event_id if len(group) == 1 else "of a batch"
-                reason = f"{result.why} while matching event {event}"
-                self._on_overrun(result.subject, reason)
-                groups.insert(0, group)
-            elif result.phase == READING or len(group) == 1:
-                at = (
-                    group[min(result.item, len(group) - 1)] if result.phase == READING else group[0]
-                )
-                what = "reading" if result.phase == READING else "matching"
-                late = "took more than" in result.why  # else the worker died under it
-                cause = f"took more than {timeout:g} s" if late else f"failed: {result.why}"
-                msg = f"{what} this event {cause}; it was not published"
-                outcomes[at] = ("error", pool.pack_error(EventLimitExceeded(msg)))
-                rest = [i for i in group if i != at]
-                if rest:
-                    groups.insert(0, rest)
-            else:
-                groups[0:0] = [[i] for i in group]
-        return [outcomes[i] for i in range(len(items))]
+    def _run_batch(self, slot: Slot, items: list[Item]) -> list[tuple[Any, ...]]:
+        """Match ``items`` on ``slot``, a culprit failing alone (:func:`.match_triaged`)."""
+        return match_triaged(
+            items, lambda some: self._try(slot, some), self._on_overrun, self.limits.match_timeout
+        )
 
-    def _try(
-        self, slot: _Slot, items: list[Item]
-    ) -> list[tuple[Any, ...]] | pool.Overrun | _Failed:
+    def _try(self, slot: Slot, items: list[Item]) -> list[tuple[Any, ...]] | pool.Overrun | Failed:
         try:
             if not slot.ready:
                 self._spawn(slot)
             request = ("match", [(i.event_id, i.media_type, i.body) for i in items])
-            outcomes: list[tuple[Any, ...]] = self._call(slot, request, self.limits.match_timeout)
+            outcomes: list[tuple[Any, ...]] = slot.call(request, self.limits.match_timeout)
             return outcomes
         except pool.Overrun as overrun:
             self.respawns += 1
             _log.warning("matching worker %d restarted: %s", slot.number, overrun.why)
-            self._stop(slot)
+            slot.stop()
             return overrun
         except Exception as exc:  # the batch failed in the worker: which event, unknown
             error = MatcherError(f"matching failed: {type(exc).__name__}: {exc}")
-            return _Failed(error)
+            return Failed(error)
 
     # -- committing in order ---------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Set
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from semps._types import Term, Triple
 from semps.ontology.budget import UNBOUNDED, Meter, OntologyBudget
@@ -48,15 +48,36 @@ META_CLASSES = frozenset(
 )
 
 
-class Kept:
-    """What one compilation leaves for the next (an ontology store's edits): the closures
-    of the class hierarchy and of the property states (:class:`~semps.ontology.reach.Reach`),
-    each brought to the next version's edges by their difference rather than recomputed.
-    Each is ``None`` until a first compilation, and after one that failed half-way."""
+class KeptReach(Generic[N]):
+    """One closure a compilation leaves for the next (:class:`~semps.ontology.reach.Reach`):
+    ``reach`` is ``None`` until a first compilation, and after one that failed half-way."""
 
     def __init__(self) -> None:
-        self.classes: Reach[str] | None = None
-        self.properties: Reach[tuple[str, bool]] | None = None
+        self.reach: Reach[N] | None = None
+
+    def bring(self, edges: Mapping[N, Set[N]], meter: Meter) -> Reach[N]:
+        """The closure of ``edges``: the kept one brought to these edges (the edges added
+        and removed since), else computed once; nothing is kept until it is in step again
+        (a limit may stop it half-way)."""
+        held, self.reach = self.reach, None
+        if held is None:
+            reach = Reach.of(edges, meter)
+        else:
+            held.meter = meter
+            held.sync(edges)
+            reach = held
+        self.reach = reach
+        return reach
+
+
+class Kept:
+    """What one compilation leaves for the next (an ontology store's edits): the closures
+    of the class hierarchy and of the property states, each brought to the next version's
+    edges by their difference rather than recomputed (:class:`KeptReach`)."""
+
+    def __init__(self) -> None:
+        self.classes: KeptReach[str] = KeptReach()
+        self.properties: KeptReach[tuple[str, bool]] = KeptReach()
 
 
 class _Axioms:
@@ -124,12 +145,8 @@ def _property_table(
                 nxt.add((prop, not inv))
             states[(prop, inv)] = nxt
             meter.work(len(nxt))
-    held = kept.properties if kept is not None else None
-    if kept is not None:
-        kept.properties = None  # until it is in step again (a limit may stop it half-way)
-    reach = _kept_reach(states, meter, held)
-    if kept is not None:
-        kept.properties = reach
+    kept_states = kept.properties if kept is not None else KeptReach[tuple[str, bool]]()
+    reach = kept_states.bring(states, meter)
     table: dict[str, tuple[tuple[str, bool], ...]] = {}
     for prop, inv in states:
         if inv:
@@ -194,12 +211,8 @@ def _schema_fixpoint(
                 found[kind].append((node, prop, value))
                 index[kind][(prop, value)].append(node)
     supers = {p: [q for q, inverted in implied if not inverted] for p, implied in props.items()}
-    held = kept.classes if kept is not None else None
-    if kept is not None:
-        kept.classes = None  # until it is in step again (a limit may stop it half-way)
-    reach = _kept_reach(class_up, meter, held)
-    if kept is not None:
-        kept.classes = reach
+    kept_classes = kept.classes if kept is not None else KeptReach[str]()
+    reach = kept_classes.bring(class_up, meter)
     while True:
         classes = _table(reach, class_up, meter)
         added = False
@@ -224,16 +237,6 @@ def _schema_fixpoint(
                         added = True
         if not added:
             return classes
-
-
-def _kept_reach(edges: Mapping[N, Set[N]], meter: Meter, held: Reach[N] | None) -> Reach[N]:
-    """The closure of ``edges``: ``held`` (a kept one) brought to these edges (the edges
-    added and removed since), else computed once."""
-    if held is None:
-        return Reach.of(edges, meter)
-    held.meter = meter
-    held.sync(edges)
-    return held
 
 
 def _table(

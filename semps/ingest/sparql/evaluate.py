@@ -36,6 +36,7 @@ from semps._types import Term
 from semps.ingest.sparql import algebra as alg
 from semps.ingest.sparql.filters import EvalError
 from semps.ingest.sparql.model import PatternTerm, TriplePattern, Var
+from semps.ingest.sparql.plan import plan as plan  # re-exported for the evaluator's callers
 from semps.terms import XSD, Literal
 
 Solution = dict[str, Term]
@@ -491,53 +492,3 @@ def _bind(s: Solution, term: PatternTerm | None, value: Term | None) -> bool:
     if type(term) is not Var or value is None:
         return True
     return s.setdefault(term.name, value) == value
-
-
-def plan(node: alg.Node) -> alg.Node:
-    """The tree with each basic graph pattern's patterns in join order: the most bound
-    (constants, or variables earlier patterns bind) first, triples before paths."""
-    kind = type(node)
-    if kind is alg.BGP:
-        remaining = list(node.triples)  # type: ignore[union-attr]
-        bound: set[str] = set()
-        ordered = []
-        while remaining:
-            best = max(range(len(remaining)), key=lambda i: _score(remaining[i], bound, i))
-            pattern = remaining.pop(best)
-            ordered.append(pattern)
-            bound |= pattern.variables()
-            if type(pattern) is TriplePattern and type(pattern.p) is Var:
-                bound.add(pattern.p.name)
-        return alg.BGP(tuple(ordered))
-    if kind in (alg.Join, alg.Union, alg.Minus):
-        return kind(plan(node.left), plan(node.right))  # type: ignore[union-attr]
-    if kind is alg.LeftJoin:
-        return alg.LeftJoin(plan(node.left), plan(node.right), _plan_filters(node.filters))  # type: ignore[union-attr]
-    if kind is alg.Filter:
-        return alg.Filter(plan(node.inner), _plan_filters(node.filters))  # type: ignore[union-attr]
-    if kind is alg.Extend:
-        return alg.Extend(plan(node.inner), node.var, _plan_filter(node.expr))  # type: ignore[union-attr]
-    return node
-
-
-def _plan_filters(filters: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(_plan_filter(f) for f in filters)
-
-
-def _plan_filter(f: Any) -> Any:
-    if type(f) is alg.Exists:
-        return alg.Exists(plan(f.pattern), f.negated)
-    if type(f) is alg.WithExists:
-        return alg.WithExists(f.expr, tuple((n, _plan_filter(e)) for n, e in f.exists))
-    return f
-
-
-def _score(
-    pattern: TriplePattern | alg.PathPattern, bound: Iterable[str], i: int
-) -> tuple[int, int, int]:
-    """Patterns with more bound or constant ends first, triples before paths."""
-    ends = [pattern.s, pattern.o]
-    if type(pattern) is TriplePattern:
-        ends.append(pattern.p)
-    known = sum(type(t) is not Var or t.name in bound for t in ends)
-    return (known, type(pattern) is TriplePattern, -i)

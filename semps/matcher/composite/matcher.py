@@ -28,7 +28,8 @@ from semps.errors import NotFound, SubscriptionLimitExceeded
 from semps.event import Event
 from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.composite.language import Definition, parse_definitions, parse_statements
-from semps.matcher.composite.tree import Constituents, EventTree, warm
+from semps.matcher.composite.nodes import Constituents
+from semps.matcher.composite.tree import EventTree, warm
 from semps.matcher.values import Match, Resolver, Subscription
 
 log = logging.getLogger("semps.composite")

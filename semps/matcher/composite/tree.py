@@ -21,10 +21,9 @@ per occurrence id on this side, and only while some status still refers to them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from itertools import repeat
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -32,43 +31,21 @@ import numpy.typing as npt
 from semps.errors import CompositeDefinitionError
 from semps.matcher.composite import _kernel as k
 from semps.matcher.composite.language import Definition
-
-Constituents = list[dict[str, Any]]
-IntArray = npt.NDArray[np.int64]
-#: A node's name: an event name, or any hashable key a caller names events by (the broker's
-#: composite matcher uses ``(owner, name)``, so tenants' names never meet).
-Name = Hashable
+from semps.matcher.composite.nodes import (
+    Constituents,
+    Detections,
+    IntArray,
+    Name,
+    Node,
+    grown,
+    object_array,
+)
 
 #: The first size of the detection log and of the monitored cells (they grow as needed; a
 #: run that fills one stops, grows it and resumes: see :func:`._kernel.run_arrivals`).
 ROOM = 64
 
 _CODES = {"or": k.OR, "and": k.AND, "then": k.THEN, "all": k.ALL, "times": k.TIMES, "no": k.NO}
-
-
-@dataclass(eq=False)
-class Node:
-    """An event in the tree: a primitive (``definition is None``) or a composite.
-
-    ``parents`` lists ``(parent, role, gated)`` in the order the parents were defined;
-    ``gated`` marks the roles that only count while the parent is open (``then``'s right
-    child, a ternary's monitored and closing children): while the parent is closed they are
-    the seed's passiveComEvents, skipped without a call.
-    """
-
-    name: Name
-    id: int
-    definition: Definition | None = None
-    parents: list[tuple[Node, int, bool]] = field(default_factory=list)
-    operands: tuple[Name, ...] = ()
-
-
-class Detections(NamedTuple):
-    """What a batch of arrivals detected, in delivery order: ``at[i]`` is the arrival (its
-    index in the batch) and ``names[i]`` the composite."""
-
-    at: IntArray
-    names: list[Name]
 
 
 class EventTree:
@@ -208,12 +185,12 @@ class EventTree:
         k.clear_monitored(nid, self._mon_head, self._mon_tail, self._cell_next, self._scal)
 
     def _grow(self, cap: int) -> None:
-        self._code, self._within = _grown(self._code, cap, -1), _grown(self._within, cap, np.inf)
-        self._times, self._count = _grown(self._times, cap, 0), _grown(self._count, cap, 0)
-        self._st_set = _grown(self._st_set, cap, False)
-        self._st_time, self._st_occ = _grown(self._st_time, cap, 0.0), _grown(self._st_occ, cap, 0)
-        self._mon_head = _grown(self._mon_head, cap, -1)
-        self._mon_tail = _grown(self._mon_tail, cap, -1)
+        self._code, self._within = grown(self._code, cap, -1), grown(self._within, cap, np.inf)
+        self._times, self._count = grown(self._times, cap, 0), grown(self._count, cap, 0)
+        self._st_set = grown(self._st_set, cap, False)
+        self._st_time, self._st_occ = grown(self._st_time, cap, 0.0), grown(self._st_occ, cap, 0)
+        self._mon_head = grown(self._mon_head, cap, -1)
+        self._mon_tail = grown(self._mon_tail, cap, -1)
 
     def _compile(self) -> None:
         """The parent lists as CSR arrays (after any change of the structure)."""
@@ -235,7 +212,7 @@ class EventTree:
         self._ids = {name: node.id for name, node in self.nodes.items()}
         n = len(self._names)
         self._per_node = (self._code[:n], self._within[:n], self._times[:n])
-        self._name_array = _object_array(self._names)
+        self._name_array = object_array(self._names)
         self._stack = (
             np.empty(n + 1, np.int64),
             np.empty(n + 1, np.int64),
@@ -391,22 +368,22 @@ class EventTree:
         written = 4 if keep else 2  # the log arrays the run writes (part_off: one more)
         if nd >= min(len(a) - (i == 3) for i, a in enumerate(log[:written])):
             for i in range(written):
-                log[i] = _grown(log[i], 2 * nd + ROOM + (i == 3))
+                log[i] = grown(log[i], 2 * nd + ROOM + (i == 3))
         if not keep:
             return
         stk_pos = self._stack[1]
         parent = int(self._par_node[stk_pos[self._scal[k.SP] - 1]])
         need = int(log[3][nd]) + 2 + int(self._count[parent])
         if need > len(self._parts):
-            self._parts = _grown(self._parts, 2 * need)
+            self._parts = grown(self._parts, 2 * need)
         self._room_for_a_cell()
 
     def _room_for_a_cell(self) -> None:
         scal = self._scal
         if scal[k.FREE_CELL] < 0 and scal[k.USED_CELLS] >= len(self._cell_occ):
             size = 2 * len(self._cell_occ)
-            self._cell_occ = _grown(self._cell_occ, size)
-            self._cell_next = _grown(self._cell_next, size)
+            self._cell_occ = grown(self._cell_occ, size)
+            self._cell_next = grown(self._cell_next, size)
 
     def _constituents(
         self, log: tuple[IntArray, list[Name], IntArray, IntArray, IntArray]
@@ -516,20 +493,3 @@ def warm() -> None:
     tree.define([Definition("w", "all", ("a", "b", "c"))])  # clear_monitored
     tree.occur_many([("a", 0.0, []), ("b", 0.0, []), ("c", 0.0, [])])  # run_arrivals
     tree.restore({"w": {"pending": [None], "count": 1, "monitored": [{}]}})  # push_monitored
-
-
-def _object_array(items: Sequence[Any]) -> npt.NDArray[np.object_]:
-    """``items`` as a 1-D object array (``np.array`` would make tuples into rows)."""
-    out = np.empty(len(items), dtype=object)
-    for i, item in enumerate(items):
-        out[i] = item
-    return out
-
-
-def _grown(a: Any, size: int, fill: Any = None) -> Any:
-    """``a`` copied into the first rows of a new array of ``size`` rows (at least its
-    own), the others ``fill`` (left unset without one)."""
-    shape = (max(size, len(a)), *a.shape[1:])
-    b = np.empty(shape, dtype=a.dtype) if fill is None else np.full(shape, fill, dtype=a.dtype)
-    b[: len(a)] = a
-    return b
