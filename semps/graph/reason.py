@@ -51,13 +51,16 @@ class Working:
     """A base triple set seen with local additions and removals (the base is not changed).
 
     ``kind(id)`` gives a term id's kind (ids past the graph's table: an event's new terms).
+    ``known``: the ids the base may hold are below it (an event's new terms are at or past
+    it: the base is not searched for their triples).
     """
 
-    __slots__ = ("added", "base", "by_o", "by_s", "kind", "removed")
+    __slots__ = ("added", "base", "by_o", "by_s", "kind", "known", "removed")
 
-    def __init__(self, base: TripleSet, kind: Callable[[int], int]) -> None:
+    def __init__(self, base: TripleSet, kind: Callable[[int], int], known: int = 1 << 62) -> None:
         self.base = base
         self.kind = kind
+        self.known = known
         self.added: set[IdTriple] = set()
         self.by_s: dict[tuple[int, int], list[int]] = {}
         self.by_o: dict[tuple[int, int], list[int]] = {}
@@ -67,10 +70,12 @@ class Working:
         t = (s, p, o)
         if t in self.added:
             return True
+        if s >= self.known or o >= self.known:
+            return False
         return t not in self.removed and self.base.has(p, s, o)
 
     def objects(self, p: int, s: int) -> list[int]:
-        found = self.base.objects(p, s)
+        found = self.base.objects(p, s) if s < self.known else []
         if self.removed:
             removed = self.removed
             found = [o for o in found if (s, p, o) not in removed]
@@ -78,7 +83,7 @@ class Working:
         return found + extra if extra else found
 
     def subjects(self, p: int, o: int) -> list[int]:
-        found = self.base.subjects(p, o)
+        found = self.base.subjects(p, o) if o < self.known else []
         if self.removed:
             removed = self.removed
             found = [s for s in found if (s, p, o) not in removed]
