@@ -199,11 +199,49 @@ class TemplateDiffer(Differ):
         open_ = [(n, d) for n, d in params if n not in row]
         if len(open_) == 1 and len(open_[0][1]) <= EXPAND:
             name, domain = open_[0]
+            found = _expanded(ev, atom, row, name, domain)
+            if found is not None:
+                return found
             out: Rows = []
             for value in domain:
                 out.extend(_link(ev, atom, {**row, name: value}))
             return out
         return self.restrict(atom, _link(ev, atom, row))
+
+
+def _expanded(
+    ev: Evaluator, atom: Atom, row: Sol, name: str, domain: Collection[Term]
+) -> Rows | None:
+    """A triple pattern with one end bound and the other the parameter ``name``, matched
+    for each of its values with one lookup from the bound end (a sensor's classes read
+    once, not once per class the subscriptions name): the rows and ticks of matching it
+    bound to each value in turn; ``None`` where that does not apply."""
+    pairs = ev.pairs
+    if type(atom) is not TriplePattern or type(pairs) is not GraphPairs:
+        return None
+    prop, s_t, o_t = atom.p, atom.s, atom.o
+    if type(prop) is not str:
+        return None
+    s_param = type(s_t) is Var and s_t.name == name
+    o_param = type(o_t) is Var and o_t.name == name
+    if s_param == o_param:
+        return None
+    end = o_t if s_param else s_t
+    bound: Term | None = row.get(end.name) if type(end) is Var else end  # type: ignore[assignment]
+    if bound is None:
+        return None
+    by, at = (1, 0) if s_param else (0, 1)  # (the bound end's position, the parameter's)
+    counts: dict[Term, int] = {}
+    for pair in pairs.lookup(prop, bound, by):
+        value = pair[at]
+        counts[value] = counts.get(value, 0) + 1
+    out: Rows = []
+    for value in domain:
+        n = counts.get(value)
+        if n:
+            ev.tick(n)
+            out.extend({**row, name: value} for _ in range(n))
+    return out
 
 
 def _link(ev: Evaluator, atom: Atom, row: Sol) -> Rows:
