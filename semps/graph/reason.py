@@ -141,9 +141,12 @@ class Reasoner:
             for rest, q in r.svf_by_filler.get(o, ()):
                 for x in w.subjects(q, s):
                     emit((x, t, rest))
-            for inter in r.inter_of.get(o, ()):
-                if all(m == o or w.has(t, s, m) for m in r.members[inter]):
-                    emit((s, t, inter))
+            inters = r.inter_of.get(o)
+            if inters:
+                types = set(w.objects(t, s))  # (one lookup for every member checked)
+                for inter in inters:
+                    if all(m == o or m in types for m in r.members[inter]):
+                        emit((s, t, inter))
             for q, v in r.class_values.get(o, ()):
                 emit((s, q, v))
             for q, target in r.avf_by_class.get(o, ()):

@@ -142,6 +142,8 @@ class Differ:
         #: The change's own triples: what it adds, what it removes.
         self.delta = (Evaluator(change.plus, budget), Evaluator(change.minus, budget))
         self.keys = change.keys
+        #: Whether the change removes triples (an event's does not).
+        self._minus = bool(change.minus.by_prop)
         self.cache = cache if cache is not None else {}
         #: Join orders by the patterns' identities and the bound variables (kept by a
         #: template's group across events: its patterns live as long as it).
@@ -293,7 +295,8 @@ class Differ:
         """The rows one pattern gains and loses."""
         if type(atom) is alg.PathPattern:
             return self.path_diff(atom)
-        return self.delta[0].bgp((atom,), {}), self.delta[1].bgp((atom,), {})
+        plus, minus = self.delta
+        return plus.bgp((atom,), {}), minus.bgp((atom,), {}) if self._minus else []
 
     def diff_bgp(self, atoms: tuple[Atom, ...]) -> tuple[Rows, Rows]:
         """The delta rule over the patterns in order (see the module docstring)."""
@@ -331,24 +334,32 @@ class Differ:
             if not rows:
                 continue
             others = [(a, OLD) for a in atoms[:k]] + [(a, NEW) for a in atoms[k + 1 :]]
+            ids = tuple((id(a), side) for a, side in others)
             for r in rows:
-                gained.extend(self.mixed(others, r))
+                gained.extend(self.mixed(others, r, ids))
         return gained
 
-    def mixed(self, atoms: list[tuple[Atom, int]], seed: Sol) -> Rows:
+    def mixed(
+        self, atoms: list[tuple[Atom, int]], seed: Sol, ids: tuple[Any, ...] | None = None
+    ) -> Rows:
         """A basic graph pattern whose patterns each read their own side, from ``seed``,
-        the most bound pattern next each time."""
+        the most bound pattern next each time (``ids``: the patterns' ids and sides, when
+        the caller has them)."""
         rows = [seed]
-        for atom, side in self.mixed_order(atoms, seed):
+        for atom, side in self.mixed_order(atoms, seed, ids):
             rows = self.matches(atom, side, rows)
             if not rows:
                 break
         return rows
 
-    def mixed_order(self, atoms: list[tuple[Atom, int]], seed: Sol) -> list[tuple[Atom, int]]:
+    def mixed_order(
+        self, atoms: list[tuple[Atom, int]], seed: Sol, ids: tuple[Any, ...] | None = None
+    ) -> list[tuple[Atom, int]]:
         """:meth:`mixed`'s order: the most bound pattern next each time (kept as
         :meth:`ordered` keeps its orders)."""
-        key = (tuple((id(a), side) for a, side in atoms), frozenset(seed))
+        if ids is None:
+            ids = tuple((id(a), side) for a, side in atoms)
+        key = (ids, frozenset(seed))
         found = self._orders.get(key)
         if found is None:
             score, bound = self.score, set(seed)

@@ -212,29 +212,22 @@ class TemplateDiffer(Differ):
 def _expanded(
     ev: Evaluator, atom: Atom, row: Sol, name: str, domain: Collection[Term]
 ) -> Rows | None:
-    """A triple pattern with one end bound and the other the parameter ``name``, matched
-    for each of its values with one lookup from the bound end (a sensor's classes read
-    once, not once per class the subscriptions name): the rows and ticks of matching it
-    bound to each value in turn; ``None`` where that does not apply."""
+    """A triple pattern with a bound subject and the parameter ``name`` as object, matched
+    for each of the parameter's values with one lookup of the subject (a sensor's classes
+    read once, not once per class the subscriptions name): the rows and ticks of matching
+    it bound to each value in turn; ``None`` where that does not apply."""
     pairs = ev.pairs
     if type(atom) is not TriplePattern or type(pairs) is not GraphPairs:
         return None
     prop, s_t, o_t = atom.p, atom.s, atom.o
     if type(prop) is not str:
         return None
-    s_param = type(s_t) is Var and s_t.name == name
-    o_param = type(o_t) is Var and o_t.name == name
-    if s_param == o_param:
-        return None
-    end = o_t if s_param else s_t
-    bound: Term | None = row.get(end.name) if type(end) is Var else end  # type: ignore[assignment]
+    if type(o_t) is not Var or o_t.name != name or (type(s_t) is Var and s_t.name == name):
+        return None  # (a parameter subject: looked up by each value, its own few objects)
+    bound: Term | None = row.get(s_t.name) if type(s_t) is Var else s_t  # type: ignore[assignment]
     if bound is None:
         return None
-    by, at = (1, 0) if s_param else (0, 1)  # (the bound end's position, the parameter's)
-    counts: dict[Term, int] = {}
-    for pair in pairs.lookup(prop, bound, by):
-        value = pair[at]
-        counts[value] = counts.get(value, 0) + 1
+    counts = pairs.object_counts(prop, bound)
     out: Rows = []
     for value in domain:
         n = counts.get(value)
