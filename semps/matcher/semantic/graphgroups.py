@@ -25,7 +25,7 @@ from semps._types import Term
 from semps.graph.view import GraphView
 from semps.ingest.sparql import algebra as alg
 from semps.matcher.semantic.compiled import CompiledSubscription
-from semps.matcher.semantic.graphdiff import Rows
+from semps.matcher.semantic.graphrows import Rows
 from semps.matcher.semantic.graphtemplate import TYPE_PARAM, Template, template_of
 from semps.matcher.semantic.graphthresholds import PostFilters
 from semps.matcher.semantic.templatediff import TemplatePlan

@@ -40,16 +40,9 @@ from semps.ingest.sparql.model import TriplePattern, Var
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.partab import EventParts
 from semps.matcher.semantic.compiled import CompiledSubscription
-from semps.matcher.semantic.graphdiff import (
-    NEW,
-    OLD,
-    ChangePairs,
-    Differ,
-    Rows,
-    Sol,
-    multiset_minus,
-)
+from semps.matcher.semantic.graphdiff import ChangePairs, Differ
 from semps.matcher.semantic.graphgroups import GraphGroups, Group, graph_has
+from semps.matcher.semantic.graphrows import NEW, OLD, Rows, Sol, multiset_minus
 from semps.matcher.semantic.graphtemplate import Template, instantiate
 from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.templatediff import TemplateDiffer

@@ -30,15 +30,8 @@ from semps.graph.pairs import GraphPairs
 from semps.ingest.sparql import algebra as alg
 from semps.ingest.sparql.evaluate import Evaluator
 from semps.ingest.sparql.model import TriplePattern, Var
-from semps.matcher.semantic.graphdiff import (
-    NEW,
-    OLD,
-    Atom,
-    ChangePairs,
-    Differ,
-    Rows,
-    Sol,
-)
+from semps.matcher.semantic.graphdiff import Atom, ChangePairs, Differ
+from semps.matcher.semantic.graphrows import NEW, OLD, Rows, Sol
 from semps.matcher.semantic.touchkeys import ANY, touch_keys
 
 __all__ = ["TemplateDiffer", "TemplatePlan"]
