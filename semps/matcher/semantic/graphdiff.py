@@ -264,8 +264,8 @@ class Differ:
         """The rows one pattern gains and loses."""
         if type(atom) is alg.PathPattern:
             return path_diff(atom, self.ev, self.delta)
-        plus, minus = self.delta
-        return plus.bgp((atom,), {}), minus.bgp((atom,), {}) if self._minus else []
+        plus, minus = self.delta  # (one pattern from no seed: its matches)
+        return plus.match(atom, {}), minus.match(atom, {}) if self._minus else []
 
     def diff_bgp(self, atoms: tuple[Atom, ...]) -> tuple[Rows, Rows]:
         """The delta rule over the patterns in order (see the module docstring)."""

@@ -149,6 +149,12 @@ class Group:
             bucket.route(lo, out, 1)
         return list(out.values())
 
+    def absent(self, has: Any) -> tuple[frozenset[TouchKey], ...]:
+        """The touch keys of the required patterns the graph has no triple for (``has(key)``):
+        a change must touch each of them (:meth:`possible` is ``all(not k.isdisjoint(keys)
+        for k in absent)``, the graph's side computed once per graph version)."""
+        return tuple(k for k in self.required if ANY not in k and not any(has(key) for key in k))
+
     def possible(self, keys: set[TouchKey], has: Any) -> bool:
         """Whether a change carrying ``keys`` can change the template's solutions: it
         touches it, and every required pattern is touched or has triples in the graph
