@@ -86,6 +86,8 @@ class TemplateDiffer(Differ):
         #: for every template: then nothing is restricted).
         self._plain = False
         self._plain_orders: dict[Any, Any] = {}
+        #: (id(pattern), side) -> the pattern and whether that side lacks its property.
+        self._lacks: dict[tuple[int, int], tuple[Atom, bool]] = {}
 
     def _params(self, atom: Atom) -> Params:
         found = self._binds.get(id(atom))
@@ -103,6 +105,8 @@ class TemplateDiffer(Differ):
         return bool(keys) and (ANY in keys or not keys.isdisjoint(self.keys))
 
     def restrict(self, atom: Atom, rows: Rows) -> Rows:
+        if not rows:
+            return rows
         for name, domain in self._params(atom):
             rows = [r for r in rows if r[name] in domain]
         return rows
@@ -176,14 +180,24 @@ class TemplateDiffer(Differ):
     def _empty(self, atoms: tuple[Atom, ...], side: int) -> bool:
         """Whether a pattern's property has no triple on ``side`` (then neither has the
         basic graph pattern a solution)."""
-        has = self.has
-        if has is None:
+        if self.has is None:
             return False
+        known, lacks = self._lacks, self._lacking
         for atom in atoms:
-            if type(atom) is TriplePattern and type(atom.p) is str and not has(atom.p):
-                if side == OLD or atom.p not in self.keys:
-                    return True
+            found = known.get((id(atom), side))
+            if found is None or found[0] is not atom:
+                found = known[(id(atom), side)] = (atom, lacks(atom, side))
+            if found[1]:
+                return True
         return False
+
+    def _lacking(self, atom: Atom, side: int) -> bool:
+        """Whether ``side`` has no triple of the pattern's property (kept for the differ's
+        change)."""
+        has = self.has
+        if has is None or type(atom) is not TriplePattern or type(atom.p) is not str:
+            return False
+        return not has(atom.p) and (side == OLD or atom.p not in self.keys)
 
     def _match(self, ev: Evaluator, atom: Atom, row: Sol) -> Rows:
         params = self._params(atom)
