@@ -187,14 +187,23 @@ class Reasoner:
             TooMany: more than ``limit`` triples would be new (found as soon as it is).
             Overtime: past the deadline.
         """
-        w = self.work
+        w, t = self.work, self.type
         new: list[IdTriple] = []
         todo = list(triples)
         todo.reverse()
         push = todo.append
+        #: Each subject's types, read once (a class's ancestors are checked one by one).
+        types_of: dict[int, set[int]] = {}
         while todo:
             triple = todo.pop()
-            if w.has(triple[1], triple[0], triple[2]):
+            if triple[1] == t:
+                types = types_of.get(triple[0])
+                if types is None:
+                    types = types_of[triple[0]] = set(w.objects(t, triple[0]))
+                if triple[2] in types:
+                    continue
+                types.add(triple[2])
+            elif w.has(triple[1], triple[0], triple[2]):
                 continue
             w.put(triple)
             new.append(triple)
