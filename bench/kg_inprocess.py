@@ -62,7 +62,7 @@ def main() -> None:
         profiler.dump_stats(profile)
     found = sum(len(c) for c in counts)
     per = 1e3 * (t4 - t3) / max(1, len(contexts))
-    print(f"matched {len(contexts)} events: {per:.1f} ms CPU an event, {found} matches")
+    print(f"matched {len(contexts)} events: {per:.3f} ms CPU an event, {found} matches")
     dump = os.environ.get("DUMP")
     if dump:
         with open(dump, "w") as out:

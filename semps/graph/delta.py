@@ -73,7 +73,7 @@ def event_delta(
     local = LocalTerms(view.terms)
     ids = local.ids(own)
     limit = limits.closure_limit(len(triples))
-    reasoner = Reasoner(view.rules, Working(view.triples, local.kind))
+    reasoner = Reasoner(view.rules, Working(view.triples, local.kind, local.first))
     try:
         found = reasoner.add(ids, limit)
     except TooMany as exc:

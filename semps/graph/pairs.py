@@ -131,6 +131,8 @@ class GraphPairs:
         self.base = base
         #: Lookups of the view (no overlay), while it holds fewer than MEMO entries.
         self.memo: dict[tuple[str, Term, int], list[Pair]] = {}
+        #: :meth:`object_counts` of the view (no overlay), as many.
+        self.counted: dict[tuple[str, Term], dict[Term, int]] = {}
 
     def index(self, prop: str, key: Any, position: int) -> _Index:
         """``prop``'s pairs by subject (0) or object (1) (``key`` is ``("*", "*")``)."""
@@ -156,6 +158,22 @@ class GraphPairs:
         if extra:
             out = out + extra
         return out
+
+    def object_counts(self, prop: str, node: Term) -> dict[Term, int]:
+        """The objects of ``prop`` with ``node`` as subject, each with how many of
+        :meth:`lookup`'s pairs have it (a node's classes, read once for every class
+        looked for; never changed by the caller)."""
+        overlay = self.overlay
+        if overlay.minus or (prop, node) in overlay.by_s:
+            return _counts(self.lookup(prop, node, 0))
+        source = self.base if self.base is not None else self
+        key = (prop, node)
+        found = source.counted.get(key)
+        if found is None:
+            found = _counts(source.lookup(prop, node, 0))
+            if len(source.counted) < MEMO:
+                source.counted[key] = found
+        return found
 
     def view_lookup(self, prop: str, node: Term, position: int) -> list[Pair]:
         """:meth:`lookup` in the view alone (no overlay)."""
@@ -196,3 +214,10 @@ class GraphPairs:
             out = [pair for pair in out if (pair[0], prop, pair[1]) not in minus]
         out.extend(overlay.by_p.get(prop, ()))
         return out
+
+
+def _counts(pairs: list[Pair]) -> dict[Term, int]:
+    out: dict[Term, int] = {}
+    for _, o in pairs:
+        out[o] = out.get(o, 0) + 1
+    return out

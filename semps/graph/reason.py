@@ -51,13 +51,16 @@ class Working:
     """A base triple set seen with local additions and removals (the base is not changed).
 
     ``kind(id)`` gives a term id's kind (ids past the graph's table: an event's new terms).
+    ``known``: the ids the base may hold are below it (an event's new terms are at or past
+    it: the base is not searched for their triples).
     """
 
-    __slots__ = ("added", "base", "by_o", "by_s", "kind", "removed")
+    __slots__ = ("added", "base", "by_o", "by_s", "kind", "known", "removed")
 
-    def __init__(self, base: TripleSet, kind: Callable[[int], int]) -> None:
+    def __init__(self, base: TripleSet, kind: Callable[[int], int], known: int = 1 << 62) -> None:
         self.base = base
         self.kind = kind
+        self.known = known
         self.added: set[IdTriple] = set()
         self.by_s: dict[tuple[int, int], list[int]] = {}
         self.by_o: dict[tuple[int, int], list[int]] = {}
@@ -67,10 +70,12 @@ class Working:
         t = (s, p, o)
         if t in self.added:
             return True
+        if s >= self.known or o >= self.known:
+            return False
         return t not in self.removed and self.base.has(p, s, o)
 
     def objects(self, p: int, s: int) -> list[int]:
-        found = self.base.objects(p, s)
+        found = self.base.objects(p, s) if s < self.known else []
         if self.removed:
             removed = self.removed
             found = [o for o in found if (s, p, o) not in removed]
@@ -78,7 +83,7 @@ class Working:
         return found + extra if extra else found
 
     def subjects(self, p: int, o: int) -> list[int]:
-        found = self.base.subjects(p, o)
+        found = self.base.subjects(p, o) if o < self.known else []
         if self.removed:
             removed = self.removed
             found = [s for s in found if (s, p, o) not in removed]
@@ -136,9 +141,12 @@ class Reasoner:
             for rest, q in r.svf_by_filler.get(o, ()):
                 for x in w.subjects(q, s):
                     emit((x, t, rest))
-            for inter in r.inter_of.get(o, ()):
-                if all(m == o or w.has(t, s, m) for m in r.members[inter]):
-                    emit((s, t, inter))
+            inters = r.inter_of.get(o)
+            if inters:
+                types = set(w.objects(t, s))  # (one lookup for every member checked)
+                for inter in inters:
+                    if all(m == o or m in types for m in r.members[inter]):
+                        emit((s, t, inter))
             for q, v in r.class_values.get(o, ()):
                 emit((s, q, v))
             for q, target in r.avf_by_class.get(o, ()):
@@ -179,14 +187,23 @@ class Reasoner:
             TooMany: more than ``limit`` triples would be new (found as soon as it is).
             Overtime: past the deadline.
         """
-        w = self.work
+        w, t = self.work, self.type
         new: list[IdTriple] = []
         todo = list(triples)
         todo.reverse()
         push = todo.append
+        #: Each subject's types, read once (a class's ancestors are checked one by one).
+        types_of: dict[int, set[int]] = {}
         while todo:
             triple = todo.pop()
-            if w.has(triple[1], triple[0], triple[2]):
+            if triple[1] == t:
+                types = types_of.get(triple[0])
+                if types is None:
+                    types = types_of[triple[0]] = set(w.objects(t, triple[0]))
+                if triple[2] in types:
+                    continue
+                types.add(triple[2])
+            elif w.has(triple[1], triple[0], triple[2]):
                 continue
             w.put(triple)
             new.append(triple)

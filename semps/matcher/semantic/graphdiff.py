@@ -19,7 +19,7 @@ full. It follows the algebra:
   row (the left side evaluated seeded with that row's values for the variables both share
   and the left always binds), each then evaluated before and after, exactly.
 - **Paths**: the pairs that change start from nodes that reach a changed edge of one of the
-  path's properties; each such start is evaluated before and after.
+  path's properties; each such start is evaluated before and after (:mod:`.graphpaths`).
 
 Seeding is used only where it is sound: a seed's variables must be bound in every solution
 of the seeded node (:func:`certain`), or a solution leaving one unbound could pair with the
@@ -32,21 +32,21 @@ OutOfBudget` past it).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any
 
 from semps._types import Term
 from semps.ingest.sparql import algebra as alg
 from semps.ingest.sparql.evaluate import Evaluator, Pairs, compatible, term_value
 from semps.ingest.sparql.model import TriplePattern, Var
-from semps.matcher.semantic.touchkeys import ANY, touch_keys, touched
+from semps.matcher.semantic.graphpaths import path_diff
+from semps.matcher.semantic.graphrows import NEW, OLD, Rows, Sol, certain
+from semps.matcher.semantic.touchkeys import touched
 
-Sol = dict[str, Term]
-H = TypeVar("H", bound=Hashable)
-Rows = list[Sol]
+__all__ = ["NEW", "OLD", "Atom", "ChangePairs", "Differ", "Rows", "Sol", "key_of", "subtract"]
+
 Atom = TriplePattern | alg.PathPattern
-OLD, NEW = 0, 1
 
 #: Old-graph evaluations kept per graph version (rows in all, over every node).
 CACHE_ROWS = 500_000
@@ -70,37 +70,6 @@ def subtract(a: Rows, b: Rows) -> Rows:
         else:
             out.append(r)
     return out
-
-
-def certain(node: alg.Node) -> frozenset[str]:
-    """The variables every solution of ``node`` binds."""
-    found = _CERTAIN.get(node)
-    if found is None:
-        found = _CERTAIN[node] = _certain(node)
-    return found
-
-
-_CERTAIN: dict[Any, frozenset[str]] = {}
-
-
-def _certain(node: alg.Node) -> frozenset[str]:
-    if len(_CERTAIN) > 100_000:
-        _CERTAIN.clear()
-    kind = type(node)
-    if kind is alg.BGP:
-        return alg.in_scope(node)
-    if kind is alg.Join:
-        return certain(node.left) | certain(node.right)  # type: ignore[union-attr]
-    if kind in (alg.LeftJoin, alg.Minus):
-        return certain(node.left)  # type: ignore[union-attr]
-    if kind is alg.Union:
-        return certain(node.left) & certain(node.right)  # type: ignore[union-attr]
-    if kind in (alg.Filter, alg.Extend):
-        return certain(node.inner)  # type: ignore[union-attr]
-    values: alg.Values = node  # type: ignore[assignment]
-    return frozenset(
-        v for i, v in enumerate(values.variables) if all(row[i] is not None for row in values.rows)
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +111,8 @@ class Differ:
         #: The change's own triples: what it adds, what it removes.
         self.delta = (Evaluator(change.plus, budget), Evaluator(change.minus, budget))
         self.keys = change.keys
+        #: Whether the change removes triples (an event's does not).
+        self._minus = bool(change.minus.by_prop)
         self.cache = cache if cache is not None else {}
         #: Join orders by the patterns' identities and the bound variables (kept by a
         #: template's group across events: its patterns live as long as it).
@@ -292,8 +263,9 @@ class Differ:
     def atom_diff(self, atom: Atom) -> tuple[Rows, Rows]:
         """The rows one pattern gains and loses."""
         if type(atom) is alg.PathPattern:
-            return self.path_diff(atom)
-        return self.delta[0].bgp((atom,), {}), self.delta[1].bgp((atom,), {})
+            return path_diff(atom, self.ev, self.delta)
+        plus, minus = self.delta  # (one pattern from no seed: its matches)
+        return plus.match(atom, {}), minus.match(atom, {}) if self._minus else []
 
     def diff_bgp(self, atoms: tuple[Atom, ...]) -> tuple[Rows, Rows]:
         """The delta rule over the patterns in order (see the module docstring)."""
@@ -331,24 +303,32 @@ class Differ:
             if not rows:
                 continue
             others = [(a, OLD) for a in atoms[:k]] + [(a, NEW) for a in atoms[k + 1 :]]
+            ids = tuple((id(a), side) for a, side in others)
             for r in rows:
-                gained.extend(self.mixed(others, r))
+                gained.extend(self.mixed(others, r, ids))
         return gained
 
-    def mixed(self, atoms: list[tuple[Atom, int]], seed: Sol) -> Rows:
+    def mixed(
+        self, atoms: list[tuple[Atom, int]], seed: Sol, ids: tuple[Any, ...] | None = None
+    ) -> Rows:
         """A basic graph pattern whose patterns each read their own side, from ``seed``,
-        the most bound pattern next each time."""
+        the most bound pattern next each time (``ids``: the patterns' ids and sides, when
+        the caller has them)."""
         rows = [seed]
-        for atom, side in self.mixed_order(atoms, seed):
+        for atom, side in self.mixed_order(atoms, seed, ids):
             rows = self.matches(atom, side, rows)
             if not rows:
                 break
         return rows
 
-    def mixed_order(self, atoms: list[tuple[Atom, int]], seed: Sol) -> list[tuple[Atom, int]]:
+    def mixed_order(
+        self, atoms: list[tuple[Atom, int]], seed: Sol, ids: tuple[Any, ...] | None = None
+    ) -> list[tuple[Atom, int]]:
         """:meth:`mixed`'s order: the most bound pattern next each time (kept as
         :meth:`ordered` keeps its orders)."""
-        key = (tuple((id(a), side) for a, side in atoms), frozenset(seed))
+        if ids is None:
+            ids = tuple((id(a), side) for a, side in atoms)
+        key = (ids, frozenset(seed))
         found = self._orders.get(key)
         if found is None:
             score, bound = self.score, set(seed)
@@ -477,59 +457,6 @@ class Differ:
                     lost.append(u)
         return gained, lost
 
-    # -- paths --------------------------------------------------------------------------------
-
-    def path_diff(self, atom: alg.PathPattern) -> tuple[Rows, Rows]:
-        """A path pattern's changed rows: from each start node that may reach a changed
-        edge (or a bound end), the pairs before and after."""
-        old_ev, new_ev = self.ev[OLD], self.ev[NEW]
-        s = cast(Term, atom.s) if type(atom.s) is not Var else None
-        o = cast(Term, atom.o) if type(atom.o) is not Var else None
-        if s is None and o is not None:  # from the bound end, backwards
-            inverse = alg.PathPattern(atom.o, ("inv", atom.path), atom.s)
-            gained, lost = self.path_diff(inverse)
-            return gained, lost
-        starts: Iterable[Term] = (s,) if s is not None else self._starts(atom)
-        gained, lost = [], []
-        for start in starts:
-            before = old_ev.path(atom.path, start, o)
-            after = new_ev.path(atom.path, start, o)
-            gained += _path_rows(atom, multiset_minus(after, before))
-            lost += _path_rows(atom, multiset_minus(before, after))
-        return gained, lost
-
-    def _starts(self, atom: alg.PathPattern) -> list[Term]:
-        """Nodes from which the path's pairs may have changed: every node of either graph
-        linked, by the path's properties in either direction, to a changed triple's end
-        (all nodes for a negated property set or a zero-length path)."""
-        if ANY in touch_keys(alg.BGP((atom,))):
-            nodes = dict.fromkeys(self.ev[OLD].nodes())
-            nodes.update(dict.fromkeys(self.ev[NEW].nodes()))
-            return list(nodes)
-        props = alg.path_iris(atom.path)
-        todo: list[Term] = []
-        for ev in self.delta:
-            for prop in props:
-                for a, b in ev.by_prop.get(prop, ()):
-                    todo += (a, b)
-        seen = dict.fromkeys(todo)
-        while todo:
-            node = todo.pop()
-            for side in (OLD, NEW):
-                ev = self.ev[side]
-                for prop in props:
-                    for _, b in ev.link(prop, node, None):
-                        ev.tick()
-                        if b not in seen:
-                            seen[b] = None
-                            todo.append(b)
-                    for a, _ in ev.link(prop, None, node):
-                        ev.tick()
-                        if a not in seen:
-                            seen[a] = None
-                            todo.append(a)
-        return list(seen)
-
 
 _HELD = ("rows held",)
 
@@ -537,35 +464,6 @@ _HELD = ("rows held",)
 def _joined(a: Rows, b: Rows) -> Rows:
     """Every compatible pair of ``a`` and ``b`` rows, merged."""
     return [{**x, **y} for x in a for y in b if compatible(x, y)]
-
-
-def multiset_minus(a: list[H], b: list[H]) -> list[H]:
-    """The multiset difference ``a - b`` of two lists of hashable values (pairs, rows)."""
-    if not b:
-        return a
-    counts = Counter(b)
-    out = []
-    for item in a:
-        if counts.get(item, 0) > 0:
-            counts[item] -= 1
-        else:
-            out.append(item)
-    return out
-
-
-def _path_rows(atom: alg.PathPattern, pairs: list[tuple[Term, Term]]) -> Rows:
-    out: Rows = []
-    for a, b in pairs:
-        row: Sol = {}
-        if _bind(row, atom.s, a) and _bind(row, atom.o, b):
-            out.append(row)
-    return out
-
-
-def _bind(row: Sol, term: Any, value: Term) -> bool:
-    if type(term) is not Var:
-        return bool(term == value)
-    return row.setdefault(term.name, value) == value
 
 
 def _exists_patterns(filters: Iterable[Any]) -> list[alg.Node]:

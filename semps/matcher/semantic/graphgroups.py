@@ -25,7 +25,7 @@ from semps._types import Term
 from semps.graph.view import GraphView
 from semps.ingest.sparql import algebra as alg
 from semps.matcher.semantic.compiled import CompiledSubscription
-from semps.matcher.semantic.graphdiff import Rows
+from semps.matcher.semantic.graphrows import Rows
 from semps.matcher.semantic.graphtemplate import TYPE_PARAM, Template, template_of
 from semps.matcher.semantic.graphthresholds import PostFilters
 from semps.matcher.semantic.templatediff import TemplatePlan
@@ -148,6 +148,12 @@ class Group:
             bucket.route(g, out, 0)
             bucket.route(lo, out, 1)
         return list(out.values())
+
+    def absent(self, has: Any) -> tuple[frozenset[TouchKey], ...]:
+        """The touch keys of the required patterns the graph has no triple for (``has(key)``):
+        a change must touch each of them (:meth:`possible` is ``all(not k.isdisjoint(keys)
+        for k in absent)``, the graph's side computed once per graph version)."""
+        return tuple(k for k in self.required if ANY not in k and not any(has(key) for key in k))
 
     def possible(self, keys: set[TouchKey], has: Any) -> bool:
         """Whether a change carrying ``keys`` can change the template's solutions: it

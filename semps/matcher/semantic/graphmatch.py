@@ -40,16 +40,9 @@ from semps.ingest.sparql.model import TriplePattern, Var
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.partab import EventParts
 from semps.matcher.semantic.compiled import CompiledSubscription
-from semps.matcher.semantic.graphdiff import (
-    NEW,
-    OLD,
-    ChangePairs,
-    Differ,
-    Rows,
-    Sol,
-    multiset_minus,
-)
+from semps.matcher.semantic.graphdiff import ChangePairs, Differ
 from semps.matcher.semantic.graphgroups import GraphGroups, Group, graph_has
+from semps.matcher.semantic.graphrows import NEW, OLD, Rows, Sol, multiset_minus
 from semps.matcher.semantic.graphtemplate import Template, instantiate
 from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.templatediff import TemplateDiffer
@@ -111,6 +104,8 @@ class GraphMatching:
         self._old: GraphPairs | None = None
         self._cache: dict[Any, Any] = {}
         self._has: dict[Any, bool] = {}
+        #: Per template, the touch keys of its required patterns the graph has nothing for.
+        self._absent: dict[Template, tuple[frozenset[Any], ...]] = {}
         #: Templates whose evaluation ran out of budget at this version: their
         #: subscriptions are matched one by one until the graph changes.
         self._slow: set[Template] = set()
@@ -132,7 +127,7 @@ class GraphMatching:
         stamp = (id(view), view.version)
         if self._view != stamp or self._old is None:
             self._view, self._old, self._cache = stamp, GraphPairs(view), {}
-            self._has, self._slow = {}, set()
+            self._has, self._slow, self._absent = {}, set(), {}
         return self._old
 
     # -- events -------------------------------------------------------------------------------
@@ -193,7 +188,7 @@ class GraphMatching:
             return []
         old = self._old_pairs(view)
         has = self._graph_has(view)
-        groups = [g for g in groups if g.possible(keys, has)]
+        groups = [g for g in groups if self._possible(g, keys, has)]
         if not groups:
             return []
         new = GraphPairs(view, plus=plus, minus=minus, base=old)
@@ -213,6 +208,13 @@ class GraphMatching:
                 out.extend(self._one_by_one(group, run, watch))
         out.sort(key=lambda item: item[0])
         return out
+
+    def _possible(self, group: Group, keys: set[Any], has: Callable[[Any], bool]) -> bool:
+        """:meth:`Group.possible`, the graph's side kept per graph version."""
+        absent = self._absent.get(group.template)
+        if absent is None:
+            absent = self._absent[group.template] = group.absent(has)
+        return all(not k.isdisjoint(keys) for k in absent)
 
     def _graph_has(self, view: GraphView) -> Callable[[Any], bool]:
         has, known = graph_has(view), self._has

@@ -18,7 +18,7 @@ That is exact where a constant stands in the query's *spine*: a triple pattern (
 path that cannot be of length zero) reached from the root through joins, the left sides
 of OPTIONAL and MINUS, FILTER and BIND. There a solution of the query is a solution of the
 template whose parameter is bound to the constant, and the other way round, with the same
-multiplicity: a parameter is bound in every solution of the template (:func:`~.graphdiff.
+multiplicity: a parameter is bound in every solution of the template (:func:`~.graphrows.
 certain`), read by no filter, expression or other pattern, so selecting on its value
 commutes with the joins, OPTIONAL, MINUS, FILTER, BIND and with the change rule
 (``new = old - lost + gained`` holds for each selection). Constants elsewhere (inside

@@ -26,18 +26,12 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from semps._types import Term
+from semps.graph.pairs import GraphPairs
 from semps.ingest.sparql import algebra as alg
 from semps.ingest.sparql.evaluate import Evaluator
-from semps.ingest.sparql.model import TriplePattern
-from semps.matcher.semantic.graphdiff import (
-    NEW,
-    OLD,
-    Atom,
-    ChangePairs,
-    Differ,
-    Rows,
-    Sol,
-)
+from semps.ingest.sparql.model import TriplePattern, Var
+from semps.matcher.semantic.graphdiff import Atom, ChangePairs, Differ
+from semps.matcher.semantic.graphrows import NEW, OLD, Rows, Sol
 from semps.matcher.semantic.touchkeys import ANY, touch_keys
 
 __all__ = ["TemplateDiffer", "TemplatePlan"]
@@ -92,6 +86,8 @@ class TemplateDiffer(Differ):
         #: for every template: then nothing is restricted).
         self._plain = False
         self._plain_orders: dict[Any, Any] = {}
+        #: (id(pattern), side) -> the pattern and whether that side lacks its property.
+        self._lacks: dict[tuple[int, int], tuple[Atom, bool]] = {}
 
     def _params(self, atom: Atom) -> Params:
         found = self._binds.get(id(atom))
@@ -109,6 +105,8 @@ class TemplateDiffer(Differ):
         return bool(keys) and (ANY in keys or not keys.isdisjoint(self.keys))
 
     def restrict(self, atom: Atom, rows: Rows) -> Rows:
+        if not rows:
+            return rows
         for name, domain in self._params(atom):
             rows = [r for r in rows if r[name] in domain]
         return rows
@@ -182,24 +180,99 @@ class TemplateDiffer(Differ):
     def _empty(self, atoms: tuple[Atom, ...], side: int) -> bool:
         """Whether a pattern's property has no triple on ``side`` (then neither has the
         basic graph pattern a solution)."""
-        has = self.has
-        if has is None:
+        if self.has is None:
             return False
+        known, lacks = self._lacks, self._lacking
         for atom in atoms:
-            if type(atom) is TriplePattern and type(atom.p) is str and not has(atom.p):
-                if side == OLD or atom.p not in self.keys:
-                    return True
+            found = known.get((id(atom), side))
+            if found is None or found[0] is not atom:
+                found = known[(id(atom), side)] = (atom, lacks(atom, side))
+            if found[1]:
+                return True
         return False
+
+    def _lacking(self, atom: Atom, side: int) -> bool:
+        """Whether ``side`` has no triple of the pattern's property (kept for the differ's
+        change)."""
+        has = self.has
+        if has is None or type(atom) is not TriplePattern or type(atom.p) is not str:
+            return False
+        return not has(atom.p) and (side == OLD or atom.p not in self.keys)
 
     def _match(self, ev: Evaluator, atom: Atom, row: Sol) -> Rows:
         params = self._params(atom)
         if not params:
-            return ev.match(atom, row)
+            return _link(ev, atom, row)
         open_ = [(n, d) for n, d in params if n not in row]
         if len(open_) == 1 and len(open_[0][1]) <= EXPAND:
             name, domain = open_[0]
+            found = _expanded(ev, atom, row, name, domain)
+            if found is not None:
+                return found
             out: Rows = []
             for value in domain:
-                out.extend(ev.match(atom, {**row, name: value}))
+                out.extend(_link(ev, atom, {**row, name: value}))
             return out
-        return self.restrict(atom, ev.match(atom, row))
+        return self.restrict(atom, _link(ev, atom, row))
+
+
+def _expanded(
+    ev: Evaluator, atom: Atom, row: Sol, name: str, domain: Collection[Term]
+) -> Rows | None:
+    """A triple pattern with a bound subject and the parameter ``name`` as object, matched
+    for each of the parameter's values with one lookup of the subject (a sensor's classes
+    read once, not once per class the subscriptions name): the rows and ticks of matching
+    it bound to each value in turn; ``None`` where that does not apply."""
+    pairs = ev.pairs
+    if type(atom) is not TriplePattern or type(pairs) is not GraphPairs:
+        return None
+    prop, s_t, o_t = atom.p, atom.s, atom.o
+    if type(prop) is not str:
+        return None
+    if type(o_t) is not Var or o_t.name != name or (type(s_t) is Var and s_t.name == name):
+        return None  # (a parameter subject: looked up by each value, its own few objects)
+    bound: Term | None = row.get(s_t.name) if type(s_t) is Var else s_t  # type: ignore[assignment]
+    if bound is None:
+        return None
+    counts = pairs.object_counts(prop, bound)
+    out: Rows = []
+    for value in domain:
+        n = counts.get(value)
+        if n:
+            ev.tick(n)
+            out.extend({**row, name: value} for _ in range(n))
+    return out
+
+
+def _link(ev: Evaluator, atom: Atom, row: Sol) -> Rows:
+    """``ev.match(atom, row)``, for a triple pattern with a constant property and a bound
+    end over a graph's pairs straight from their lookup (the same rows in the same order,
+    the same work ticked: the evaluator's layers cost more than the lookup)."""
+    pairs = ev.pairs
+    if type(atom) is not TriplePattern or type(pairs) is not GraphPairs:
+        return ev.match(atom, row)
+    prop, s_t, o_t = atom.p, atom.s, atom.o
+    if type(prop) is not str:
+        return ev.match(atom, row)
+    s: Term | None = row.get(s_t.name) if type(s_t) is Var else s_t  # type: ignore[assignment]
+    o: Term | None = row.get(o_t.name) if type(o_t) is Var else o_t  # type: ignore[assignment]
+    if s is not None:
+        found = pairs.lookup(prop, s, 0)
+        if o is not None:
+            found = [r for r in found if r[1] == o]
+    elif o is not None:
+        found = pairs.lookup(prop, o, 1)
+    else:
+        return ev.match(atom, row)
+    ev.tick(len(found))
+    s_new = s_t.name if s is None else None  # type: ignore[union-attr]
+    o_new = o_t.name if o is None else None  # type: ignore[union-attr]
+    if s_new is not None and s_new == o_new:
+        return [{**row, s_new: a} for a, b in found if a == b]
+    if s_new is not None and o_new is not None:
+        return [{**row, s_new: a, o_new: b} for a, b in found]
+    if s_new is not None:
+        return [{**row, s_new: a} for a, _ in found]
+    if o_new is not None:
+        return [{**row, o_new: b} for _, b in found]
+    return [dict(row) for _ in found]
