@@ -195,6 +195,20 @@ def test_mining_takes_transactions_with_repeated_items(spark) -> None:
 
 
 @pytest.mark.spark
+def test_mining_a_sample_counts_the_sample_and_still_places_every_subscription_soundly(
+    spark,
+) -> None:
+    rng = random.Random(3)
+    history = [frozenset(rng.sample(ITEMS, rng.randint(1, 3))) for _ in range(400)]
+    placement = mine_placement(spark, history, partitions=8, min_support=0.1, sample=50)
+    # supports are counted in the 50 sampled transactions, not the 400
+    assert placement.itemsets and max(placement.itemsets.values()) <= 50
+    parts = place_all(placement, history)
+    # an event carrying a subscription's items reaches the partition holding it
+    assert all(part in placement.route(items) for items, part in zip(history, parts, strict=True))
+
+
+@pytest.mark.spark
 def test_every_lubm_match_is_on_a_partition_its_event_reaches(spark, lubm: Case) -> None:
     placement = mine_placement(
         spark, subscription_items(lubm.subscriptions), partitions=8, overload=1.2
