@@ -215,11 +215,9 @@ def run_match(args: argparse.Namespace) -> int:
     spark = session(args)
     with ResourceWatch(spark.sparkContext):
         placement, items = None, None
-        if args.placement == "mined":  # events go through two paths: read them once
-            events = _events(spark, args)
+        if args.placement == "mined":  # events are matched where they are read, as below
             placement, items = _mine(spark, subscriptions, args)
-            errors = None
-        elif args.engine == "graphframes":  # the graph join and the matcher read them
+        if args.engine == "graphframes":  # the graph join and the matcher read them
             events, errors = _events(spark, args), None
         else:  # read and match in one pass, nothing cached in between
             loaded = load_events(spark, args.events, base=args.base, kind=args.events_format)

@@ -65,6 +65,12 @@ def placement_arguments(parser: argparse.ArgumentParser, choice: str | None = No
     parser.add_argument("--virtual", type=int, help="M, virtual N-itemsets (default P/4)")
     parser.add_argument("--overload", type=float, default=2.0, help="spread above this x mean")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random choices")
+    parser.add_argument(
+        "--mine-sample",
+        type=int,
+        default=10_000,
+        help="mine a random sample of this many subscriptions (0: all of them)",
+    )
 
 
 def session(args: argparse.Namespace) -> SparkSession:
@@ -140,8 +146,9 @@ def placement_options(args: argparse.Namespace) -> PlacementOptions:
     """The mined placement's options given by :func:`placement_arguments`."""
     from semps.spark.placement import PlacementOptions
 
+    sample = args.mine_sample if args.mine_sample > 0 else None
     return PlacementOptions(
-        args.partitions, args.min_support, args.virtual, args.overload, args.seed
+        args.partitions, args.min_support, args.virtual, args.overload, args.seed, sample
     )
 
 

@@ -6,9 +6,9 @@ in process. Semantic subscriptions travel as a snapshot of their parses
 (:mod:`semps.matcher.semantic.snapshot`, made by the driver, which parsed them to validate
 them): a worker registers them without lexing or parsing, once per worker and set of
 subscriptions (keyed by their digest, so later jobs and micro-batches over the same ones
-reuse it). With a :class:`Placement`, each partition holds
-only the subscriptions placed on it, and each event is replicated to the partitions its
-items reach.
+reuse it). With a :class:`Placement`, the subscriptions are split into its partitions,
+each its own index, and each event is matched against the partitions its items reach
+only, in the task that reads it.
 
 Results are ``(event id, {subscription id: solution count})`` pairs, one per event, also
 for events that match nothing; :func:`match_lines` gives each event's output line instead,
@@ -387,25 +387,83 @@ def _placed(
     token: str,
     seed: int,
 ) -> Results:
+    """Each event matched, in the task that reads it, against the partitions its items
+    reach: the placement's partitions are indexes each Python worker builds when an event
+    first reaches one (Spark pins no partition to an executor, so shuffling the replicas to
+    them bought nothing but the shuffles; see docs/spark.md, Placement)."""
     shipped = placed_parts(subscriptions, placement, items, seed)
     context = events.context
-    # Events are closed under the ontology once, before they are replicated; the replicas
-    # are matched under the empty ontology (closing a closed event changes nothing).
+    # Events are closed under the ontology once; the partitions' matchers match the closed
+    # events under the empty ontology (closing a closed event changes nothing).
     index = context.broadcast(ShippedIndex(token, shipped, Expansion()))
     kinds = sorted({s.kind for s in subscriptions})
-    plan = context.broadcast((placement, kinds, expansion))
+    plan = context.broadcast(PlacedPlan(placement, tuple(kinds), expansion))
+    return events.mapPartitions(lambda it: match_placed(index.value, plan.value, it))
 
-    def route(event: Event) -> Iterator[tuple[int, Event]]:
-        placement_, kinds_, expansion_ = plan.value
-        closed = close_event(event, expansion_)
-        for part in placement_.route(event_items(closed, kinds_, Expansion())):
-            yield part, closed
 
-    replicas = events.flatMap(route).partitionBy(placement.partitions, lambda k: k)
-    matched = replicas.mapPartitionsWithIndex(
-        lambda part, it: match_partition(index.value, part, (e for _, e in it), counts_of_batch)
-    )
-    return one_per_event(events, matched)
+@dataclass(frozen=True)
+class PlacedPlan:
+    """What a task needs to route its events: the placement, the subscriptions' kinds
+    (whose items route an event) and the ontology the events are closed under."""
+
+    placement: Placement
+    kinds: tuple[str, ...]
+    expansion: Expansion
+
+
+@dataclass
+class _Held:
+    """An event waiting for the partitions it reaches: its counts so far, how many left."""
+
+    event: Event
+    counts: Counts
+    left: int
+
+
+def match_placed(
+    index: ShippedIndex, plan: PlacedPlan, events: Iterable[Event]
+) -> Iterator[tuple[str, Counts]]:
+    """Each of ``events`` with its counts from the partitions of ``index`` its items reach
+    under ``plan``, one pair per event (in the order their last partition matched them).
+    Each partition's matchers get batches of :data:`BATCH` events or :data:`BATCH_TRIPLES`
+    triples, as with every subscription broadcast; an event is held until all of its
+    partitions have matched it."""
+    none = Expansion()
+    held: dict[int, _Held] = {}
+    buffers: dict[int, list[int]] = {}
+    triples: dict[int, int] = {}
+    for serial, event in enumerate(events):
+        closed = close_event(event, plan.expansion)
+        route = plan.placement.route(event_items(closed, plan.kinds, none))
+        parts = sorted(p for p in route if p in index.parts)  # skip partitions left empty
+        if not parts:
+            yield closed.id, {}
+            continue
+        held[serial] = _Held(closed, {}, len(parts))
+        for part in parts:
+            buffers.setdefault(part, []).append(serial)
+            triples[part] = triples.get(part, 0) + len(closed.triples)
+            if len(buffers[part]) == BATCH or triples[part] >= BATCH_TRIPLES:
+                yield from _match_held(index, part, buffers.pop(part), held)
+                del triples[part]
+    for part in sorted(buffers):
+        yield from _match_held(index, part, buffers[part], held)
+
+
+def _match_held(
+    index: ShippedIndex, part: int, serials: list[int], held: dict[int, _Held]
+) -> Iterator[tuple[str, Counts]]:
+    """Match the held events ``serials`` against ``part``; those it was the last partition
+    of, with their counts."""
+    matchers = worker_matchers(index, part)
+    found = counts_of_batch(matchers, [held[s].event for s in serials], Expansion())
+    for serial, (_, more) in zip(serials, found, strict=True):
+        entry = held[serial]
+        entry.counts.update(more)
+        entry.left -= 1
+        if entry.left == 0:
+            del held[serial]
+            yield entry.event.id, entry.counts
 
 
 def placed_parts(
@@ -467,6 +525,7 @@ def _item_matcher(kind: str) -> Matcher:
 
 
 __all__ = [
+    "PlacedPlan",
     "ShippedIndex",
     "broadcast_graph",
     "build_matchers",
@@ -476,6 +535,7 @@ __all__ = [
     "match_events",
     "match_lines",
     "match_partition",
+    "match_placed",
     "one_per_event",
     "placed_parts",
     "shipped_index",

@@ -8,6 +8,7 @@ event misses a partition holding a subscription it matches) against the workload
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import random
 import subprocess
@@ -21,7 +22,20 @@ from hypothesis import strategies as st
 from semps_test_support import Case
 
 from semps.errors import SparkError
-from semps.spark.bulk import event_items, subscription_items
+from semps.ingest.json_event import read_json_event
+from semps.matcher.content.brute import matches
+from semps.matcher.content.parse import parse_subscription
+from semps.matcher.values import Subscription
+from semps.ontology import Expansion
+from semps.spark import bulk
+from semps.spark.bulk import (
+    PlacedPlan,
+    ShippedIndex,
+    event_items,
+    match_placed,
+    placed_parts,
+    subscription_items,
+)
 from semps.spark.placement import (
     Placement,
     balance,
@@ -181,6 +195,20 @@ def test_mining_takes_transactions_with_repeated_items(spark) -> None:
 
 
 @pytest.mark.spark
+def test_mining_a_sample_counts_the_sample_and_still_places_every_subscription_soundly(
+    spark,
+) -> None:
+    rng = random.Random(3)
+    history = [frozenset(rng.sample(ITEMS, rng.randint(1, 3))) for _ in range(400)]
+    placement = mine_placement(spark, history, partitions=8, min_support=0.1, sample=50)
+    # supports are counted in the 50 sampled transactions, not the 400
+    assert placement.itemsets and max(placement.itemsets.values()) <= 50
+    parts = place_all(placement, history)
+    # an event carrying a subscription's items reaches the partition holding it
+    assert all(part in placement.route(items) for items, part in zip(history, parts, strict=True))
+
+
+@pytest.mark.spark
 def test_every_lubm_match_is_on_a_partition_its_event_reaches(spark, lubm: Case) -> None:
     placement = mine_placement(
         spark, subscription_items(lubm.subscriptions), partitions=8, overload=1.2
@@ -222,3 +250,48 @@ def test_the_report_compares_mined_placement_with_ferry_and_broadcast(
     report.plot(tmp_path / "placement.png")
     assert (tmp_path / "placement.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "ferry" in report.text()
+
+
+def test_a_worker_matches_each_event_on_the_partitions_it_reaches_alone_as_brute_force_says() -> (
+    None
+):
+    # Telemetry-like: subscriptions of 1-2 constraints over 40 attributes, events carrying 1-3
+    # of them, so an event reaches a few of the 16 partitions and its worker builds only those.
+    rng = random.Random(5)
+    attrs = [f"t{i}" for i in range(40)]
+    subs = []
+    for i in range(300):
+        constraints = []
+        for attr in rng.sample(attrs, rng.randint(1, 2)):
+            low = round(rng.random() * 0.5, 2)
+            constraints.append({"attr": attr, "op": "between", "low": low, "high": low + 0.5})
+        subs.append(Subscription(f"s{i:03d}", "content", json.dumps({"constraints": constraints})))
+    docs = [
+        {
+            "id": f"e{i:02d}",
+            "values": {a: rng.random() for a in rng.sample(attrs[:6], rng.randint(1, 3))},
+        }
+        for i in range(30)
+    ]
+    items = subscription_items(subs)
+    support = Counter(item for found in items for item in found)
+    placement = balance(Placement(1, 16, {(a,): c for a, c in support.items()}), items)
+    index = ShippedIndex("placed-test", placed_parts(subs, placement, items, 0), Expansion())
+    events = [read_json_event(json.dumps(d).encode()) for d in docs]
+    reached = set().union(
+        *(placement.route(event_items(e, ["content"], Expansion())) for e in events)
+    )
+    assert len(reached) < placement.partitions  # narrow: some partitions are never reached
+
+    plan = PlacedPlan(placement, ("content",), Expansion())
+    got = dict(match_placed(index, plan, events))
+
+    parsed = [parse_subscription(s.text, sub_id=s.id) for s in subs]
+    want = {
+        d["id"]: {s.id: 1 for s in parsed if matches(s, {k: (v,) for k, v in d["values"].items()})}
+        for d in docs
+    }
+    assert sum(map(len, want.values())) > 10  # not trivially empty
+    assert got == want
+    built = {part for token, part in bulk._BUILT if token == "placed-test"}
+    assert built == reached & set(index.parts)  # no index built for a partition never reached
