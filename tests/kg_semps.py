@@ -46,7 +46,7 @@ class SempsInProcess(KgSystem):
         self.conn = connect(self.folder / "semps.sqlite3")
         kg = KnowledgeGraph.open(self.conn, expansion)
         self._apply(kg, kg.plan_insert(list(graph)))
-        matcher = SemanticMatcher()
+        matcher = SemanticMatcher(solution_limit=ALL.max_solutions)
         for qid, text in queries.items():
             matcher.add(Subscription(qid, "semantic", text))
         return kg, expansion, matcher

@@ -92,7 +92,7 @@ class SemanticMatcher(Matcher):
             msg = f"workers must be at least 1, not {workers}"
             raise ValueError(msg)
         self.workers = workers
-        self.solution_limit = solution_limit
+        self._solution_limit = solution_limit
         self.step_budget = step_budget
         self.index = SubscriptionIndex()
         self._texts: dict[str, str] = {}
@@ -102,6 +102,12 @@ class SemanticMatcher(Matcher):
         #: Matching against a knowledge graph (:mod:`.graphmatch`), set up on first use.
         self._kg: GraphMatching | None = None
         self._gpool: GraphPool | None = None
+
+    @property
+    def solution_limit(self) -> int:
+        """Solutions a match keeps: the constructor's, or the limits' ``max_solutions``
+        when larger (a service started with ``--max-solutions 1000`` carries up to 1,000)."""
+        return max(self._solution_limit, self.limits.max_solutions)
 
     def __len__(self) -> int:
         return len(self.index)

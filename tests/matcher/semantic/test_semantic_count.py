@@ -444,3 +444,22 @@ def test_warming_compiles_the_kernels_real_events_call() -> None:
     assert '"s0": 1' in line and '"d2": 1' in line
     assert [list(k.signatures) for k in kernels] == warmed  # type: ignore[attr-defined]
     assert all(warmed)
+
+
+@pytest.mark.parametrize("max_solutions", [3, 100, 250])
+def test_a_match_keeps_as_many_solutions_as_the_limits_allow(max_solutions: int) -> None:
+    """A service started with ``--max-solutions N`` hands its matchers limits with that
+    ``max_solutions``: a match keeps N solutions when N is over the matcher's own default
+    of 100 (the notification then carries them), and at least 100 otherwise (the payload
+    keeps its first N). The count is exact either way."""
+    from semps.limits import Limits
+
+    matcher = SemanticMatcher()
+    matcher.limits = Limits(max_solutions=max_solutions)
+    matcher.add(Subscription("s", "semantic", "SELECT ?x ?v { ?x <http://ex/v> ?v }"))
+    triples = tuple(
+        (f"http://ex/n{i}", "http://ex/v", Literal(str(i), XSD + "integer")) for i in range(300)
+    )
+    (match,) = matcher.match(MatchContext(Event("e", triples)))
+    assert match.count == 300
+    assert len(match.solutions) == max(max_solutions, 100)
