@@ -25,7 +25,6 @@ from semps.matcher.semantic.snapshot import SHIPPED, Source, register_snapshot
 from semps.matcher.semantic.snapshot_memo import snapshot_extension, snapshot_memo
 from semps.matcher.semantic.verdicts import as_match, match_parts, verdicts_of
 from semps.matcher.semantic.verify import (
-    DEFAULT_SOLUTION_LIMIT,
     DEFAULT_STEP_BUDGET,
 )
 from semps.matcher.values import ChangeMatch, Match, Subscription, Verdict
@@ -66,7 +65,8 @@ class SemanticMatcher(Matcher):
             process; more start that many worker processes (on first use), which split each
             event's candidates by the seed's plan (:mod:`semps.matcher.semantic.plan`) and
             split batches of events between them.
-        solution_limit: how many solutions a match carries (its count is always exact).
+        solution_limit: how many solutions a match carries (its count is always exact);
+            by default the limits' ``max_solutions`` (100 unless raised).
         step_budget: rows one verification may visit; past it the count is a lower bound
             and the match says ``detail["truncated"] = True`` (:mod:`.verify`).
 
@@ -85,7 +85,7 @@ class SemanticMatcher(Matcher):
     def __init__(
         self,
         workers: int = 1,
-        solution_limit: int = DEFAULT_SOLUTION_LIMIT,
+        solution_limit: int | None = None,
         step_budget: int = DEFAULT_STEP_BUDGET,
     ) -> None:
         if workers < 1:
@@ -105,9 +105,11 @@ class SemanticMatcher(Matcher):
 
     @property
     def solution_limit(self) -> int:
-        """Solutions a match keeps: the constructor's, or the limits' ``max_solutions``
-        when larger (a service started with ``--max-solutions 1000`` carries up to 1,000)."""
-        return max(self._solution_limit, self.limits.max_solutions)
+        """Solutions a match keeps: the constructor's, else the limits' ``max_solutions``
+        (a service started with ``--max-solutions 1000`` carries up to 1,000)."""
+        if self._solution_limit is None:
+            return self.limits.max_solutions
+        return self._solution_limit
 
     def __len__(self) -> int:
         return len(self.index)

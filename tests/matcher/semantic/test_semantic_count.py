@@ -449,9 +449,8 @@ def test_warming_compiles_the_kernels_real_events_call() -> None:
 @pytest.mark.parametrize("max_solutions", [3, 100, 250])
 def test_a_match_keeps_as_many_solutions_as_the_limits_allow(max_solutions: int) -> None:
     """A service started with ``--max-solutions N`` hands its matchers limits with that
-    ``max_solutions``: a match keeps N solutions when N is over the matcher's own default
-    of 100 (the notification then carries them), and at least 100 otherwise (the payload
-    keeps its first N). The count is exact either way."""
+    ``max_solutions``: a match keeps N solutions (the notification carries them; before,
+    the matcher kept 100 whatever N was). The count is exact either way."""
     from semps.limits import Limits
 
     matcher = SemanticMatcher()
@@ -462,4 +461,4 @@ def test_a_match_keeps_as_many_solutions_as_the_limits_allow(max_solutions: int)
     )
     (match,) = matcher.match(MatchContext(Event("e", triples)))
     assert match.count == 300
-    assert len(match.solutions) == max(max_solutions, 100)
+    assert len(match.solutions) == max_solutions
