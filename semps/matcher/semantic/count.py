@@ -118,19 +118,7 @@ def _verified(
         event = EventBudget.of(budget)
     counts, at, generic = found.counts, index.sub_at, found.generic
     for position, slot in zip(generic, found.first_slots[generic].tolist(), strict=True):
-        sub = at[slot]
-        patterns = sub.patterns
-        if len(patterns) == 1 and not (sub.filters or sub.distinct) and sub.algebra is None:
-            # The commonest (verify's first case, without its verdict): its binding table
-            # is its solutions, one row charged to the event.
-            p = patterns[0]
-            if p.s_var is None or p.s_var != p.o_var:
-                if budget > 0 and event.left > 0:
-                    event.left -= 1
-                rows = len(pairs.table(p.prop, p.key))
-                counts[position] = min(rows, 1) if sub.ask else rows
-                continue
-        counts[position] = count_solutions(sub, pairs, budget, event)
+        counts[position] = count_solutions(at[slot], pairs, budget, event)
     return found
 
 

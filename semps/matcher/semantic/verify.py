@@ -305,7 +305,16 @@ def count_solutions(
     event: EventBudget | None = None,
 ) -> int:
     """The subscription's solution count over the event (0 for none), by :func:`verify`
-    with no solutions kept: what bulk matching reports (a lower bound if truncated)."""
+    with no solutions kept: what bulk matching reports (a lower bound if truncated). The
+    commonest case, verify's first (one pattern, distinct ends, no filter or DISTINCT), is
+    its binding table's length, with no verdict made."""
+    patterns = sub.patterns
+    if len(patterns) == 1 and not (sub.filters or sub.distinct) and sub.algebra is None:
+        p = patterns[0]
+        if p.s_var is None or p.s_var != p.o_var:
+            _charge_one(event, budget)
+            rows = len(pairs.table(p.prop, p.key))
+            return min(rows, 1) if sub.ask else rows
     verdict = verify(sub, pairs, 0, budget, event)
     return verdict.count if verdict is not None else 0
 
