@@ -296,25 +296,7 @@ class Evaluator:
         """:meth:`match` for a triple pattern with a constant predicate (the common case)."""
         rows = self.link(pattern.p, subject, obj)  # type: ignore[arg-type]
         self.tick(len(rows))
-        s_new = pattern.s.name if subject is None else None  # type: ignore[union-attr]
-        o_new = pattern.o.name if obj is None else None  # type: ignore[union-attr]
-        out = []
-        if s_new is not None and s_new == o_new:
-            for a, b in rows:
-                if a == b:
-                    out.append({**s, s_new: a})
-        elif s_new is not None and o_new is not None:
-            for a, b in rows:
-                out.append({**s, s_new: a, o_new: b})
-        elif s_new is not None:
-            for a, _ in rows:
-                out.append({**s, s_new: a})
-        elif o_new is not None:
-            for _, b in rows:
-                out.append({**s, o_new: b})
-        else:
-            out = [dict(s) for _ in rows]
-        return out
+        return bind_link(pattern, s, subject, obj, rows)
 
     def triples(
         self, s: Term | None, p: Term | None, o: Term | None
@@ -479,6 +461,28 @@ def compatible(a: Mapping[str, Term], b: Mapping[str, Term]) -> bool:
         if u is not None and u != t:
             return False
     return True
+
+
+def bind_link(
+    pattern: TriplePattern,
+    s: Solution,
+    subject: Term | None,
+    obj: Term | None,
+    rows: Iterable[tuple[Term, Term]],
+) -> list[Solution]:
+    """The solution ``s`` extended by each of a triple pattern's ``rows`` (its property's
+    pairs with the bound ends ``subject`` and ``obj``, ``None`` where unbound)."""
+    s_new = pattern.s.name if subject is None else None  # type: ignore[union-attr]
+    o_new = pattern.o.name if obj is None else None  # type: ignore[union-attr]
+    if s_new is not None and s_new == o_new:
+        return [{**s, s_new: a} for a, b in rows if a == b]
+    if s_new is not None and o_new is not None:
+        return [{**s, s_new: a, o_new: b} for a, b in rows]
+    if s_new is not None:
+        return [{**s, s_new: a} for a, _ in rows]
+    if o_new is not None:
+        return [{**s, o_new: b} for _, b in rows]
+    return [dict(s) for _ in rows]
 
 
 def _value(term: PatternTerm | None, s: Solution) -> Term | None:

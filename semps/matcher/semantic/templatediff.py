@@ -28,7 +28,7 @@ from typing import Any
 from semps._types import Term
 from semps.graph.pairs import GraphPairs
 from semps.ingest.sparql import algebra as alg
-from semps.ingest.sparql.evaluate import Evaluator
+from semps.ingest.sparql.evaluate import Evaluator, bind_link
 from semps.ingest.sparql.model import TriplePattern, Var
 from semps.matcher.semantic.graphdiff import Atom, ChangePairs, Differ
 from semps.matcher.semantic.graphrows import NEW, OLD, Rows, Sol
@@ -247,7 +247,8 @@ def _expanded(
 def _link(ev: Evaluator, atom: Atom, row: Sol) -> Rows:
     """``ev.match(atom, row)``, for a triple pattern with a constant property and a bound
     end over a graph's pairs straight from their lookup (the same rows in the same order,
-    the same work ticked: the evaluator's layers cost more than the lookup)."""
+    the same work ticked, bound as :meth:`Evaluator.match_link` binds them: the
+    evaluator's layers cost more than the lookup)."""
     pairs = ev.pairs
     if type(atom) is not TriplePattern or type(pairs) is not GraphPairs:
         return ev.match(atom, row)
@@ -265,14 +266,4 @@ def _link(ev: Evaluator, atom: Atom, row: Sol) -> Rows:
     else:
         return ev.match(atom, row)
     ev.tick(len(found))
-    s_new = s_t.name if s is None else None  # type: ignore[union-attr]
-    o_new = o_t.name if o is None else None  # type: ignore[union-attr]
-    if s_new is not None and s_new == o_new:
-        return [{**row, s_new: a} for a, b in found if a == b]
-    if s_new is not None and o_new is not None:
-        return [{**row, s_new: a, o_new: b} for a, b in found]
-    if s_new is not None:
-        return [{**row, s_new: a} for a, _ in found]
-    if o_new is not None:
-        return [{**row, o_new: b} for _, b in found]
-    return [dict(row) for _ in found]
+    return bind_link(atom, row, s, o, found)
