@@ -35,12 +35,12 @@ from semps.event import Event
 from semps.ingest.sparql import Query
 from semps.ontology.expansion import Expansion
 from semps.spark.bulk import (
+    PlacedPlan,
     ShippedIndex,
     broadcast_graph,
-    close_event,
     counts_of_batch,
-    event_items,
     match_partition,
+    match_placed,
     placed_parts,
     shipped_index,
     subscription_items,
@@ -103,7 +103,7 @@ class VersionedMatching:
     version: Version | None = None
     placement: Placement | None = None
     _shipped: Broadcast[ShippedIndex] | None = None
-    _plan: Broadcast[tuple[Placement, list[str], Expansion]] | None = None
+    _plan: Broadcast[PlacedPlan] | None = None
     _batch_cache: list[RDD[Event | tuple[str, str]]] = field(default_factory=list)
     #: Parses of semantic texts (the watch's): a version parses only the texts it adds.
     parses: dict[str, Query] = field(default_factory=dict)
@@ -126,10 +126,10 @@ class VersionedMatching:
             items = subscription_items(subs)
             self.placement = self.placement_options.mine(self.spark, items)
             shipped = placed_parts(subs, self.placement, items, self.placement_options.seed)
-            # Events are closed once before they are replicated; replicas match unclosed.
+            # Events are closed once; the partitions' matchers match them unclosed.
             self._shipped = context.broadcast(ShippedIndex(version.token, shipped, Expansion()))
-            kinds = sorted({s.kind for s in subs})
-            self._plan = context.broadcast((self.placement, kinds, self.expansion))
+            kinds = tuple(sorted({s.kind for s in subs}))
+            self._plan = context.broadcast(PlacedPlan(self.placement, kinds, self.expansion))
         self.version = version
 
     def release(self) -> None:
@@ -153,30 +153,16 @@ class VersionedMatching:
         return self._placed(documents, shipped)
 
     def _placed(self, documents: RDD[Document], shipped: Broadcast[ShippedIndex]) -> RDD[Outcome]:
+        """Each event matched in the task that reads it, against the partitions it
+        reaches (:func:`~semps.spark.bulk.match_placed`, as ``semps spark match``)."""
         plan, base = self._plan, self.base
-        assert plan is not None and self.placement is not None
-        partitions = self.placement.partitions
-        # Read once: the events are routed, listed (the ones matching nothing) and their
-        # errors reported from this one RDD.
+        assert plan is not None
+        # Read once: the events are matched and their errors reported from this one RDD.
         loaded = documents.map(lambda d: read_document(d, base)).persist()
         self._batch_cache.append(loaded)
-
-        def route(event: Event) -> Iterator[tuple[int, Event]]:
-            placement, kinds, expansion = plan.value
-            closed = close_event(event, expansion)
-            for part in placement.route(event_items(closed, kinds, Expansion())):
-                yield part, closed
-
         events: RDD[Event] = loaded.flatMap(_events_of)
-        replicas = events.flatMap(route).partitionBy(partitions, lambda k: k)
-        found = replicas.mapPartitionsWithIndex(
-            lambda part, it: match_partition(
-                shipped.value, part, (e for _, e in it), counts_of_batch
-            )
-        )
-        every: RDD[tuple[str, Counts]] = events.map(lambda e: (e.id, {}))
-        merged = every.union(found).reduceByKey(_merged)
-        return cast("RDD[Outcome]", merged).union(loaded.flatMap(_errors_of))
+        found = events.mapPartitions(lambda it: match_placed(shipped.value, plan.value, it))
+        return cast("RDD[Outcome]", found).union(loaded.flatMap(_errors_of))
 
 
 def _events_of(loaded: Event | tuple[str, str]) -> list[Event]:
@@ -185,10 +171,6 @@ def _events_of(loaded: Event | tuple[str, str]) -> list[Event]:
 
 def _errors_of(loaded: Event | tuple[str, str]) -> list[Outcome]:
     return [] if isinstance(loaded, Event) else [loaded]
-
-
-def _merged(a: Counts, b: Counts) -> Counts:
-    return {**a, **b}
 
 
 def _say(line: str) -> None:
