@@ -260,6 +260,11 @@ def main() -> None:
     workers_option(parser, default=2)
     parser.add_argument("--extra-triples", type=int, default=20_000)
     parser.add_argument("--load-only", action="store_true", help="step 1 alone")
+    parser.add_argument(
+        "--server-log",
+        type=Path,
+        help="write the server's log here, at debug level (each graph change's phases timed)",
+    )
     args = parser.parse_args()
     print(f"command: {' '.join(sys.argv)}; load {os.getloadavg()[0]:.1f}", flush=True)
     stamp("start")
@@ -267,7 +272,11 @@ def main() -> None:
         tokens = create_tokens(Path(data), {r: r for r in ("admin", "publisher", "subscriber")})
         extra = ["--workers", str(args.workers), "--max-body", str(256 << 20)]
         extra += ["--max-subscriptions", str(args.subs + 10)]  # one subscriber holds them all
-        served = serve(Path(data), extra)
+        if args.server_log is None:
+            served = serve(Path(data), extra)
+        else:
+            log = args.server_log.open("wb")
+            served = serve(Path(data), [*extra, "--log-level", "debug"], log=log)
         try:
             _load(served.url, tokens["admin"], args.folder, served.process.pid)
             if not args.load_only:

@@ -133,6 +133,7 @@ class Broker:
             replica=self.graphs.replica,
             commit=commit,
             commit_change=commit.commit_change,
+            answer_change=self.graphs.settle,
             on_overrun=self.suspend,
             ordered=self.observers.holding,
             workers=workers,

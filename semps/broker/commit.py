@@ -87,14 +87,14 @@ class Committer:
         self.store, self.channels, self.observers = store, channels, observers
         self.metrics, self.limits, self.graphs = metrics, limits, graphs
 
-    def commit_change(self, step: Step) -> bool:
+    def commit_change(self, step: Step) -> BaseException | int:
         """Commit a graph change with its notifications (the stateful matchers observe the
-        subscriptions it added solutions to), hand them to the channels and answer the
-        edit; or answer its failure. True when it committed."""
+        subscriptions it added solutions to) and hand them to the channels. Returns the
+        edit's answer: how many notifications it made, or why it failed (the pipeline
+        answers it once the change's order is settled, so the next edit follows it)."""
         assert step.outcome is not None
         if step.outcome[0] == "error":
-            self.graphs.settle(step, unpack_error(step.outcome[1]))
-            return False
+            return unpack_error(step.outcome[1])
         _, when, notes, gained = step.outcome
         observers = self.observers
         with observers.lock:
@@ -115,14 +115,12 @@ class Committer:
                     raise
         except Exception as exc:  # the change and its notifications are not committed
             log.error("graph change %d not committed: %s", step.version, exc)
-            self.graphs.settle(step, exc)
-            return False
+            return exc
         self._publish(committed[0])
         if record.logged:
             self.metrics.events_in += 1
         self.metrics.matches += len(notes)
-        self.graphs.settle(step, len(notes))
-        return True
+        return len(notes)
 
     def __call__(self, batches: list[Batch]) -> None:
         """Observers, one transaction, then channels and answers."""

@@ -4,8 +4,9 @@ Two kinds of work go from the broker to the matching workers: accepted events
 (:class:`Item`) and changes of the knowledge graph (:class:`Step`: an update, a load, an
 ontology edit, a retained event). :class:`ChangeOrder` keeps the changes in order with the
 events, by graph version: each event is stamped with the version it is matched against
-(every change submitted before it); a change's notifications are computed by one worker on
-its replica before the change; the change commits once every event before it has, then
+(every change submitted before it, but the one whose notifications are still being
+computed); a change's notifications are computed by one worker on its replica before the
+change; the change commits once every event stamped before it has, then
 each worker applies it, as soon as no waiting event needs the graph before it. The pipeline
 (:mod:`semps.broker.pipeline`) calls every method of :class:`ChangeOrder` under its lock.
 """
@@ -98,7 +99,7 @@ class ChangeOrder:
 
     Attributes:
         submitted: the version of the last change submitted (events submitted now are
-            matched against it).
+            matched against it once its notifications are computed, before it until then).
         committed: the version of the last change committed.
         steps: the changes submitted and not yet applied by every worker, by version.
     """
@@ -109,8 +110,15 @@ class ChangeOrder:
         self._open: Counter[int] = Counter()  # events per version, not yet answered
 
     def stamp(self, items: Sequence[Item]) -> None:
-        """Note events being submitted: they are matched against the last change."""
+        """Note events being submitted: they are matched against the last change whose
+        notifications are computed. While the change in flight is still being computed
+        (nobody has been answered about it), they go before it, matched against the graph
+        without it, so a large change holds up only the events that come after its
+        notifications, not those that come during them."""
         version = self.submitted
+        step = self.steps.get(version)
+        if step is not None and not step.committed and step.outcome is None:
+            version -= 1
         for item in items:
             item.graph = version
         self._open[version] += len(items)

@@ -16,14 +16,17 @@ Commands (add, replace, remove a subscription) go to every worker, ahead of batc
 taken, and return once every worker has applied them.
 
 **Changes of the knowledge graph** (:class:`Step`: an update, a load, an ontology edit, a
-retained event) are ordered with the events: an event submitted after a change is matched
-against the graph with it, one submitted before against the graph without it. At most one
-change is in flight (:mod:`semps.broker.graphs` plans the next once this one committed).
-The first worker free takes it and computes its notifications on its replica (the graph
-before the change); it commits once every event submitted before it has committed, and
-alone in its transaction (:meth:`~semps.broker.commit.Committer.commit_change`); only
-then does each worker apply it to its replica, as soon as no event waiting needs the graph
-before it, and go on with the events submitted after it. A change that fails (its
+retained event) are ordered with the events: an event submitted after a change's
+notifications are computed is matched against the graph with it; one submitted before the
+change, or while its notifications are being computed (nobody has been answered about it
+yet), against the graph without it, and commits before it. At most one change is in flight
+(:mod:`semps.broker.graphs` plans the next once this one committed). The first worker free
+takes it and computes its notifications on its replica (the graph before the change),
+while the others go on matching events; it commits once every event ordered before it has
+committed, and alone in its transaction (:meth:`~semps.broker.commit.Committer.commit_change`),
+and its edit is answered after; only then does each worker apply it to its replica, as soon
+as no event waiting needs the graph before it, and go on with the events after it. A
+change that fails (its
 notifications, or the commit) is forgotten: the events after it are matched without it.
 A worker starts from the store, at the version last committed (:meth:`_spawn`).
 
@@ -89,7 +92,10 @@ class Pipeline:
         replica: where a fresh worker reads the knowledge graph and its ontology.
         commit: called on the commit thread with consecutive finished batches, in order.
         commit_change: called on the commit thread with a graph change whose notifications
-            are computed (or failed); true when it committed.
+            are computed (or failed); the edit's answer: how many notifications it
+            made, or the error that failed it.
+        answer_change: called with the change and that answer once the pipeline has
+            settled the change's order (the edit after it may then be submitted).
         on_overrun: called with (subscription id, reason) when a subscription overran.
         ordered: whether batches must commit in the order they were taken (stateful
             matchers hold subscriptions); otherwise each commits as soon as it is matched,
@@ -108,7 +114,8 @@ class Pipeline:
         load: Callable[[], list[Subscription]],
         replica: Replica,
         commit: Callable[[list[Batch]], None],
-        commit_change: Callable[[Step], bool],
+        commit_change: Callable[[Step], BaseException | int],
+        answer_change: Callable[[Step, BaseException | int], None],
         on_overrun: Callable[[str, str], None],
         ordered: Callable[[], bool] = lambda: True,
         workers: int = 2,
@@ -122,6 +129,7 @@ class Pipeline:
             raise ValueError(msg)
         self._load, self._replica = load, replica
         self._commit, self._commit_change, self._on_overrun = commit, commit_change, on_overrun
+        self._answer_change = answer_change
         self.limits, self.max_batch = limits, max_batch
         self._cond = threading.Condition()
         self._pending: deque[Item] = deque()
@@ -151,7 +159,8 @@ class Pipeline:
 
     def submit(self, items: Sequence[Item]) -> None:
         """Queue accepted events (never blocks): each is matched against the graph with
-        every change submitted before it."""
+        every change submitted before it whose notifications are computed (see
+        :meth:`~semps.broker.jobs.ChangeOrder.stamp`)."""
         with self._cond:
             self._changes.stamp(items)
             self._pending.extend(items)
@@ -171,11 +180,6 @@ class Pipeline:
         with self._cond:
             self._changes.submit(step)
             self._cond.notify_all()
-
-    @property
-    def graph_version(self) -> int:
-        """The graph version the next event submitted will be matched against."""
-        return self._changes.submitted
 
     @property
     def depth(self) -> int:
@@ -321,6 +325,7 @@ class Pipeline:
         A subscription that overruns is suspended and the change computed again; any other
         failure fails the change."""
         request = ("graph_notes", step.change, step.event_id, step.document)
+        start = time.perf_counter()
         while True:
             try:
                 if not slot.ready:
@@ -340,6 +345,12 @@ class Pipeline:
                 error = MatcherError(f"graph change {step.version} failed: {exc}")
                 outcome = ("error", pool.pack_error(error))
             break
+        _log.debug(
+            "graph change %d: notifications computed on worker %d in %.3f s",
+            step.version,
+            slot.number,
+            time.perf_counter() - start,
+        )
         with self._done_cond:
             step.outcome = outcome
             self._done_cond.notify_all()
@@ -347,12 +358,19 @@ class Pipeline:
     def _run_apply(self, slot: Slot, step: Step) -> None:
         """Bring ``slot``'s replica to a committed change's version (a worker that cannot is
         started again: it reads the graph from the store)."""
+        start = time.perf_counter()
         try:
             slot.call(("graph_apply", step.change, step.expansion), timeout=None)
         except Exception as exc:  # noqa: BLE001 (any failure: the replica is rebuilt)
             _log.warning("matching worker %d restarted: %s", slot.number, exc)
             slot.stop()
             return
+        _log.debug(
+            "graph change %d: applied on worker %d in %.3f s",
+            step.version,
+            slot.number,
+            time.perf_counter() - start,
+        )
         with self._cond:
             slot.graph = step.version
             self._changes.applied(s.graph for s in self._slots)
@@ -445,12 +463,23 @@ class Pipeline:
             return self._changes.ready()
 
     def _commit_step(self, step: Step) -> None:
-        """Commit a change (or answer its failure); a failed one is forgotten: the events
-        submitted after it are matched against the graph before it."""
-        committed = self._commit_change(step)
+        """Commit a change and answer its edit (or answer its failure) once its order is
+        settled: the edit's answer lets the next edit be submitted, which must follow this
+        one. A failed change is forgotten: the events submitted after it are matched
+        against the graph before it."""
+        start = time.perf_counter()
+        answer = self._commit_change(step)
+        committed = not isinstance(answer, BaseException)
+        _log.debug(
+            "graph change %d: %s in %.3f s",
+            step.version,
+            "committed" if committed else "failed",
+            time.perf_counter() - start,
+        )
         with self._done_cond, self._cond:
             self._changes.settled(step, committed, self._pending)
             self._cond.notify_all()
+        self._answer_change(step, answer)
 
     def _advance(self, number: int) -> None:
         """Note batch ``number`` as committed; ``_commit_next`` is the first that is not."""

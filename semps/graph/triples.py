@@ -28,6 +28,12 @@ _NO_FLAGS = np.zeros(0, dtype=np.bool_)
 #: The overlay is merged into the arrays once it holds more than this many triples and
 #: more than a sixteenth of the base.
 COMPACT_AT = 4096
+#: A change of at least this many triples, and at least 1/MERGE_RATIO of the segment, is
+#: merged into new arrays rather than added to the overlay key by key: a key costs the
+#: overlay 7-11 us of Python, a merge 20-30 ns per triple of the segment (three arrays
+#: copied), so a merge is the cheaper from about 1/256 of the segment on.
+MERGE_AT = 512
+MERGE_RATIO = 256
 
 
 def keys(first: IntArray, second: IntArray) -> IntArray:
@@ -185,6 +191,20 @@ class Segment:
             so, asserted = so[order], asserted[order]
         return so, asserted
 
+    def merged(self) -> tuple[IntArray, BoolArray, IntArray]:
+        """:meth:`packed`, and the pairs keyed the other way (``os``), sorted: the overlay
+        merged into ``os`` by searching, not by sorting the whole array again."""
+        so, asserted = self.packed()
+        os = self.os
+        if self.minus:
+            gone = np.sort(swapped(np.fromiter(self.minus, np.int64, len(self.minus))))
+            os = np.delete(os, _found(os, gone))
+        if self.plus_s:
+            back = [(o << 32) | s for s, objects in self.plus_s.items() for o in objects]
+            extra = np.sort(np.asarray(back, dtype=np.int64))
+            os = np.insert(os, os.searchsorted(extra), extra)
+        return so, asserted, os
+
     def snapshot(self) -> Segment:
         """A copy that later edits of this segment leave as it is: the arrays are shared
         (never changed in place), the overlay copied (it is at most a sixteenth of the
@@ -251,10 +271,11 @@ class Segment:
         self, added: IntArray, removed: IntArray, asserted: IntArray, unasserted: IntArray
     ) -> None:
         """Apply a change's sorted keys: removals, additions (inferred), then the asserted
-        flags (set for ``asserted``, cleared for ``unasserted`` still present). A change as
-        large as a sixteenth of the segment is merged into new arrays at once."""
+        flags (set for ``asserted``, cleared for ``unasserted`` still present). A change of
+        :data:`MERGE_AT` keys and 1/:data:`MERGE_RATIO` of the segment is merged into new
+        arrays at once (with the overlay)."""
         n = len(added) + len(removed) + len(asserted) + len(unasserted)
-        if n < COMPACT_AT or 16 * n < len(self.so):
+        if n < MERGE_AT or MERGE_RATIO * n < len(self.so):
             for key in removed.tolist():
                 self.remove(key >> 32, key & MASK)
             for key in added.tolist():
@@ -265,23 +286,19 @@ class Segment:
             for key in asserted.tolist():
                 self.add(key >> 32, key & MASK, True)
             return
-        overlay = bool(self.plus_s or self.minus or self.flags)
-        so, flags = self.packed()
+        so, flags, os = self.merged()  # kept sorted by merging, not sorted again
         flags = flags.copy()  # the arrays are shared with snapshots: never changed in place
-        os = None if overlay else self.os  # kept sorted by merging, not sorted again
         if len(removed):
             at = _found(so, removed)
             so, flags = np.delete(so, at), np.delete(flags, at)
-            if os is not None:
-                os = np.delete(os, _found(os, np.sort(swapped(removed))))
+            os = np.delete(os, _found(os, np.sort(swapped(removed))))
         if len(added):
             fresh = added[~_holds(so, added)]
             at = so.searchsorted(fresh)
             so = np.insert(so, at, fresh)
             flags = np.insert(flags, at, np.zeros(len(fresh), dtype=np.bool_))
-            if os is not None:
-                back = np.sort(swapped(fresh))
-                os = np.insert(os, os.searchsorted(back), back)
+            back = np.sort(swapped(fresh))
+            os = np.insert(os, os.searchsorted(back), back)
         if len(unasserted):
             flags[_found(so, unasserted)] = False
         if len(asserted):
@@ -300,8 +317,7 @@ class Segment:
             not force and (self.overlay < COMPACT_AT or 16 * self.overlay < len(self.so))
         ):
             return False
-        so, asserted = self.packed()
-        self.__init__(so, asserted)  # type: ignore[misc]
+        self.__init__(*self.merged())  # type: ignore[misc]
         return True
 
 

@@ -1,6 +1,9 @@
 """The order of the knowledge graph's changes among the events (semps.broker.jobs.ChangeOrder):
-an event sees every change submitted before it and none after; a change's notifications are
-computed once, on a replica before it; it commits after every event before it; a worker
+an event sees every change submitted before it and none after, but for the change whose
+notifications are still being computed (nobody has been answered about it: the event goes
+before it, so a large change does not hold up the events during it); a change's
+notifications are computed once, on a replica before it; it commits after every event
+ordered before it; a worker
 applies it only when no waiting event needs the graph before it; a failed change is
 forgotten and the events after it are matched without it."""
 
@@ -24,10 +27,30 @@ def test_events_are_matched_against_every_change_submitted_before_them() -> None
     order = ChangeOrder(4)
     before = items("a", "b")
     order.stamp(before)
-    order.submit(step(5))
+    change = step(5)
+    order.submit(change)
+    change.outcome = ("ok", None, [], [])  # its notifications computed
     after = items("c")
     order.stamp(after)
     assert [i.graph for i in before + after] == [4, 4, 5]
+
+
+def test_events_during_a_changes_notifications_go_before_it_and_it_waits_for_them() -> None:
+    order = ChangeOrder(4)
+    change = step(5)
+    order.submit(change)
+    assert isinstance(order.job(at=4, head=None), ComputeNotes)
+    during = items("a", "b")
+    order.stamp(during)
+    assert [i.graph for i in during] == [4, 4]
+    assert order.job(at=4, head=4) is None  # the other worker takes those events
+    change.outcome = ("ok", None, [], [])
+    after = items("c")
+    order.stamp(after)
+    assert after[0].graph == 5
+    assert order.ready() is None  # the events during it are not answered yet
+    order.answered(during)
+    assert order.ready() is change
 
 
 def test_one_worker_computes_a_changes_notifications_and_others_go_on_with_events() -> None:

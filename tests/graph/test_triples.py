@@ -60,7 +60,7 @@ def test_a_change_applied_matches_the_model(
     for k in asserted:
         model[k] = True
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(triples_module, "COMPACT_AT", 0 if large else 1 << 30)
+        m.setattr(triples_module, "MERGE_AT", 0 if large else 1 << 30)
         seg.apply(keys(added), keys(removed), keys(asserted), keys(unasserted))
     so, flags = seg.packed()
     assert so.tolist() == keys(set(model)).tolist()
@@ -68,3 +68,7 @@ def test_a_change_applied_matches_the_model(
     assert seg.os.tolist() == np.sort(swapped(seg.so)).tolist()  # the base, both ways
     for s, o in model:
         assert o in seg.objects(s) and s in seg.subjects(o)
+    seg.compact(force=True)  # the overlay merged in: both orders sorted, nothing lost
+    assert seg.so.tolist() == keys(set(model)).tolist()
+    assert seg.asserted.tolist() == [model[k] for k in sorted(model)]
+    assert seg.os.tolist() == np.sort(swapped(seg.so)).tolist()
