@@ -46,8 +46,9 @@ class Limits:
             ``"count_truncated": true``.
         max_notification_bytes: size of one notification; past it, solutions are left out
             from the end and the notification says ``"solutions_truncated": true``.
-        match_timeout: seconds one batch of events may spend matching before the watchdog
-            cuts it off and suspends the subscription that caused it (service only).
+        match_timeout: CPU seconds one batch of events may spend matching without progress
+            before the watchdog cuts it off and suspends the subscription that caused it
+            (service only; 30 times as many seconds on the clock when it does not compute).
         max_ontology_bytes: size of an ontology document sent to ``PUT``/``POST /ontology``.
         max_ontology_triples: triples the ontology may hold after an edit.
         max_hierarchy_depth: the longest ``subClassOf`` (or ``subPropertyOf``) chain, counting

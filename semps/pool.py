@@ -12,8 +12,11 @@ or killing it) and stops when the pipe closes.
 **Progress and the watchdog.** A worker started with ``progress=True`` writes where it is
 into shared memory (:class:`Progress`: a phase, an item, the subject of its work, a tick
 per step); :meth:`Worker.call` sends a request and, while it waits, raises
-:class:`Overrun` as soon as the worker dies or its progress stands still longer than the
-request's time budget (phase :data:`UNTIMED` is never timed: compiling kernels).
+:class:`Overrun` as soon as the worker dies or its progress stands still while it
+computes for longer than the request's time budget: the worker's CPU seconds are counted,
+not the clock's, so work that waits for a core on a busy machine is not cut off (a worker
+standing still without computing is stopped after :data:`STUCK` times its budget). Phase
+:data:`UNTIMED` is never timed (compiling kernels).
 
 **Fork or spawn.** :func:`context` forks when the workers should inherit this process's
 memory (an index built here, shared copy-on-write) and forking is safe: the platform forks
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing
+import os
 import signal
 import threading
 import time
@@ -68,6 +72,11 @@ __all__ = [
 IDLE, UNTIMED = 0, -1
 #: How often (seconds) :meth:`Worker.call` looks at a worker's progress while it waits.
 POLL = 0.05
+#: A worker standing still is an overrun once it has *computed* for its budget (CPU
+#: seconds, so a machine busy with other work does not make honest work overrun), or once
+#: this many times its budget has passed on the clock (a worker stuck without computing).
+STUCK = 30
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _SUBJECT_BYTES = 512
 
 
@@ -122,11 +131,13 @@ def unpack_error(packed: tuple[type[BaseException], str, dict[str, Any]]) -> Bas
 
 
 class Overrun(Exception):
-    """A worker overran its time budget or died while answering; where it was then."""
+    """A worker overran its time budget or died while answering; where it was then.
+    ``late`` says how it overran (``"took more than 2 s"``), empty when it died."""
 
-    def __init__(self, phase: int, item: int, subject: str, why: str) -> None:
+    def __init__(self, phase: int, item: int, subject: str, why: str, late: str = "") -> None:
         super().__init__(why)
         self.phase, self.item, self.subject, self.why = phase, item, subject, why
+        self.late = late
 
 
 class WorkerGone(Exception):
@@ -236,6 +247,16 @@ class Worker:
     def alive(self) -> bool:
         return bool(self.process.is_alive())
 
+    def cpu_seconds(self) -> float | None:
+        """The CPU time (user and system) the worker process has used, or ``None`` where
+        ``/proc`` does not say (then the watchdog times work on the clock)."""
+        try:
+            with open(f"/proc/{self.process.pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        return (int(fields[11]) + int(fields[12])) / _TICK
+
     def send(self, request: Any) -> None:
         """Send a request; its reply is read by :meth:`recv` (replies come in order)."""
         self.conn.send(request)
@@ -273,8 +294,9 @@ class Worker:
     ) -> Any:
         """Send ``request`` and wait for its value, watching the worker: an
         :class:`Overrun` when it dies, or (with a ``timeout``) when its progress stands
-        still for longer than ``budget(where it is)`` (default ``timeout``) and the whole
-        request took longer than ``timeout`` (phase :data:`UNTIMED` is not timed).
+        still while it computes for longer than ``budget(where it is)`` (default
+        ``timeout``; CPU seconds, see :data:`STUCK`) and the whole request took longer than
+        ``timeout`` (phase :data:`UNTIMED` is not timed).
 
         Raises:
             Overrun: the worker died or overran (it is left as it is: kill it).
@@ -285,6 +307,7 @@ class Worker:
         self.send(request)
         seen = self._where()
         since = started = time.monotonic()
+        cpu_since = self.cpu_seconds()
         while True:
             if self.conn.poll(POLL):
                 try:
@@ -300,12 +323,19 @@ class Worker:
                 continue
             where = self._where()
             if where != seen or where[0] == UNTIMED:
-                seen, since = where, now
+                seen, since, cpu_since = where, now, self.cpu_seconds()
                 continue
             allowed = timeout if budget is None else budget(where)
             if now - since > allowed and now - started > timeout:
-                why = f"{self.role} took more than {timeout:g} s"
-                raise Overrun(where[0], where[1], where[2], why)
+                cpu = self.cpu_seconds()
+                computed = now - since if cpu is None or cpu_since is None else cpu - cpu_since
+                late = ""
+                if computed > allowed:
+                    late = f"took more than {timeout:g} s"
+                elif now - since > STUCK * allowed:
+                    late = f"made no progress for {STUCK * allowed:g} s"
+                if late:
+                    raise Overrun(*where[:3], f"{self.role} {late}", late)
 
     def _where(self) -> tuple[int, int, str, int]:
         return (IDLE, 0, "", 0) if self.progress is None else self.progress.read()

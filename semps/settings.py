@@ -190,7 +190,7 @@ _LIMIT_HELP = {
     "max_solutions": "solutions one notification carries",
     "max_count": "where solution counts stop",
     "max_notification_bytes": "bytes of one notification (solutions are left out past it)",
-    "match_timeout": "seconds a batch of events may spend matching",
+    "match_timeout": "CPU seconds a batch of events may match without progress (the watchdog)",
     "max_ontology_bytes": "bytes of an ontology document (PUT/POST /ontology)",
     "max_ontology_triples": "triples the ontology may hold",
     "max_hierarchy_depth": "longest subClassOf/subPropertyOf chain of the ontology",

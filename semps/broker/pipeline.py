@@ -392,9 +392,7 @@ class Pipeline:
 
     def _run_batch(self, slot: Slot, items: list[Item]) -> list[tuple[Any, ...]]:
         """Match ``items`` on ``slot``, a culprit failing alone (:func:`.match_triaged`)."""
-        return match_triaged(
-            items, lambda some: self._try(slot, some), self._on_overrun, self.limits.match_timeout
-        )
+        return match_triaged(items, lambda some: self._try(slot, some), self._on_overrun)
 
     def _try(self, slot: Slot, items: list[Item]) -> list[tuple[Any, ...]] | pool.Overrun | Failed:
         try:

@@ -84,12 +84,11 @@ def match_triaged(
     items: list[Item],
     attempt: Attempt,
     on_overrun: Callable[[str, str], None],
-    timeout: float,
 ) -> list[tuple[Any, ...]]:
     """Match ``items`` through ``attempt``, one outcome each. An overrun blames a
     subscription (``on_overrun`` suspends it, the group runs again), an event (it fails,
     the others run again) or, when the worker could not tell, splits the group into single
-    events (``timeout``: the match budget an error names)."""
+    events."""
     outcomes: dict[int, tuple[Any, ...]] = {}
     groups = [list(range(len(items)))]
     while groups:
@@ -112,8 +111,7 @@ def match_triaged(
         elif result.phase == READING or len(group) == 1:
             at = group[min(result.item, len(group) - 1)] if result.phase == READING else group[0]
             what = "reading" if result.phase == READING else "matching"
-            late = "took more than" in result.why  # else the worker died under it
-            cause = f"took more than {timeout:g} s" if late else f"failed: {result.why}"
+            cause = result.late or f"failed: {result.why}"  # else the worker died under it
             msg = f"{what} this event {cause}; it was not published"
             outcomes[at] = ("error", pool.pack_error(EventLimitExceeded(msg)))
             rest = [i for i in group if i != at]

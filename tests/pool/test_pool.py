@@ -45,6 +45,17 @@ class _Tasks:
             self.progress.at(WORKING, argument)
             self.progress.watch(f"sub-{argument}")
             threading.Event().wait()
+        if what == "spin":  # names its subject, then computes for ever
+            self.progress.at(WORKING, argument)
+            self.progress.watch(f"sub-{argument}")
+            while True:
+                pass
+        if what == "wait":  # names its subject, then waits (as for a core) without computing
+            self.progress.at(WORKING, 0)
+            self.progress.watch("sub-waiting")
+            time.sleep(argument)
+            self.progress.at(pool.IDLE, 0)
+            return "done"
         if what == "untimed":  # longer than the timeout, in the untimed phase
             self.progress.at(pool.UNTIMED, 0)
             time.sleep(argument)
@@ -96,12 +107,32 @@ def test_a_worker_that_dies_is_an_overrun_naming_where_it_was(worker: pool.Worke
     assert worker.process.exitcode == 3
 
 
-def test_a_worker_standing_still_past_its_budget_is_an_overrun(worker: pool.Worker) -> None:
+def test_a_worker_computing_past_its_budget_without_progress_is_an_overrun(
+    worker: pool.Worker,
+) -> None:
     with pytest.raises(pool.Overrun) as raised:
-        worker.call(("stall", 7), timeout=0.2)
+        worker.call(("spin", 7), timeout=0.2)
     overrun = raised.value
     assert (overrun.phase, overrun.item, overrun.subject) == (WORKING, 7, "sub-7")
     assert overrun.why == "test took more than 0.2 s"
+    worker.kill()
+
+
+def test_a_worker_waiting_without_computing_is_not_cut_off_at_its_budget(
+    worker: pool.Worker,
+) -> None:
+    """As when the machine is busy and the worker waits for a core: the budget counts
+    the worker's CPU seconds, not the clock's."""
+    assert worker.cpu_seconds() is not None  # Linux: /proc tells
+    assert worker.call(("wait", 1.0), timeout=0.2) == "done"
+
+
+def test_a_worker_standing_still_for_many_budgets_is_an_overrun(worker: pool.Worker) -> None:
+    with pytest.raises(pool.Overrun) as raised:
+        worker.call(("stall", 7), timeout=0.05)
+    overrun = raised.value
+    assert (overrun.phase, overrun.item, overrun.subject) == (WORKING, 7, "sub-7")
+    assert overrun.why == f"test made no progress for {pool.STUCK * 0.05:g} s"
     worker.kill()
 
 
