@@ -63,6 +63,14 @@ def workload(
     return [f"s{i}" for i in range(n)], [f"a{j}" for j in range(m)], cols, bounds
 
 
+def workload_arguments(parser: argparse.ArgumentParser, *, n: int, m: int, k: int) -> None:
+    """The options of :func:`workload`'s sizes, with these defaults (``--w``: 0.5)."""
+    parser.add_argument("--n", type=int, default=n, help="subscriptions")
+    parser.add_argument("--m", type=int, default=m, help="attributes (the vocabulary)")
+    parser.add_argument("--k", type=int, default=k, help="constraints per subscription")
+    parser.add_argument("--w", type=float, default=0.5, help="width of each constraint")
+
+
 def events(index: CompiledIndex, count: int, m: int, seed: int = 2) -> list:
     values = np.random.default_rng(seed).random((count, m))
     return [index.encode({f"a{j}": [row[j]] for j in range(m)}) for row in values]
@@ -626,10 +634,7 @@ def _columns(section: object, names: tuple[str, ...]) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
-    parser.add_argument("--n", type=int, default=1_000_000, help="subscriptions")
-    parser.add_argument("--m", type=int, default=20, help="attributes")
-    parser.add_argument("--k", type=int, default=10, help="constraints per subscription")
-    parser.add_argument("--w", type=float, default=0.5, help="width of each constraint")
+    workload_arguments(parser, n=1_000_000, m=20, k=10)
     parser.add_argument("--b", type=int, default=1000, help="REIN/HCEM buckets per list")
     parser.add_argument("--batch", type=int, default=1000, help="events matched together (HCEM)")
     parser.add_argument("--events", type=int, default=2000, help="events per batched measure")

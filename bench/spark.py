@@ -93,14 +93,11 @@ def write_content(argv: list[str]) -> None:
     ``--per-event`` of the ``--m`` attributes each."""
     import numpy as np
     import orjson
-    from content import workload
+    from content import workload, workload_arguments
 
     parser = argparse.ArgumentParser(prog="spark.py write-content")
     parser.add_argument("folder", type=Path)
-    parser.add_argument("--n", type=int, default=100_000, help="subscriptions")
-    parser.add_argument("--m", type=int, default=200, help="attributes (the vocabulary)")
-    parser.add_argument("--k", type=int, default=2, help="constraints per subscription")
-    parser.add_argument("--w", type=float, default=0.5, help="constraint width")
+    workload_arguments(parser, n=100_000, m=200, k=2)
     parser.add_argument("--per-event", type=int, default=3, help="attributes per event")
     parser.add_argument("--events", type=int, default=20_000)
     args = parser.parse_args(argv)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Collection, Iterable
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -17,6 +17,10 @@ __all__ = [
     "form_field",
     "form_fields",
     "form_schema",
+    "json_content",
+    "request_body",
+    "text_content",
+    "text_or_form",
     "read_bounded",
     "json_body",
     "media_type",
@@ -30,10 +34,32 @@ JSON = "application/json"
 FORM = "application/x-www-form-urlencoded"
 
 
+def request_body(content: dict[str, Any], *, required: bool = True) -> dict[str, Any]:
+    """The ``openapi_extra`` of an operation that reads its body itself (FastAPI does not
+    see one), in any of ``content``'s media types (media type -> OpenAPI content)."""
+    return {"requestBody": {"required": required, "content": content}}
+
+
+def text_content(media_types: Iterable[str]) -> dict[str, Any]:
+    """The OpenAPI content of a text body in any of ``media_types``."""
+    return {m: {"schema": {"type": "string"}} for m in media_types}
+
+
+def json_content(model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI content of a JSON body that ``model`` describes."""
+    return {JSON: {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}}
+
+
 def form_schema(field: str) -> dict[str, Any]:
     """The OpenAPI content of a form body with one required text ``field``."""
     properties = {field: {"type": "string"}}
     return {"schema": {"type": "object", "properties": properties, "required": [field]}}
+
+
+def text_or_form(media_type: str, field: str) -> dict[str, Any]:
+    """The OpenAPI content of a text sent as the body (``media_type``) or as a form's
+    ``field`` (the SPARQL 1.1 Protocol's two ways of sending a query or an update)."""
+    return {**text_content([media_type]), FORM: form_schema(field)}
 
 
 def form_fields(body: bytes, error: type[SempsError] = SempsError) -> dict[str, list[str]]:
@@ -71,8 +97,7 @@ def form_field(
 def json_body(model: type[BaseModel]) -> dict[str, Any]:
     """The OpenAPI ``openapi_extra`` of an operation whose required body is a JSON ``model``
     (routes read their bodies themselves, so FastAPI does not see one)."""
-    schema = {"$ref": f"#/components/schemas/{model.__name__}"}
-    return {"requestBody": {"required": True, "content": {JSON: {"schema": schema}}}}
+    return request_body(json_content(model))
 
 
 def media_type(request: Request) -> str | None:

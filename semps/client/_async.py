@@ -12,7 +12,7 @@ import httpx
 from semps.client import _calls as calls
 from semps.client import _models as m
 from semps.client._base import (
-    BATCH_CHUNK,
+    BatchOptions,
     ClientBase,
     Cursors,
     MuxOptions,
@@ -83,21 +83,11 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
         return await self.send(calls.subscribe(source, **options))
 
     async def subscribe_many(
-        self,
-        sources: Iterable[calls.BatchSource],
-        *,
-        kind: str = "semantic",
-        chunk: int = BATCH_CHUNK,
-        progress: Callable[[int], object] | None = None,
+        self, sources: Iterable[calls.BatchSource], **options: Unpack[BatchOptions]
     ) -> list[m.BatchSubscription]:
         """Register many subscriptions in bulk (:meth:`Client.subscribe_many`)."""
-        results: list[m.BatchSubscription] = []
-        for entries in calls.batch_chunks(sources, chunk):
-            done = await self.send(calls.subscribe_batch(entries, kind))
-            results.extend(done)
-            if progress is not None:
-                progress(len(entries))
-        return results
+        batches = self._batch_calls(sources, options)
+        return [outcome for call in batches for outcome in await self.send(call)]
 
     def subscriptions(self, *, page_size: int | None = None) -> AsyncIterator[m.Subscription]:
         """The caller's subscriptions, following the server's pages."""
@@ -153,19 +143,18 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
     ) -> AsyncIterator[m.Notification]:
         """A subscription's notifications after ``after``, resumed across disconnects
         (:meth:`Client.notifications`)."""
-        sub, pos, once, via = self._stream_start(ref, options)
-        if via == "websocket":
-            return self._websocket(self._websocket_link(sub, pos))
-        return self._sse(self._sse_link(sub, pos, once))
+        return self._follow(self._notification_link(ref, options))
 
     def stream(
         self, subscriptions: Iterable[SubscriptionRef] | None = None, **options: Unpack[MuxOptions]
     ) -> AsyncIterator[m.Notification]:
         """The notifications of many subscriptions over one stream (:meth:`Client.stream`)."""
-        subs, pos, via = self._mux_start(subscriptions, options)
-        if via == "websocket":
-            return self._websocket(self._mux_websocket_link(subs, pos))
-        return self._sse(self._mux_sse_link(subs, pos))
+        return self._follow(self._mux_link(subscriptions, options))
+
+    def _follow(self, link: SSELink | WebSocketLink) -> AsyncIterator[m.Notification]:
+        if isinstance(link, WebSocketLink):
+            return self._websocket(link)
+        return self._sse(link)
 
     async def _sse(self, link: SSELink) -> AsyncIterator[m.Notification]:
         path, pos = link.path, link.pos

@@ -7,16 +7,16 @@ notification stream. The two clients differ only where one blocks and the other 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Generic, Literal, NamedTuple, Protocol, TypedDict, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypedDict, TypeVar
 from urllib.parse import urlencode
 
 from semps.client import _calls as calls
 from semps.client._calls import SubscriptionRef
 from semps.client._core import Call, Page, Reply, refusal
-from semps.client._models import Notification
+from semps.client._models import BatchSubscription, Notification
 from semps.client._mux import MuxPosition, MuxSSE, mux_message, mux_params
 from semps.client._stream import Retry, SSENotifications, StreamPosition
 from semps.client._ws import ws_url
@@ -25,12 +25,12 @@ from semps.errors import ClientError, SempsError
 __all__ = [
     "BATCH_CHUNK",
     "RETRY_STATUSES",
+    "BatchOptions",
     "ClientBase",
     "SSELink",
     "WebSocketLink",
     "Cursors",
     "MuxOptions",
-    "Stream",
     "StreamOptions",
     "auth_headers",
     "transport_error",
@@ -56,6 +56,21 @@ def transport_error(method: str, url: str, exc: Exception) -> ClientError:
     """A network failure as the client's one error class."""
     msg = f"{method} {url} failed: {exc or type(exc).__name__}"
     return ClientError(msg)
+
+
+class BatchOptions(TypedDict, total=False):
+    """The keyword arguments of the clients' ``subscribe_many``.
+
+    Attributes:
+        kind: every subscription's matcher (default ``semantic``).
+        chunk: subscriptions a request (default :data:`BATCH_CHUNK`; at most the server's
+            ``max_batch_subscriptions``).
+        progress: called after each request with how many it carried.
+    """
+
+    kind: str
+    chunk: int
+    progress: Callable[[int], object]
 
 
 class StreamOptions(TypedDict, total=False):
@@ -84,15 +99,6 @@ class MuxOptions(TypedDict, total=False):
     cursor: str | None
     via: Literal["sse", "websocket"]
     position: MuxPosition
-
-
-class Stream(NamedTuple):
-    """A notification stream about to open."""
-
-    sub: str
-    pos: StreamPosition
-    once: bool
-    via: Literal["sse", "websocket"]
 
 
 class Reader(Protocol):
@@ -204,24 +210,41 @@ class ClientBase(ABC, Generic[TransportT]):
         return transport_error(call.method, self.url + call.path, exc)
 
     @staticmethod
-    def _stream_start(ref: SubscriptionRef, options: StreamOptions) -> Stream:
-        """Where a notification stream starts, checked."""
+    def _batch_calls(
+        sources: Iterable[calls.BatchSource], options: BatchOptions
+    ) -> Iterator[Call[list[BatchSubscription]]]:
+        """The requests of a ``subscribe_many``, ``progress`` told of each once it is sent
+        (when the next is asked for)."""
+        kind, progress = options.get("kind", "semantic"), options.get("progress")
+        for entries in calls.batch_chunks(sources, options.get("chunk", BATCH_CHUNK)):
+            yield calls.subscribe_batch(entries, kind)
+            if progress is not None:
+                progress(len(entries))
+
+    def _notification_link(
+        self, ref: SubscriptionRef, options: StreamOptions
+    ) -> SSELink | WebSocketLink:
+        """One subscription's notification stream, as ``options`` ask, checked."""
         once, via = options.get("once", False), options.get("via", "sse")
         if via == "websocket" and once:
             msg = "once=True reads what is stored, over SSE only"
             raise ClientError(msg)
-        return Stream(calls.sub_id(ref), StreamPosition(options.get("after", 0)), once, via)
+        sub, pos = calls.sub_id(ref), StreamPosition(options.get("after", 0))
+        if via == "websocket":
+            return self._websocket_link(sub, pos)
+        return self._sse_link(sub, pos, once)
 
-    @staticmethod
-    def _mux_start(
-        refs: Iterable[SubscriptionRef] | None, options: MuxOptions
-    ) -> tuple[list[str] | None, MuxPosition, Literal["sse", "websocket"]]:
-        """A multiplexed stream's subscriptions (``None``: all), position and transport."""
+    def _mux_link(
+        self, refs: Iterable[SubscriptionRef] | None, options: MuxOptions
+    ) -> SSELink | WebSocketLink:
+        """A multiplexed stream of ``refs`` (``None``: all), as ``options`` ask."""
         subs = None if refs is None else [calls.sub_id(ref) for ref in refs]
         pos = options.get("position") or MuxPosition()
         if options.get("cursor"):
             pos.cursor = options.get("cursor")
-        return subs, pos, options.get("via", "sse")
+        if options.get("via", "sse") == "websocket":
+            return self._mux_websocket_link(subs, pos)
+        return self._mux_sse_link(subs, pos)
 
     @staticmethod
     def _mux_url(url: str, subs: list[str] | None, pos: MuxPosition) -> str:

@@ -101,13 +101,13 @@ def _json_body(doc: Mapping[str, Any]) -> tuple[bytes, dict[str, str]]:
     return json.dumps(doc).encode(), {"Content-Type": JSON}
 
 
+def _given(**params: str | int | None) -> dict[str, str]:
+    """The query parameters a caller gave (``None``: not given), as text."""
+    return {name: str(value) for name, value in params.items() if value is not None}
+
+
 def _pages(cursor: str | None, limit: int | None) -> dict[str, str]:
-    params: dict[str, str] = {}
-    if cursor is not None:
-        params["cursor"] = cursor
-    if limit is not None:
-        params["limit"] = str(limit)
-    return params
+    return _given(cursor=cursor, limit=limit)
 
 
 # -- subscriptions ---------------------------------------------------------------------------
@@ -127,10 +127,7 @@ def subscribe(
     kind = kind or kind_of(source)
     body, content_type = query(source, kind, media_type)
     params = {"kind": kind, **{k: str(v) for k, v in (options or {}).items()}}
-    if name is not None:
-        params["name"] = name
-    if callback is not None:
-        params["callback"] = callback
+    params.update(_given(name=name, callback=callback))
     text = body.decode("utf-8", "replace")
 
     def parse(reply: Reply) -> m.Subscription:

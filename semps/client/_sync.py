@@ -11,7 +11,7 @@ import httpx
 from semps.client import _calls as calls
 from semps.client import _models as m
 from semps.client._base import (
-    BATCH_CHUNK,
+    BatchOptions,
     ClientBase,
     Cursors,
     MuxOptions,
@@ -108,12 +108,7 @@ class Client(ClientBase[httpx.BaseTransport]):
         return self.send(calls.subscribe(source, **options))
 
     def subscribe_many(
-        self,
-        sources: Iterable[calls.BatchSource],
-        *,
-        kind: str = "semantic",
-        chunk: int = BATCH_CHUNK,
-        progress: Callable[[int], object] | None = None,
+        self, sources: Iterable[calls.BatchSource], **options: Unpack[BatchOptions]
     ) -> list[m.BatchSubscription]:
         """Register many subscriptions through ``POST /subscriptions/batch``, ``chunk``
         a request (each registered with one transaction on the server, durable when its
@@ -130,13 +125,8 @@ class Client(ClientBase[httpx.BaseTransport]):
             Each subscription's outcome in order: a :class:`Subscription`, or the error
             that refused it (returned, not raised).
         """
-        results: list[m.BatchSubscription] = []
-        for entries in calls.batch_chunks(sources, chunk):
-            done = self.send(calls.subscribe_batch(entries, kind))
-            results.extend(done)
-            if progress is not None:
-                progress(len(entries))
-        return results
+        batches = self._batch_calls(sources, options)
+        return [outcome for call in batches for outcome in self.send(call)]
 
     def subscriptions(self, *, page_size: int | None = None) -> Iterator[m.Subscription]:
         """The caller's subscriptions (every one for an admin), following the server's
@@ -212,10 +202,7 @@ class Client(ClientBase[httpx.BaseTransport]):
         within :attr:`retry`; nothing is lost or yielded twice. ``once`` stops after what
         the server has stored (SSE only). Closing the iterator closes the stream.
         """
-        sub, pos, once, via = self._stream_start(ref, options)
-        if via == "websocket":
-            return self._websocket(self._websocket_link(sub, pos))
-        return self._sse(self._sse_link(sub, pos, once))
+        return self._follow(self._notification_link(ref, options))
 
     def stream(
         self, subscriptions: Iterable[SubscriptionRef] | None = None, **options: Unpack[MuxOptions]
@@ -226,10 +213,12 @@ class Client(ClientBase[httpx.BaseTransport]):
         :attr:`~MuxPosition.cursor` saved from an earlier stream), over SSE or
         ``via="websocket"``. Pass ``position=MuxPosition()`` to read the cursor as it goes.
         Reconnects by itself; nothing is lost or yielded twice."""
-        subs, pos, via = self._mux_start(subscriptions, options)
-        if via == "websocket":
-            return self._websocket(self._mux_websocket_link(subs, pos))
-        return self._sse(self._mux_sse_link(subs, pos))
+        return self._follow(self._mux_link(subscriptions, options))
+
+    def _follow(self, link: SSELink | WebSocketLink) -> Iterator[m.Notification]:
+        if isinstance(link, WebSocketLink):
+            return self._websocket(link)
+        return self._sse(link)
 
     def _sse(self, link: SSELink) -> Iterator[m.Notification]:
         path, pos = link.path, link.pos

@@ -16,7 +16,7 @@ import xml.parsers.expat
 import xml.sax
 from collections.abc import Iterator
 from pathlib import PurePath
-from typing import Any, TypedDict
+from typing import Any, TypedDict, Unpack
 
 import pyoxigraph as ox
 
@@ -144,9 +144,7 @@ def read_triples(
         ...              media_type="application/n-triples")
         (('http://ex/a', 'http://ex/p', Literal('1', 'http://ex/t')),)
     """
-    if len(data) > max_bytes:
-        msg = f"document of {len(data)} bytes exceeds the limit of {max_bytes} bytes"
-        raise DocumentTooLarge(msg)
+    _check_size(data, max_bytes)
     canonical, fmt = _format_for(media_type, filename)
     if fmt == ox.RdfFormat.N_TRIPLES:  # no nesting to screen; plain lines read without ox
         plain = read_plain(data)
@@ -170,16 +168,14 @@ def read_rows(
     ids: dict[Term, int],
     *,
     blank_prefix: str,
-    media_type: str | None = None,
-    filename: str | None = None,
     base: str | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    limits: Limits = DEFAULT_LIMITS,
+    **options: Unpack[ReadOptions],
 ) -> Rows:
     """:func:`read_triples`' triples as three columns of indices into ``ids`` (term ->
     index, grown with new terms), each blank node ``_:x`` named ``blank_prefix + x``
     (a bulk load's reader: plain N-Triples go from lines to indices with no tuple a
-    triple). A triple may repeat.
+    triple). A triple may repeat. ``base`` and ``options`` as :func:`read_triples` takes
+    them.
 
     Raises:
         The errors of :func:`read_triples`.
@@ -190,24 +186,25 @@ def read_rows(
         ...           media_type="application/n-triples")
         ([0], [1], [0])
     """
-    if len(data) > max_bytes:
-        msg = f"document of {len(data)} bytes exceeds the limit of {max_bytes} bytes"
-        raise DocumentTooLarge(msg)
-    if _format_for(media_type, filename)[1] == ox.RdfFormat.N_TRIPLES:
+    _check_size(data, options.get("max_bytes", DEFAULT_MAX_BYTES))
+    fmt = _format_for(options.get("media_type"), options.get("filename"))[1]
+    if fmt == ox.RdfFormat.N_TRIPLES:  # plain lines go to indices with no tuple a triple
         rows = read_plain_rows(data, ids, blank_prefix)
         if rows is not None:
             return rows
-    triples = read_triples(
-        data, media_type=media_type, filename=filename, base=base, max_bytes=max_bytes,
-        limits=limits,
-    )  # fmt: skip
     out: Rows = ([], [], [])
-    for triple in triples:
+    for triple in read_triples(data, base=base, **options):
         for column, term in zip(out, triple, strict=True):
             if type(term) is str and term.startswith("_:"):
                 term = blank_prefix + term[2:]
             column.append(ids.setdefault(term, len(ids)))
     return out
+
+
+def _check_size(data: bytes, max_bytes: int) -> None:
+    if len(data) > max_bytes:
+        msg = f"document of {len(data)} bytes exceeds the limit of {max_bytes} bytes"
+        raise DocumentTooLarge(msg)
 
 
 def _convert(quads: Iterator[ox.Triple | ox.Quad]) -> Iterator[Triple]:

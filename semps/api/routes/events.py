@@ -22,7 +22,14 @@ from fastapi import APIRouter, Depends
 from pydantic import ValidationError
 
 from semps.api.auth import bearer_token
-from semps.api.bodies import JSON, json_body, read_bounded
+from semps.api.bodies import (
+    JSON,
+    json_body,
+    json_content,
+    read_bounded,
+    request_body,
+    text_content,
+)
 from semps.api.context import Context
 from semps.api.errors import error_body, responses
 from semps.api.models import BatchIn, BatchOut, JsonEvent, Published
@@ -72,14 +79,9 @@ _EVENT_BODY = {
             "change of the graph, notified with the solutions it adds and removes",
         }
     ],
-    "requestBody": {
-        "required": True,
-        "content": {
-            **{m: {"schema": {"type": "string"}} for m in EVENT_MEDIA_TYPES},
-            SPARQL_UPDATE: {"schema": {"type": "string"}},
-            JSON: {"schema": {"$ref": f"#/components/schemas/{JsonEvent.__name__}"}},
-        },
-    },
+    **request_body(
+        {**text_content([*EVENT_MEDIA_TYPES, SPARQL_UPDATE]), **json_content(JsonEvent)}
+    ),
 }
 _BATCH_BODY = json_body(BatchIn)
 

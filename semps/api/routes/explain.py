@@ -15,7 +15,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from semps._types import Triple
-from semps.api.bodies import read_body, require_media_type
+from semps.api.bodies import read_body, request_body, require_media_type, text_content
 from semps.api.context import Context
 from semps.api.errors import responses
 from semps.api.routes.events import EVENT_MEDIA_TYPES
@@ -35,12 +35,7 @@ from semps.terms import n3
 
 __all__ = ["explain_router", "readable_event"]
 
-_EVENT_BODY = {
-    "requestBody": {
-        "required": False,
-        "content": {m: {"schema": {"type": "string"}} for m in EVENT_MEDIA_TYPES},
-    }
-}
+_EVENT_BODY = request_body(text_content(EVENT_MEDIA_TYPES), required=False)
 
 
 def readable_event(broker: Broker, event_id: str, who: Principal) -> StoredEvent:

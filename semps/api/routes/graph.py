@@ -32,10 +32,12 @@ from semps.api.bodies import (
     FORM,
     form_field,
     form_fields,
-    form_schema,
     media_type,
     read_body,
+    request_body,
     require_media_type,
+    text_content,
+    text_or_form,
 )
 from semps.api.context import Context
 from semps.api.errors import responses
@@ -54,18 +56,9 @@ DEFAULT_EXPORT = "text/turtle"
 #: What a document sent without ``Content-Type`` is read as.
 DEFAULT_DOCUMENT = "text/turtle"
 
-_RDF = {m: {"schema": {"type": "string"}} for m in SUPPORTED_MEDIA_TYPES}
-_PUT_BODY = {"requestBody": {"required": True, "content": _RDF}}
-_POST_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            **_RDF,
-            SPARQL_UPDATE: {"schema": {"type": "string"}},
-            FORM: form_schema("update"),
-        },
-    }
-}
+_RDF = text_content(SUPPORTED_MEDIA_TYPES)
+_PUT_BODY = request_body(_RDF)
+_POST_BODY = request_body({**_RDF, **text_or_form(SPARQL_UPDATE, "update")})
 _EDIT_ERRORS = responses(400, 401, 403, 404, 413, 415, 422)
 #: The longest IRI or search text the browsing routes take.
 MAX_TEXT = 2048

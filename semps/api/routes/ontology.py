@@ -14,7 +14,14 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
 
-from semps.api.bodies import JSON, json_body, read_body, require_media_type
+from semps.api.bodies import (
+    JSON,
+    json_body,
+    read_body,
+    request_body,
+    require_media_type,
+    text_content,
+)
 from semps.api.context import Context
 from semps.api.errors import responses
 from semps.api.models import Axiom, Entity, Version
@@ -27,12 +34,7 @@ M = TypeVar("M", bound=BaseModel)
 
 #: The most bytes of a JSON edit (an axiom, a class or a property).
 MAX_EDIT = 65536
-_RDF_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {m: {"schema": {"type": "string"}} for m in SUPPORTED_MEDIA_TYPES},
-    }
-}
+_RDF_BODY = request_body(text_content(SUPPORTED_MEDIA_TYPES))
 
 
 _AXIOM_MSG = 'expected JSON {"kind": ..., "subject": IRI, "object": IRI}'

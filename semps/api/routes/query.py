@@ -26,9 +26,10 @@ from semps.api.bodies import (
     FORM,
     form_field,
     form_fields,
-    form_schema,
     read_body,
+    request_body,
     require_media_type,
+    text_or_form,
 )
 from semps.api.context import Context
 from semps.api.errors import responses
@@ -53,24 +54,8 @@ _ACCEPTED = {RESULTS, "application/json", "application/*", "*/*"}
 #: Constructs that would read another dataset than the graph: refused with 400.
 _REMOTE = {"SERVICE", "FROM"}
 
-_QUERY_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            SPARQL_QUERY: {"schema": {"type": "string"}},
-            FORM: form_schema("query"),
-        },
-    }
-}
-_UPDATE_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            SPARQL_UPDATE: {"schema": {"type": "string"}},
-            FORM: form_schema("update"),
-        },
-    }
-}
+_QUERY_BODY = request_body(text_or_form(SPARQL_QUERY, "query"))
+_UPDATE_BODY = request_body(text_or_form(SPARQL_UPDATE, "update"))
 _ANSWERS = {200: {"content": {RESULTS: {}}}, **responses(400, 401, 406, 413, 415, 422)}
 
 

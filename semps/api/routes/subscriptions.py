@@ -14,7 +14,15 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from semps.api.bodies import JSON, media_type, read_body, require_media_type
+from semps.api.bodies import (
+    JSON,
+    json_content,
+    media_type,
+    read_body,
+    request_body,
+    require_media_type,
+    text_content,
+)
 from semps.api.context import Context
 from semps.api.errors import error_body, responses
 from semps.api.models import (
@@ -50,16 +58,7 @@ _ANY = (SPARQL, TEXT, JSON)
 _JSON_HINT = "JSON constraints or regions need ?kind=content or ?kind=symmetric"
 _SPARQL_HINT = "a SPARQL query needs ?kind=semantic (the default)"
 
-_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            SPARQL: {"schema": {"type": "string"}},
-            TEXT: {"schema": {"type": "string"}},
-            JSON: {"schema": {"$ref": f"#/components/schemas/{JsonSubscription.__name__}"}},
-        },
-    }
-}
+_BODY = request_body({**text_content([SPARQL, TEXT]), **json_content(JsonSubscription)})
 
 
 def check_body_type(found: str | None, kind: str) -> None:
@@ -250,12 +249,7 @@ def subscriptions_router(ctx: Context) -> APIRouter:
     return router
 
 
-_BATCH_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {m: {"schema": {"type": "string"}} for m in BATCH_MEDIA_TYPES},
-    }
-}
+_BATCH_BODY = request_body(text_content(BATCH_MEDIA_TYPES))
 
 
 def _batch_answer(entries: list[BatchEntry], outcomes: list[Subscription | SempsError]) -> bytes:
