@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import numpy.typing as npt
 
+from semps.ontology.hierarchy import discard
+
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
@@ -230,13 +232,8 @@ class Segment:
         key = (s << 32) | o
         extra = self.plus_s.get(s)
         if extra is not None and o in extra:
-            extra.discard(o)
-            if not extra:
-                del self.plus_s[s]
-            back = self.plus_o[o]
-            back.discard(s)
-            if not back:
-                del self.plus_o[o]
+            discard(self.plus_s, s, o)
+            discard(self.plus_o, o, s)
             self.flags.pop(key, None)
             self.size -= 1
             return True
