@@ -3,7 +3,7 @@ indices into them (NumPy columns), never a Python tuple a triple.
 
 :class:`BatchReader` reads documents (plain N-Triples straight from lines to indices,
 other syntaxes through :func:`~semps.documents.triples.read_triples`), each document's
-blank nodes freshly named as :func:`~semps.graph.formats.read_graph` names them;
+blank nodes freshly named (:func:`~semps.graph.formats.fresh_prefix`);
 :meth:`BatchReader.batch` gives the :class:`TripleBatch` that
 :func:`~semps.graph.edit.plan_load` turns into graph ids by interning each distinct term
 once. The indices are the batch's own, not the graph's: a batch read before the graph
@@ -98,7 +98,10 @@ class BatchReader:
         """Read one document; the triples it holds (repeats included).
 
         Raises:
-            IngestError: as :func:`~semps.graph.formats.read_graph`.
+            IngestError: as :func:`~semps.documents.triples.read_triples` (syntax errors
+                with their ``line:col``, unsupported media types, hostile DTDs, nesting),
+                or :class:`~semps.errors.DocumentTooLarge` past
+                :data:`~semps.graph.formats.MAX_GRAPH_BYTES`.
         """
         s, p, o = read_rows(
             data,
@@ -143,17 +146,3 @@ class BatchReader:
 
 def _array(column: list[int]) -> IntArray:
     return np.asarray(column, dtype=np.int64)
-
-
-def read_batch(
-    data: bytes,
-    *,
-    media_type: str | None = None,
-    filename: str | None = None,
-    base: str | None = None,
-    limits: Limits = DEFAULT_LIMITS,
-) -> TripleBatch:
-    """One document's triples as a batch (:meth:`BatchReader.read`)."""
-    reader = BatchReader(limits)
-    reader.read(data, media_type=media_type, filename=filename, base=base)
-    return reader.batch()

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
-from semps._types import Triple
+from semps._types import Term, Triple
 from semps.errors import GraphError, GraphLimitExceeded
 from semps.graph.batch import TripleBatch
 from semps.graph.bulk import BulkOvertime, BulkTooMany, closure_of
@@ -171,15 +172,28 @@ def plan_edit(
     if len(view) + len(added) - len(removed) > limits.max_graph_triples and added:
         raise _too_big(limits)
     return GraphChange(
-        version=view.version + 1,
-        first_term=len(view.terms),
-        new_terms=tuple(local.new),
+        **_numbering(view, local),
         added=keyed(added),
         removed=keyed(removed),
         asserted=keyed(fresh_asserted),
         unasserted=keyed(doomed),  # type: ignore[arg-type]
         note=note,
     )
+
+
+class _Numbering(TypedDict):
+    """The fields that place a change after the view it is planned on."""
+
+    version: int
+    first_term: int
+    new_terms: tuple[Term, ...]
+
+
+def _numbering(view: GraphView, local: LocalTerms | None = None) -> _Numbering:
+    """A change of ``view``: the next version, and the terms ``local`` gave ids past the
+    table's end (none without it)."""
+    new = tuple(local.new) if local is not None else ()
+    return {"version": view.version + 1, "first_term": len(view.terms), "new_terms": new}
 
 
 def _kinds(view: GraphView, local: LocalTerms) -> npt.NDArray[np.uint8]:
@@ -262,9 +276,7 @@ def plan_load(
     else:
         added, removed, unasserted = found, {}, {}
     return GraphChange(
-        version=view.version + 1,
-        first_term=len(view.terms),
-        new_terms=tuple(local.new),
+        **_numbering(view, local),
         added=added,
         removed=removed,
         asserted=_minus(new, asserted),
@@ -277,8 +289,7 @@ def plan_clear(view: GraphView, *, note: str = "clear") -> GraphChange:
     """The change that removes every triple."""
     closure, asserted = _packed(view)
     return GraphChange(
-        version=view.version + 1,
-        first_term=len(view.terms),
+        **_numbering(view),
         removed=closure,
         unasserted=asserted,
         note=note,
@@ -329,9 +340,7 @@ def plan_ontology(
     if sum(len(k) for k in removed.values()) > bound:
         raise _too_many(bound, 0)
     return GraphChange(
-        version=view.version + 1,
-        first_term=len(view.terms),
-        new_terms=tuple(local.new),
+        **_numbering(view, local),
         added=added,
         removed=removed,
         ontology=True,

@@ -1,9 +1,10 @@
 """RDF documents in and out of the knowledge graph: Turtle, N-Triples, RDF/XML, JSON-LD.
 
-Reading goes through :func:`semps.documents.read_triples` (the screen, the limits and the
-errors events have), with a larger size bound, and gives each document's blank nodes fresh
-names (RDF merge: two documents' ``_:b1`` are two nodes, and no event can name a graph's
-blank node). Writing serialises with pyoxigraph.
+Reading (:class:`~semps.graph.batch.BatchReader`) goes through :mod:`semps.documents` (the
+screen, the limits and the errors events have) with the larger size bound
+:data:`MAX_GRAPH_BYTES`, and gives each document's blank nodes fresh names
+(:func:`fresh_prefix`; RDF merge: two documents' ``_:b1`` are two nodes, and no event can
+name a graph's blank node). Writing serialises with pyoxigraph.
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ from collections.abc import Iterable
 import pyoxigraph as ox
 
 from semps._types import Term, Triple
-from semps.documents import SUPPORTED_MEDIA_TYPES, read_triples
+from semps.documents import SUPPORTED_MEDIA_TYPES
 from semps.errors import UnsupportedMediaType
-from semps.limits import DEFAULT_LIMITS, Limits
 from semps.terms import Literal
 
 #: A graph document may be large (a campus): up to 1 GiB of RDF.
@@ -41,32 +41,6 @@ def renamed(triples: Iterable[Triple], prefix: str) -> list[Triple]:
             o = prefix + o[2:]
         out.append((s, p, o))
     return out
-
-
-def read_graph(
-    data: bytes,
-    *,
-    media_type: str | None = None,
-    filename: str | None = None,
-    base: str | None = None,
-    limits: Limits = DEFAULT_LIMITS,
-) -> list[Triple]:
-    """The triples of a graph document, its blank nodes freshly named.
-
-    Raises:
-        IngestError: as :func:`semps.documents.read_triples` (syntax errors with their
-            ``line:col``, unsupported media types, hostile DTDs, nesting), or
-            :class:`~semps.errors.DocumentTooLarge` past :data:`MAX_GRAPH_BYTES`.
-    """
-    triples = read_triples(
-        data,
-        media_type=media_type,
-        filename=filename,
-        base=base or "urn:semps:graph/",
-        max_bytes=MAX_GRAPH_BYTES,
-        limits=limits,
-    )
-    return renamed(triples, fresh_prefix())
 
 
 #: Export media types -> pyoxigraph formats (the four semps reads).

@@ -21,10 +21,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from semps._types import Triple
 from semps.errors import GraphLimitExceeded, StoreError
-from semps.graph.batch import TripleBatch, read_batch
+from semps.graph.batch import BatchReader, TripleBatch
 from semps.graph.change import GraphChange
 from semps.graph.edit import plan_clear, plan_edit, plan_load, plan_ontology
 from semps.graph.formats import serialize
@@ -41,6 +42,18 @@ from semps.ontology.expansion import Expansion
 DATABASE = "semps.sqlite3"
 
 Tick = Callable[[int], object]
+
+
+class LoadOptions(TypedDict, total=False):
+    """How :meth:`KnowledgeGraph.plan_load` reads a bulk load (a document's media type,
+    file name and base IRI) and applies it (``replace``, ``tick``), for the methods that
+    pass them along."""
+
+    media_type: str | None
+    filename: str | None
+    base: str | None
+    replace: bool
+    tick: Tick | None
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -168,9 +181,9 @@ class KnowledgeGraph:
         :class:`~semps.graph.batch.BatchReader`), merged in or replacing the asserted
         triples (Graph Store Protocol ``POST`` / ``PUT``)."""
         if isinstance(data, bytes):
-            data = read_batch(
-                data, media_type=media_type, filename=filename, base=base, limits=self.limits
-            )
+            reader = BatchReader(self.limits)
+            reader.read(data, media_type=media_type, filename=filename, base=base)
+            data = reader.batch()
         note = "replace" if replace else "load"
         return plan_load(self.view, data, replace=replace, limits=self.limits, tick=tick, note=note)
 
@@ -253,20 +266,11 @@ class KnowledgeGraph:
         return self.commit(self.plan_insert((), triples))
 
     def load(
-        self,
-        data: bytes | Sequence[Triple] | TripleBatch,
-        *,
-        media_type: str | None = None,
-        filename: str | None = None,
-        base: str | None = None,
-        replace: bool = False,
-        tick: Tick | None = None,
+        self, data: bytes | Sequence[Triple] | TripleBatch, **options: Unpack[LoadOptions]
     ) -> GraphChange:
-        """Bulk-load a document (or triples) and commit."""
-        change = self.plan_load(
-            data, media_type=media_type, filename=filename, base=base, replace=replace, tick=tick
-        )
-        return self.commit(change)
+        """Bulk-load a document (or triples) and commit (``options`` as
+        :meth:`plan_load`'s)."""
+        return self.commit(self.plan_load(data, **options))
 
     def clear(self) -> GraphChange:
         """Remove every triple and commit."""

@@ -5,14 +5,14 @@ Each editing operation *plans* the change (nothing applied: a refused one leaves
 the service commits it with the notifications it causes (:meth:`~semps.graph.graph.
 KnowledgeGraph.apply` inside its transaction) and answers once both are durable.
 
-========  =====================================  ==========================
+========  =====================================  ===============================
 method    meaning                                function
-========  =====================================  ==========================
+========  =====================================  ===============================
 GET       the asserted triples, as a document     :func:`get`
-PUT       replace them with a document's          :func:`put`
-POST      merge a document's triples in           :func:`post`
+PUT       replace them with a document's          :func:`load` (``replace=True``)
+POST      merge a document's triples in           :func:`load`
 DELETE    remove every triple                     :func:`delete`
-========  =====================================  ==========================
+========  =====================================  ===============================
 
 A SPARQL Update (``POST /graph`` with ``application/sparql-update``) is
 :meth:`~semps.graph.graph.KnowledgeGraph.plan_update`.
@@ -39,33 +39,23 @@ def get(graph: KnowledgeGraph, accept: str | None = None) -> tuple[bytes, str]:
     return graph.export(media_type), media_type
 
 
-def put(
+def load(
     graph: KnowledgeGraph,
     body: bytes,
     content_type: str,
     *,
+    replace: bool = False,
     base: str | None = None,
     tick: Tick | None = None,
 ) -> GraphChange:
-    """The change that replaces the graph's triples with the document's.
+    """The change that merges the document's triples into the graph (``POST``), or that
+    replaces the graph's triples with them (``replace``: ``PUT``).
 
     Raises:
         IngestError: the document does not parse (``line:col``), is too large or hostile.
         GraphError: it holds an axiom or ``owl:sameAs``; GraphLimitExceeded: past a limit.
     """
-    return graph.plan_load(body, media_type=content_type, base=base, replace=True, tick=tick)
-
-
-def post(
-    graph: KnowledgeGraph,
-    body: bytes,
-    content_type: str,
-    *,
-    base: str | None = None,
-    tick: Tick | None = None,
-) -> GraphChange:
-    """The change that merges the document's triples into the graph (errors as :func:`put`)."""
-    return graph.plan_load(body, media_type=content_type, base=base, tick=tick)
+    return graph.plan_load(body, media_type=content_type, base=base, replace=replace, tick=tick)
 
 
 def delete(graph: KnowledgeGraph) -> GraphChange:

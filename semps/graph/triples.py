@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import numpy.typing as npt
 
+from semps.ontology.hierarchy import discard
+
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
@@ -103,32 +105,29 @@ class Segment:
 
     def objects(self, s: int) -> list[int]:
         """The objects of ``s``."""
-        so = self.so
-        found: list[int] = []
-        if len(so):
-            lo, hi = self._base_range(so, s)
-            if lo < hi:
-                found = (so[lo:hi] & MASK).tolist()
-                if self.minus:
-                    minus, base = self.minus, s << 32
-                    found = [o for o in found if base | o not in minus]
-        extra = self.plus_s.get(s)
-        if extra:
-            found.extend(extra)
-        return found
+        return self._ends(self.so, self.plus_s, s, forward=True)
 
     def subjects(self, o: int) -> list[int]:
         """The subjects with object ``o``."""
-        os = self.os
+        return self._ends(self.os, self.plus_o, o, forward=False)
+
+    def _ends(
+        self, packed: IntArray, overlay: dict[int, set[int]], k: int, *, forward: bool
+    ) -> list[int]:
+        """The other ends of the pairs with ``k`` at one end: its objects (``forward``, from
+        ``so`` and ``plus_s``) or its subjects (from ``os`` and ``plus_o``)."""
         found: list[int] = []
-        if len(os):
-            lo, hi = self._base_range(os, o)
+        if len(packed):
+            lo, hi = self._base_range(packed, k)
             if lo < hi:
-                found = (os[lo:hi] & MASK).tolist()
+                found = (packed[lo:hi] & MASK).tolist()
                 if self.minus:
-                    minus = self.minus
-                    found = [s for s in found if (s << 32) | o not in minus]
-        extra = self.plus_o.get(o)
+                    minus, first = self.minus, k << 32
+                    if forward:
+                        found = [o for o in found if first | o not in minus]
+                    else:
+                        found = [s for s in found if (s << 32) | k not in minus]
+        extra = overlay.get(k)
         if extra:
             found.extend(extra)
         return found
@@ -250,13 +249,8 @@ class Segment:
         key = (s << 32) | o
         extra = self.plus_s.get(s)
         if extra is not None and o in extra:
-            extra.discard(o)
-            if not extra:
-                del self.plus_s[s]
-            back = self.plus_o[o]
-            back.discard(s)
-            if not back:
-                del self.plus_o[o]
+            discard(self.plus_s, s, o)
+            discard(self.plus_o, o, s)
             self.flags.pop(key, None)
             self.size -= 1
             return True

@@ -22,9 +22,20 @@ from typing import TypeVar
 
 from semps.ontology.budget import Meter
 
-__all__ = ["ancestors", "components", "depth"]
+__all__ = ["ancestors", "components", "depth", "discard"]
 
 N = TypeVar("N", bound=Hashable)
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V", bound=Hashable)
+
+
+def discard(index: dict[K, set[V]], key: K, value: V) -> None:
+    """Take ``value`` out of ``index[key]`` (present), dropping ``key`` once its set is
+    empty: an index of edges (or pairs) keeps no empty entries."""
+    found = index[key]
+    found.discard(value)
+    if not found:
+        del index[key]
 
 
 def components(edges: Mapping[N, Set[N]]) -> tuple[dict[N, int], list[list[N]]]:

@@ -29,7 +29,7 @@ from collections.abc import Hashable, Iterable, Mapping, Set
 from typing import Generic, TypeVar
 
 from semps.ontology.budget import Meter
-from semps.ontology.hierarchy import ancestors
+from semps.ontology.hierarchy import ancestors, discard
 
 __all__ = ["Reach"]
 
@@ -133,13 +133,8 @@ class Reach(Generic[N]):
         above = self.up.get(a)
         if above is None or b not in above:
             return
-        above.discard(b)
-        if not above:
-            del self.up[a]
-        lower = self.down[b]
-        lower.discard(a)
-        if not lower:
-            del self.down[b]
+        discard(self.up, a, b)
+        discard(self.down, b, a)
         affected = self._below(a)
         # Inside the affected part, edges as they are; an edge leaving it ends at a node
         # whose closure is unchanged: that node stands for its closure, as a leaf.

@@ -124,13 +124,13 @@ def test_a_full_disk_is_storage_full_and_changes_nothing(tmp_path: Path) -> None
 def test_graph_store_protocol_operations(tmp_path: Path) -> None:
     g = KnowledgeGraph.open(connect(tmp_path / DATABASE), ONTOLOGY)
     turtle = f"<{EX}s1> a <{EX}Sensor> ; <{EX}isPointOf> <{EX}ahu1> .".encode()
-    g.commit(gsp.put(g, turtle, "text/turtle"))
+    g.commit(gsp.load(g, turtle, "text/turtle", replace=True))
     body, media_type = gsp.get(g, "application/n-triples")
     assert media_type == "application/n-triples"
     assert body.count(b"\n") == 2
-    g.commit(gsp.post(g, f"<{EX}s2> a <{EX}Sensor> .".encode(), "text/turtle"))
+    g.commit(gsp.load(g, f"<{EX}s2> a <{EX}Sensor> .".encode(), "text/turtle"))
     assert g.view.contains((EX + "s2", RDF_TYPE, EX + "Point"))
-    g.commit(gsp.put(g, f"<{EX}s3> a <{EX}Sensor> .".encode(), "text/turtle"))
+    g.commit(gsp.load(g, f"<{EX}s3> a <{EX}Sensor> .".encode(), "text/turtle", replace=True))
     assert sorted(g.view.term_triples(asserted_only=True)) == [(EX + "s3", RDF_TYPE, EX + "Sensor")]
     g.commit(gsp.delete(g))
     assert len(g) == 0 and gsp.get(g)[0] == b""

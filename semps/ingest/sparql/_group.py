@@ -1,7 +1,8 @@
-"""The group graph pattern grammar (the ``{ ... }`` of a WHERE clause) as a parser mixin.
+"""The group graph pattern grammar (the ``{ ... }`` of a WHERE clause), on the grammars of
+the triples (:mod:`._triples`) and the expressions (:mod:`._expressions`) it holds.
 
-It reads triples (with property paths and variable predicates), nested groups, UNION,
-OPTIONAL, MINUS, FILTER (with EXISTS / NOT EXISTS), BIND and VALUES, and builds the SPARQL
+It reads triples blocks, nested groups, UNION, OPTIONAL, MINUS, FILTER (with EXISTS / NOT
+EXISTS), BIND and VALUES, and builds the SPARQL
 algebra (:mod:`.algebra`) as SPARQL 1.1 section 18.2.2 translates a group: the elements
 joined left to right, OPTIONAL as a LeftJoin carrying its group's FILTERs, MINUS and BIND
 applied to what precedes them, the group's FILTERs over the whole group.
@@ -12,20 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from semps.errors import SubscriptionLimitExceeded, SubscriptionSyntaxError, UnsupportedQueryError
+from semps.errors import SubscriptionLimitExceeded
 from semps.ingest.sparql import algebra as alg
+from semps.ingest.sparql._expressions import ExpressionParser
 from semps.ingest.sparql._lexer import Token
+from semps.ingest.sparql._triples import ELEMENTS, TriplesParser
 from semps.ingest.sparql.filters import Expression
-from semps.ingest.sparql.model import PatternTerm, TriplePattern, Var
-from semps.limits import Limits
-from semps.terms import RDF_TYPE, Literal
+from semps.ingest.sparql.model import TriplePattern, Var
 
 _REFUSED = {"GRAPH": "GRAPH", "SERVICE": "SERVICE"}
-_MODIFIERS = {"*": "star", "+": "plus", "?": "opt"}
-#: Operators that continue a property path after an IRI.
-_PATH_OPS = frozenset(("/", "|", *_MODIFIERS))
-#: Words that start a group element other than triples (a '.' before them is optional).
-_ELEMENTS = {"OPTIONAL", "MINUS", "FILTER", "BIND", "VALUES", "GRAPH", "SERVICE"}
 
 
 def join(left: alg.Node | None, right: alg.Node) -> alg.Node:
@@ -58,61 +54,13 @@ def basic_graph_pattern(
     return triples, filters  # type: ignore[return-value]
 
 
-class GroupParser:
+class GroupParser(TriplesParser, ExpressionParser):
     """What :class:`~semps.ingest.sparql.parser._Parser` parses between braces."""
 
-    tokens: list[Token]
-    i: int
-    #: The current token, ``tokens[i]`` (an attribute: it is read a hundred times a query).
-    tok: Token
-    depth: int
-    limits: Limits
-    block: list[TriplePattern | alg.PathPattern]
     selected: list[tuple[str, Any]]
     #: Per expression being read, the EXISTS patterns found inside it (innermost last).
     exists_stack: list[list[tuple[str, alg.Exists]]]
-    pattern_count: int
     element_count: int
-    constructs: dict[str, None]
-    bgp_serial: int
-
-    # -- provided by the parser ------------------------------------------------------------
-
-    def peek(self, offset: int = 1) -> Token:
-        raise NotImplementedError
-
-    def advance(self) -> Token:
-        raise NotImplementedError
-
-    def error(self, message: str, tok: Token | None = None) -> SubscriptionSyntaxError:
-        raise NotImplementedError
-
-    def unsupported(self, construct: str, tok: Token | None = None) -> UnsupportedQueryError:
-        raise NotImplementedError
-
-    def enter(self) -> None:
-        raise NotImplementedError
-
-    def expect_op(self, text: str) -> Token:
-        raise NotImplementedError
-
-    def term(self, position: str) -> PatternTerm:
-        raise NotImplementedError
-
-    def iri(self, tok: Token) -> str:
-        raise NotImplementedError
-
-    def literal(self) -> Literal | None:
-        raise NotImplementedError
-
-    def fresh_blank(self) -> Var:
-        raise NotImplementedError
-
-    def constraint(self) -> Any:
-        raise NotImplementedError
-
-    def expression(self) -> Any:
-        raise NotImplementedError
 
     # -- groups ----------------------------------------------------------------------------
 
@@ -138,7 +86,7 @@ class GroupParser:
             if word == "FILTER":
                 self.advance()
                 filters.append(self.filter_constraint())
-            elif tok.is_op("{") or word in _ELEMENTS:
+            elif tok.is_op("{") or word in ELEMENTS:
                 node = self.group_element(self.flush(node), word)
                 self.bgp_serial += 1  # the triples after it form another pattern
             else:
@@ -148,7 +96,7 @@ class GroupParser:
                     self.advance()
                 elif not (
                     (nxt.kind == "OP" and nxt.text in ("{", "}"))
-                    or (nxt.kind == "NAME" and nxt.text.upper() in _ELEMENTS)
+                    or (nxt.kind == "NAME" and nxt.text.upper() in ELEMENTS)
                 ):
                     raise self.error(f"expected '.' or '}}' but found {nxt.describe()}")
                 continue
@@ -196,12 +144,10 @@ class GroupParser:
         ``max_patterns``, so the tree's depth is bounded as its patterns are."""
         self.element_count += 1
         if self.element_count > self.limits.max_patterns:
-            limit = self.limits.max_patterns
-            msg = (
-                f"the subscription has more than the limit of {limit} group elements "
-                "(OPTIONAL, UNION, MINUS, BIND, VALUES, nested groups; max_patterns)"
+            what = (
+                "group elements (OPTIONAL, UNION, MINUS, BIND, VALUES, nested groups; max_patterns)"
             )
-            raise SubscriptionLimitExceeded(msg, line=self.tok.line, column=self.tok.column)
+            raise self.too_many(self.limits.max_patterns, what)
 
     def construct(self, name: str) -> None:
         """Note a construct beyond basic graph patterns (and step over its keyword)."""
@@ -392,184 +338,3 @@ class GroupParser:
                 raise self.error(f"SELECT (... AS ?{name}): ?{name} is already in scope", tok)
             where = alg.Extend(where, name, expr)
         return where
-
-    # -- triples ---------------------------------------------------------------------------
-
-    def emit(self, pattern: TriplePattern | alg.PathPattern, tok: Token) -> None:
-        if self.pattern_count >= self.limits.max_patterns:
-            limit = self.limits.max_patterns
-            msg = (
-                f"the subscription has more than the limit of {limit} triple patterns "
-                "(max_patterns)"
-            )
-            raise SubscriptionLimitExceeded(msg, line=tok.line, column=tok.column)
-        self.pattern_count += 1
-        self.block.append(pattern)
-
-    def triples_same_subject(self) -> None:
-        # "[ :p :o ]" and a non-empty "( ... )" may stand alone; "[]" and "()" may not.
-        if self.tok.kind != "OP":  # a variable, an IRI or a literal (the common case)
-            self.property_list(self.term(position="subject"))
-            return
-        if self.tok.is_op("[") and not self.peek().is_op("]"):
-            subject = self.blank_node_property_list()
-            if self.tok.is_op(".") or self.tok.is_op("}"):
-                return
-        else:
-            collection = self.tok.is_op("(") and not self.peek().is_op(")")
-            subject = self.term(position="subject")
-            if collection and (self.tok.is_op(".") or self.tok.is_op("}")):
-                return
-        self.property_list(subject)
-
-    def property_list(self, subject: PatternTerm) -> None:
-        while True:
-            verb = self.verb()
-            while True:
-                tok = self.tok
-                obj = self.blank_node_property_list() if tok.is_op("[") else self.term("object")
-                self.add_triple(subject, verb, obj, tok)
-                if not self.tok.is_op(","):
-                    break
-                self.advance()
-            if self.tok.text != ";" or self.tok.kind != "OP":
-                return
-            while self.tok.is_op(";"):
-                self.advance()
-            if self.tok.is_op(".") or self.tok.is_op("}") or self.tok.is_op("]"):
-                return
-            if self.tok.is_keyword(*_ELEMENTS) or self.tok.is_op("{"):
-                return
-
-    def add_triple(self, s: PatternTerm, verb: Var | alg.Path, o: PatternTerm, tok: Token) -> None:
-        """A triple pattern; a path of links and inverse links in sequence becomes triple
-        patterns joined by fresh blank variables (SPARQL 1.1 section 18.2.2.4)."""
-        if isinstance(verb, Var):
-            self.emit(TriplePattern(s, verb, o), tok)
-            return
-        if verb[0] == "link":  # one IRI (the common case)
-            self.emit(TriplePattern(s, verb[1], o), tok)
-            return
-        steps = _simple_steps(verb)
-        if steps is None:
-            self.constructs.setdefault("property path")
-            self.emit(alg.PathPattern(s, verb, o), tok)
-            return
-        if len(steps) > 1 or steps[0][1]:
-            self.constructs.setdefault("property path")
-        ends = [s, *(self.fresh_blank() for _ in steps[1:]), o]
-        for k, (iri, inverse) in enumerate(steps):
-            a, b = ends[k], ends[k + 1]
-            self.emit(TriplePattern(b, iri, a) if inverse else TriplePattern(a, iri, b), tok)
-
-    def verb(self) -> Var | alg.Path:
-        tok = self.tok
-        if tok.kind == "VAR":
-            self.advance()
-            self.constructs.setdefault("variable predicate")
-            return Var(tok.text[1:])
-        if tok.kind in ("IRIREF", "PNAME", "OP") or (tok.kind == "NAME" and tok.text == "a"):
-            nxt = self.peek()
-            if tok.kind != "OP" and (nxt.kind != "OP" or nxt.text not in _PATH_OPS):
-                return ("link", self.path_iri())  # one IRI: what path() reads, sooner
-            if tok.kind == "OP" and tok.text not in ("^", "!", "("):
-                raise self.error(f"expected a predicate but found {tok.describe()}")
-            return self.path()
-        raise self.error(f"expected a predicate but found {tok.describe()}")
-
-    def blank_node_property_list(self) -> PatternTerm:
-        self.expect_op("[")
-        self.enter()
-        node = self.fresh_blank()
-        if not self.tok.is_op("]"):
-            self.property_list(node)
-        self.expect_op("]")
-        self.depth -= 1
-        return node
-
-    # -- property paths --------------------------------------------------------------------
-
-    def path(self) -> alg.Path:
-        """``seq | seq | ...``."""
-        return self.path_list("|", self.path_sequence, "alt")
-
-    def path_sequence(self) -> alg.Path:
-        """``element / element / ...``."""
-        return self.path_list("/", self.path_element, "seq")
-
-    def path_list(self, op: str, item: Callable[[], alg.Path], tag: str) -> alg.Path:
-        """One ``item``, or several separated by ``op`` as a ``(tag, items)`` path."""
-        items = [item()]
-        while self.tok.is_op(op):
-            self.advance()
-            items.append(item())
-        return items[0] if len(items) == 1 else (tag, tuple(items))
-
-    def path_element(self) -> alg.Path:
-        inverse = self.tok.is_op("^")
-        if inverse:
-            self.advance()
-        path = self.path_primary()
-        tok = self.tok
-        if tok.kind == "OP" and tok.text in _MODIFIERS:
-            self.advance()
-            path = (_MODIFIERS[tok.text], path)
-        return ("inv", path) if inverse else path
-
-    def path_primary(self) -> alg.Path:
-        tok = self.tok
-        if tok.is_op("("):
-            self.advance()
-            self.enter()
-            path = self.path()
-            self.expect_op(")")
-            self.depth -= 1
-            return path
-        if tok.is_op("!"):
-            self.advance()
-            return self.negated_set()
-        return ("link", self.path_iri())
-
-    def path_iri(self) -> str:
-        tok = self.tok
-        if tok.kind == "NAME" and tok.text == "a":
-            self.advance()
-            return RDF_TYPE
-        if tok.kind in ("IRIREF", "PNAME"):
-            return self.iri(self.advance())
-        raise self.error(f"expected a property path but found {tok.describe()}")
-
-    def negated_set(self) -> alg.Path:
-        """``!iri``, ``!^iri`` or ``!( iri | ^iri | ... )``."""
-        forward: list[str] = []
-        inverse: list[str] = []
-        bracketed = self.tok.is_op("(")
-        if bracketed:
-            self.advance()
-        while not (bracketed and self.tok.is_op(")")):
-            if self.tok.is_op("^"):
-                self.advance()
-                inverse.append(self.path_iri())
-            else:
-                forward.append(self.path_iri())
-            if not bracketed or not self.tok.is_op("|"):
-                break
-            self.advance()
-        if bracketed:
-            self.expect_op(")")
-        return ("nps", tuple(sorted(set(forward))), tuple(sorted(set(inverse))))
-
-
-def _simple_steps(path: alg.Path) -> list[tuple[str, bool]] | None:
-    """A path of links and inverse links in sequence as ``(iri, inverse)`` steps, or
-    ``None`` when it needs path evaluation."""
-    items = path[1] if path[0] == "seq" else (path,)
-    steps = []
-    for item in items:
-        if item[0] == "link":
-            steps.append((item[1], False))
-        elif item[0] == "inv" and item[1][0] == "link":
-            steps.append((item[1][1], True))
-        else:
-            return None
-    return steps

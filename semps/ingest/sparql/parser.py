@@ -3,83 +3,28 @@
 Fast enough to register tens of thousands of subscriptions a second (rdflib's parser takes
 ~11 ms each), and strict: anything outside the fragment is refused with an
 :class:`~semps.errors.UnsupportedQueryError` naming the construct.
+
+The query's frame (prologue, SELECT or ASK, modifiers) is read here; the grammar within is
+built up in layers, each a class on the one below: the token cursor and its errors
+(:mod:`._cursor`), terms (:mod:`._terms`), then triples with property paths
+(:mod:`._triples`) and expressions (:mod:`._expressions`), then groups (:mod:`._group`).
 """
 
 from __future__ import annotations
 
-import difflib
-import re
-import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
-from urllib.parse import urljoin
 
-from semps.errors import SubscriptionLimitExceeded, SubscriptionSyntaxError, UnsupportedQueryError
+from semps.errors import SubscriptionLimitExceeded, SubscriptionSyntaxError
 from semps.ingest.sparql._group import GroupParser, basic_graph_pattern, join
 from semps.ingest.sparql._lexer import Token, tokenize
-from semps.ingest.sparql._regex import RegexError, RegexRefused, compile_regex
 from semps.ingest.sparql._shapes import Shapes
-from semps.ingest.sparql.filters import ANY, ARITY, CASTS, Expression
-from semps.ingest.sparql.model import PatternTerm, Query, TriplePattern, Var
+from semps.ingest.sparql.filters import Expression
+from semps.ingest.sparql.model import Query, TriplePattern
 from semps.limits import DEFAULT_LIMITS, Limits
-from semps.terms import RDF, XSD, Literal
-
-_UNSUPPORTED_KEYWORDS = {
-    "GRAPH": "GRAPH",
-    "SERVICE": "SERVICE",
-    "FROM": "FROM",
-    "CONSTRUCT": "CONSTRUCT",
-    "DESCRIBE": "DESCRIBE",
-    "GROUP": "GROUP BY",
-    "HAVING": "HAVING",
-    "LIMIT": "LIMIT",
-    "OFFSET": "OFFSET",
-    "EXISTS": "EXISTS inside an expression",
-    "INSERT": "SPARQL Update",
-    "DELETE": "SPARQL Update",
-    "LOAD": "SPARQL Update",
-    "CLEAR": "SPARQL Update",
-    "DROP": "SPARQL Update",
-    "CREATE": "SPARQL Update",
-}
-_AGGREGATES = {"COUNT", "SUM", "MIN", "MAX", "AVG", "SAMPLE", "GROUP_CONCAT"}
-#: The words of the grammar, offered for a misspelt one ("FILTR": did you mean FILTER?).
-_GRAMMAR_WORDS = frozenset(
-    {"SELECT", "ASK", "WHERE", "PREFIX", "BASE", "FILTER", "OPTIONAL", "UNION", "MINUS"}
-    | {"BIND", "VALUES", "AS", "DISTINCT", "REDUCED", "ORDER", "BY", "ASC", "DESC", "NOT"}
-    | {"EXISTS", "IN", "UNDEF", *_UNSUPPORTED_KEYWORDS}
-)
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """`` (did you mean FILTER?)`` for a word close to one of ``choices`` (upper case)
-    but none of them; else the empty string.
-
-    Example:
-        >>> did_you_mean("FILTR", _GRAMMAR_WORDS), did_you_mean("filter", _GRAMMAR_WORDS)
-        (' (did you mean FILTER?)', '')
-    """
-    upper = word.upper()
-    if upper in choices:
-        return ""
-    close = difflib.get_close_matches(upper, choices, n=1, cutoff=0.8)
-    return f" (did you mean {close[0]}?)" if close else ""
-
-
-_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-#: An absolute IRI starts with its scheme.
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:").match
-_LOCAL_ESCAPE = re.compile(r"\\(.)").sub
-_ESCAPE_RE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.S)
-#: Operators that make an arithmetic expression of an operand.
-_ARITHMETIC = frozenset("+-*/")
-_NUMERIC_TYPES = {
-    k: sys.intern(XSD + t)
-    for k, t in [("INTEGER", "integer"), ("DECIMAL", "decimal"), ("DOUBLE", "double")]
-}
-
+from semps.terms import RDF
 
 #: The memo :func:`parse_memo` opened in this context, with the limits it holds parses under.
 _MEMO: ContextVar[tuple[dict[str, Query], Limits] | None] = ContextVar("_MEMO", default=None)
@@ -232,57 +177,6 @@ class _Parser(GroupParser):
         self.constructs = {}
         self.selected: list[tuple[str, Any]] = []
 
-    # -- token helpers ---------------------------------------------------------------------
-
-    def peek(self, offset: int = 1) -> Token:
-        return self.tokens[min(self.i + offset, len(self.tokens) - 1)]
-
-    def advance(self) -> Token:
-        tok = self.tok
-        if tok.kind != "EOF":
-            self.i += 1
-            self.tok = self.tokens[self.i]
-        return tok
-
-    def error(self, message: str, tok: Token | None = None) -> SubscriptionSyntaxError:
-        """The error at ``tok`` (default: the current token); a word there close to one of
-        the grammar's is offered in its place."""
-        tok = tok or self.tok
-        if tok.kind == "NAME":
-            message += did_you_mean(tok.text, _GRAMMAR_WORDS)
-        return SubscriptionSyntaxError(message, line=tok.line, column=tok.column)
-
-    def unsupported(
-        self, construct: str, tok: Token | None = None, hint: str = ""
-    ) -> UnsupportedQueryError:
-        tok = tok or self.tok
-        msg = f"{construct} is not supported in subscriptions{hint}"
-        return UnsupportedQueryError(msg, construct=construct, line=tok.line, column=tok.column)
-
-    def enter(self) -> None:
-        """One level deeper (a parenthesis, a unary operator, a blank-node bracket)."""
-        self.depth += 1
-        if self.depth > self.limits.max_query_depth:
-            limit = self.limits.max_query_depth
-            msg = (
-                f"the subscription nests deeper than the limit of {limit} levels (max_query_depth)"
-            )
-            raise SubscriptionLimitExceeded(msg, line=self.tok.line, column=self.tok.column)
-
-    def expect_op(self, text: str) -> Token:
-        if not self.tok.is_op(text):
-            raise self.error(f"expected {text!r} but found {self.tok.describe()}")
-        return self.advance()
-
-    def check_unsupported(self) -> None:
-        tok = self.tok
-        if tok.kind == "NAME":
-            word = tok.text.upper()
-            if word == "NOT" and self.peek().is_keyword("EXISTS"):
-                raise self.unsupported("NOT EXISTS inside an expression")
-            if word in _UNSUPPORTED_KEYWORDS:
-                raise self.unsupported(_UNSUPPORTED_KEYWORDS[word])
-
     # -- query -----------------------------------------------------------------------------
 
     def query(self) -> Query:
@@ -350,12 +244,6 @@ class _Parser(GroupParser):
             else:
                 return
 
-    def advance_kind(self, kind: str) -> Token:
-        if self.tok.kind != kind:
-            what = {"IRIREF": "an IRI", "PNAME": "a prefix name", "VAR": "a variable"}[kind]
-            raise self.error(f"expected {what} but found {self.tok.describe()}")
-        return self.advance()
-
     def select_clause(self) -> tuple[bool, tuple[str, ...] | None]:
         distinct = False
         if self.tok.is_keyword("DISTINCT", "REDUCED"):
@@ -406,324 +294,6 @@ class _Parser(GroupParser):
             if not count:
                 raise self.error(f"expected an ORDER BY condition but found {self.tok.describe()}")
         self.check_unsupported()
-
-    def bracketed(self) -> Any:
-        self.expect_op("(")
-        expr = self.expression()
-        self.expect_op(")")
-        return expr
-
-    # -- graph patterns --------------------------------------------------------------------
-
-    def fresh_blank(self) -> Var:
-        self.blank += 1
-        return Var(f"_#{self.blank}")  # '#' is in no blank node label: no clash with _:b1
-
-    def collection(self) -> PatternTerm:
-        """``( item ... )``: an RDF list, as ``rdf:first`` / ``rdf:rest`` triple patterns
-        over fresh blank nodes; its head (``rdf:nil`` when empty)."""
-        start = self.expect_op("(")
-        self.enter()
-        items: list[PatternTerm] = []
-        while not self.tok.is_op(")"):
-            if self.tok.is_op("[") and not self.peek().is_op("]"):
-                items.append(self.blank_node_property_list())
-            else:
-                items.append(self.term("list item"))
-        self.advance()
-        self.depth -= 1
-        if not items:
-            return RDF + "nil"
-        nodes = [self.fresh_blank() for _ in items]
-        for k, item in enumerate(items):
-            rest = nodes[k + 1] if k + 1 < len(items) else RDF + "nil"
-            self.emit(TriplePattern(nodes[k], RDF + "first", item), start)
-            self.emit(TriplePattern(nodes[k], RDF + "rest", rest), start)
-        return nodes[0]
-
-    def term(self, position: str) -> PatternTerm:
-        tok = self.tok
-        if tok.kind == "VAR":
-            self.advance()
-            return Var(sys.intern(tok.text[1:]))
-        if tok.kind in ("IRIREF", "PNAME"):
-            return self.iri(self.advance())
-        if tok.kind == "BNODE":
-            self.advance()
-            if self.bnode_scope.setdefault(tok.text, self.bgp_serial) != self.bgp_serial:
-                msg = f"the blank node label {tok.text} is used in two basic graph patterns"
-                raise self.error(msg, tok)
-            label = self.bnode_labels.setdefault(tok.text, f"_{tok.text[2:]}")
-            return Var(label)
-        if tok.is_op("[") and self.peek().is_op("]"):
-            self.advance()
-            self.advance()
-            return self.fresh_blank()
-        if tok.is_op("("):
-            return self.collection()
-        literal = self.literal()
-        if literal is None:
-            raise self.error(f"expected a {position} but found {tok.describe()}")
-        return literal
-
-    def literal(self) -> Literal | None:
-        tok = self.tok
-        if tok.kind in ("STRING", "STRING_LONG"):
-            self.advance()
-            quote = 3 if tok.kind == "STRING_LONG" else 1
-            try:
-                text = _unescape(tok.text[quote:-quote])
-            except ValueError as exc:
-                raise self.error(f"bad escape sequence \\{exc} in a string", tok) from None
-            if self.tok.kind == "LANGTAG":
-                return Literal(text, lang=self.advance().text[1:])
-            if self.tok.is_op("^^"):
-                self.advance()
-                if self.tok.kind not in ("IRIREF", "PNAME"):
-                    raise self.error(f"expected a datatype IRI but found {self.tok.describe()}")
-                return Literal(text, self.iri(self.advance()))
-            return Literal(text)
-        sign = ""
-        if (
-            tok.kind == "OP"
-            and tok.text in "+-"
-            and self.peek().kind in ("INTEGER", "DECIMAL", "DOUBLE")
-        ):
-            sign = tok.text  # kept: "+5" is another RDF term than "5"
-            self.advance()
-            tok = self.tok
-        if tok.kind in _NUMERIC_TYPES:
-            self.advance()
-            return Literal(sign + tok.text, _NUMERIC_TYPES[tok.kind])
-        if tok.kind == "NAME" and tok.text.lower() in ("true", "false"):  # keywords: any case
-            self.advance()
-            return Literal(tok.text.lower(), XSD + "boolean")
-        return None
-
-    def iri(self, tok: Token) -> str:
-        """An IRI, interned: an index of many subscriptions holds each IRI once."""
-        if tok.kind == "IRIREF":
-            return self.iriref(tok)
-        prefix, _, local = tok.text.partition(":")
-        if prefix not in self.prefixes:
-            raise self.error(f"unknown prefix {prefix!r}", tok)
-        if "\\" in local:
-            local = _LOCAL_ESCAPE(r"\1", local)
-        return sys.intern(self.prefixes[prefix] + local)
-
-    def iriref(self, tok: Token) -> str:
-        iri = tok.text[1:-1]
-        if self.base and not _SCHEME(iri):
-            return sys.intern(_resolve(self.base, iri))
-        if not _SCHEME(iri):
-            raise self.error(f"relative IRI <{iri}> without a BASE", tok)
-        return sys.intern(iri)
-
-    # -- expressions -----------------------------------------------------------------------
-
-    def constraint(self) -> Any:
-        if self.tok.is_op("("):
-            return self.bracketed()
-        if self.tok.kind in ("NAME", "IRIREF", "PNAME"):
-            return self.primary()
-        raise self.error(
-            f"expected '(' or a function call after FILTER but found {self.tok.describe()}"
-        )
-
-    def expression(self) -> Any:
-        # Operator chains become one n-ary node (no AST depth proportional to their length).
-        self.enter()
-        operands = [self.conjunction()]
-        while self.tok.is_op("||"):
-            self.advance()
-            operands.append(self.conjunction())
-        self.depth -= 1
-        return operands[0] if len(operands) == 1 else ("or", operands)
-
-    def conjunction(self) -> Any:
-        operands = [self.relational()]
-        while self.tok.is_op("&&"):
-            self.advance()
-            operands.append(self.relational())
-        return operands[0] if len(operands) == 1 else ("and", operands)
-
-    def relational(self) -> Any:
-        left = self.additive()
-        tok = self.tok
-        if tok.kind == "OP" and tok.text in ("=", "!=", "<", ">", "<=", ">="):
-            self.advance()
-            return ("cmp", tok.text, left, self.additive())
-        negated = False
-        if tok.is_keyword("NOT") and self.peek().is_keyword("IN"):
-            self.advance()
-            negated = True
-        if self.tok.is_keyword("IN"):
-            self.advance()
-            return ("in", negated, left, self.expression_list())
-        return left
-
-    def expression_list(self) -> list[Any]:
-        self.expect_op("(")
-        items: list[Any] = []
-        while not self.tok.is_op(")"):
-            items.append(self.expression())
-            if not self.tok.is_op(","):
-                break
-            self.advance()
-        self.expect_op(")")
-        return items
-
-    def additive(self) -> Any:
-        tok = self.tok
-        if tok.kind == "VAR" or tok.kind in _NUMERIC_TYPES:  # a lone operand (the common case)
-            nxt = self.peek()
-            if nxt.kind != "OP" or nxt.text not in _ARITHMETIC:
-                return self.primary()  # what the chain below would reach
-        return self.arithmetic(("+", "-"), self.multiplicative)
-
-    def multiplicative(self) -> Any:
-        return self.arithmetic(("*", "/"), self.unary)
-
-    def arithmetic(self, ops: tuple[str, ...], operand: Callable[[], Any]) -> Any:
-        """``operand (op operand)*`` with ``ops`` of one precedence, left to right."""
-        left = operand()
-        rest: list[list[Any]] = []
-        while self.tok.kind == "OP" and self.tok.text in ops:
-            op = self.advance().text
-            rest.append([op, operand()])
-        return ("arith", left, rest) if rest else left
-
-    def unary(self) -> Any:
-        tok = self.tok
-        if tok.is_op("!"):
-            self.advance()
-            self.enter()
-            inner = ("not", self.unary())
-            self.depth -= 1
-            return inner
-        if (
-            tok.kind == "OP"
-            and tok.text in "+-"
-            and self.peek().kind not in ("INTEGER", "DECIMAL", "DOUBLE")
-        ):
-            self.advance()
-            self.enter()
-            inner = ("neg" if tok.text == "-" else "pos", self.unary())
-            self.depth -= 1
-            return inner
-        return self.primary()
-
-    def primary(self) -> Any:
-        tok = self.tok
-        if tok.is_op("("):
-            return self.bracketed()
-        if tok.kind == "VAR":
-            self.advance()
-            return ("var", tok.text[1:])
-        if tok.kind in ("IRIREF", "PNAME"):
-            iri = self.iri(self.advance())
-            if self.tok.is_op("("):
-                return self.function_call(iri, tok)
-            return ("term", iri)
-        if tok.kind == "NAME" and tok.text.lower() not in ("true", "false"):
-            return self.builtin()
-        literal = self.literal()
-        if literal is None:
-            self.check_unsupported()
-            raise self.error(f"expected an expression but found {tok.describe()}")
-        return ("term", literal)
-
-    def builtin(self) -> Any:
-        tok = self.advance()
-        name = tok.text.upper()
-        if name == "NOT" and self.tok.is_keyword("EXISTS"):
-            self.advance()
-            return self.exists_in_expression(negated=True)
-        if name == "EXISTS":
-            return self.exists_in_expression(negated=False)
-        if name in _AGGREGATES:
-            raise self.unsupported("aggregate", tok)
-        if name not in ARITY:
-            if name in _UNSUPPORTED_KEYWORDS:
-                raise self.unsupported(_UNSUPPORTED_KEYWORDS[name], tok)
-            hint = did_you_mean(name, ARITY)
-            raise self.unsupported(f"the function {tok.text.upper()}()", tok, hint)
-        args = self.expression_list()
-        low, high = ARITY[name]
-        if not low <= len(args) <= high:
-            raise self.error(
-                f"{name}() takes {_arity(low, high)} arguments, not {len(args)}",
-                tok,
-            )
-        if name == "BOUND" and args[0][0] != "var":
-            raise self.error("BOUND() takes a variable", tok)
-        if name == "REGEX":
-            self.check_regex(args[1:], tok)
-        elif name == "REPLACE":
-            self.check_regex([args[1], *args[3:]], tok)
-        elif name in ("IRI", "URI"):  # resolved against the query's base when evaluated
-            args.append(("term", Literal(self.base or "")))
-        return ("call", name, args)
-
-    def check_regex(self, args: list[Any], tok: Token) -> None:
-        """A constant pattern (``args``: the pattern and the flags, if any) is compiled now:
-        what RE2 cannot run is refused here, not found false at every event."""
-        constant = [a[1] for a in args if a[0] == "term" and type(a[1]) is Literal]
-        if len(constant) != len(args):
-            return  # a variable pattern or flags: checked when evaluated (an error is false)
-        pattern, flags = constant[0].lexical, constant[1].lexical if len(constant) > 1 else ""
-        try:
-            compile_regex(pattern, flags)
-        except RegexRefused as exc:
-            raise self.unsupported_regex(exc, tok) from None
-        except RegexError as exc:
-            raise self.error(str(exc), tok) from None
-
-    def unsupported_regex(self, exc: RegexRefused, tok: Token) -> UnsupportedQueryError:
-        msg = f"{exc} (REGEX runs on RE2, in time linear in the text)"
-        return UnsupportedQueryError(msg, construct=exc.construct, line=tok.line, column=tok.column)
-
-    def function_call(self, iri: str, tok: Token) -> Any:
-        if iri not in CASTS:
-            raise self.unsupported(f"the function <{iri}>", tok)
-        args = self.expression_list()
-        if len(args) != 1:
-            raise self.error(f"a cast takes one argument, not {len(args)}", tok)
-        return ("call", iri, args)
-
-
-def _resolve(base: str, reference: str) -> str:
-    """RFC 3986 resolution (``urljoin`` drops an empty fragment: ``<#>`` against
-    ``http://ex/x/`` must be ``http://ex/x/#``)."""
-    if reference.startswith("#"):
-        return base.partition("#")[0] + reference
-    if reference == "":
-        return base.partition("#")[0]
-    return urljoin(base, reference)
-
-
-def _arity(low: int, high: int) -> str:
-    if high == ANY:
-        return f"at least {low}"
-    return str(low) if low == high else f"{low} to {high}"
-
-
-def _unescape(text: str) -> str:
-    if "\\" not in text:
-        return text
-
-    def sub(m: re.Match[str]) -> str:
-        code = m.group(1)
-        if code[0] in "uU" and len(code) > 1:  # (the lexer replaced them already)
-            point = int(code[1:], 16)
-            if 0xD800 <= point <= 0xDFFF or point > 0x10FFFF:
-                raise ValueError(code)
-            return chr(point)
-        if code in _ESCAPES:
-            return _ESCAPES[code]
-        raise ValueError(code)
-
-    return _ESCAPE_RE.sub(sub, text)
 
 
 __all__ = ["RDF", "order_by_at", "parse_memo", "parse_query"]

@@ -298,10 +298,7 @@ class _UpdateParser(_Parser):
             return
         self.template_triples += 1
         if self.template_triples > self.limits.max_update_triples:
-            limit = self.limits.max_update_triples
-            msg = (
-                f"the update has more than the limit of {limit} triples in its DATA blocks "
-                "and templates (max_update_triples)"
-            )
-            raise SubscriptionLimitExceeded(msg, line=tok.line, column=tok.column)
+            # "the subscription" reads "the update" once _as_update_errors translates it
+            what = "triples in its DATA blocks and templates (max_update_triples)"
+            raise self.too_many(self.limits.max_update_triples, what, tok)
         self.block.append(pattern)
