@@ -196,7 +196,7 @@ class WorkerPool:
         if forking and index is not None:
             warm()  # the children inherit the compiled kernels
             index.id_ranks()  # and the id order output lines are written in
-            index.family_tables()  # and the families as arrays
+            index.families.tables()  # and the families as arrays
             source = index
         self.forked = forking
         self._sent: list[Expansion | None] = [None] * n
