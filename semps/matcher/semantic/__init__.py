@@ -21,6 +21,6 @@
 """
 
 from semps.matcher.semantic.matcher import SemanticMatcher
-from semps.matcher.semantic.verdicts import match_parts
+from semps.matcher.semantic.verdicts import as_matches, verdicts_of
 
-__all__ = ["SemanticMatcher", "match_parts"]
+__all__ = ["SemanticMatcher", "as_matches", "verdicts_of"]
