@@ -22,9 +22,39 @@ from semps.matcher.semantic.compiled import NPNKey, Pattern
 from semps.matcher.semantic.pairs import EventPairs
 from semps.terms import RDF_TYPE
 
-__all__ = ["HMNPN", "SC", "HMProp", "anchor_of", "hit_containers"]
+__all__ = ["HMNPN", "SC", "HMProp", "SlotList", "anchor_of", "hit_containers"]
 
 IntArray = npt.NDArray[np.int64]
+
+
+class SlotList:
+    """Slots in the order they came (with multiplicity), and as a NumPy array made when
+    first asked for after a change."""
+
+    __slots__ = ("items", "cached")
+
+    def __init__(self) -> None:
+        self.items: list[int] = []
+        #: The array while it is current (``None`` after a change): the same object until
+        #: the next change, so what was built from it can tell it is still current.
+        self.cached: IntArray | None = None
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def add(self, slot: int) -> None:
+        self.items.append(slot)
+        self.cached = None
+
+    def discard(self, slot: int) -> None:
+        self.items.remove(slot)
+        self.cached = None
+
+    def array(self) -> IntArray:
+        """The slots as a NumPy array."""
+        if self.cached is None:
+            self.cached = np.asarray(self.items, dtype=np.int64)
+        return self.cached
 
 
 @dataclass(slots=True, eq=False)
@@ -34,42 +64,12 @@ class SC:
     slots of those for which it is the anchor (their most selective pattern)."""
 
     cid: int = 0  # the container's number (0 is never a container: see SubscriptionIndex)
-    slots: list[int] = field(default_factory=list)
-    _array: IntArray | None = None
-    anchored: list[int] = field(default_factory=list)
-    _anchored_array: IntArray | None = None
+    slots: SlotList = field(default_factory=SlotList)
+    anchored: SlotList = field(default_factory=SlotList)
     #: The anchored slots' rows for the counter filter's compiled pass (built by the index:
-    #: ``SubscriptionIndex._rows``): read in sequence, not gathered slot by slot.
+    #: ``SubscriptionIndex._build_rows``): read in sequence, not gathered slot by slot.
     rows: npt.NDArray[np.int32] | None = None
     rows_of: IntArray | None = None  # the anchored array the rows were built from
-
-    def array(self) -> IntArray:
-        """The slots as a cached NumPy array."""
-        if self._array is None:
-            self._array = np.asarray(self.slots, dtype=np.int64)
-        return self._array
-
-    def anchored_array(self) -> IntArray:
-        """The anchored slots as a cached NumPy array."""
-        if self._anchored_array is None:
-            self._anchored_array = np.asarray(self.anchored, dtype=np.int64)
-        return self._anchored_array
-
-    def anchor(self, slot: int) -> None:
-        self.anchored.append(slot)
-        self._anchored_array = None
-
-    def unanchor(self, slot: int) -> None:
-        self.anchored.remove(slot)
-        self._anchored_array = None
-
-    def add(self, slot: int) -> None:
-        self.slots.append(slot)
-        self._array = None
-
-    def discard(self, slot: int) -> None:
-        self.slots.remove(slot)
-        self._array = None
 
 
 _ANY: NPNKey = (STAR, STAR)

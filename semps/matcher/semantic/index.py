@@ -152,16 +152,16 @@ class SubscriptionIndex:
             container = hm_npn.get(pattern.key)
             if container is None:
                 container = hm_npn[pattern.key] = SC(self._new_cid())
-            container.add(slot)
+            container.slots.add(slot)
             containers.append(container)
         self.containers_at[slot] = tuple(containers)
         if len(containers) == 1:
             if anchor:
-                containers[0].anchor(slot)
+                containers[0].anchored.add(slot)
             return
         at = anchor_of(patterns)
         if anchor:
-            containers[at].anchor(slot)
+            containers[at].anchored.add(slot)
         others = [c.cid for i, c in enumerate(containers) if i != at]
         if len(others) > _WIDTH:  # a wide subscription: the rest is checked in Python
             self._overflow[slot] = tuple(others[_WIDTH:])
@@ -226,11 +226,11 @@ class SubscriptionIndex:
         shape = int(self.shape_at[slot])
         successor = self._slots.remove(shape, slot)
         if successor is not None:  # the representative: the next one is anchored instead
-            self.containers_at[slot][anchor_of(sub.patterns)].unanchor(slot)
+            self.containers_at[slot][anchor_of(sub.patterns)].anchored.discard(slot)
             if successor >= 0:
                 rep = self.sub_at[successor]
                 assert rep is not None, "a live slot"
-                self.containers_at[successor][anchor_of(rep.patterns)].anchor(successor)
+                self.containers_at[successor][anchor_of(rep.patterns)].anchored.add(successor)
         if not self._slots.size_of(shape):
             del self._shapes[_shape_key(sub)]
             self.families.leave(shape)
@@ -240,8 +240,8 @@ class SubscriptionIndex:
         for pattern in sub.patterns:
             hm_npn = self.hm_prop[pattern.prop]
             container = hm_npn[pattern.key]
-            container.discard(slot)
-            if not container.slots:
+            container.slots.discard(slot)
+            if not container.slots.items:
                 del hm_npn[pattern.key]
                 self._free_cids.append(container.cid)
                 if not hm_npn:
@@ -297,7 +297,7 @@ class SubscriptionIndex:
         broad SC (``?x a ub:Person``) lists. The survivors are the same.
         """
         hit = hit_containers(self.hm_prop, pairs)
-        anchored = [c.anchored_array() for c in hit if c.anchored]
+        anchored = [c.anchored.array() for c in hit if c.anchored.items]
         if not anchored:
             return _NO_SLOTS
         cids = self._mark(hit)
@@ -335,9 +335,10 @@ class SubscriptionIndex:
         width = 2 + self._width
         rows = []
         for c in hit:  # (a loop: the common case, rows already built, costs no call)
-            if c.anchored:
+            anchored = c.anchored
+            if anchored.items:
                 found = c.rows
-                if found is None or c.rows_of is not c._anchored_array or found.shape[1] != width:
+                if found is None or c.rows_of is not anchored.cached or found.shape[1] != width:
                     found = self._build_rows(c)
                 rows.append(found)
         if not rows:
@@ -373,7 +374,7 @@ class SubscriptionIndex:
         """The container's anchored slots as rows ``(slot, shape, other containers...)``,
         kept in it with the slots array they were built from (a new array whenever the
         slots change)."""
-        slots = container.anchored_array()
+        slots = container.anchored.array()
         rows = container.rows = self._slot_rows(slots)
         container.rows_of = slots
         return rows
@@ -416,7 +417,7 @@ class SubscriptionIndex:
     def counter_filter_all(self, pairs: EventPairs) -> list[CompiledSubscription]:
         """Phase 1 as the seed states it: a counter for every subscription listed in a hit
         SC (the reference :meth:`counter_filter` is tested against)."""
-        hit = [c.array() for c in hit_containers(self.hm_prop, pairs)]
+        hit = [c.slots.array() for c in hit_containers(self.hm_prop, pairs)]
         if not hit:
             return []
         counters = np.bincount(np.concatenate(hit), minlength=len(self.sub_at))
