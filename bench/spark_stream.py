@@ -235,7 +235,7 @@ def replication(args: argparse.Namespace, subs: Path, events: list[Path]) -> dic
     """Mine the placement the stream will mine, and route a sample of events with it."""
     from semps.ingest.json_event import read_json_event
     from semps.matcher.base import MatchContext
-    from semps.spark.bulk import subscription_items
+    from semps.spark.placed import subscription_items
     from semps.spark.placement import place_all
     from semps.spark.session import spark_session
 
@@ -264,7 +264,7 @@ def in_process(events: list[Path], subs: Path, expansion: Expansion) -> dict[str
     """The same matcher in this process, one core: build time and counts-only events/s over
     the events the stream drains (read included, as the stream's tasks read them)."""
     from semps.matcher.base import MatchContext
-    from semps.spark.bulk import build_matchers
+    from semps.spark.shipped_index import build_matchers
     from semps.spark.stream import read_document
 
     started = time.perf_counter()

@@ -197,35 +197,35 @@ class Worker:
         pool's writer keeps what the matchers persist of them, to extend their snapshots
         when idle (:meth:`~semps.matcher.base.Matcher.extending`). ``checked``: the
         workers checked them (:meth:`index`)."""
-        outcomes: list[Any] = []
-        with ExitStack() as stack, paused_gc():
-            self._extending(stack, subs)
-            for sub in subs:
-                try:
-                    self.matcher(sub.kind).add(sub)
-                    outcomes.append(None)
-                except SempsError as exc:
-                    outcomes.append(pool.pack_error(exc))
-            if len(subs) > 1:  # the collector still paused: the new objects walked once
-                _settle(collect=not checked)
-        return outcomes
+        return self._each(subs, lambda sub: self.matcher(sub.kind).add(sub), collect=not checked)
 
     def check(self, subs: Sequence[Subscription]) -> list[Any]:
         """Check new subscriptions as :meth:`add_many` would index them, indexing none
         (:meth:`~semps.matcher.base.Matcher.check`: the semantic matcher keeps each
         compiled text for :meth:`index`): per subscription ``None`` or its packed error.
         The pool's writer keeps what the matchers persist of them, as :meth:`add_many`."""
+        return self._each(subs, lambda sub: self.matcher(sub.kind).check(sub), collect=False)
+
+    def _each(
+        self,
+        subs: Sequence[Subscription],
+        step: Callable[[Subscription], None],
+        *,
+        collect: bool,
+    ) -> list[Any]:
+        """``step`` on each new subscription, the collector paused and each kind's
+        :meth:`_extending` block entered: per subscription ``None`` or its packed error."""
         outcomes: list[Any] = []
         with ExitStack() as stack, paused_gc():
             self._extending(stack, subs)
             for sub in subs:
                 try:
-                    self.matcher(sub.kind).check(sub)
+                    step(sub)
                     outcomes.append(None)
                 except SempsError as exc:
                     outcomes.append(pool.pack_error(exc))
-            if len(subs) > 1:
-                _settle(collect=False)
+            if len(subs) > 1:  # the collector still paused: the new objects walked once
+                _settle(collect=collect)
         return outcomes
 
     def index(self, subs: Sequence[Subscription]) -> int:

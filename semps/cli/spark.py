@@ -267,7 +267,7 @@ def _mine(
 ) -> tuple[Placement, list[frozenset[str]]]:
     """The placement mined from the subscriptions, and their items (mined once, used again
     to place them)."""
-    from semps.spark.bulk import subscription_items
+    from semps.spark.placed import subscription_items
 
     items = subscription_items(subscriptions)
     return placement_options(args).mine(spark, items), items

@@ -6,7 +6,10 @@ here re-implements matching semantics.
 - :mod:`.session`: the one SparkSession factory (local defaults only for local masters).
 - :mod:`.package`: the zip and driver script a cluster's executors need.
 - :mod:`.sources`: events from RDF files or triples tables, spread over every core.
-- :mod:`.bulk`: :func:`match_events`, the bulk job (the broker's matcher in each worker).
+- :mod:`.bulk`: :func:`match_events`, the bulk job (the broker's matcher in each worker):
+  :mod:`.shipped_index` ships the subscriptions and builds each worker's matchers,
+  :mod:`.partition` matches a task's events in batches, :mod:`.placed` against the
+  partitions of a placement an event reaches.
 - :mod:`.graph_join`: the opt-in GraphFrames engine (a bulk graph join picks candidate
   events for the same matcher); :mod:`.jars` provisions its jar.
 - :mod:`.waiting`: a warning when a job waits for resources.

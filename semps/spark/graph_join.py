@@ -1,7 +1,7 @@
 """The GraphFrames engine: a bulk graph join picks candidate events, the broker's matcher
 answers.
 
-- **The graph.** Each event, closed under the ontology (:func:`~semps.spark.bulk.close_event`),
+- **The graph.** Each event, closed under the ontology (:func:`~semps.spark.placed.close_event`),
   becomes edges ``(src, dst, relationship)`` of one :class:`GraphFrame`; a vertex id is
   ``"<event id>\\t<term>"``, so events never share vertices, and each edge also carries its
   event id and its subject and IRI object.
@@ -35,8 +35,10 @@ from semps.matcher.semantic.compile_query import compile_query
 from semps.matcher.semantic.compiled import Pattern
 from semps.matcher.values import Subscription
 from semps.ontology.expansion import Expansion
-from semps.spark.bulk import Results, close_event, match_events, one_per_event
+from semps.spark.bulk import match_events, one_per_event
 from semps.spark.jars import HOW_TO_PROVISION
+from semps.spark.partition import Results
+from semps.spark.placed import close_event
 
 if TYPE_CHECKING:
     from pyspark import RDD

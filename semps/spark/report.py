@@ -176,7 +176,8 @@ def placement_report(
     """Compare the mined placement with Ferry and broadcast on ``subscriptions`` (and on the
     routing of ``events``, when given; with ``delivery``, the events are also matched to
     plan their delivery). ``items`` are the subscriptions' items, if already computed."""
-    from semps.spark.bulk import match_events, subscription_items
+    from semps.spark.bulk import match_events
+    from semps.spark.placed import subscription_items
 
     if items is None:
         items = subscription_items(subscriptions)
@@ -222,7 +223,7 @@ def placement_report(
 def _route(
     event: Event, placement: Placement, kinds: list[str], expansion: Expansion
 ) -> tuple[str, list[int]]:
-    from semps.spark.bulk import event_items
+    from semps.spark.placed import event_items
 
     return event.id, sorted(placement.route(event_items(event, kinds, expansion)))
 

@@ -6,12 +6,12 @@ A :class:`~semps.graph.view.GraphView` is a term table and, per predicate, sorte
 exactly that: the terms in id order, and each predicate's two NumPy arrays (which pickle as
 their raw bytes, 9 bytes a closure triple); the workers index the keys the other way round
 (the ``os`` arrays) themselves instead of receiving them, and take the ontology from the
-subscriptions' broadcast (:class:`~semps.spark.bulk.ShippedIndex`), which carries it already
-(brick-kg-a: 13,844 closure triples and 4,366 terms pickle to 0.35 MB; its Brick ontology's
-rules would add 0.85 MB). :func:`worker_graph` gives each
-Python worker its view of a shipped graph, built on its first task and kept while the
-worker lives (workers are reused between tasks and jobs), so the matcher's per-version state
-over it (:class:`~semps.matcher.semantic.graphmatch.GraphMatching`) is built once too.
+subscriptions' broadcast (:class:`~semps.spark.shipped_index.ShippedIndex`), which carries
+it already (brick-kg-a: 13,844 closure triples and 4,366 terms pickle to 0.35 MB; its Brick
+ontology's rules would add 0.85 MB). :func:`worker_graph` gives each Python worker its view
+of a shipped graph, built on its first task and kept while the worker lives (workers are
+reused between tasks and jobs), so the matcher's per-version state over it
+(:class:`~semps.matcher.semantic.graphmatch.GraphMatching`) is built once too.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import gc
 import uuid
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +28,9 @@ from semps._types import Term
 from semps.graph.terms import TermTable
 from semps.graph.view import GraphView
 from semps.ontology.expansion import Expansion
+
+if TYPE_CHECKING:
+    from pyspark import Broadcast, SparkContext
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -108,10 +112,33 @@ def worker_graph(shipped: ShippedGraph | None, expansion: Expansion) -> GraphVie
         _VIEWS.clear()
         found = _VIEWS[shipped.token] = unpacked_graph(shipped, expansion)
         # Kept as long as the worker: out of the cyclic GC's later scans (its literals are
-        # tuples), as the subscriptions' index is (semps.spark.bulk.worker_matchers).
+        # tuples), as the subscriptions' index is (semps.spark.shipped_index.worker_matchers).
         gc.collect()
         gc.freeze()
     return found
 
 
-__all__ = ["ShippedGraph", "ship_graph", "unpacked_graph", "worker_graph"]
+def broadcast_graph(
+    context: SparkContext, graph: GraphView | None
+) -> Broadcast[ShippedGraph] | None:
+    """The knowledge graph packed (:func:`~semps.spark.shipped_graph.ship_graph`) and
+    broadcast, once; ``None`` without one (or an empty one: events are then matched
+    alone, as ``semps match`` does)."""
+    if graph is None or graph.empty:
+        return None
+    return context.broadcast(ship_graph(graph))
+
+
+def shipped_value(shipped: Broadcast[ShippedGraph] | None) -> ShippedGraph | None:
+    """What ``shipped`` holds, read in a task (``None`` for no graph)."""
+    return None if shipped is None else shipped.value
+
+
+__all__ = [
+    "ShippedGraph",
+    "broadcast_graph",
+    "ship_graph",
+    "shipped_value",
+    "unpacked_graph",
+    "worker_graph",
+]

@@ -7,7 +7,7 @@ Each micro-batch runs in ``foreachBatch`` on the driver:
 1. poll the subscriptions (:class:`~semps.spark.watch.SubscriptionWatch`): when they
    changed, broadcast the new version (and mine a new placement, if asked); executors
    build the broker's own matchers once per Python worker per version
-   (:func:`semps.spark.bulk.worker_matchers`), keyed by the version's content digest
+   (:func:`semps.spark.shipped_index.worker_matchers`), keyed by the version's content digest
    (semantic subscriptions travel as a snapshot of their parses: the driver parses only
    the texts a version adds, and the workers register them without parsing);
 2. read the batch's documents on the executors with the same ingest code as ``semps
@@ -34,19 +34,11 @@ from semps.errors import SempsError, SparkError
 from semps.event import Event
 from semps.ingest.sparql import Query
 from semps.ontology.expansion import Expansion
-from semps.spark.bulk import (
-    PlacedPlan,
-    ShippedIndex,
-    broadcast_graph,
-    counts_of_batch,
-    match_partition,
-    match_placed,
-    placed_parts,
-    shipped_index,
-    subscription_items,
-)
+from semps.spark.partition import counts_of_batch, match_partition
+from semps.spark.placed import PlacedPlan, match_placed, placed_parts, subscription_items
 from semps.spark.placement import Placement, PlacementOptions
-from semps.spark.shipped_graph import ShippedGraph
+from semps.spark.shipped_graph import ShippedGraph, broadcast_graph
+from semps.spark.shipped_index import ShippedIndex, shipped_index
 from semps.spark.sinks import BatchSink, Document, MatchedBatch
 from semps.spark.stream_sources import (
     SOURCE_KINDS,
@@ -154,7 +146,7 @@ class VersionedMatching:
 
     def _placed(self, documents: RDD[Document], shipped: Broadcast[ShippedIndex]) -> RDD[Outcome]:
         """Each event matched in the task that reads it, against the partitions it
-        reaches (:func:`~semps.spark.bulk.match_placed`, as ``semps spark match``)."""
+        reaches (:func:`~semps.spark.placed.match_placed`, as ``semps spark match``)."""
         plan, base = self._plan, self.base
         assert plan is not None
         # Read once: the events are matched and their errors reported from this one RDD.

@@ -13,7 +13,8 @@ from semps_test_support import Case
 from semps.errors import IngestError, SempsError, SparkError
 from semps.matcher.values import Subscription
 from semps.ontology import Expansion
-from semps.spark.bulk import match_events, match_lines, subscription_items
+from semps.spark.bulk import match_events, match_lines
+from semps.spark.placed import subscription_items
 from semps.spark.placement import mine_placement
 from semps.spark.sources import (
     balance,

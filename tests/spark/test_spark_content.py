@@ -14,7 +14,8 @@ from semps.matcher.content.brute import matches
 from semps.matcher.content.parse import parse_subscription
 from semps.matcher.values import Subscription
 from semps.ontology import Expansion
-from semps.spark.bulk import match_events, subscription_items
+from semps.spark.bulk import match_events
+from semps.spark.placed import subscription_items
 from semps.spark.placement import mine_placement
 from semps.spark.sources import load_events, raise_load_errors, source_kind
 

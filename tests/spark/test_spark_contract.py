@@ -13,7 +13,8 @@ from semps.errors import SparkError
 from semps.matcher.base import MatchContext
 from semps.matcher.registry import available, create_matcher, get_matcher_class
 from semps.ontology import Expansion
-from semps.spark.bulk import match_events, subscription_items
+from semps.spark.bulk import match_events
+from semps.spark.placed import subscription_items
 from semps.spark.placement import mine_placement
 
 pytestmark = pytest.mark.spark

@@ -15,9 +15,10 @@ from semps_test_support import Case
 
 from semps.ingest.rdf import read_events
 from semps.matcher.values import Subscription
-from semps.spark.bulk import close_event, match_events
+from semps.spark.bulk import match_events
 from semps.spark.graph_join import candidate_keys
 from semps.spark.jars import JAR_ENV, graphframes_jar
+from semps.spark.placed import close_event
 from semps.spark.sources import load_events
 
 pytestmark = pytest.mark.spark

@@ -27,10 +27,9 @@ from semps.matcher.content.brute import matches
 from semps.matcher.content.parse import parse_subscription
 from semps.matcher.values import Subscription
 from semps.ontology import Expansion
-from semps.spark import bulk
-from semps.spark.bulk import (
+from semps.spark import shipped_index
+from semps.spark.placed import (
     PlacedPlan,
-    ShippedIndex,
     event_items,
     match_placed,
     placed_parts,
@@ -276,7 +275,9 @@ def test_a_worker_matches_each_event_on_the_partitions_it_reaches_alone_as_brute
     items = subscription_items(subs)
     support = Counter(item for found in items for item in found)
     placement = balance(Placement(1, 16, {(a,): c for a, c in support.items()}), items)
-    index = ShippedIndex("placed-test", placed_parts(subs, placement, items, 0), Expansion())
+    index = shipped_index.ShippedIndex(
+        "placed-test", placed_parts(subs, placement, items, 0), Expansion()
+    )
     events = [read_json_event(json.dumps(d).encode()) for d in docs]
     reached = set().union(
         *(placement.route(event_items(e, ["content"], Expansion())) for e in events)
@@ -293,5 +294,5 @@ def test_a_worker_matches_each_event_on_the_partitions_it_reaches_alone_as_brute
     }
     assert sum(map(len, want.values())) > 10  # not trivially empty
     assert got == want
-    built = {part for token, part in bulk._BUILT if token == "placed-test"}
+    built = {part for token, part in shipped_index._BUILT if token == "placed-test"}
     assert built == reached & set(index.parts)  # no index built for a partition never reached

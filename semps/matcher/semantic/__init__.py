@@ -4,7 +4,10 @@
 - :mod:`.compiled`: a subscription compiled for the index (patterns as node-pair keys,
   components and their join plans); :mod:`.compile_query` makes one from a parsed query.
 - :mod:`.pairs`: one event's node pairs, with the lookups and binding tables matching reads.
-- :mod:`.index`: the merged subscription graph HMProp -> HMNPN -> SC and counter filtering.
+- :mod:`.containers`: the merged subscription graph HMProp -> HMNPN -> SC, and what an
+  event's pairs hit.
+- :mod:`.index`: the subscription index and counter filtering (its shapes' slots in
+  :mod:`.shapeslots`, their families in :mod:`.shapefamilies`).
 - :mod:`.plan`: the core-count-adaptive partition of verification work (PRCNum).
 - :mod:`.verify`: verification with consistent bindings, types, FILTERs; solution counts
   per connected component (multiplied), an explicit stack, a work budget.
@@ -18,6 +21,6 @@
 """
 
 from semps.matcher.semantic.matcher import SemanticMatcher
-from semps.matcher.semantic.verdicts import match_parts
+from semps.matcher.semantic.verdicts import as_matches, verdicts_of
 
-__all__ = ["SemanticMatcher", "match_parts"]
+__all__ = ["SemanticMatcher", "as_matches", "verdicts_of"]

@@ -179,8 +179,11 @@ def _count_families(
     family between ``bounds``) into ``counts``, all in one compiled pass
     (:func:`~semps.matcher.semantic.familyjoin.count_runs`); the positions of the runs it
     leaves to verify one by one."""
-    run_fam, member_cols = run_inputs(shapes, grouped, bounds, index.shape_fam, index.shape_row)
-    found, left = count_runs(index, pairs, run_fam, bounds, member_cols, budget)
+    families = index.families
+    run_fam, member_cols = run_inputs(
+        shapes, grouped, bounds, families.shape_fam, families.shape_row
+    )
+    found, left = count_runs(families, pairs, run_fam, bounds, member_cols, budget)
     generic: list[int] = scatter_counts(counts, grouped, bounds, found, left).tolist()
     return generic
 

@@ -32,9 +32,9 @@ from semps.matcher.semantic._join_kernels import family_join_runs
 from semps.matcher.semantic.codes import STAR
 from semps.matcher.semantic.family import FUNCTIONS, REGEX, Needles
 from semps.matcher.semantic.familytables import MEMO_SIZE, MEMO_TEXT, FamilyTables, TermFacts
-from semps.matcher.semantic.index import SubscriptionIndex
 from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.regextest import holds_all
+from semps.matcher.semantic.shapefamilies import ShapeFamilies
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -63,7 +63,7 @@ class EventTerms(NamedTuple):
 
 
 def event_terms(
-    index: SubscriptionIndex,
+    families: ShapeFamilies,
     tables: FamilyTables,
     pairs: EventPairs,
     props: Iterable[str],
@@ -71,8 +71,8 @@ def event_terms(
 ) -> EventTerms:
     """The event's pairs of ``props`` over its terms numbered (by the index's
     :class:`TermFacts`); at most ``budget`` steps in all find the strings' needles."""
-    facts = index.term_facts
-    term_ids = index.term_ids
+    facts = families.term_facts
+    term_ids = families.term_ids
     facts.start(term_ids)
     get, add = facts.row.get, facts.add
     ps: list[int] = []
@@ -102,7 +102,7 @@ def event_terms(
                     ps.append(k)
                     ss.append(a)
                     os_.append(b)
-    hits = _string_hits(index, tables, pairs, props, facts, budget)
+    hits = _string_hits(families, tables, pairs, props, facts, budget)
     return EventTerms(
         np.array(ps, dtype=np.int64),
         np.array(ss, dtype=np.int64),
@@ -119,7 +119,7 @@ def event_terms(
 
 
 def _string_hits(
-    index: SubscriptionIndex,
+    families: ShapeFamilies,
     tables: FamilyTables,
     pairs: EventPairs,
     props: Iterable[str],
@@ -147,8 +147,8 @@ def _string_hits(
     if not texts:
         return _NO_HITS
     hits: list[int] = []
-    needles: Needles = index.needles
-    numbered = index.term_ids
+    needles: Needles = families.needles
+    numbered = families.term_ids
     memo = needles.found
     for fn in range(FUNCTIONS):
         every = needles.uses[fn]
@@ -161,7 +161,7 @@ def _string_hits(
                 if plan is None or plan[0] > budget:
                     continue
                 budget -= plan[0]
-                ids = _needles_in(fn, text, plan[1], numbered, index)
+                ids = _needles_in(fn, text, plan[1], numbered, families)
                 if len(text) <= MEMO_TEXT:
                     if len(memo) >= MEMO_SIZE:
                         memo.clear()
@@ -189,7 +189,7 @@ def _plan(fn: int, size: int, needles: int) -> tuple[int, bool] | None:
 
 
 def _needles_in(
-    fn: int, text: str, by_pieces: bool, numbered: dict[Term, int], index: SubscriptionIndex
+    fn: int, text: str, by_pieces: bool, numbered: dict[Term, int], families: ShapeFamilies
 ) -> list[int]:
     """The sorted numbers of the needles string function ``fn`` finds in ``text``
     (numbers of other constants may be among them)."""
@@ -197,8 +197,8 @@ def _needles_in(
         get = numbered.get
         return sorted({x for x in map(get, _pieces(fn, text)) if x is not None})
     if fn == REGEX:
-        return holds_all(text, index.needles.regexes(index.terms()))
-    strings = index.needles.strings(fn, index.terms())
+        return holds_all(text, families.needles.regexes(families.terms()))
+    strings = families.needles.strings(fn, families.terms())
     if fn == 0:
         return [needle for needle, s in strings if s in text]
     if fn == 1:
@@ -217,7 +217,7 @@ def _pieces(fn: int, text: str) -> set[str]:
 
 
 def count_runs(
-    index: SubscriptionIndex,
+    families: ShapeFamilies,
     pairs: EventPairs,
     run_fam: IntArray,
     bounds: IntArray,
@@ -226,18 +226,18 @@ def count_runs(
 ) -> tuple[IntArray, BoolArray]:
     """The counts of the members of the runs (members ``bounds[q]:bounds[q + 1]`` of
     family ``run_fam[q]``), and by run whether it is left to verify one by one."""
-    tables = index.family_tables()
+    tables = families.tables()
     # The event's pairs of every property a family joins, not only those of the runs'
     # families: as many pairs, or hardly more (the joins never read the others), and
     # cheaper to list than the runs' joins' properties.
     joined = tables.joined
     props = [p for p in pairs.by_prop if p in joined]
-    ev = event_terms(index, tables, pairs, props, budget)
+    ev = event_terms(families, tables, pairs, props, budget)
     return family_join_runs(
         run_fam,
         bounds,
         member_cols,
-        index.params.ints,
+        families.params.ints,
         tables.fam_bare,
         tables.fam_mode,
         tables.bare_at,

@@ -32,8 +32,9 @@ OutOfBudget` past it).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from semps._types import Term
@@ -279,17 +280,8 @@ class Differ:
         for k in range(1, len(atoms)):
             if not (gained or lost or any(live[k:])):
                 return [], []
-            prefix, atom = atoms[:k], (atoms[k],)
-            p_k, m_k = diffs[k]
-            new_gained = [row for r in p_k for row in self.seeded(prefix, r, OLD)]
-            if lost and p_k:
-                new_gained = subtract(new_gained, _joined(lost, p_k))
-            new_gained += [row for a in gained for row in self.seeded(atom, a, NEW)]
-            new_lost = [row for a in lost for row in self.seeded(atom, a, OLD)]
-            new_lost += [row for r in m_k for row in self.seeded(prefix, r, OLD)]
-            if lost and m_k:
-                new_lost = subtract(new_lost, _joined(lost, m_k))
-            gained, lost = new_gained, new_lost
+            prefix, atom = partial(self.seeded, atoms[:k]), partial(self.seeded, (atoms[k],))
+            gained, lost = _expanded((gained, lost), diffs[k], prefix, atom)
         return gained, lost
 
     def gains_only(self, atoms: tuple[Atom, ...], diffs: list[tuple[Rows, Rows]]) -> Rows:
@@ -361,18 +353,9 @@ class Differ:
         return self.ev[side].bgp(self.ordered(atoms, seed), seed)
 
     def diff_join(self, a: alg.Node, b: alg.Node) -> tuple[Rows, Rows]:
-        """``new = (A - mA + pA) join (B - mB + pB)``, expanded."""
-        pa, ma = self.diff(a)
-        pb, mb = self.diff(b)
-        gained = [row for r in pb for row in self.evaluate(a, r, OLD)]
-        if ma and pb:
-            gained = subtract(gained, _joined(ma, pb))
-        gained += [row for r in pa for row in self.evaluate(b, r, NEW)]
-        lost = [row for r in ma for row in self.evaluate(b, r, OLD)]
-        lost += [row for r in mb for row in self.evaluate(a, r, OLD)]
-        if ma and mb:
-            lost = subtract(lost, _joined(ma, mb))
-        return gained, lost
+        """``new = (A - mA + pA) join (B - mB + pB)``, expanded (:func:`_expanded`)."""
+        evaluate = self.evaluate
+        return _expanded(self.diff(a), self.diff(b), partial(evaluate, a), partial(evaluate, b))
 
     def affected(self, left: alg.Node, changed: Rows, shared: frozenset[str]) -> Rows:
         """The old solutions of ``left`` that ``changed`` right rows may affect: those
@@ -459,6 +442,27 @@ class Differ:
 
 
 _HELD = ("rows held",)
+
+
+def _expanded(
+    a: tuple[Rows, Rows],
+    b: tuple[Rows, Rows],
+    a_from: Callable[[Sol, int], Rows],
+    b_from: Callable[[Sol, int], Rows],
+) -> tuple[Rows, Rows]:
+    """``A join B``'s gains and losses from each side's, ``(pA, mA)`` and ``(pB, mB)``:
+    ``(A - mA + pA) join (B - mB + pB)`` expanded, ``a_from(row, side)`` extending a row
+    by A's solutions over that graph (``b_from`` by B's)."""
+    (pa, ma), (pb, mb) = a, b
+    gained = [row for r in pb for row in a_from(r, OLD)]
+    if ma and pb:
+        gained = subtract(gained, _joined(ma, pb))
+    gained += [row for r in pa for row in b_from(r, NEW)]
+    lost = [row for r in ma for row in b_from(r, OLD)]
+    lost += [row for r in mb for row in a_from(r, OLD)]
+    if ma and mb:
+        lost = subtract(lost, _joined(ma, mb))
+    return gained, lost
 
 
 def _joined(a: Rows, b: Rows) -> Rows:

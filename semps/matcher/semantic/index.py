@@ -1,8 +1,9 @@
-"""The merged subscription graph and phase 1, counter filtering.
+"""The subscription index and phase 1, counter filtering.
 
-``HMProp``: property -> ``HMNPN``: node-pair key -> :class:`SC`, the subscription list of
-every subscription with that triple pattern. A pattern shared by many subscriptions is
-stored once. Insert and delete touch only the subscription's own patterns.
+The index holds the merged subscription graph (:mod:`.containers`: ``HMProp``: property ->
+``HMNPN``: node-pair key -> ``SC``, the subscription list of every subscription with that
+triple pattern), its shapes' slots (:mod:`.shapeslots`) and families
+(:mod:`.shapefamilies`). Insert and delete touch only the subscription's own patterns.
 
 Counter filtering: each subscription's counter is the number of its patterns whose SC is hit
 by at least one node pair of the event; a subscription whose counter is below its pattern
@@ -13,143 +14,20 @@ are hit by PartB's (node, type) pairs, so type constraints filter too.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from semps._types import Term
 from semps.matcher.semantic._kernels import candidate_shapes, complete_slots
-from semps.matcher.semantic.codes import ANY_PROPERTY, STAR
-from semps.matcher.semantic.compiled import CompiledSubscription, NPNKey, Pattern
-from semps.matcher.semantic.family import Family, Members, Needles, ParamTable, family_of
-from semps.matcher.semantic.familytables import FamilyTables, TermFacts, family_tables
+from semps.matcher.semantic.codes import ANY_PROPERTY
+from semps.matcher.semantic.compiled import CompiledSubscription, Pattern
+from semps.matcher.semantic.containers import HMNPN, SC, HMProp, anchor_of, hit_containers
 from semps.matcher.semantic.pairs import EventPairs
+from semps.matcher.semantic.shapefamilies import ShapeFamilies
 from semps.matcher.semantic.shapeslots import ShapeSlots
-from semps.terms import RDF_TYPE
 
 IntArray = npt.NDArray[np.int64]
-
-
-@dataclass(slots=True, eq=False)
-class SC:
-    """A subscription container: the slots of the subscriptions that hold one pattern
-    (with multiplicity: a subscription using the pattern twice is listed twice), and the
-    slots of those for which it is the anchor (their most selective pattern)."""
-
-    cid: int = 0  # the container's number (0 is never a container: see SubscriptionIndex)
-    slots: list[int] = field(default_factory=list)
-    _array: IntArray | None = None
-    anchored: list[int] = field(default_factory=list)
-    _anchored_array: IntArray | None = None
-    #: The anchored slots' rows for the counter filter's compiled pass (built by the index:
-    #: ``SubscriptionIndex._rows``): read in sequence, not gathered slot by slot.
-    rows: npt.NDArray[np.int32] | None = None
-    rows_of: IntArray | None = None  # the anchored array the rows were built from
-
-    def array(self) -> IntArray:
-        """The slots as a cached NumPy array."""
-        if self._array is None:
-            self._array = np.asarray(self.slots, dtype=np.int64)
-        return self._array
-
-    def anchored_array(self) -> IntArray:
-        """The anchored slots as a cached NumPy array."""
-        if self._anchored_array is None:
-            self._anchored_array = np.asarray(self.anchored, dtype=np.int64)
-        return self._anchored_array
-
-    def anchor(self, slot: int) -> None:
-        self.anchored.append(slot)
-        self._anchored_array = None
-
-    def unanchor(self, slot: int) -> None:
-        self.anchored.remove(slot)
-        self._anchored_array = None
-
-    def add(self, slot: int) -> None:
-        self.slots.append(slot)
-        self._array = None
-
-    def discard(self, slot: int) -> None:
-        self.slots.remove(slot)
-        self._array = None
-
-
-_ANY: NPNKey = (STAR, STAR)
-
-
-class HMNPN(Mapping[NPNKey, SC]):
-    """One property's containers by node-pair key (the seed's HMNPN), kept by what an event
-    pair must carry to hit them: nothing (``(*, *)``), its subject, its object, or both;
-    so probing (:meth:`SubscriptionIndex._hit_containers`) is a dictionary look-up per
-    pair, with no key made."""
-
-    __slots__ = ("any", "by_s", "by_o", "by_pair", "ends")
-
-    def __init__(self) -> None:
-        self.any: SC | None = None
-        self.by_s: dict[Term, SC] = {}
-        self.by_o: dict[Term, SC] = {}
-        self.by_pair: dict[tuple[Term, Term], SC] = {}
-        #: The tables probed by one end of a pair, with the end (1: object, 0: subject),
-        #: those that hold containers only.
-        self.ends: tuple[tuple[dict[Term, SC], int], ...] = ()
-
-    def _changed(self) -> None:
-        self.ends = tuple((t, end) for t, end in ((self.by_o, 1), (self.by_s, 0)) if t)
-
-    def _table(self, key: NPNKey) -> tuple[dict[Any, SC], Any]:
-        s, o = key
-        if s == STAR:
-            return self.by_o, o
-        return (self.by_s, s) if o == STAR else (self.by_pair, key)
-
-    def __getitem__(self, key: NPNKey) -> SC:
-        if key[0] == STAR and key[1] == STAR:
-            if self.any is None:
-                raise KeyError(key)
-            return self.any
-        table, at = self._table(key)
-        return table[at]
-
-    def get(self, key: NPNKey, default: Any = None) -> Any:
-        """As ``Mapping.get``, without raising KeyError on a miss (registration misses often)."""
-        if key[0] == STAR and key[1] == STAR:
-            return default if self.any is None else self.any
-        table, at = self._table(key)
-        return table.get(at, default)
-
-    def __setitem__(self, key: NPNKey, container: SC) -> None:
-        if key[0] == STAR and key[1] == STAR:
-            self.any = container
-        else:
-            table, at = self._table(key)
-            table[at] = container
-            self._changed()
-
-    def __delitem__(self, key: NPNKey) -> None:
-        if key[0] == STAR and key[1] == STAR:
-            if self.any is None:
-                raise KeyError(key)
-            self.any = None
-        else:
-            table, at = self._table(key)
-            del table[at]
-            self._changed()
-
-    def __iter__(self) -> Iterator[NPNKey]:
-        if self.any is not None:
-            yield _ANY
-        yield from ((STAR, o) for o in self.by_o)
-        yield from ((s, STAR) for s in self.by_s)
-        yield from self.by_pair
-
-    def __len__(self) -> int:
-        return (self.any is not None) + len(self.by_o) + len(self.by_s) + len(self.by_pair)
-
 
 #: Containers per slot in the counter table besides the anchor; a subscription with more
 #: patterns keeps the rest apart (one wide subscription must not widen every row).
@@ -173,7 +51,7 @@ class SubscriptionIndex:
     """HMProp -> HMNPN -> SC, plus the per-slot pattern counts."""
 
     def __init__(self) -> None:
-        self.hm_prop: dict[str, HMNPN] = {}
+        self.hm_prop: HMProp = {}
         self.subscriptions: dict[str, CompiledSubscription] = {}
         self.slot_of: dict[str, int] = {}
         self.sub_at: list[CompiledSubscription | None] = []
@@ -200,27 +78,7 @@ class SubscriptionIndex:
         self._free: list[int] = []
         self._need = np.zeros(0, dtype=np.int64)
         # Shapes that differ only in filter constants form a family (:mod:`.family`).
-        # By shape: its family's number (-1 for none) and its row among the members.
-        self.shape_fam = np.full(16, -1, dtype=np.int64)
-        self.shape_row = np.zeros(16, dtype=np.int64)
-        self.family_at: dict[int, Family] = {}
-        self.members_at: dict[int, Members] = {}
-        #: The members' integer parameters (a column per member: ``shape_row``).
-        self.params = ParamTable()
-        #: The string parameters among them, by string function.
-        self.needles = Needles()
-        self._family_tables: FamilyTables | None = None  # until the families change
-        #: Numbers of the pattern constants families select by (never reused).
-        self.term_ids: dict[Term, int] = {}
-        #: The event terms the families' pass read lately, with what it reads of them.
-        self.term_facts = TermFacts()
-        self._terms: list[Term] = []
-        self._families: dict[Family, int] = {}
-        # The same by the family object's identity (family_of hands out one object per
-        # family while its cache holds it): no hash of the nested plan per registration.
-        self._family_by_object: dict[int, int] = {}
-        self._family_users: dict[int, int] = {}
-        self._next_family = 0
+        self.families = ShapeFamilies()
         self._fam_count = np.zeros(0, dtype=np.int64)  # by family, two each: for the same
         # Subscriptions with an algebra (:mod:`.required`): each alternative of required
         # patterns is an entry ("alias") of an index of their own; one with an empty
@@ -256,7 +114,7 @@ class SubscriptionIndex:
         if shape is None:
             shape = self._shapes[key] = self._next_shape
             self._next_shape += 1
-            self._join_family(shape, sub)
+            self.families.join(shape, sub)
         first = self._slots.add(shape, slot)
         self.shape_at[slot] = shape
         self._index_patterns(slot, sub.patterns, anchor=first)
@@ -282,9 +140,9 @@ class SubscriptionIndex:
 
     def _index_patterns(self, slot: int, patterns: tuple[Pattern, ...], anchor: bool) -> None:
         """The slot listed in its patterns' containers, anchored in the most selective
-        (:func:`_anchor`) if ``anchor`` (its shape's representative), the others' numbers
-        in its counter table row (all 0 before: rows start 0 and :meth:`delete` zeroes
-        them)."""
+        (:func:`~.containers.anchor_of`) if ``anchor`` (its shape's representative), the
+        others' numbers in its counter table row (all 0 before: rows start 0 and
+        :meth:`delete` zeroes them)."""
         containers = []
         hm_prop = self.hm_prop
         for pattern in patterns:
@@ -294,16 +152,16 @@ class SubscriptionIndex:
             container = hm_npn.get(pattern.key)
             if container is None:
                 container = hm_npn[pattern.key] = SC(self._new_cid())
-            container.add(slot)
+            container.slots.add(slot)
             containers.append(container)
         self.containers_at[slot] = tuple(containers)
         if len(containers) == 1:
             if anchor:
-                containers[0].anchor(slot)
+                containers[0].anchored.add(slot)
             return
-        at = _anchor(patterns)
+        at = anchor_of(patterns)
         if anchor:
-            containers[at].anchor(slot)
+            containers[at].anchored.add(slot)
         others = [c.cid for i, c in enumerate(containers) if i != at]
         if len(others) > _WIDTH:  # a wide subscription: the rest is checked in Python
             self._overflow[slot] = tuple(others[_WIDTH:])
@@ -368,22 +226,22 @@ class SubscriptionIndex:
         shape = int(self.shape_at[slot])
         successor = self._slots.remove(shape, slot)
         if successor is not None:  # the representative: the next one is anchored instead
-            self.containers_at[slot][_anchor(sub.patterns)].unanchor(slot)
+            self.containers_at[slot][anchor_of(sub.patterns)].anchored.discard(slot)
             if successor >= 0:
                 rep = self.sub_at[successor]
                 assert rep is not None, "a live slot"
-                self.containers_at[successor][_anchor(rep.patterns)].anchor(successor)
+                self.containers_at[successor][anchor_of(rep.patterns)].anchored.add(successor)
         if not self._slots.size_of(shape):
             del self._shapes[_shape_key(sub)]
-            self._leave_family(shape)
+            self.families.leave(shape)
         self.containers_at[slot] = ()
         self._others[slot] = 0
         self._overflow.pop(slot, None)
         for pattern in sub.patterns:
             hm_npn = self.hm_prop[pattern.prop]
             container = hm_npn[pattern.key]
-            container.discard(slot)
-            if not container.slots:
+            container.slots.discard(slot)
+            if not container.slots.items:
                 del hm_npn[pattern.key]
                 self._free_cids.append(container.cid)
                 if not hm_npn:
@@ -394,65 +252,6 @@ class SubscriptionIndex:
         self._need[slot] = 0
         self._free.append(slot)
         return sub
-
-    def _join_family(self, shape: int, sub: CompiledSubscription) -> None:
-        if shape >= len(self.shape_fam):
-            size = 2 * shape + 16
-            self.shape_fam = np.concatenate(
-                [self.shape_fam, np.full(size - len(self.shape_fam), -1, dtype=np.int64)]
-            )
-            self.shape_row = np.resize(self.shape_row, size)
-        found = family_of(sub)
-        if found is None:
-            return
-        family, params = found
-        fid = self._family_by_object.get(id(family))
-        if fid is None or self.family_at.get(fid) is not family:
-            fid = self._families.get(family)
-        if fid is None:
-            fid = self._families[family] = self._next_family
-            self._next_family += 1
-            self.family_at[fid] = family
-            self.members_at[fid] = Members(family, self.params, self.needles)
-            self._family_tables = None
-        self._family_by_object[id(family)] = fid
-        self._family_users[fid] = self._family_users.get(fid, 0) + 1
-        self.shape_fam[shape] = fid
-        self.shape_row[shape] = self.members_at[fid].add(params, self._term_id)
-
-    def _term_id(self, term: Term) -> int:
-        found = self.term_ids.get(term)
-        if found is None:
-            found = self.term_ids[term] = len(self.term_ids)
-        return found
-
-    def _leave_family(self, shape: int) -> None:
-        fid = int(self.shape_fam[shape])
-        if fid < 0:
-            return
-        self.shape_fam[shape] = -1
-        self.members_at[fid].remove(int(self.shape_row[shape]))
-        self._family_users[fid] -= 1
-        if not self._family_users[fid]:
-            del self._family_users[fid]
-            del self.members_at[fid]
-            family = self.family_at.pop(fid)
-            self._family_tables = None
-            del self._families[family]
-            self._family_by_object.pop(id(family), None)
-
-    def terms(self) -> list[Term]:
-        """The numbered constants by number (:attr:`term_ids` the other way)."""
-        if len(self._terms) != len(self.term_ids):
-            self._terms = list(self.term_ids)
-        return self._terms
-
-    def family_tables(self) -> FamilyTables:
-        """The families as arrays for the compiled pass (:mod:`.familyjoin`), rebuilt
-        after they change."""
-        if self._family_tables is None:
-            self._family_tables = family_tables(self.family_at, self._next_family)
-        return self._family_tables
 
     def id_ranks(self) -> IntArray:
         """By slot: the rank of its subscription id among all ids (Python string order;
@@ -497,8 +296,8 @@ class SubscriptionIndex:
         kept for the subscriptions anchored in a hit SC only, not for every subscription a
         broad SC (``?x a ub:Person``) lists. The survivors are the same.
         """
-        hit = self._hit_containers(pairs)
-        anchored = [c.anchored_array() for c in hit if c.anchored]
+        hit = hit_containers(self.hm_prop, pairs)
+        anchored = [c.anchored.array() for c in hit if c.anchored.items]
         if not anchored:
             return _NO_SLOTS
         cids = self._mark(hit)
@@ -532,26 +331,28 @@ class SubscriptionIndex:
         by family, in one compiled pass (``_kernels.candidate_shapes``) over the hit
         containers' rows (each container's kept in it until its anchored slots or the
         table's width change: :meth:`_build_rows`)."""
-        hit = self._hit_containers(pairs)
+        hit = hit_containers(self.hm_prop, pairs)
         width = 2 + self._width
         rows = []
         for c in hit:  # (a loop: the common case, rows already built, costs no call)
-            if c.anchored:
+            anchored = c.anchored
+            if anchored.items:
                 found = c.rows
-                if found is None or c.rows_of is not c._anchored_array or found.shape[1] != width:
+                if found is None or c.rows_of is not anchored.cached or found.shape[1] != width:
                     found = self._build_rows(c)
                 rows.append(found)
         if not rows:
             return CandidateShapes(*(_NO_SLOTS,) * 5)
-        if len(self._fam_count) < 2 * self._next_family:
-            self._fam_count = np.zeros(4 * self._next_family, dtype=np.int64)
+        families = self.families.count
+        if len(self._fam_count) < 2 * families:
+            self._fam_count = np.zeros(4 * families, dtype=np.int64)
         mask, cids = self._hit, self._mark(hit)
         try:
             table = np.concatenate(rows)
             if self._overflow:  # wide subscriptions: their other containers checked here
                 slots = self._complete(table[:, 0].astype(np.int64))
                 table = self._slot_rows(slots)
-            shapes = candidate_shapes(table, mask, self.shape_fam, self._fam_count)
+            shapes = candidate_shapes(table, mask, self.families.shape_fam, self._fam_count)
         finally:
             self._unmark(cids)
         return CandidateShapes(*shapes)
@@ -573,7 +374,7 @@ class SubscriptionIndex:
         """The container's anchored slots as rows ``(slot, shape, other containers...)``,
         kept in it with the slots array they were built from (a new array whenever the
         slots change)."""
-        slots = container.anchored_array()
+        slots = container.anchored.array()
         rows = container.rows = self._slot_rows(slots)
         container.rows_of = slots
         return rows
@@ -616,7 +417,7 @@ class SubscriptionIndex:
     def counter_filter_all(self, pairs: EventPairs) -> list[CompiledSubscription]:
         """Phase 1 as the seed states it: a counter for every subscription listed in a hit
         SC (the reference :meth:`counter_filter` is tested against)."""
-        hit = [c.array() for c in self._hit_containers(pairs)]
+        hit = [c.slots.array() for c in hit_containers(self.hm_prop, pairs)]
         if not hit:
             return []
         counters = np.bincount(np.concatenate(hit), minlength=len(self.sub_at))
@@ -625,49 +426,9 @@ class SubscriptionIndex:
         at = self.sub_at
         return [at[i] for i in survivors.tolist()]  # type: ignore[misc]
 
-    def _hit_containers(self, pairs: EventPairs) -> set[SC]:
-        """The containers the event's pairs hit, each once: per property of the event, its
-        :class:`HMNPN`'s containers for any pair, then by each pair's object, subject, or
-        both (one loop for every property: a method call per property cost a fifth of the
-        time)."""
-        hit: set[SC] = set()
-        add = hit.add
-        hm_prop = self.hm_prop
-        for prop, event_pairs in pairs.by_prop.items():
-            hm = hm_prop.get(prop)
-            if hm is None:
-                continue
-            if hm.any is not None:
-                add(hm.any)
-            for table, end in hm.ends:
-                get = table.get
-                for pair in event_pairs:
-                    c = get(pair[end])
-                    if c is not None:
-                        add(c)
-            if hm.by_pair:
-                pair_get = hm.by_pair.get
-                for pair in event_pairs:
-                    c = pair_get(pair)
-                    if c is not None:
-                        add(c)
-        return hit
-
 
 def _shape_key(sub: CompiledSubscription) -> tuple[object, ...]:
     """Everything verification reads of a subscription but its id: its components, or
     its patterns when it has none (the required patterns of an algebra's alternative),
     so subscriptions of one shape have the same patterns, hence the same containers."""
     return (sub.components or sub.patterns, sub.projection, sub.distinct, sub.ask)
-
-
-def _anchor(patterns: tuple[Pattern, ...]) -> int:
-    """The index of the subscription's most selective pattern: most constants, a property
-    before ``rdf:type`` (class SCs are broad), the first on a tie."""
-    best, best_score = 0, -1
-    for i, p in enumerate(patterns):
-        s, o = p.key
-        score = 2 * ((s != STAR) + (o != STAR)) + (p.prop != RDF_TYPE)
-        if score > best_score:
-            best, best_score = i, score
-    return best

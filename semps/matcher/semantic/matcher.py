@@ -23,7 +23,7 @@ from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.parallel import WorkerPool
 from semps.matcher.semantic.snapshot import SHIPPED, Source, register_snapshot
 from semps.matcher.semantic.snapshot_memo import snapshot_extension, snapshot_memo
-from semps.matcher.semantic.verdicts import as_match, match_parts, verdicts_of
+from semps.matcher.semantic.verdicts import as_matches, verdicts_of
 from semps.matcher.semantic.verify import (
     DEFAULT_STEP_BUDGET,
 )
@@ -203,15 +203,10 @@ class SemanticMatcher(Matcher):
             candidates = self.index.counter_filter(pairs)
             if len(candidates) >= 2:
                 return self._workers().verify(context.parts, [c.id for c in candidates])
-        return match_parts(
-            self.index,
-            pairs,
-            context.event.id,
-            candidates,
-            self.solution_limit,
-            self.step_budget,
-            context.watch,
+        found = verdicts_of(
+            self.index, pairs, candidates, self.solution_limit, self.step_budget, context.watch
         )
+        return as_matches(context.event.id, found)
 
     def verdict_batch(self, contexts: Sequence[MatchContext]) -> list[list[tuple[str, Verdict]]]:
         """Per event, the matching subscriptions as ``(id, verdict)`` sorted by id, the
@@ -301,8 +296,7 @@ class SemanticMatcher(Matcher):
         return kg.verdicts(context.event, context.graph, context.limits, context.watch)
 
     def _graph_matches(self, context: MatchContext) -> list[Match]:
-        event_id = context.event.id
-        return [as_match(i, event_id, v) for i, v in self._verdicts(context)]
+        return as_matches(context.event.id, self._verdicts(context))
 
     def change_matches(
         self,

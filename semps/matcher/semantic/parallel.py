@@ -33,7 +33,7 @@ from semps.matcher.semantic.count import count_lines, count_parts
 from semps.matcher.semantic.index import SubscriptionIndex
 from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.plan import Scan, plan_partitions
-from semps.matcher.semantic.verdicts import match_parts
+from semps.matcher.semantic.verdicts import as_matches, verdicts_of
 from semps.matcher.semantic.verify import EventBudget, verify
 from semps.matcher.values import Match
 from semps.ontology.expansion import Expansion
@@ -152,7 +152,8 @@ def _batch(
         return [count_parts(index, EventPairs(c.parts), budget) for c in contexts]
     results = []
     for event, context in zip(events, contexts, strict=True):
-        found = match_parts(index, EventPairs(context.parts), event.id, None, limit, budget)
+        verdicts = verdicts_of(index, EventPairs(context.parts), None, limit, budget)
+        found = as_matches(event.id, verdicts)
         results.append([(m.subscription, m.count, m.solutions, dict(m.detail)) for m in found])
     return results
 
@@ -196,7 +197,7 @@ class WorkerPool:
         if forking and index is not None:
             warm()  # the children inherit the compiled kernels
             index.id_ranks()  # and the id order output lines are written in
-            index.family_tables()  # and the families as arrays
+            index.families.tables()  # and the families as arrays
             source = index
         self.forked = forking
         self._sent: list[Expansion | None] = [None] * n

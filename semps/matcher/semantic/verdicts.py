@@ -1,10 +1,10 @@
 """The semantic matcher's answers for one event in one process: phases 1 and 3 as
 ``(subscription id, verdict)``, a :class:`~semps.matcher.values.Verdict` shared by the
-subscriptions of one shape (:func:`verdicts_of`), or as matches (:func:`match_parts`)."""
+subscriptions of one shape (:func:`verdicts_of`), or as matches (:func:`as_matches`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from operator import itemgetter
 
 import numpy as np
@@ -21,22 +21,7 @@ from semps.matcher.semantic.verify import (
 )
 from semps.matcher.values import Match, Verdict
 
-__all__ = ["as_match", "match_parts", "verdicts_of"]
-
-
-def match_parts(
-    index: SubscriptionIndex,
-    pairs: EventPairs,
-    event_id: str,
-    candidates: Sequence[CompiledSubscription] | None = None,
-    limit: int = DEFAULT_SOLUTION_LIMIT,
-    budget: int = DEFAULT_STEP_BUDGET,
-    watch: Callable[[str], None] | None = None,
-) -> list[Match]:
-    """Phases 1 and 3 in one process: the matches of one event, sorted by subscription
-    (:func:`verdicts_of`, a :class:`~semps.matcher.values.Match` each)."""
-    found = verdicts_of(index, pairs, candidates, limit, budget, watch)
-    return [as_match(sub_id, event_id, verdict) for sub_id, verdict in found]
+__all__ = ["as_matches", "verdicts_of"]
 
 
 def verdicts_of(
@@ -137,10 +122,13 @@ def _shape_verdicts(
     return out
 
 
-def as_match(sub_id: str, event_id: str, verdict: Verdict) -> Match:
-    """A subscription's verdict on one event as a :class:`~semps.matcher.values.Match`."""
-    detail = _TRUNCATED if verdict.truncated else _NO_DETAIL
-    return Match(sub_id, event_id, verdict.count, verdict.solutions, detail)
+def as_matches(event_id: str, verdicts: Iterable[tuple[str, Verdict]]) -> list[Match]:
+    """One event's verdicts (:func:`verdicts_of`) as
+    :class:`~semps.matcher.values.Match` es, in the same order."""
+    return [
+        Match(sub_id, event_id, v.count, v.solutions, _TRUNCATED if v.truncated else _NO_DETAIL)
+        for sub_id, v in verdicts
+    ]
 
 
 _TRUNCATED = {"truncated": True}

@@ -12,7 +12,7 @@ import rdflib
 from semps.event import Event
 from semps.matcher.base import MatchContext, Subscription
 from semps.matcher.semantic import SemanticMatcher
-from semps.matcher.semantic.index import EventPairs
+from semps.matcher.semantic.pairs import EventPairs
 from semps.ontology import compile_axioms
 from semps.terms import OWL, RDF_TYPE, RDFS
 
