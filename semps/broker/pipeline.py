@@ -76,6 +76,11 @@ __all__ = ["HEAVY", "Batch", "Item", "Pipeline", "Replica", "Step", "committable
 Batch = tuple[list[Item], list[tuple[Any, ...]]]
 
 
+def _took(step: Step, what: str, start: float) -> None:
+    """Log (at debug level) how long one phase of a graph change took."""
+    _log.debug("graph change %d: %s in %.3f s", step.version, what, time.perf_counter() - start)
+
+
 def committable(done: Iterable[int], in_order: Collection[int]) -> list[int]:
     """Of the finished batches ``done``, those that may commit now when the order does not
     matter, lowest first: all, but of the batches in ``in_order`` (taken, not committed,
@@ -345,12 +350,7 @@ class Pipeline:
                 error = MatcherError(f"graph change {step.version} failed: {exc}")
                 outcome = ("error", pool.pack_error(error))
             break
-        _log.debug(
-            "graph change %d: notifications computed on worker %d in %.3f s",
-            step.version,
-            slot.number,
-            time.perf_counter() - start,
-        )
+        _took(step, f"notifications computed on worker {slot.number}", start)
         with self._done_cond:
             step.outcome = outcome
             self._done_cond.notify_all()
@@ -365,12 +365,7 @@ class Pipeline:
             _log.warning("matching worker %d restarted: %s", slot.number, exc)
             slot.stop()
             return
-        _log.debug(
-            "graph change %d: applied on worker %d in %.3f s",
-            step.version,
-            slot.number,
-            time.perf_counter() - start,
-        )
+        _took(step, f"applied on worker {slot.number}", start)
         with self._cond:
             slot.graph = step.version
             self._changes.applied(s.graph for s in self._slots)
@@ -468,12 +463,7 @@ class Pipeline:
         start = time.perf_counter()
         answer = self._commit_change(step)
         committed = not isinstance(answer, BaseException)
-        _log.debug(
-            "graph change %d: %s in %.3f s",
-            step.version,
-            "committed" if committed else "failed",
-            time.perf_counter() - start,
-        )
+        _took(step, "committed" if committed else "failed", start)
         with self._done_cond, self._cond:
             self._changes.settled(step, committed, self._pending)
             self._cond.notify_all()

@@ -23,13 +23,17 @@ def step(version: int) -> Step:
     return Step(GraphChange(version), f"graph-{version}")
 
 
+def computed(change: Step) -> Step:
+    """The change with its notifications computed (none)."""
+    change.outcome = ("ok", None, [], [])
+    return change
+
+
 def test_events_are_matched_against_every_change_submitted_before_them() -> None:
     order = ChangeOrder(4)
     before = items("a", "b")
     order.stamp(before)
-    change = step(5)
-    order.submit(change)
-    change.outcome = ("ok", None, [], [])  # its notifications computed
+    order.submit(computed(step(5)))
     after = items("c")
     order.stamp(after)
     assert [i.graph for i in before + after] == [4, 4, 5]
@@ -44,7 +48,7 @@ def test_events_during_a_changes_notifications_go_before_it_and_it_waits_for_the
     order.stamp(during)
     assert [i.graph for i in during] == [4, 4]
     assert order.job(at=4, head=4) is None  # the other worker takes those events
-    change.outcome = ("ok", None, [], [])
+    computed(change)
     after = items("c")
     order.stamp(after)
     assert after[0].graph == 5
