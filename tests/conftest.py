@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import groupby
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,28 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     limits and no ontology (a module that needs more defines its own ``server``)."""
     with Server(tmp_path_factory.mktemp("server") / "data") as srv:
         yield srv
+
+
+def _rank(item: pytest.Item) -> int:
+    """Where a test file's tests start in the run (lower first): the standalone cluster's,
+    then those sharing the worker's Spark session, then those whose commands start Spark of
+    their own, then the rest."""
+    if item.get_closest_marker("cluster"):
+        return 0
+    if "spark" in getattr(item, "fixturenames", ()):
+        return 1
+    return 2 if item.get_closest_marker("spark") else 3
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files that run longest go to the two workers first (scripts/test runs each file on
+    one worker, in this order): started last, one is the whole run's tail while the other
+    worker has nothing left. A file keeps its tests together, in their order; the rest keep
+    the collection's order."""
+    files = [list(tests) for _, tests in groupby(items, key=lambda item: item.path)]
+    files.sort(key=lambda tests: min(map(_rank, tests)))
+    items[:] = [item for tests in files for item in tests]
 
 
 def _hypothesis_in_the_checkout() -> None:

@@ -247,9 +247,10 @@ def test_unsafe_callbacks_are_refused_at_registration(
         assert sub.get("/subscriptions").json()["items"] == []  # nothing was registered
 
 
-def test_the_brokers_own_port_is_refused(guarded: Server) -> None:
-    with guarded.client("subscriber") as sub:
-        reply = sub.post("/subscriptions", content=CHAIRS, params={"callback": guarded.url})
+def test_the_brokers_own_port_is_refused(refusing: Server) -> None:
+    with refusing.client("subscriber") as sub:
+        reply = sub.post("/subscriptions", content=CHAIRS, params={"callback": refusing.url})
+        assert sub.get("/subscriptions").json()["items"] == []  # nothing was registered
     assert reply.status_code == 400
     assert reply.json()["detail"].startswith("refused callback to 127.0.0.1: a loopback")
 

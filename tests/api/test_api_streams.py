@@ -42,7 +42,17 @@ def _server(tmp_path: Path, *extra: str) -> Server:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
+    """A server of the test's own: it counts open streams or restarts with a backlog."""
     srv = _server(tmp_path, "--max-streams", "3")
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server for the tests that only send positions: each registers a subscription of its
+    own and leaves no stream open, so none sees what another did."""
+    srv = _server(tmp_path_factory.mktemp("positions"))
     yield srv
     srv.stop()
 
@@ -68,9 +78,9 @@ def _ids(text: str) -> list[int]:
     ],
 )
 def test_stream_positions_must_be_ascii_digits_below_2_63(
-    server: Server, params: dict[str, str], headers: dict[str, object], shown: str
+    shared: Server, params: dict[str, str], headers: dict[str, object], shown: str
 ) -> None:
-    with server.client("subscriber") as sub:
+    with shared.client("subscriber") as sub:
         sub_id = sub.post("/subscriptions", content=CHAIRS).json()["id"]
         reply = sub.get(f"/subscriptions/{sub_id}/notifications", params=params, headers=headers)
     value = params.get("after") or headers["Last-Event-ID"]
@@ -80,8 +90,8 @@ def test_stream_positions_must_be_ascii_digits_below_2_63(
     assert reply.json() == {"error": "bad_request", "detail": f"{shown} {LIMIT_TEXT} {value!r}"}
 
 
-def test_the_largest_position_is_accepted(server: Server) -> None:
-    with server.client("subscriber") as sub:
+def test_the_largest_position_is_accepted(shared: Server) -> None:
+    with shared.client("subscriber") as sub:
         sub_id = sub.post("/subscriptions", content=CHAIRS).json()["id"]
         url = f"/subscriptions/{sub_id}/notifications?once=true"
         top = {"Last-Event-ID": str(2**63 - 1)}
@@ -94,10 +104,10 @@ def _ws_url(server: Server, sub_id: str, query: str = "") -> str:
     return f"{base}?token={server.tokens['subscriber']}{query}"
 
 
-def test_websocket_positions_are_validated(server: Server) -> None:
-    with server.client("subscriber") as sub:
+def test_websocket_positions_are_validated(shared: Server) -> None:
+    with shared.client("subscriber") as sub:
         sub_id = sub.post("/subscriptions", content=CHAIRS).json()["id"]
-    with connect(_ws_url(server, sub_id, f"&after={2**63}"), open_timeout=PATIENCE) as ws:
+    with connect(_ws_url(shared, sub_id, f"&after={2**63}"), open_timeout=PATIENCE) as ws:
         with pytest.raises(ConnectionClosed) as closed:
             ws.recv(timeout=PATIENCE)
     assert closed.value.rcvd is not None

@@ -28,31 +28,39 @@ NDJSON = {"Content-Type": "application/x-ndjson"}
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
+    """A server of the test's own (it is killed, or loaded with thousands of subscriptions)."""
     with Server(tmp_path / "data", ontology=UNIV_BENCH) as srv:
         yield srv
 
 
-def matched_by(server: Server) -> set[str]:
-    """The subscriptions one published event (a new chair) notifies, read from their
-    stored notifications."""
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server for the tests whose subscribers are tenants of their own (a token each):
+    each lists only its own subscriptions and asks which of its own an event notifies."""
+    with Server(tmp_path_factory.mktemp("batch") / "data", ontology=UNIV_BENCH) as srv:
+        yield srv
+
+
+def matched_by(server: Server, among: list[str]) -> set[str]:
+    """The subscriptions of ``among`` one published event (a new chair) notifies, read from
+    their stored notifications."""
     with server.client("publisher") as pub:
         event_id = pub.post("/events", content=EVENT, headers=RDFXML).json()["id"]
     with server.client("admin") as admin:
-        subs = admin.get("/subscriptions").json()["items"]
         found = set()
-        for s in subs:
-            text = admin.get(f"/subscriptions/{s['id']}/notifications?once=true").text
+        for sub_id in among:
+            text = admin.get(f"/subscriptions/{sub_id}/notifications?once=true").text
             events = [json.loads(x[6:])["event"] for x in text.splitlines() if x[:6] == "data: "]
             if event_id in events:
-                found.add(s["id"])
+                found.add(sub_id)
     return found
 
 
 def test_a_text_batch_registers_each_line_and_reports_a_bad_one_in_its_place(
-    server: Server,
+    shared: Server,
 ) -> None:
     body = "\n".join([CHAIRS, "SELECT WHERE nothing", "", PEOPLE, NOBODY])
-    with server.client("subscriber") as sub:
+    with shared.another("subscriber") as sub:
         r = sub.post("/subscriptions/batch", content=body, headers={"Content-Type": "text/plain"})
         assert r.status_code == 200, r.text
         chairs, bad, people, nobody = r.json()["subscriptions"]
@@ -61,11 +69,11 @@ def test_a_text_batch_registers_each_line_and_reports_a_bad_one_in_its_place(
         listed = sub.get("/subscriptions").json()["items"]
         assert [s["id"] for s in listed] == ids
         assert [s["text"] for s in listed] == [CHAIRS, PEOPLE, NOBODY]
-    assert matched_by(server) == {chairs["id"], people["id"]}
+    assert matched_by(shared, ids) == {chairs["id"], people["id"]}
 
 
 def test_json_lines_carry_names_and_a_malformed_line_is_that_items_error(
-    server: Server,
+    shared: Server,
 ) -> None:
     lines = [
         json.dumps({"text": CHAIRS, "name": "chairs"}),
@@ -73,7 +81,7 @@ def test_json_lines_carry_names_and_a_malformed_line_is_that_items_error(
         json.dumps({"name": "no text"}),
         json.dumps({"text": PEOPLE}),
     ]
-    with server.client("subscriber") as sub:
+    with shared.another("subscriber") as sub:
         r = sub.post("/subscriptions/batch", content="\n".join(lines), headers=NDJSON)
         assert r.status_code == 200, r.text
         chairs, not_json, no_text, people = r.json()["subscriptions"]
@@ -83,7 +91,7 @@ def test_json_lines_carry_names_and_a_malformed_line_is_that_items_error(
         assert got == {chairs["id"]: "chairs", people["id"]: None}
 
 
-def test_a_tar_of_rq_files_registers_each_named_after_its_file(server: Server) -> None:
+def test_a_tar_of_rq_files_registers_each_named_after_its_file(shared: Server) -> None:
     archive = io.BytesIO()
     with tarfile.open(fileobj=archive, mode="w") as tar:
         for name, text in [("q/chairs.rq", CHAIRS), ("README", "not a query"), ("dean.rq", NOBODY)]:
@@ -91,7 +99,7 @@ def test_a_tar_of_rq_files_registers_each_named_after_its_file(server: Server) -
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
-    with server.client("subscriber") as sub:
+    with shared.another("subscriber") as sub:
         r = sub.post(
             "/subscriptions/batch",
             content=archive.getvalue(),
@@ -118,7 +126,7 @@ def test_an_answered_batch_survives_kill_9(server: Server) -> None:
     server.start()
     with server.client("subscriber") as sub:
         assert [s["id"] for s in sub.get("/subscriptions?limit=500").json()["items"]] == ids
-    assert matched_by(server) == set(ids[:50])  # the workers' indexes were rebuilt
+    assert matched_by(server, ids) == set(ids[:50])  # the workers' indexes were rebuilt
     server.stop()
 
 
@@ -170,12 +178,12 @@ def test_max_subscriptions_counts_the_batchs_earlier_items(tmp_path: Path) -> No
             assert len(sub.get("/subscriptions").json()["items"]) == 3
 
 
-def test_a_batch_is_its_senders_and_leaves_another_subscribers_alone(server: Server) -> None:
-    with server.client("subscriber") as mine, server.another("subscriber") as theirs:
+def test_a_batch_is_its_senders_and_leaves_another_subscribers_alone(shared: Server) -> None:
+    with shared.another("subscriber") as mine, shared.another("subscriber") as theirs:
         their_id = theirs.post("/subscriptions", content=CHAIRS).json()["id"]
         r = mine.post("/subscriptions/batch", content="\n".join([PEOPLE, NOBODY]))
         mine_ids = [x["id"] for x in r.json()["subscriptions"]]
         assert [s["id"] for s in mine.get("/subscriptions").json()["items"]] == mine_ids
         assert [s["id"] for s in theirs.get("/subscriptions").json()["items"]] == [their_id]
         assert theirs.get(f"/subscriptions/{mine_ids[0]}").status_code == 404
-    assert matched_by(server) == {their_id, mine_ids[0]}
+    assert matched_by(shared, [their_id, *mine_ids]) == {their_id, mine_ids[0]}

@@ -1,7 +1,7 @@
-"""Fixtures of the console tests: one real ``semps serve`` and one headless chromium per
-module, and a fresh console page (logged out, nothing in session storage) per test; or a
-console on a service of the test's own (``fresh``: it has nothing yet, and the test may
-restart it)."""
+"""Fixtures of the console tests: one real ``semps serve`` per module and one headless
+chromium per test process, and a fresh console page (logged out, nothing in session storage)
+per test; or a console on a service of the test's own (``fresh``: it has nothing yet, and
+the test may restart it)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,11 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from semps_test_support import Server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def driver() -> Iterator[WebDriver]:
+    """One browser for every console test in this process: each module's server is another
+    origin (its own session storage), each test opens the console afresh, and the test that
+    reads the browser's log drops what came before."""
     profile = profile_dir()
     browser = start_chromium(profile)
     yield browser
