@@ -158,10 +158,14 @@ class ConsolePage:
         raise AssertionError("an empty path")
 
     def subscription_row(self, sub_id: str) -> WebElement:
-        rows = self.all("#sub-rows tr")
-        found = [r for r in rows if r.get_attribute("data-id") == sub_id]
-        assert found, f"no row for {sub_id} among {[r.text for r in rows]}"
-        return found[0]
+        """The subscription's row, once the list shows it (the list is redrawn after a
+        registration answers, so a row read at once may not be there yet)."""
+
+        def row(_: WebDriver) -> WebElement | None:
+            found = [r for r in self.all("#sub-rows tr") if r.get_attribute("data-id") == sub_id]
+            return found[0] if found else None
+
+        return self.until(row, f"the row of {sub_id} in the subscriptions list")
 
     def click_in_row(self, sub_id: str, button: str) -> None:
         """Click a button of a subscription's row (found again if the list is redrawn)."""
