@@ -44,13 +44,16 @@ class Slot:
         self.graph = 0  # the graph version the worker's replica is at
         self.ready = False
         self.thread: threading.Thread | None = None
+        self._stopping = threading.Lock()
 
     def stop(self) -> None:
-        """Kill the worker (the next job starts a fresh one)."""
+        """Kill the worker (the next job starts a fresh one). The slot's thread and the
+        pipeline's close may both stop it: the worker is killed once."""
         self.ready = False
-        if self.worker is not None:
-            self.worker.kill()
-        self.worker = None
+        with self._stopping:
+            worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.kill()
 
     def call(self, request: tuple[Any, ...], timeout: float | None) -> Any:
         """Send one request and wait for its reply, watching the worker's progress: a

@@ -5,14 +5,18 @@ around it are all matched and committed."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+import pytest
 
 from semps.broker.jobs import Item, Step
 from semps.broker.pipeline import Batch, Pipeline
 from semps.broker.replica import GraphSource
 from semps.graph.change import GraphChange
+from semps.graph.view import GraphView
 from semps.ontology.expansion import Expansion
 
 
@@ -21,7 +25,15 @@ def no_graph() -> Iterator[tuple[GraphSource | None, Expansion]]:
     yield None, Expansion()
 
 
-def test_the_next_edit_submitted_from_an_edits_answer_follows_it() -> None:
+def change(version: int) -> Step:
+    """An empty change that follows the one before (its terms after an empty graph's)."""
+    terms = len(GraphView(Expansion()).terms)
+    return Step(GraphChange(version, first_term=terms), f"graph-{version}")
+
+
+def test_the_next_edit_submitted_from_an_edits_answer_follows_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     answers: list[tuple[int, BaseException | int]] = []
     submitted_next: list[BaseException | None] = []
     committed_events: list[str] = []
@@ -38,7 +50,7 @@ def test_the_next_edit_submitted_from_an_edits_answer_follows_it() -> None:
             all_done.set()
             return
         try:  # what the graph desk does: plan and submit the next edit at once
-            pipeline.submit_change(Step(GraphChange(step.version + 1), f"graph-{step.version + 1}"))
+            pipeline.submit_change(change(step.version + 1))
             submitted_next.append(None)
         except ValueError as exc:
             submitted_next.append(exc)
@@ -56,11 +68,12 @@ def test_the_next_edit_submitted_from_an_edits_answer_follows_it() -> None:
     try:
         events = [Item(f"e{i}", "text/turtle", b"<urn:a> <urn:b> <urn:c> .", 0.0) for i in range(6)]
         pipeline.submit(events[:3])
-        pipeline.submit_change(Step(GraphChange(1), "graph-1"))
+        pipeline.submit_change(change(1))
         pipeline.submit(events[3:])
         assert all_done.wait(120)
     finally:
         pipeline.close()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert submitted_next == [None, None]
     assert answers == [(1, 0), (2, 0), (3, 0)]
     assert sorted(committed_events) == [f"e{i}" for i in range(6)]
