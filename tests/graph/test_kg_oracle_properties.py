@@ -71,6 +71,11 @@ def _same(found: Counter | None, expected: Counter | None) -> tuple[Counter, Cou
     return canonical_counter(found or Counter()), canonical_counter(expected or Counter())
 
 
+def examples(n: int) -> settings:
+    """Hypothesis settings for ``n`` cases (each builds a graph: no deadline)."""
+    return settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
 def _event_adds_what_the_oracle_adds(system: KgSystem, case: EventCase) -> None:
     queries = _compared(system, case.queries)
     found = system.added(case.ontology, case.graph, case.events, texts(queries))
@@ -85,18 +90,14 @@ def _event_adds_what_the_oracle_adds(system: KgSystem, case: EventCase) -> None:
 
 
 @pytest.mark.parametrize("system", _systems())
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(60)
 @given(case=event_cases())
 def test_an_event_adds_the_solutions_the_oracle_adds(system: KgSystem, case: EventCase) -> None:
     _event_adds_what_the_oracle_adds(system, case)
 
 
 @pytest.mark.parametrize("system", _references())
-@settings(
-    max_examples=60 // REFERENCE_SHARE,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@examples(60 // REFERENCE_SHARE)
 @given(case=event_cases())
 def test_a_reference_adds_the_solutions_the_oracle_adds(system: KgSystem, case: EventCase) -> None:
     _event_adds_what_the_oracle_adds(system, case)
@@ -115,7 +116,7 @@ def _update_changes_what_the_oracle_changes(system: KgSystem, case: ChangeCase) 
 
 
 @pytest.mark.parametrize("system", _systems())
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(40)
 @given(case=change_cases())
 def test_an_update_adds_and_removes_the_solutions_the_oracle_does(
     system: KgSystem, case: ChangeCase
@@ -124,11 +125,7 @@ def test_an_update_adds_and_removes_the_solutions_the_oracle_does(
 
 
 @pytest.mark.parametrize("system", _references())
-@settings(
-    max_examples=40 // REFERENCE_SHARE,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@examples(40 // REFERENCE_SHARE)
 @given(case=change_cases())
 def test_a_reference_adds_and_removes_the_solutions_the_oracle_does(
     system: KgSystem, case: ChangeCase
