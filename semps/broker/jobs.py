@@ -117,7 +117,7 @@ class ChangeOrder:
         notifications, not those that come during them."""
         version = self.submitted
         step = self.steps.get(version)
-        if step is not None and not step.committed and step.outcome is None:
+        if step is not None and step.outcome is None:  # (a committed change has one)
             version -= 1
         for item in items:
             item.graph = version

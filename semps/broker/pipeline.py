@@ -362,7 +362,8 @@ class Pipeline:
         try:
             slot.call(("graph_apply", step.change, step.expansion), timeout=None)
         except Exception as exc:  # noqa: BLE001 (any failure: the replica is rebuilt)
-            _log.warning("matching worker %d restarted: %s", slot.number, exc)
+            if self._running:  # (closing kills the workers: no restart to report)
+                _log.warning("matching worker %d restarted: %s", slot.number, exc)
             slot.stop()
             return
         _took(step, f"applied on worker {slot.number}", start)

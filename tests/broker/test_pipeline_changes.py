@@ -20,15 +20,27 @@ from semps.graph.view import GraphView
 from semps.ontology.expansion import Expansion
 
 
-@contextmanager
-def no_graph() -> Iterator[tuple[GraphSource | None, Expansion]]:
-    yield None, Expansion()
+class Graph:
+    """The main process's graph, as the graph desk keeps it: changes applied when they
+    commit, and a worker starting meanwhile reads it as committed last."""
 
+    def __init__(self) -> None:
+        self.view = GraphView(Expansion())
+        self.lock = threading.Lock()
 
-def change(version: int) -> Step:
-    """An empty change that follows the one before (its terms after an empty graph's)."""
-    terms = len(GraphView(Expansion()).terms)
-    return Step(GraphChange(version, first_term=terms), f"graph-{version}")
+    @contextmanager
+    def replica(self) -> Iterator[tuple[GraphSource | None, Expansion]]:
+        with self.lock:
+            yield GraphSource(self.view.version, None, self.view), self.view.expansion
+
+    def commit(self, step: Step) -> int:
+        with self.lock:
+            self.view.apply(step.change)
+        return 0
+
+    def change(self, version: int) -> Step:
+        """An empty change that follows the one before."""
+        return Step(GraphChange(version, first_term=len(self.view.terms)), f"graph-{version}")
 
 
 def test_the_next_edit_submitted_from_an_edits_answer_follows_it(
@@ -39,6 +51,7 @@ def test_the_next_edit_submitted_from_an_edits_answer_follows_it(
     committed_events: list[str] = []
     all_done = threading.Event()
     last = 3
+    graph = Graph()
     pipeline: Pipeline
 
     def commit(batches: list[Batch]) -> None:
@@ -50,7 +63,7 @@ def test_the_next_edit_submitted_from_an_edits_answer_follows_it(
             all_done.set()
             return
         try:  # what the graph desk does: plan and submit the next edit at once
-            pipeline.submit_change(change(step.version + 1))
+            pipeline.submit_change(graph.change(step.version + 1))
             submitted_next.append(None)
         except ValueError as exc:
             submitted_next.append(exc)
@@ -58,9 +71,9 @@ def test_the_next_edit_submitted_from_an_edits_answer_follows_it(
 
     pipeline = Pipeline(
         load=list,
-        replica=no_graph,
+        replica=graph.replica,
         commit=commit,
-        commit_change=lambda step: 0,
+        commit_change=graph.commit,
         answer_change=answer,
         on_overrun=lambda sub_id, why: None,
         workers=2,
@@ -68,7 +81,7 @@ def test_the_next_edit_submitted_from_an_edits_answer_follows_it(
     try:
         events = [Item(f"e{i}", "text/turtle", b"<urn:a> <urn:b> <urn:c> .", 0.0) for i in range(6)]
         pipeline.submit(events[:3])
-        pipeline.submit_change(change(1))
+        pipeline.submit_change(graph.change(1))
         pipeline.submit(events[3:])
         assert all_done.wait(120)
     finally:
