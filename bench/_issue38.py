@@ -74,11 +74,16 @@ def some_values(count: int) -> bytes:
 
 
 def labels(megabytes: int) -> bytes:
-    """About ``megabytes`` MB of rdfs:label triples on new classes (a big, valid merge)."""
-    line = f'<{EX}L%d> <{RDFS}label> "{"a label of some length " * 3}%d" .'
+    """About ``megabytes`` MB of new classes, each declared and labelled (a big, valid
+    merge: 15 MB is 119k triples). Labels alone would be facts about individuals, which
+    the ontology refuses (400 bad_ontology: they belong in the knowledge graph)."""
+    line = (
+        f"<{EX}L%d> <{RDF}type> <{OWL}Class> .\n"
+        f'<{EX}L%d> <{RDFS}label> "{"a label of some length " * 3}%d" .'
+    )
     out, size, i = [], 0, 0
     while size < megabytes * 1_000_000:
-        text = line % (i, i)
+        text = line % (i, i, i)
         out.append(text)
         size += len(text) + 1
         i += 1
