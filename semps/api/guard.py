@@ -11,12 +11,14 @@ connection (or of the previous response), a body within ``body_timeout`` of its 
 (408); a kept-alive connection idle for ``idle_timeout`` seconds is closed.
 
 :class:`Connections` keeps every open connection, by client address. Past
-``max_client_connections`` for one address or ``max_connections`` in all, the oldest
-connection that has not yet sent a request head (idle, or trickling one in) is closed to
-make room; when every connection is busy with a request the new one is refused (429 for one
-address, 503 in all). So a flood of idle connections neither exhausts the process's file
-descriptors nor keeps a well-behaved client out. Every refusal and eviction is one log line
-(logger ``semps.http``).
+``max_client_connections`` for one address or ``max_connections`` in all, a connection
+waiting for a request head is closed to make room (in all: one of the address that holds
+the most): the oldest of those that never sent one (idle, or trickling one in), else the
+one kept alive longest since its last answer; when
+every connection is busy with a request the new one is refused (429 for one address, 503 in
+all). So a flood of idle connections, or of connections that ask for something now and then
+and wait in between, neither exhausts the process's file descriptors nor keeps a
+well-behaved client out. Every refusal and eviction is one log line (logger ``semps.http``).
 """
 
 from __future__ import annotations
@@ -81,8 +83,7 @@ class _Guarded(HttpToolsProtocol):
     """The protocol's interface :class:`Connections` needs (filled in by the subclass)."""
 
     address: str
-    fresh: bool
-    opened: float
+    since: float
 
     def evict(self, reason: str) -> None:
         raise NotImplementedError
@@ -90,14 +91,18 @@ class _Guarded(HttpToolsProtocol):
 
 class Connections:
     """The open connections of one server, in arrival order, all and by client address;
-    and those that have not sent a request head yet (``fresh``), the first to go."""
+    and, by client address, those waiting for a request head, which may be closed to make
+    room: first those that have not sent one yet (``fresh``), then those kept alive since
+    their last answer (``waiting``), each the longest waiting first. Past ``total``, the
+    connection closed is one of the address that holds the most: a client with a few
+    connections keeps them while another holds hundreds."""
 
     def __init__(self, total: int, per_client: int) -> None:
         self.total, self.per_client = total, per_client
         self._open: dict[_Guarded, None] = {}
-        self._fresh: dict[_Guarded, None] = {}
         self._by_client: dict[str, dict[_Guarded, None]] = {}
         self._fresh_by_client: dict[str, dict[_Guarded, None]] = {}
+        self._waiting_by_client: dict[str, dict[_Guarded, None]] = {}
 
     def __len__(self) -> int:
         return len(self._open)
@@ -107,12 +112,12 @@ class Connections:
         return len(self._by_client.get(address, ()))
 
     def admit(self, conn: _Guarded) -> SempsError | None:
-        """Count ``conn`` in, closing the oldest fresh connection to make room; or why it
+        """Count ``conn`` in, closing a waiting connection to make room; or why it
         is refused (nothing to close: every connection is busy with a request)."""
         address = conn.address
         mine = self._by_client.get(address, {})
         if len(mine) >= self.per_client:
-            victim = next(iter(self._fresh_by_client.get(address, ())), None)
+            victim = self._victim(address)
             if victim is None:
                 msg = (
                     f"{address} already has {len(mine)} open connections, the limit "
@@ -121,21 +126,48 @@ class Connections:
                 return TooManyRequests(msg)
             victim.evict(f"{address} has {len(mine)} open connections (max_client_connections)")
         if len(self._open) >= self.total:
-            victim = next(iter(self._fresh), None)
+            victim = self._victim(self._heaviest())
             if victim is None:
                 msg = f"{len(self._open)} connections are open, the limit (max_connections)"
                 return Overloaded(msg)
-            victim.evict(f"{len(self._open)} connections are open (max_connections)")
+            held = len(self._by_client[victim.address])
+            victim.evict(
+                f"{len(self._open)} connections are open (max_connections), {held} of them "
+                f"{victim.address}'s, the most"
+            )
         self._open[conn] = None
-        self._fresh[conn] = None
         self._by_client.setdefault(address, {})[conn] = None
         self._fresh_by_client.setdefault(address, {})[conn] = None
         return None
 
+    def _victim(self, address: str | None) -> _Guarded | None:
+        """The connection of ``address`` to close to make room: the one waiting longest of
+        those that never sent a request head, else of those kept alive; None if all its
+        connections are busy with a request."""
+        if address is None:
+            return None
+        for waiting in (self._fresh_by_client, self._waiting_by_client):
+            group = waiting.get(address)
+            if group:
+                return next(iter(group))
+        return None
+
+    def _heaviest(self) -> str | None:
+        """The address holding the most connections among those with one waiting."""
+        addresses = self._fresh_by_client.keys() | self._waiting_by_client.keys()
+        return max(addresses, key=lambda a: len(self._by_client[a]), default=None)
+
     def busy(self, conn: _Guarded) -> None:
-        """``conn`` sent a whole request head: no longer the first to go."""
-        self._fresh.pop(conn, None)
+        """``conn`` sent a whole request head: it may not go until answered."""
         self._drop(self._fresh_by_client, conn)
+        self._drop(self._waiting_by_client, conn)
+
+    def waiting(self, conn: _Guarded) -> None:
+        """``conn`` was answered and is kept alive for the next request: it may go again,
+        after every connection that never sent a request and every one kept alive before
+        it."""
+        if conn in self._open:
+            self._waiting_by_client.setdefault(conn.address, {})[conn] = None
 
     def forget(self, conn: _Guarded) -> None:
         """``conn`` closed."""
@@ -178,8 +210,7 @@ def guarded_protocol(limits: Limits, connections: Connections) -> type[HttpTools
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.address = "?"
-            self.fresh = True
-            self.opened = 0.0
+            self.since = 0.0
             self._closed = False
             self._timer: asyncio.TimerHandle | None = None
             self._body_timer: asyncio.TimerHandle | None = None
@@ -190,7 +221,7 @@ def guarded_protocol(limits: Limits, connections: Connections) -> type[HttpTools
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self.address = self.client[0] if self.client else "?"
-            self.opened = self.loop.time()
+            self.since = self.loop.time()
             refused = connections.admit(self)
             if refused is not None:
                 self._refuse(refused, admitted=False)
@@ -203,7 +234,7 @@ def guarded_protocol(limits: Limits, connections: Connections) -> type[HttpTools
             super().connection_lost(exc)
 
         def evict(self, reason: str) -> None:
-            idle = self.loop.time() - self.opened
+            idle = self.loop.time() - self.since
             log.warning(
                 "closed the connection of %s, %.0f s without a whole request, to make room: %s",
                 self._who(),
@@ -271,9 +302,7 @@ def guarded_protocol(limits: Limits, connections: Connections) -> type[HttpTools
             return None
 
         def on_headers_complete(self) -> None:
-            if self.fresh:
-                self.fresh = False
-                connections.busy(self)
+            connections.busy(self)
             self._cancel("_timer")
             super().on_headers_complete()
             self._body_timer = self.loop.call_later(budget.body_timeout, self._body_late)
@@ -287,6 +316,15 @@ def guarded_protocol(limits: Limits, connections: Connections) -> type[HttpTools
             super().on_response_complete()
             if not self.transport.is_closing():
                 self._arm_head_timer()
+                if self._idle():
+                    self.since = self.loop.time()
+                    connections.waiting(self)
+
+        def _idle(self) -> bool:
+            """Whether the connection waits for a request head: not in a body the
+            application did not read, no request started (pipelined) and unanswered."""
+            answered = self.cycle is None or self.cycle.response_complete
+            return self._in_head and answered
 
         def handle_websocket_upgrade(self) -> None:
             self._stop_timers()
@@ -310,7 +348,7 @@ def guarded_protocol(limits: Limits, connections: Connections) -> type[HttpTools
             self._timer = None
             if self._closed or self.transport.is_closing():
                 return
-            if self._head_bytes == 0 and (self.cycle is None or self.cycle.response_complete):
+            if self._head_bytes == 0 and self._idle():
                 log.warning(
                     "closed the idle connection of %s: no request in %g s (header_timeout)",
                     self._who(),

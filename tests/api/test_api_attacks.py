@@ -256,6 +256,66 @@ def test_one_address_past_max_client_connections_loses_its_oldest_idle_connectio
             s.close()
 
 
+def _get_health(s: socket.socket) -> None:
+    """``GET /health`` on ``s`` (kept alive), its whole answer read."""
+    s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    answer = b""
+    while b"\r\n\r\n" not in answer or not answer.endswith(b"}"):
+        chunk = s.recv(65536)
+        assert chunk, answer
+        answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+
+
+def test_connections_kept_alive_between_requests_make_room_as_idle_ones_do(
+    tmp_path: Path,
+) -> None:
+    """An address whose connections each sent a request and wait, kept alive, for the next
+    (a flood that asks for /health now and then) is not refused a new one: the connection
+    waiting longest is closed to make room, as one that never sent anything would be."""
+    extra = ("--max-client-connections", "3", "--idle-timeout", str(PATIENCE))
+    with Server(tmp_path / "data", extra=("--header-timeout", str(PATIENCE), *extra)) as server:
+        kept = [_from("127.0.0.3", server.port) for _ in range(3)]
+        try:
+            for s in kept:
+                _get_health(s)
+            with _from("127.0.0.3", server.port) as fourth:
+                _get_health(fourth)  # admitted: 429 before
+            assert kept[0].recv(100) == b""  # the one waiting longest was closed for it
+            for s in kept[1:]:
+                _get_health(s)  # the others still serve
+            assert wait_for(
+                lambda: (
+                    "to make room: 127.0.0.3 has 3 open connections (max_client_connections)"
+                    in server.log.read_text()
+                )
+            )
+        finally:
+            for s in kept:
+                s.close()
+
+
+def test_past_max_connections_the_address_holding_the_most_makes_room(tmp_path: Path) -> None:
+    """16 connections in all: one from 127.0.0.5 that has sent nothing yet, then fifteen
+    from 127.0.0.4; a newcomer from 127.0.0.6 takes the place of one of 127.0.0.4's, not of
+    the oldest connection, 127.0.0.5's."""
+    extra = ("--header-timeout", str(PATIENCE), "--idle-timeout", str(PATIENCE))
+    with Server(tmp_path / "data", extra=(*extra, "--max-connections", "16")) as server:
+        light = _from("127.0.0.5", server.port)
+        heavy: list[socket.socket] = []
+        try:
+            heavy += [_from("127.0.0.4", server.port) for _ in range(15)]
+            with _from("127.0.0.6", server.port) as newcomer:
+                _get_health(newcomer)
+            _get_health(light)  # still open
+            assert heavy[0].recv(100) == b""  # closed for the newcomer
+            most = "of them 127.0.0.4's, the most"
+            assert wait_for(lambda: most in server.log.read_text())
+        finally:
+            for s in [light, *heavy]:
+                s.close()
+
+
 # -- 10: secrets in the log ---------------------------------------------------------------
 
 
