@@ -28,6 +28,14 @@ RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 NT = {"Content-Type": "application/n-triples"}
 #: An event whose notification carries 100 solutions of ~100 bytes (10 KB to store).
 EVENT = "\n".join(f'<{EX}s{i}> <{EX}p> "{"x" * 80}{i}" .' for i in range(100)).encode()
+GRAPH = f"<{EX}g0> <{EX}link> <{EX}g1> .".encode()
+#: A knowledge-graph edit of 1,000 triples (about 100 KB to store).
+INSERT = (
+    "INSERT DATA { "
+    + " ".join(f'<{EX}k{i}> <{EX}label> "{"y" * 80}{i}" .' for i in range(1000))
+    + " }"
+).encode()
+UPDATE = {"Content-Type": "application/sparql-update"}
 
 
 #: Set in the test's second run, inside a user and mount namespace (:func:`run_in_a_namespace`).
@@ -107,6 +115,8 @@ def a_full_disk(small_disk: Path) -> None:
         ]
         acknowledged = [pub.post("/events", content=EVENT, headers=NT) for _ in range(3)]
         assert [r.status_code for r in acknowledged] == [202] * 3
+        assert admin.put("/graph", content=GRAPH, headers=NT).status_code == 200
+        graph = admin.get("/graph/info").json()
         filler = small_disk / "filler"
         fill(filler)
 
@@ -129,10 +139,14 @@ def a_full_disk(small_disk: Path) -> None:
             assert (reply.status_code, reply.json()["error"]) == (507, "insufficient_storage")
         assert srv.ontology_version() == 1
         assert f"{EX}C" not in admin.get("/ontology", headers={"Accept": "text/turtle"}).text
+        reply = admin.post("/graph", content=INSERT, headers=UPDATE)
+        assert (reply.status_code, reply.json()["error"]) == (507, "insufficient_storage")
+        assert admin.get("/graph/info").json() == graph  # nothing of the edit applied
 
         filler.unlink()
         assert pub.post("/events", content=EVENT, headers=NT).status_code == 202
         assert admin.post("/ontology/axioms", json=edit).json() == {"version": 2}
+        assert admin.post("/graph", content=INSERT, headers=UPDATE).status_code == 200
         for client in (admin, pub, sub):
             client.close()
 
