@@ -11,14 +11,15 @@ connection (or of the previous response), a body within ``body_timeout`` of its 
 (408); a kept-alive connection idle for ``idle_timeout`` seconds is closed.
 
 :class:`Connections` keeps every open connection, by client address. Past
-``max_client_connections`` for one address or ``max_connections`` in all, a connection
-waiting for a request head is closed to make room (in all: one of the address that holds
-the most): the oldest of those that never sent one (idle, or trickling one in), else the
-one kept alive longest since its last answer; when
-every connection is busy with a request the new one is refused (429 for one address, 503 in
-all). So a flood of idle connections, or of connections that ask for something now and then
-and wait in between, neither exhausts the process's file descriptors nor keeps a
-well-behaved client out. Every refusal and eviction is one log line (logger ``semps.http``).
+``max_client_connections`` for one address, its oldest connection that has not yet sent a
+request head (idle, or trickling one in) is closed to make room. Past ``max_connections``
+in all, the room is made by the address holding the most connections: its oldest that has
+not sent a request head, else, for a newcomer from an address holding fewer, the one it
+has kept alive longest since its last answer. When nothing may be closed the new
+connection is refused (429 for one address, 503 in all). So a flood of idle connections,
+or of connections from several addresses that ask for something now and then and wait in
+between, neither exhausts the process's file descriptors nor keeps a well-behaved client
+out. Every refusal and eviction is one log line (logger ``semps.http``).
 """
 
 from __future__ import annotations
@@ -92,10 +93,12 @@ class _Guarded(HttpToolsProtocol):
 class Connections:
     """The open connections of one server, in arrival order, all and by client address;
     and, by client address, those waiting for a request head, which may be closed to make
-    room: first those that have not sent one yet (``fresh``), then those kept alive since
-    their last answer (``waiting``), each the longest waiting first. Past ``total``, the
-    connection closed is one of the address that holds the most: a client with a few
-    connections keeps them while another holds hundreds."""
+    room: those that have not sent one yet (``fresh``), and those kept alive since their
+    last answer (``waiting``), each the longest waiting first. Past ``per_client``, the
+    address's oldest fresh one goes. Past ``total``, one of the address that holds the most
+    goes: its oldest fresh one, else, for a newcomer from an address holding fewer, its
+    oldest kept alive; so a client with a few connections keeps them while another holds
+    hundreds, and an address at the top does not churn its own."""
 
     def __init__(self, total: int, per_client: int) -> None:
         self.total, self.per_client = total, per_client
@@ -117,7 +120,7 @@ class Connections:
         address = conn.address
         mine = self._by_client.get(address, {})
         if len(mine) >= self.per_client:
-            victim = self._victim(address)
+            victim = _oldest(self._fresh_by_client.get(address))
             if victim is None:
                 msg = (
                     f"{address} already has {len(mine)} open connections, the limit "
@@ -126,7 +129,7 @@ class Connections:
                 return TooManyRequests(msg)
             victim.evict(f"{address} has {len(mine)} open connections (max_client_connections)")
         if len(self._open) >= self.total:
-            victim = self._victim(self._heaviest())
+            victim = self._room_for(address)
             if victim is None:
                 msg = f"{len(self._open)} connections are open, the limit (max_connections)"
                 return Overloaded(msg)
@@ -140,22 +143,19 @@ class Connections:
         self._fresh_by_client.setdefault(address, {})[conn] = None
         return None
 
-    def _victim(self, address: str | None) -> _Guarded | None:
-        """The connection of ``address`` to close to make room: the one waiting longest of
-        those that never sent a request head, else of those kept alive; None if all its
-        connections are busy with a request."""
-        if address is None:
-            return None
-        for waiting in (self._fresh_by_client, self._waiting_by_client):
-            group = waiting.get(address)
-            if group:
-                return next(iter(group))
-        return None
-
-    def _heaviest(self) -> str | None:
-        """The address holding the most connections among those with one waiting."""
+    def _room_for(self, address: str) -> _Guarded | None:
+        """The connection to close past ``total`` for a newcomer from ``address``: one of
+        the address holding the most connections among those with one waiting, the oldest
+        that never sent a request head, else (for a newcomer from a lighter address: an
+        address does not churn its own) the one kept alive longest; None: refuse."""
         addresses = self._fresh_by_client.keys() | self._waiting_by_client.keys()
-        return max(addresses, key=lambda a: len(self._by_client[a]), default=None)
+        heaviest = max(addresses, key=self.of, default=None)
+        if heaviest is None:
+            return None
+        victim = _oldest(self._fresh_by_client.get(heaviest))
+        if victim is None and self.of(address) < self.of(heaviest):
+            victim = _oldest(self._waiting_by_client.get(heaviest))
+        return victim
 
     def busy(self, conn: _Guarded) -> None:
         """``conn`` sent a whole request head: it may not go until answered."""
@@ -163,9 +163,8 @@ class Connections:
         self._drop(self._waiting_by_client, conn)
 
     def waiting(self, conn: _Guarded) -> None:
-        """``conn`` was answered and is kept alive for the next request: it may go again,
-        after every connection that never sent a request and every one kept alive before
-        it."""
+        """``conn`` was answered and is kept alive for the next request: past ``total`` it
+        may go again for a lighter address's newcomer."""
         if conn in self._open:
             self._waiting_by_client.setdefault(conn.address, {})[conn] = None
 
@@ -182,6 +181,11 @@ class Connections:
             group.pop(conn, None)
             if not group:
                 del table[conn.address]
+
+
+def _oldest(group: dict[_Guarded, None] | None) -> _Guarded | None:
+    """The first connection of ``group`` (in the order they began waiting), if any."""
+    return next(iter(group), None) if group else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -267,27 +267,40 @@ def _get_health(s: socket.socket) -> None:
     assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
 
 
-def test_connections_kept_alive_between_requests_make_room_as_idle_ones_do(
+def _kept_alive_from(address: str, port: int) -> socket.socket | None:
+    """A connection from ``address`` that asked for /health and is kept alive, or None
+    when the server refused it (its answer read)."""
+    s = _from(address, port)
+    s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    if _status_line(s) == b"HTTP/1.1 200 OK\r\n":
+        while not s.recv(65536).endswith(b"}"):  # the rest of the answer
+            pass
+        return s
+    s.close()
+    return None
+
+
+def test_connections_kept_alive_between_requests_make_room_for_a_lighter_address(
     tmp_path: Path,
 ) -> None:
-    """An address whose connections each sent a request and wait, kept alive, for the next
-    (a flood that asks for /health now and then) is not refused a new one: the connection
-    waiting longest is closed to make room, as one that never sent anything would be."""
-    extra = ("--max-client-connections", "3", "--idle-timeout", str(PATIENCE))
-    with Server(tmp_path / "data", extra=("--header-timeout", str(PATIENCE), *extra)) as server:
-        kept = [_from("127.0.0.3", server.port) for _ in range(3)]
+    """127.0.0.3 opens connections that each ask for /health and wait, kept alive, until it
+    is refused one (all 16 slots taken, none of them idle): a newcomer from 127.0.0.6 is
+    not refused, one of 127.0.0.3's connections is closed for it, the one waiting longest."""
+    extra = ("--header-timeout", str(PATIENCE), "--idle-timeout", str(PATIENCE))
+    with Server(tmp_path / "data", extra=(*extra, "--max-connections", "16")) as server:
+        kept: list[socket.socket] = []
         try:
-            for s in kept:
-                _get_health(s)
-            with _from("127.0.0.3", server.port) as fourth:
-                _get_health(fourth)  # admitted: 429 before
-            assert kept[0].recv(100) == b""  # the one waiting longest was closed for it
+            while (s := _kept_alive_from("127.0.0.3", server.port)) is not None:
+                kept.append(s)
+            with _from("127.0.0.6", server.port) as newcomer:
+                _get_health(newcomer)  # 503 overloaded before
+            assert kept[0].recv(100) == b""  # closed for it
             for s in kept[1:]:
                 _get_health(s)  # the others still serve
             assert wait_for(
                 lambda: (
-                    "to make room: 127.0.0.3 has 3 open connections (max_client_connections)"
-                    in server.log.read_text()
+                    "the most" in server.log.read_text()
+                    and "refused a request from 127.0.0.3" in server.log.read_text()
                 )
             )
         finally:
