@@ -44,6 +44,13 @@ from semps.ontology.expansion import Expansion
 
 #: Solutions an explanation shows with their triples (its count is always the full one).
 SHOWN = 10
+#: Said of a non-match read without a knowledge graph whose failing pattern has nothing near
+#: it in the event: the facts it needs may live in a graph that was not read.
+NO_GRAPH = (
+    "no knowledge graph was read, only the event's triples closed under the ontology: if "
+    "what the event names is described elsewhere (a building model, say), explain against "
+    "that graph"
+)
 Row = tuple["Term | None", ...]
 
 
@@ -122,11 +129,21 @@ def explain(
             notes=_notes(compiled, count, len(solutions)),
         )
     reasons = _why_not(compiled, where, closure, new, budget, expansion)
-    return _replace(base, reasons=tuple(reasons))
+    return _replace(base, reasons=tuple(reasons), notes=_graph_note(closure, reasons))
 
 
-def _replace(base: Explanation, reasons: tuple[Reason, ...]) -> Explanation:
-    return Explanation(base.subscription, base.event, False, 0, reasons=reasons)
+def _replace(
+    base: Explanation, reasons: tuple[Reason, ...], notes: tuple[str, ...] = ()
+) -> Explanation:
+    return Explanation(base.subscription, base.event, False, 0, reasons=reasons, notes=notes)
+
+
+def _graph_note(closure: _Closure, reasons: list[Reason]) -> tuple[str, ...]:
+    """:data:`NO_GRAPH` when no graph was read and a pattern failed with no candidate."""
+    if closure.old is not None:
+        return ()
+    bare = any(r.step in ("pattern", "type") and not r.nearest for r in reasons)
+    return (NO_GRAPH,) if bare else ()
 
 
 def _notes(compiled: CompiledSubscription, count: int, shown: int) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ from semps.graph.graph import KnowledgeGraph
 from semps.matcher.base import MatchContext
 from semps.matcher.content import ContentMatcher
 from semps.matcher.explanation import Reason, render_text, to_json
-from semps.matcher.semantic.explain import explain
+from semps.matcher.semantic.explain import NO_GRAPH, explain
 from semps.matcher.values import Subscription
 from semps.ontology.compile import (
     DOMAIN,
@@ -110,6 +110,22 @@ def test_a_type_the_joined_node_lacks_is_an_unmet_type_constraint() -> None:
     assert reason.step == "type"
     assert "bind to ?y are not of class" in reason.message
     assert reason.nearest == (("same predicate, other class", f"<{EX}b> <{RDF_TYPE}> <{B}>"),)
+
+
+def test_a_pattern_with_nothing_near_it_and_no_graph_read_says_a_graph_may_hold_it() -> None:
+    """A reading of a point named by IRI, its class in a building model that was not read:
+    the step alone ("no triple matches it") gave the user no hint where the facts went."""
+    reading = [(EX + "t1", EX + "lastReading", ONE)]
+    text = "SELECT ?t { ?t a :Sensor ; :lastReading ?v }"
+    alone = why(text, reading)
+    assert alone.reasons[-1].step == "type" and alone.reasons[-1].nearest == ()
+    assert alone.notes == (NO_GRAPH,)
+    assert render_text(alone).endswith(f"  note: {NO_GRAPH}")
+    assert why(text, reading, graph=[(EX + "t1", RDF_TYPE, EX + "Sensor")]).matched
+    near = why(text, [*reading, (EX + "t1", RDF_TYPE, EX + "Meter")])  # a class to name
+    assert near.reasons[-1].nearest and near.notes == ()
+    filtered = why("SELECT ?t { ?t :lastReading ?v FILTER(?v > 5) }", reading)
+    assert filtered.reasons[-1].step == "filter" and filtered.notes == ()
 
 
 def test_a_filter_false_on_every_row_is_named_with_the_values_it_saw() -> None:
