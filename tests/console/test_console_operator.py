@@ -268,11 +268,16 @@ def test_a_subscriber_explains_a_non_match_with_an_event_pasted_in_and_its_prefi
     page.wait_text("#view-title", f"Why {sub_id} matches an event, or not")
     published = _events_in(server)
     page.choose("#explain-type", "text/turtle")
-    page.type_into("#explain-body", f"<{site}p1> a <{EX}Other> .")
+    page.type_into("#explain-body", "yy:p1 a brick:Point .")  # CURIEs, as in every form
+    page.css("#explain-prefixes").click()
+    brick = "https://brickschema.org/schema/Brick#"
+    assert page.css("#explain-body").get_attribute("value") == (
+        f"@prefix brick: <{brick}> .\n@prefix yy: <{site}> .\nyy:p1 a brick:Point ."
+    )
     page.css("#explain-form button[type=submit]").click()
     said = page.wait_text("#view-body", f"{sub_id} does not match posted")
     assert "no node of class ex:Pasted (type constraint unmet)" in said
-    assert "same predicate, other class: yy:p1 rdf:type ex:Other" in said
+    assert "same predicate, other class: yy:p1 rdf:type brick:Point" in said
     assert _events_in(server) == published  # explained, never published
 
 

@@ -6,9 +6,9 @@
 // graph browser (#graph/IRI): what the knowledge graph knows of them.
 
 import { describeError, json, query } from "./api.js";
-import { byId, el, empty, fill } from "./dom.js";
+import { byId, el, empty, fill, flash } from "./dom.js";
 import { termCell } from "./graph.js";
-import { compactText } from "./prefixes.js";
+import { compactText, declareMissing } from "./prefixes.js";
 
 const NO_EXPLAIN = "This server does not offer explanations (POST /subscriptions/{id}/explain).";
 /** The subscription the explain form asks about. */
@@ -103,6 +103,16 @@ function explainForm(event) {
   }
 }
 
+/** Add @prefix lines (Turtle) for the known prefixes the pasted event uses. */
+function declarePrefixes() {
+  if (byId("explain-type").value !== "text/turtle") {
+    flash("Prefix lines are for Turtle events.", true);
+    return;
+  }
+  declareMissing(byId("explain-body"), "turtle", "event");
+}
+
 export function setUpExplain() {
   byId("explain-form").addEventListener("submit", explainForm);
+  byId("explain-prefixes").addEventListener("click", declarePrefixes);
 }
