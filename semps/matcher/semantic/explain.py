@@ -23,7 +23,7 @@ from semps.graph.delta import event_delta
 from semps.graph.pairs import GraphPairs
 from semps.graph.view import GraphView
 from semps.ingest.sparql.algebra import BGP, Exists, Filter, LeftJoin, Minus, Node
-from semps.ingest.sparql.evaluate import Evaluator, OutOfBudget, Pairs, Solution
+from semps.ingest.sparql.evaluate import Evaluator, OutOfBudget, Pairs, Solution, plan
 from semps.ingest.sparql.model import TriplePattern, Var
 from semps.ingest.sparql.parser import parse_query
 from semps.limits import DEFAULT_LIMITS, Limits
@@ -99,7 +99,8 @@ def explain(
     """
     expansion = expansion if expansion is not None else Expansion()
     compiled = compile_query(subscription.id, parse_query(subscription.text, limits=limits))
-    where = where_of(compiled)
+    where = where_of(compiled)  # as written: the diagnosis names patterns in this order
+    joined = plan(where)  # in join order, as the matcher joins them
     if graph is not None and not graph.empty:
         closure = _with_graph(event, graph, limits)
     else:
@@ -107,8 +108,8 @@ def explain(
     axiom_list = list(axioms)
     base = Explanation(subscription.id, event.id, False, 0)
     try:
-        new = Evaluator(closure.pairs, budget).solutions(where, {})
-        old = Evaluator(closure.old, budget).solutions(where, {}) if closure.old else []
+        new = Evaluator(closure.pairs, budget).solutions(joined, {})
+        old = Evaluator(closure.old, budget).solutions(joined, {}) if closure.old else []
     except OutOfBudget:  # no verdict: the steps that drop it, if a fresh budget finds one
         msg = f"evaluating the subscription took more than its budget of {budget} rows"
         reasons = _why_not(compiled, where, closure, [], budget, expansion)
