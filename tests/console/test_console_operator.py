@@ -107,6 +107,10 @@ def test_each_role_is_offered_only_what_it_may_do(page: ConsolePage, server: Ser
             page.driver.get(f"{server.url}/console/#{tab}")
             page.until(lambda d: page.css("#dashboard").is_displayed(), f"{role}: not {tab}")
             assert not page.css(f"#{tab}").is_displayed()
+        if role == "publisher":  # explaining needs a subscription: not offered either
+            page.driver.get(f"{server.url}/console/#explain/sub-1")
+            page.until(lambda d: page.css("#dashboard").is_displayed(), "no explain form")
+            assert not page.css("#explain-form").is_displayed()
 
 
 def test_forms_take_curies_and_refuse_an_unknown_prefix_without_sending_anything(

@@ -53,7 +53,7 @@ function route() {
   if (head === "event" && rest.length === 1) {
     showPanel("view", null);
     showEvent(rest[0]);
-  } else if (head === "explain" && (rest.length === 1 || rest.length === 2)) {
+  } else if (head === "explain" && (rest.length === 1 || rest.length === 2) && can("subscriber")) {
     showPanel("view", null);
     showExplain(rest[0], rest[1] ?? null);
   } else if (head === "graph" && rest.length === 1) {
