@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from semps_test_support import Server
+from semps_test_support import PATIENCE, Server
 
 pytestmark = pytest.mark.server
 
@@ -26,7 +26,7 @@ def load(server: Server, folder: Path, *extra: str) -> subprocess.CompletedProce
     token = server.tokens["subscriber"]
     cmd = [sys.executable, "-m", "semps", "subscriptions", "load", str(folder)]
     cmd += ["--url", server.url, f"--token={token}", *extra]  # a token may start with "-"
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=PATIENCE)
 
 
 def test_a_folder_is_registered_named_after_its_files(server: Server, tmp_path: Path) -> None:
@@ -50,7 +50,7 @@ def test_a_folder_is_registered_named_after_its_files(server: Server, tmp_path: 
 def test_without_a_token_it_says_how_to_give_one(server: Server, tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "semps", "subscriptions", "load", str(tmp_path)]
     done = subprocess.run(
-        [*cmd, "--url", server.url], capture_output=True, text=True, env={}, timeout=60
+        [*cmd, "--url", server.url], capture_output=True, text=True, env={}, timeout=PATIENCE
     )
     assert done.returncode == 2
     assert done.stderr.startswith("semps: error: no token: pass --token or set SEMPS_TOKEN")
@@ -63,7 +63,7 @@ def test_a_missing_folder_is_said_not_found_and_a_file_not_a_folder(tmp_path: Pa
     for name in ("nowhere", "one.rq"):
         cmd = [sys.executable, "-m", "semps", "subscriptions", "load", str(tmp_path / name)]
         cmd += ["--url", "http://127.0.0.1:9", "--token=t"]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=PATIENCE)
         assert done.returncode == 2
         said[name] = done.stderr
     assert said == {
