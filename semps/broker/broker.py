@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from semps.broker.at_rest import SecretBox
 from semps.broker.commit import Committer, Outcome, Published, Waiter
 from semps.broker.contracts import Channel, Store
 from semps.broker.gate import TokenGate
@@ -59,6 +60,11 @@ log = logging.getLogger("semps.broker")
 #: and rewrite it when the stored subscriptions changed (each matcher kind persists what it
 #: keeps in ``<kind>.snap`` there: :meth:`~semps.matcher.base.Matcher.persisted`).
 SEMANTIC_SNAPSHOT = "semantic.snap"
+#: The semantic matcher's saved index beside it: the workers start from it brought up to
+#: date (:mod:`semps.broker.worker_load`), and the first saves it again when it aged.
+SEMANTIC_STATE = "semantic.state"
+#: What the key of the matchers' saved states is derived for from ``secret.key``.
+STATE_KEY = "matcher states"
 
 
 class Broker:
@@ -139,6 +145,7 @@ class Broker:
             workers=workers,
             limits=limits,
             snapshots=self.data_dir,
+            state_key=SecretBox.from_dir(self.data_dir).derive(STATE_KEY),
             graph_version=self.graphs.version,
         )
         self.graphs.pipeline = self.pipeline

@@ -54,6 +54,7 @@ from semps.broker.jobs import ApplyChange, ChangeOrder, ComputeNotes, Item, Step
 from semps.broker.replica import GraphSource
 from semps.broker.slots import Command, Failed, Slot, match_triaged
 from semps.broker.worker import MATCHING, start_worker
+from semps.broker.worker_load import Packed
 from semps.errors import MatcherError
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.values import Subscription
@@ -110,6 +111,9 @@ class Pipeline:
         max_batch: events per batch at most.
         snapshots: the folder of the matchers' snapshots the workers load with and rewrite
             when stale (:meth:`~semps.matcher.base.Matcher.persisted`); ``None``: none.
+        state_key: the key of the matchers' saved states in ``snapshots``
+            (:mod:`semps.broker.worker_load`); ``None``: the workers neither read nor save
+            any.
         graph_version: the knowledge graph's version when the pipeline starts.
     """
 
@@ -127,6 +131,7 @@ class Pipeline:
         limits: Limits = DEFAULT_LIMITS,
         max_batch: int = 256,
         snapshots: Path | None = None,
+        state_key: bytes | None = None,
         graph_version: int = 0,
     ) -> None:
         if workers < 1:
@@ -147,7 +152,7 @@ class Pipeline:
         self._ordered = ordered
         self._done_cond = threading.Condition()
         self._changes = ChangeOrder(graph_version)  # the graph's changes among the events
-        self.snapshots = snapshots
+        self.snapshots, self.state_key = snapshots, state_key
         self._running = True
         self.respawns = 0
         self._slots = [Slot(i) for i in range(workers)]
@@ -314,9 +319,14 @@ class Pipeline:
         no change committing meanwhile (its version is then the last committed)."""
         slot.stop()
         slot.worker = start_worker(self.limits)
-        # Every worker reads the snapshots; the first alone rewrites them when stale.
-        request = ("load", self._load(), Expansion(), self.snapshots, slot.number == 0)
-        slot.call(request, timeout=None)
+        # Every worker reads the snapshots and states; the first alone writes them.
+        started = time.perf_counter()
+        subs = Packed.of(self._load())
+        writer = slot.number == 0
+        request = ("load", subs, Expansion(), self.snapshots, writer, None, self.state_key)
+        loaded = slot.call(request, timeout=None)
+        took = time.perf_counter() - started
+        _log.info("matching worker %d loaded %s in %.1f s", slot.number, loaded, took)
         with self._replica() as (source, expansion):
             slot.call(("graph", source, expansion), timeout=None)
             with self._cond:

@@ -1,10 +1,13 @@
-"""The service restarts from the semantic snapshot beside its database.
+"""The service restarts from the semantic snapshot and saved index beside its database.
 
 ``semps serve`` keeps ``semantic.snap`` in its data directory: its matching workers start
 from the parses it holds, with the parts its writing worker adds beside it when idle after
 registering subscriptions, and rewrite it (folding the parts in) only when they had to
-parse, when it holds removed subscriptions' texts, or when a file is damaged. The answers
-never depend on it: after each restart they equal pyoxigraph's over the event.
+parse, when it holds removed subscriptions' texts, or when a file is damaged. The writing
+worker also saves the built index, ``semantic.state``, once it aged and the service is
+quiet; a restart starts from it brought up to date with the subscriptions registered and
+deleted since, and leaves a damaged one aside (saying so). The answers never depend on
+either: after each restart they equal pyoxigraph's over the event.
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ import pyoxigraph as ox
 import pytest
 from semps_test_support import Server, to_oxigraph, wait_for
 
-from semps.broker.broker import SEMANTIC_SNAPSHOT
+from semps.broker.at_rest import SecretBox
+from semps.broker.broker import SEMANTIC_SNAPSHOT, SEMANTIC_STATE, STATE_KEY
 from semps.errors import SubscriptionError
 from semps.ingest.rdf import read_event
+from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.snapshot import read_snapshot
 from semps.matcher.semantic.snapshot_memo import parts_of
 
@@ -145,3 +150,51 @@ def test_a_damaged_snapshot_is_ignored_and_rewritten(server: Server) -> None:
     server.start()
     assert answers(server, list(texts)) == oracle_counts(texts)
     assert {s.id for s in read_snapshot(snap).subscriptions} == set(texts)
+
+
+def test_a_restart_starts_from_the_saved_index_brought_up_to_date(server: Server) -> None:
+    state = server.data_dir / SEMANTIC_STATE
+    with server.client("subscriber") as sub:
+        texts = {_subscribe(sub, q): q for q in QUERIES}
+    # saved by the writing worker once the service is quiet
+    assert wait_for(lambda: saved_texts(server) == texts)
+    assert state.stat().st_mode & 0o777 == 0o600
+    saved = state.read_bytes()
+    with server.client("subscriber") as sub:  # changes after the save
+        gone = list(texts)[0]
+        assert sub.delete(f"/subscriptions/{gone}").status_code == 204
+        del texts[gone]
+        late = QUERIES[1].replace("OPTIONAL", "OPTIONAL { ?y <http://ex.org/v> ?m } OPTIONAL")
+        texts[_subscribe(sub, late)] = late
+    server.kill()
+    state.write_bytes(saved)  # as if the service had stopped before saving again
+    server.start()
+    assert answers(server, list(texts)) == oracle_counts(texts)
+    log = server.log.read_text()
+    assert "subscriptions from the saved state, 2 changed since" in log
+    assert "not a usable matcher state" not in log
+
+
+def saved_texts(server: Server) -> dict[str, str] | None:
+    """The subscriptions' texts the saved index holds, by id (``None``: none saved)."""
+    key = SecretBox.from_dir(server.data_dir).derive(STATE_KEY)
+    held = SemanticMatcher().restore_state(server.data_dir / SEMANTIC_STATE, key)
+    return None if held is None else dict(held)
+
+
+def test_a_damaged_saved_index_is_left_aside_and_saved_again(server: Server) -> None:
+    state = server.data_dir / SEMANTIC_STATE
+    with server.client("subscriber") as sub:
+        texts = {_subscribe(sub, q): q for q in QUERIES[:3]}
+    assert wait_for(state.exists)
+    server.stop()
+    damaged = state.read_bytes()[:-1]
+    state.write_bytes(damaged)
+    server.start()
+    assert answers(server, list(texts)) == oracle_counts(texts)
+    assert "not a usable matcher state" in server.log.read_text()
+    assert wait_for(lambda: state.read_bytes() != damaged)  # saved again, whole
+    server.stop()
+    server.start()
+    assert answers(server, list(texts)) == oracle_counts(texts)
+    assert "subscriptions from the saved state, 0 changed since" in server.log.read_text()
