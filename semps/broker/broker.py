@@ -110,16 +110,7 @@ class Broker:
         self._register = threading.Lock()  # one registration (or group) at a time
         self._groups = Groups(self._register, self._register_group)
         self.observers = Observers(self._subs.get, limits)  # stateful matchers, in this process
-        for sub, suspended in self.store.subscriptions_with_status():
-            self._remember(sub)
-            if suspended is not None:
-                self._suspended[sub.id] = suspended
-            elif get_matcher_class(sub.kind).stateful:
-                self.observers.add(sub)
-        for kind, matcher in self.observers.items():
-            saved = self.store.matcher_state(kind)
-            if saved is not None:
-                matcher.restore(saved)
+        self._read = threading.Event()  # the registry is read (the workers wait for it)
         self.webhooks = WebhookDispatcher(
             self.store,
             attempts=webhook_attempts,
@@ -148,12 +139,32 @@ class Broker:
             state_key=SecretBox.from_dir(self.data_dir).derive(STATE_KEY),
             graph_version=self.graphs.version,
         )
+        try:  # the workers start meanwhile (they read their matchers' saved states)
+            self._read_registry()
+        except BaseException:
+            self._read.set()
+            self.pipeline.close()
+            raise
+        self._read.set()
         self.graphs.pipeline = self.pipeline
         self.webhooks.metrics = self.metrics
         self.pruner = Pruner(self.store, after_pass=self.save_metrics)
         self.pruner.start()
 
     # -- the registry ----------------------------------------------------------------------
+
+    def _read_registry(self) -> None:
+        """The stored subscriptions, suspensions and stateful matchers' states."""
+        for sub, suspended in self.store.subscriptions_with_status():
+            self._remember(sub)
+            if suspended is not None:
+                self._suspended[sub.id] = suspended
+            elif get_matcher_class(sub.kind).stateful:
+                self.observers.add(sub)
+        for kind, matcher in self.observers.items():
+            saved = self.store.matcher_state(kind)
+            if saved is not None:
+                matcher.restore(saved)
 
     def _remember(self, sub: Subscription) -> None:
         old = self._subs.get(sub.id)
@@ -169,6 +180,7 @@ class Broker:
         self._suspended.pop(sub_id, None)
 
     def _stateless_subscriptions(self) -> list[Subscription]:
+        self._read.wait()
         return [
             s
             for s in list(self._subs.values())

@@ -21,10 +21,11 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from semps.broker.worker_load import state_path
 from semps.matcher.base import Matcher
 from semps.pool import can_fork
 
-__all__ = ["CHANGED_SHARE", "QUIET", "StateSaver", "state_path"]
+__all__ = ["CHANGED_SHARE", "QUIET", "StateSaver"]
 
 #: A state is saved once more than one subscription in this many changed since the last.
 CHANGED_SHARE = 20
@@ -34,11 +35,6 @@ QUIET = 2.0
 _POLL = 0.5
 
 _log = logging.getLogger("semps.worker")
-
-
-def state_path(folder: Path, kind: str) -> Path:
-    """Where a matcher of ``kind`` keeps its state in ``folder``."""
-    return folder / f"{kind}.state"
 
 
 class StateSaver:
@@ -119,7 +115,8 @@ class StateSaver:
         started = time.perf_counter()
         for kind, matcher in saving.items():
             try:
-                matcher.save_state(state_path(self.folder, kind), self.key, keep_going)
+                state, beside = state_path(self.folder, kind), self.folder / f"{kind}.snap"
+                matcher.save_state(state, self.key, keep_going, beside)
             except Exception as exc:
                 _log.warning("saving the %s matcher's state failed: %s", kind, exc)
                 raise

@@ -11,6 +11,8 @@ The broker starts one or more of these (:mod:`semps.broker.pipeline`) as
   parses), rewritten when stale if ``write`` (one worker of the pool writes and saves the
   states), and read the knowledge graph from ``graph`` (a
   :class:`~semps.broker.replica.GraphSource`, or ``None``: none);
+- ``("restore", snapshots, key)`` restore the matchers' states saved in the folder
+  ``snapshots`` under ``key``, for the ``load`` that follows to bring up to date;
 - ``("add", subscription, old_kind)`` index (or replace) one; ``old_kind`` names the matcher
   that held the id before when it changes kind (removed only once the new one is indexed);
 - ``("add_many", subscriptions)`` index new ones, each accepted or refused on its own;
@@ -48,7 +50,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import Any
@@ -56,8 +58,8 @@ from typing import Any
 from semps import pool
 from semps.broker.payload import verdict_heads
 from semps.broker.replica import GraphSource, apply_change, change_notes
-from semps.broker.state_saver import StateSaver, state_path
-from semps.broker.worker_load import Loaded, Packed, load_matcher
+from semps.broker.state_saver import StateSaver
+from semps.broker.worker_load import Loaded, Packed, load_all, restore_all
 from semps.errors import NotFound, SempsError
 from semps.event import Event
 from semps.gcpolicy import SERVING_THRESHOLDS, BatchCollector, paused_gc
@@ -97,6 +99,10 @@ class Worker:
         self._unsaved: list[Callable[[], object]] = []
         #: The matchers' saved states, kept by the pool's writer (``None``: not this one).
         self._saver: StateSaver | None = None
+        #: By kind, what the states restored before ``load`` hold (``None``: left aside),
+        #: and about how many objects they made (frozen).
+        self._restored: dict[str, Mapping[str, str] | None] = {}
+        self._made = 0
 
     def __call__(self, request: tuple[Any, ...]) -> Any:
         """The value of one request (see the module docstring)."""
@@ -126,6 +132,8 @@ class Worker:
         if op == "ontology":
             self.expansion = request[1]
             return None
+        if op == "restore":
+            return self.restore(request[1], request[2])
         if op == "load":
             graph = request[5] if len(request) > 5 else None
             key = request[6] if len(request) > 6 else None
@@ -134,21 +142,18 @@ class Worker:
         raise ValueError(msg)
 
     def idle(self) -> float | None:
-        """Nothing waits: extend the snapshots with what was added, and warm up now
-        (loading the kernels takes about a second) rather than inside the next event's
-        request; on the pool's writer, save the matchers' states when due
-        (:meth:`~semps.broker.state_saver.StateSaver.poll`). Returns the seconds after
-        which to be called again if nothing comes (``None``: no need). A failure is ignored
-        by the caller: the kernels then load on first use, as they would without this, and
-        the next start parses what was not saved."""
+        """Nothing waits: extend the snapshots with what was added, warm up now (loading
+        the kernels takes about a second) rather than inside the next event's request,
+        and on the writer save the states when due; the seconds after which to be called
+        again (``None``: no need). A failure is ignored by the caller: the kernels then load
+        on first use, and the next start parses or indexes what was not saved."""
         while self._unsaved:
             self._unsaved.pop(0)()
         self.warm_up()
         for matcher in self.matchers.values():
             matcher.idle()
-        again = None
-        if self._saver is not None:
-            again = self._saver.poll(self.matchers, self._untimed)
+        saver = self._saver
+        again = None if saver is None else saver.poll(self.matchers, self._untimed)
         if self.progress is not None:
             self.progress.at(IDLE, 0)
         return again
@@ -175,44 +180,39 @@ class Worker:
         key: bytes | None = None,
     ) -> Loaded:
         """Index ``subscriptions`` (a :class:`~semps.broker.worker_load.Packed` from the
-        pipeline), each matcher from the state it saved in the folder ``snapshots`` under
-        ``key`` brought up to date, else with what it persisted there (the semantic
-        matcher's parses), rewritten when stale if ``write_snapshots``
-        (:func:`~semps.broker.worker_load.load_matcher`); and read the knowledge graph from
-        ``graph``. The writing worker (``write_snapshots``) saves the states again when
-        they changed enough (:mod:`semps.broker.state_saver`). Returns how it went.
-        A subscription that no longer registers is skipped."""
+        pipeline) with what the matchers saved or persisted in the folder ``snapshots``
+        (:func:`~semps.broker.worker_load.load_all`; states under ``key``), and read the
+        knowledge graph from ``graph``. The writer (``write_snapshots``) rewrites stale
+        snapshots and saves the states when due (:mod:`semps.broker.state_saver`)."""
         self.expansion = expansion
         self._extends = snapshots if write_snapshots else None
         self.graph = graph.open(expansion) if graph is not None else None
-        outcomes: list[Loaded] = []
+        restored, self._restored = self._restored, {}
         with paused_gc():
-            for kind, subs in Packed.of(subscriptions).by_kind().items():
-                try:
-                    matcher = self.matcher(kind)
-                except SempsError:  # a plugin no longer installed: keep serving the others
-                    continue
-                use = snapshots is not None and key is not None and matcher.saves_state
-                loaded = load_matcher(
-                    matcher,
-                    subs,
-                    None if snapshots is None else snapshots / f"{kind}.snap",
-                    state_path(snapshots, kind) if use and snapshots is not None else None,
-                    key,
-                    write=write_snapshots,
-                )
-                if matcher.saves_state:
-                    outcomes.append(loaded)
+            packed = Packed.of(subscriptions)
+            outcomes = load_all(
+                self.matcher, packed, restored, snapshots, key, write=write_snapshots
+            )
             self._graph_ready()
-            restored = all(o.restored for o in outcomes)
+            whole = all(o.restored for o in outcomes)
             # Frozen before the collector is back: it would walk every new object at once.
-            self._collector.frozen(_settle(collect=not restored))
+            self._collector.frozen(self._made + _settle(collect=not whole))
+        self._made = 0
         changed = sum(o.changed for o in outcomes)
         if write_snapshots and snapshots is not None and key is not None:
             self._saver = StateSaver(snapshots, key)
-            self._saver.loaded(restored, changed)
-        size = sum(_size(m) for m in self.matchers.values())
-        return Loaded(restored and bool(outcomes), changed, size)
+            self._saver.loaded(whole, changed)
+        return Loaded(
+            whole and bool(outcomes), changed, sum(_size(m) for m in self.matchers.values())
+        )
+
+    def restore(self, folder: Path, key: bytes) -> list[str]:
+        """Restore the matchers' states saved in ``folder`` under ``key`` (frozen at once)
+        for the next :meth:`load` to bring up to date; the kinds restored."""
+        with paused_gc():
+            self._restored = restore_all(self.matcher, folder, key)
+            self._made += _settle(collect=False)
+        return [kind for kind, held in self._restored.items() if held is not None]
 
     def add(self, sub: Subscription, old_kind: str | None) -> None:
         self.matcher(sub.kind).add(sub)  # raises before anything changes

@@ -156,16 +156,22 @@ class Matcher(ABC):
         return None
 
     def save_state(
-        self, path: Path, key: bytes, keep_going: Callable[[], bool] = lambda: True
+        self,
+        path: Path,
+        key: bytes,
+        keep_going: Callable[[], bool] = lambda: True,
+        persisted: Path | None = None,
     ) -> bool:
         """Save what the matcher built to ``path`` under ``key`` for :meth:`restore_state`
         (one writer at a time; ``keep_going`` is asked while it writes, and False
-        abandons the file); whether it saved anything. The default saves nothing.
+        abandons the file), and tidy what it keeps at ``persisted`` (:meth:`persisted`'s
+        file: a start from the state no longer reads it whole); whether it saved anything.
+        The default saves nothing.
 
         Raises:
             OSError: the file could not be written.
         """
-        del path, key, keep_going
+        del path, key, keep_going, persisted
         return False
 
     def extending(self, path: Path) -> AbstractContextManager[Callable[[], object]]:

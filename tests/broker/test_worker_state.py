@@ -51,8 +51,19 @@ def answers(worker: Worker, events: list[Event]) -> dict[str, list[list[Match]]]
     return {kind: [m.match(MatchContext(e)) for e in events] for kind, m in worker.matchers.items()}
 
 
-def started(folder: Path, subs: list[Subscription], *, write: bool, key: bytes | None) -> Worker:
+def started(
+    folder: Path,
+    subs: list[Subscription],
+    *,
+    write: bool,
+    key: bytes | None,
+    restore_first: bool = False,
+) -> Worker:
+    """A worker loaded as the pipeline loads one (``restore_first``: asked to restore the
+    states before it gets the subscriptions, as at a service's start)."""
     worker = Worker()
+    if restore_first and key is not None:
+        worker.restore(folder, key)
     worker.load(Packed.of(subs), Expansion(), folder, write, None, key)
     return worker
 
@@ -88,9 +99,22 @@ def test_a_restart_after_changes_answers_as_a_worker_that_registered_every_text(
     seen = events(rng)
     assert answers(restarted, seen) == answers(oracle, seen)
     assert any(any(m) for m in answers(oracle, seen)["semantic"])
-    reader = started(tmp_path, current, write=False, key=KEY)  # another worker of the pool
-    assert reader._saver is None
+    reader = started(tmp_path, current, write=False, key=KEY, restore_first=True)
+    assert reader._saver is None  # another worker of the pool: it saves nothing
     assert answers(reader, seen) == answers(oracle, seen)
+
+
+def test_a_state_of_a_kind_no_subscription_has_any_more_is_emptied(tmp_path: Path) -> None:
+    rng = random.Random(4)
+    subs = subscriptions(rng, 40)
+    writer = started(tmp_path, subs, write=True, key=KEY)
+    assert wait_for(lambda: saved(writer))
+    content = [s for s in subs if s.kind == "content"]
+    restarted = started(tmp_path, content, write=False, key=KEY, restore_first=True)
+    assert len(restarted.matcher("semantic")) == 0  # type: ignore[arg-type]
+    seen = events(rng)
+    oracle = started(tmp_path / "none", content, write=False, key=None)
+    assert answers(restarted, seen)["content"] == answers(oracle, seen)["content"]
 
 
 def test_a_damaged_state_is_left_aside_and_saved_again(
@@ -151,7 +175,9 @@ class _Broken(Matcher):
     def match(self, context: MatchContext) -> list[Match]:
         return []
 
-    def save_state(self, path: Path, key: bytes, keep_going: object = None) -> bool:
+    def save_state(
+        self, path: Path, key: bytes, keep_going: object = None, persisted: object = None
+    ) -> bool:
         self.tries += 1
         msg = "No space left on device"
         raise OSError(msg)

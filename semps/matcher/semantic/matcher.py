@@ -22,7 +22,7 @@ from semps.matcher.semantic.index import SubscriptionIndex
 from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.parallel import WorkerPool
 from semps.matcher.semantic.snapshot import SHIPPED, Source, register_snapshot
-from semps.matcher.semantic.snapshot_memo import snapshot_extension, snapshot_memo
+from semps.matcher.semantic.snapshot_memo import fold_snapshot, snapshot_extension, snapshot_memo
 from semps.matcher.semantic.state import NoState, read_index, save_index
 from semps.matcher.semantic.verdicts import as_matches, verdicts_of
 from semps.matcher.semantic.verify import (
@@ -289,14 +289,23 @@ class SemanticMatcher(Matcher):
         return texts
 
     def save_state(
-        self, path: Path, key: bytes, keep_going: Callable[[], bool] = lambda: True
+        self,
+        path: Path,
+        key: bytes,
+        keep_going: Callable[[], bool] = lambda: True,
+        persisted: Path | None = None,
     ) -> bool:
-        """Save the index and the texts to ``path`` (:func:`.state.save_index`).
+        """Save the index and the texts to ``path`` (:func:`.state.save_index`), then fold
+        the snapshot at ``persisted`` (:func:`.snapshot_memo.fold_snapshot`: its parts in,
+        the parses of texts no subscription has any more out).
 
         Raises:
             OSError: the file could not be written.
         """
         save_index(path, (self.index, self._texts), key, self.limits, keep_going)
+        if persisted is not None and keep_going():
+            subs = [Subscription(i, "semantic", text) for i, text in self._texts.items()]
+            fold_snapshot(persisted, subs, self.limits)
         return True
 
     def extending(self, path: Path) -> AbstractContextManager[Callable[[], object]]:

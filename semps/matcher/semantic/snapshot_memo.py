@@ -9,6 +9,10 @@ rewritten for each batch. Start-up folds the parts into the snapshot only when i
 parse something anyway, when they hold texts of deleted subscriptions, or when they pass
 :data:`MAX_PARTS`.
 
+A start from the semantic matcher's saved index (:mod:`.state`) reads the snapshot only
+when it adds many subscriptions; the snapshot is folded when that index is saved
+(:func:`fold_snapshot`) instead.
+
 Everything here is a cache: a missing, damaged, stale or foreign part or snapshot is read
 as empty, one that cannot be written is left as it is, and what is registered never
 depends on it.
@@ -28,7 +32,14 @@ from semps.limits import DEFAULT_LIMITS, Limits, parse_limits
 from semps.matcher.semantic.snapshot import read_snapshot, save_snapshot, subscriptions_digest
 from semps.matcher.values import Subscription
 
-__all__ = ["MAX_PARTS", "READ_WHEN", "parts_of", "snapshot_extension", "snapshot_memo"]
+__all__ = [
+    "MAX_PARTS",
+    "READ_WHEN",
+    "fold_snapshot",
+    "parts_of",
+    "snapshot_extension",
+    "snapshot_memo",
+]
 
 #: Parts beside a snapshot past which start-up folds them in (each part costs a file read
 #: and its checks at every start, about a millisecond for the small parts that single
@@ -113,6 +124,28 @@ def snapshot_memo(
             return
     try:
         save_snapshot(path, parsed, queries, limits)
+    except (OSError, SubscriptionError):
+        return
+    for part in parts:
+        part.unlink(missing_ok=True)
+
+
+def fold_snapshot(
+    path: Path, subscriptions: Sequence[Subscription], limits: Limits = DEFAULT_LIMITS
+) -> None:
+    """Rewrite the snapshot at ``path`` with the parses of ``subscriptions`` (the ones
+    registered now) it and its parts hold, and remove the parts it read (one written
+    meanwhile stays): what a start folds when it reads the snapshot, for a service whose
+    starts restore a saved index instead. Nothing is written when there are no parts and
+    the snapshot holds exactly ``subscriptions``; a file that cannot be written is left."""
+    parts = parts_of(path)
+    queries, held = _read_parses(path, limits)
+    kept = [s for s in subscriptions if s.kind == "semantic" and s.text in queries]
+    texts = {s.text for s in kept}
+    if not parts and len(queries) == len(texts) and subscriptions_digest(kept) == held:
+        return
+    try:
+        save_snapshot(path, kept, {t: queries[t] for t in texts}, limits)
     except (OSError, SubscriptionError):
         return
     for part in parts:

@@ -123,12 +123,20 @@ def _reducers() -> Reducers:
     }
     family = _by_fields(Family)
     table[Family] = lambda f: (_family, _program_as_rows(family(f)[1]))
-    table[Component] = lambda c: (_component, (c.plan, c.late_filters, c.projection, c.cut))
+    table[Component] = _reduce_component
     table[Expression] = lambda e: (Expression, (e.ast,))
     table[SC] = lambda c: (_container, (c.cid, c.slots, c.anchored))
     table[SlotList] = lambda s: (_slot_list, (s.items,))
     table[ShapeFamilies] = lambda f: (_families, (_families_state(f),))
     return table
+
+
+def _reduce_component(c: Component) -> tuple[Any, ...]:
+    """A component without filters as its constructor's arguments (its checks are empty
+    tuples); one with filters rebuilt with its checks (closures do not pickle)."""
+    if not c.late_filters and not any(step[5] for step in c.plan):
+        return (Component, (c.plan, c.late_filters, c.projection, c.cut, c.step_checks, ()))
+    return (_component, (c.plan, c.late_filters, c.projection, c.cut))
 
 
 def _program_as_rows(args: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -155,6 +163,7 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
     | {
         (c.__module__, c.__qualname__)
         for c in (
+            Component,
             Family,
             SubscriptionIndex,
             HMNPN,
