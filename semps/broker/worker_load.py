@@ -16,11 +16,12 @@ registered the subscriptions one by one.
 from __future__ import annotations
 
 import logging
+import pickle
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import overload
+from typing import Any, overload
 
 from semps.errors import MatcherError, NotFound, SempsError
 from semps.matcher.base import Matcher
@@ -66,6 +67,16 @@ class Packed(Sequence[Subscription]):
     def __len__(self) -> int:
         return len(self.ids)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled once (the pipeline sends the same columns to every starting worker:
+        half a second each at 1M subscriptions), as the bytes of the columns."""
+        found = self.__dict__.get("_pickled")
+        if found is None:
+            columns = (self.ids, self.kinds, self.texts, self.owners, self.names)
+            found = pickle.dumps(columns, protocol=pickle.HIGHEST_PROTOCOL)
+            object.__setattr__(self, "_pickled", found)
+        return (_unpickled, (found,))
+
     @overload
     def __getitem__(self, row: int) -> Subscription: ...
     @overload
@@ -89,6 +100,10 @@ class Packed(Sequence[Subscription]):
                 found = rows[kind] = []
             found.append(row)
         return {kind: Rows(self, r) for kind, r in rows.items()}
+
+
+def _unpickled(data: bytes) -> Packed:
+    return Packed(*pickle.loads(data))
 
 
 @dataclass(frozen=True)
