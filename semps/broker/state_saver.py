@@ -118,7 +118,8 @@ class StateSaver:
                 state, beside = state_path(self.folder, kind), self.folder / f"{kind}.snap"
                 matcher.save_state(state, self.key, keep_going, beside)
             except Exception as exc:
-                _log.warning("saving the %s matcher's state failed: %s", kind, exc)
+                if keep_going():  # (else the worker is gone: nobody to tell)
+                    _log.warning("saving the %s matcher's state failed: %s", kind, exc)
                 raise
         _log.info("matchers' state saved in %.1f s", time.perf_counter() - started)
 

@@ -64,6 +64,7 @@ __all__ = [
     "save_snapshot",
     "snapshot_bytes",
     "snapshot_file_bytes",
+    "snapshot_header",
     "subscriptions_digest",
 ]
 
@@ -282,6 +283,17 @@ def snapshot_file_bytes(path: Path) -> bytes:
     """
     header, payload = _read(path, SHIPPED)
     return FORMAT.encode() + b"\n" + orjson.dumps(header) + b"\n" + payload
+
+
+def snapshot_header(path: Path) -> dict[str, Any]:
+    """The header of the snapshot at ``path``, its frame checked (format, version, size,
+    the payload's digest) but its payload not decoded.
+
+    Raises:
+        SubscriptionError: the file is missing, not a snapshot, of another version, or
+            altered.
+    """
+    return _read(path, SHIPPED)[0]
 
 
 def _decoded(path: Path | str, header: dict[str, Any], payload: bytes) -> Snapshot:

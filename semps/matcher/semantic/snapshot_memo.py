@@ -29,7 +29,12 @@ from semps.errors import SubscriptionError
 from semps.gcpolicy import paused_gc
 from semps.ingest.sparql import Query, parse_memo
 from semps.limits import DEFAULT_LIMITS, Limits, parse_limits
-from semps.matcher.semantic.snapshot import read_snapshot, save_snapshot, subscriptions_digest
+from semps.matcher.semantic.snapshot import (
+    read_snapshot,
+    save_snapshot,
+    snapshot_header,
+    subscriptions_digest,
+)
 from semps.matcher.values import Subscription
 
 __all__ = [
@@ -139,6 +144,8 @@ def fold_snapshot(
     starts restore a saved index instead. Nothing is written when there are no parts and
     the snapshot holds exactly ``subscriptions``; a file that cannot be written is left."""
     parts = parts_of(path)
+    if not parts and _holds_exactly(path, subscriptions, limits):
+        return  # known from its header (decoding it: 7.6 s at 1M)
     queries, held = _read_parses(path, limits)
     kept = [s for s in subscriptions if s.kind == "semantic" and s.text in queries]
     texts = {s.text for s in kept}
@@ -150,6 +157,20 @@ def fold_snapshot(
         return
     for part in parts:
         part.unlink(missing_ok=True)
+
+
+def _holds_exactly(path: Path, subscriptions: Sequence[Subscription], limits: Limits) -> bool:
+    """Whether the snapshot at ``path`` is intact and holds exactly the semantic
+    ``subscriptions``' parses under ``limits``, as its header says."""
+    try:
+        header = snapshot_header(path)
+        parsed_under = parse_limits(Limits(**header["limits"]))
+    except (SubscriptionError, TypeError, ValueError):
+        return False
+    semantic = [s for s in subscriptions if s.kind == "semantic"]
+    if parsed_under != parse_limits(limits):
+        return False
+    return bool(header.get("subscriptions_sha256") == subscriptions_digest(semantic))
 
 
 #: Parses kept by :func:`snapshot_extension` blocks and not written yet, by snapshot.
