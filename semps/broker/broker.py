@@ -139,6 +139,7 @@ class Broker:
             state_key=SecretBox.from_dir(self.data_dir).derive(STATE_KEY),
             graph_version=self.graphs.version,
         )
+        self.graphs.pipeline = self.pipeline
         try:  # the workers start meanwhile (they read their matchers' saved states)
             self._read_registry()
         except BaseException:
@@ -146,7 +147,6 @@ class Broker:
             self.pipeline.close()
             raise
         self._read.set()
-        self.graphs.pipeline = self.pipeline
         self.webhooks.metrics = self.metrics
         self.pruner = Pruner(self.store, after_pass=self.save_metrics)
         self.pruner.start()

@@ -37,6 +37,18 @@ _POLL = 0.5
 _log = logging.getLogger("semps.worker")
 
 
+def _forget_abandoned(folder: Path) -> None:
+    """Remove the temporary files of saves whose process is gone (killed outright: one
+    that stops on its own removes its file), each as large as a state."""
+    for tmp in folder.glob("*.state.*.tmp"):
+        try:
+            os.kill(int(tmp.name.rsplit(".", 2)[1]), 0)
+        except ProcessLookupError:
+            tmp.unlink(missing_ok=True)
+        except (ValueError, OSError):  # not a save's name, or a process not ours: leave it
+            continue
+
+
 class StateSaver:
     """The writing worker's saves: what changed since the last, and the saving child."""
 
@@ -44,6 +56,7 @@ class StateSaver:
         self, folder: Path, key: bytes, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.folder, self.key, self.clock = folder, key, clock
+        _forget_abandoned(folder)
         #: Subscriptions added or removed since the state was last saved (or loaded as
         #: saved); ``None``: never saved.
         self.changed: int | None = None

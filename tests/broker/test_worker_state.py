@@ -8,7 +8,9 @@ state is logged and left aside, and the writer saves a good one again."""
 from __future__ import annotations
 
 import logging
+import os
 import random
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -246,3 +248,16 @@ def test_a_state_is_due_once_more_than_a_share_of_it_changed(tmp_path: Path) -> 
     assert not saver.due(1000)
     saver.note(1)
     assert saver.due(1000)
+
+
+def test_a_writer_removes_what_saves_killed_outright_left(tmp_path: Path) -> None:
+    gone = subprocess.Popen(["true"])  # a process that is gone
+    gone.wait()
+    left = tmp_path / f"semantic.state.{gone.pid}.tmp"
+    alive = tmp_path / f"semantic.state.{os.getpid()}.tmp"  # a save under way
+    other = tmp_path / "semantic.state.notes.tmp"
+    for path in (left, alive, other):
+        path.write_bytes(b"partial")
+    StateSaver(tmp_path, KEY)
+    assert not left.exists()
+    assert alive.exists() and other.exists()
