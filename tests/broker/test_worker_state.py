@@ -261,3 +261,24 @@ def test_a_writer_removes_what_saves_killed_outright_left(tmp_path: Path) -> Non
     StateSaver(tmp_path, KEY)
     assert not left.exists()
     assert alive.exists() and other.exists()
+
+
+def test_a_restore_that_fails_unexpectedly_is_logged_and_the_worker_indexes_the_texts(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(5)
+    subs = subscriptions(rng, 30)
+    writer = started(tmp_path, subs, write=True, key=KEY)
+    assert wait_for(lambda: saved(writer))
+
+    def broken(self: object, path: Path, key: bytes) -> None:
+        msg = "a bug in restoring"
+        raise RuntimeError(msg)
+
+    monkeypatch.setattr("semps.matcher.semantic.SemanticMatcher.restore_state", broken)
+    with caplog.at_level(logging.WARNING, logger="semps.worker"):
+        restarted = started(tmp_path, subs, write=False, key=KEY, restore_first=True)
+    assert "restoring it failed (RuntimeError('a bug in restoring'))" in caplog.text
+    seen = events(rng)
+    oracle = started(tmp_path / "none", subs, write=False, key=None)
+    assert answers(restarted, seen) == answers(oracle, seen)
