@@ -39,6 +39,17 @@ def rss_mib() -> float:
     return 0.0
 
 
+def private_mib(pid: int) -> float:
+    """The private (copied or its own) resident memory of process ``pid``."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Private_Dirty:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def snapshot_limits(data: Path) -> object:
     """The limits the data directory's semantic snapshot was parsed under."""
     from semps.limits import Limits
@@ -114,13 +125,17 @@ def main() -> None:
         assert saver is not None
         saver.last_change -= 3600  # quiet long enough: save now, in this process
         cpu, wall = time.process_time(), time.perf_counter()
+        private = 0.0
         while (again := saver.poll(worker.matchers, lambda: None)) is not None:
-            time.sleep(again)
+            if saver._child is not None:
+                private = max(private, private_mib(saver._child[0]))
+            time.sleep(min(again, 0.2))
         child = os.times()
         print(
             f"state saved in {time.perf_counter() - wall:.1f} s (this process "
             f"{time.process_time() - cpu:.1f} CPU s, a forked child "
-            f"{child.children_user + child.children_system:.1f} CPU s)",
+            f"{child.children_user + child.children_system:.1f} CPU s, its private memory "
+            f"up to {private:.0f} MiB: pages copied on write and its own)",
             flush=True,
         )
     stamp("end")
