@@ -24,7 +24,8 @@ With ``--phases`` (or ``--phases-only``), issue 38's attacks follow, each alone 
 (bench/_issue38.py): ontology edits that wedged the broker (a 20,000-deep chain, a
 2,500-long subPropertyOf cycle, 1,500 someValuesFrom), a 15 MB merge, four concurrent GET
 /ontology, 128 MB and 64 MB headers, 1,100 idle connections (``--nofile 1024`` runs the
-server under that file limit), 200 slowloris connections, a composite flood, a revoked
+server under that file limit), 1,100 connections from five addresses kept alive between
+requests, 200 slowloris connections, a composite flood, a revoked
 token's streams, token guesses, a subscriber's four concurrent cross-product queries of
 a 5,000-triple graph beside an admin's one-triple edits (their latencies in the notes).
 

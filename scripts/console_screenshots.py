@@ -10,7 +10,8 @@ through the console:
 Writes console-dashboard.png, console-ontology-search.png, console-subscriptions.png,
 console-notifications.png, console-notifications-all.png (all the subscriber's
 subscriptions over one stream), console-explain-match.png and console-explain-non-match.png
-(one Brick event explained against a subscription it matches and one it does not); then, on
+(one Brick event explained against a subscription it matches, and pasted into the explain
+form of one it does not match); then, on
 a second service holding brick-kg-a's building model as its knowledge graph,
 console-graph.png. ``--only graph`` (or ``--only notifications-all``) makes that one alone.
 """
@@ -240,24 +241,32 @@ EXPLAIN_MATCH, EXPLAIN_NON_MATCH = "c01-temperature-sensors", "a03-any-hot-zone"
 
 
 def explanations(driver: WebDriver, service: Semps, out: Path, ids: list[str]) -> None:
-    """The explain view (the subscriber still logged in) of a match and of a non-match."""
+    """The explain view (the subscriber still logged in) of a match, from the stored event's
+    address, and of a non-match, the same event pasted into the form the subscription's
+    Explain button opens (a non-match sends no notification to follow)."""
     stems = [p.stem for p in sorted((BRICK_A / "subscriptions").glob("*.rq"))[:SUBSCRIPTIONS]]
     by_stem = dict(zip(stems, ids, strict=True))
+    document = (BRICK_A / "events" / EXPLAINED).read_bytes()
     with service.client("publisher") as publisher:
-        answer = publisher.post(
-            "/events",
-            content=(BRICK_A / "events" / EXPLAINED).read_bytes(),
-            headers={"Content-Type": SUFFIX_TYPES[".rdf"]},
-        )
+        headers = {"Content-Type": SUFFIX_TYPES[".rdf"]}
+        answer = publisher.post("/events", content=document, headers=headers)
     event_id = answer.raise_for_status().json()["id"]
-    for stem, name, said in (
-        (EXPLAIN_MATCH, "explain-match", " matches "),
-        (EXPLAIN_NON_MATCH, "explain-non-match", " does not match "),
-    ):
-        sub_id = by_stem[stem]
-        driver.get(f"{service.url}/console/#explain/{sub_id}/{event_id}")
-        wait(driver, lambda d, s=said: s in d.find_element(By.ID, "view-body").text)
-        shoot(driver, out, name)
+    driver.get(f"{service.url}/console/#explain/{by_stem[EXPLAIN_MATCH]}/{event_id}")
+    wait(driver, lambda d: " matches " in d.find_element(By.ID, "view-body").text)
+    shoot(driver, out, "explain-match")
+    tab(driver, "subscriptions")
+    row = f'#sub-rows tr[data-id="{by_stem[EXPLAIN_NON_MATCH]}"] button.explain'
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, row))[0].click()
+    wait(driver, lambda d: d.find_element(By.ID, "explain-form").is_displayed())
+    Select(driver.find_element(By.ID, "explain-type")).select_by_visible_text(SUFFIX_TYPES[".rdf"])
+    driver.execute_script(
+        "const area = document.getElementById('explain-body');"
+        "area.value = arguments[0]; area.rows = 12;",
+        document.decode("utf-8"),
+    )
+    driver.find_element(By.CSS_SELECTOR, "#explain-form button[type=submit]").click()
+    wait(driver, lambda d: " does not match " in d.find_element(By.ID, "view-body").text)
+    shoot(driver, out, "explain-non-match")
 
 
 def graph(driver: WebDriver, out: Path) -> None:

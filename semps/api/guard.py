@@ -11,12 +11,15 @@ connection (or of the previous response), a body within ``body_timeout`` of its 
 (408); a kept-alive connection idle for ``idle_timeout`` seconds is closed.
 
 :class:`Connections` keeps every open connection, by client address. Past
-``max_client_connections`` for one address or ``max_connections`` in all, the oldest
-connection that has not yet sent a request head (idle, or trickling one in) is closed to
-make room; when every connection is busy with a request the new one is refused (429 for one
-address, 503 in all). So a flood of idle connections neither exhausts the process's file
-descriptors nor keeps a well-behaved client out. Every refusal and eviction is one log line
-(logger ``semps.http``).
+``max_client_connections`` for one address, its oldest connection that has not yet sent a
+request head (idle, or trickling one in) is closed to make room. Past ``max_connections``
+in all, the room is made by the address holding the most connections: its oldest that has
+not sent a request head, else, for a newcomer from an address holding fewer, the one it
+has kept alive longest since its last answer. When nothing may be closed the new
+connection is refused (429 for one address, 503 in all). So a flood of idle connections,
+or of connections from several addresses that ask for something now and then and wait in
+between, neither exhausts the process's file descriptors nor keeps a well-behaved client
+out. Every refusal and eviction is one log line (logger ``semps.http``).
 """
 
 from __future__ import annotations
@@ -81,8 +84,7 @@ class _Guarded(HttpToolsProtocol):
     """The protocol's interface :class:`Connections` needs (filled in by the subclass)."""
 
     address: str
-    fresh: bool
-    opened: float
+    since: float
 
     def evict(self, reason: str) -> None:
         raise NotImplementedError
@@ -90,14 +92,20 @@ class _Guarded(HttpToolsProtocol):
 
 class Connections:
     """The open connections of one server, in arrival order, all and by client address;
-    and those that have not sent a request head yet (``fresh``), the first to go."""
+    and, by client address, those waiting for a request head, which may be closed to make
+    room: those that have not sent one yet (``fresh``), and those kept alive since their
+    last answer (``waiting``), each the longest waiting first. Past ``per_client``, the
+    address's oldest fresh one goes. Past ``total``, one of the address that holds the most
+    goes: its oldest fresh one, else, for a newcomer from an address holding fewer, its
+    oldest kept alive; so a client with a few connections keeps them while another holds
+    hundreds, and an address at the top does not churn its own."""
 
     def __init__(self, total: int, per_client: int) -> None:
         self.total, self.per_client = total, per_client
         self._open: dict[_Guarded, None] = {}
-        self._fresh: dict[_Guarded, None] = {}
         self._by_client: dict[str, dict[_Guarded, None]] = {}
         self._fresh_by_client: dict[str, dict[_Guarded, None]] = {}
+        self._waiting_by_client: dict[str, dict[_Guarded, None]] = {}
 
     def __len__(self) -> int:
         return len(self._open)
@@ -107,12 +115,12 @@ class Connections:
         return len(self._by_client.get(address, ()))
 
     def admit(self, conn: _Guarded) -> SempsError | None:
-        """Count ``conn`` in, closing the oldest fresh connection to make room; or why it
+        """Count ``conn`` in, closing a waiting connection to make room; or why it
         is refused (nothing to close: every connection is busy with a request)."""
         address = conn.address
         mine = self._by_client.get(address, {})
         if len(mine) >= self.per_client:
-            victim = next(iter(self._fresh_by_client.get(address, ())), None)
+            victim = _oldest(self._fresh_by_client.get(address))
             if victim is None:
                 msg = (
                     f"{address} already has {len(mine)} open connections, the limit "
@@ -121,21 +129,44 @@ class Connections:
                 return TooManyRequests(msg)
             victim.evict(f"{address} has {len(mine)} open connections (max_client_connections)")
         if len(self._open) >= self.total:
-            victim = next(iter(self._fresh), None)
+            victim = self._room_for(address)
             if victim is None:
                 msg = f"{len(self._open)} connections are open, the limit (max_connections)"
                 return Overloaded(msg)
-            victim.evict(f"{len(self._open)} connections are open (max_connections)")
+            held = len(self._by_client[victim.address])
+            victim.evict(
+                f"{len(self._open)} connections are open (max_connections), {held} of them "
+                f"{victim.address}'s, the most"
+            )
         self._open[conn] = None
-        self._fresh[conn] = None
         self._by_client.setdefault(address, {})[conn] = None
         self._fresh_by_client.setdefault(address, {})[conn] = None
         return None
 
+    def _room_for(self, address: str) -> _Guarded | None:
+        """The connection to close past ``total`` for a newcomer from ``address``: one of
+        the address holding the most connections among those with one waiting, the oldest
+        that never sent a request head, else (for a newcomer from a lighter address: an
+        address does not churn its own) the one kept alive longest; None: refuse."""
+        addresses = self._fresh_by_client.keys() | self._waiting_by_client.keys()
+        heaviest = max(addresses, key=self.of, default=None)
+        if heaviest is None:
+            return None
+        victim = _oldest(self._fresh_by_client.get(heaviest))
+        if victim is None and self.of(address) < self.of(heaviest):
+            victim = _oldest(self._waiting_by_client.get(heaviest))
+        return victim
+
     def busy(self, conn: _Guarded) -> None:
-        """``conn`` sent a whole request head: no longer the first to go."""
-        self._fresh.pop(conn, None)
+        """``conn`` sent a whole request head: it may not go until answered."""
         self._drop(self._fresh_by_client, conn)
+        self._drop(self._waiting_by_client, conn)
+
+    def waiting(self, conn: _Guarded) -> None:
+        """``conn`` was answered and is kept alive for the next request: past ``total`` it
+        may go again for a lighter address's newcomer."""
+        if conn in self._open:
+            self._waiting_by_client.setdefault(conn.address, {})[conn] = None
 
     def forget(self, conn: _Guarded) -> None:
         """``conn`` closed."""
@@ -150,6 +181,11 @@ class Connections:
             group.pop(conn, None)
             if not group:
                 del table[conn.address]
+
+
+def _oldest(group: dict[_Guarded, None] | None) -> _Guarded | None:
+    """The first connection of ``group`` (in the order they began waiting), if any."""
+    return next(iter(group), None) if group else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +214,7 @@ def guarded_protocol(limits: Limits, connections: Connections) -> type[HttpTools
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.address = "?"
-            self.fresh = True
-            self.opened = 0.0
+            self.since = 0.0
             self._closed = False
             self._timer: asyncio.TimerHandle | None = None
             self._body_timer: asyncio.TimerHandle | None = None
@@ -190,7 +225,7 @@ def guarded_protocol(limits: Limits, connections: Connections) -> type[HttpTools
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self.address = self.client[0] if self.client else "?"
-            self.opened = self.loop.time()
+            self.since = self.loop.time()
             refused = connections.admit(self)
             if refused is not None:
                 self._refuse(refused, admitted=False)
@@ -203,7 +238,7 @@ def guarded_protocol(limits: Limits, connections: Connections) -> type[HttpTools
             super().connection_lost(exc)
 
         def evict(self, reason: str) -> None:
-            idle = self.loop.time() - self.opened
+            idle = self.loop.time() - self.since
             log.warning(
                 "closed the connection of %s, %.0f s without a whole request, to make room: %s",
                 self._who(),
@@ -271,9 +306,7 @@ def guarded_protocol(limits: Limits, connections: Connections) -> type[HttpTools
             return None
 
         def on_headers_complete(self) -> None:
-            if self.fresh:
-                self.fresh = False
-                connections.busy(self)
+            connections.busy(self)
             self._cancel("_timer")
             super().on_headers_complete()
             self._body_timer = self.loop.call_later(budget.body_timeout, self._body_late)
@@ -287,6 +320,15 @@ def guarded_protocol(limits: Limits, connections: Connections) -> type[HttpTools
             super().on_response_complete()
             if not self.transport.is_closing():
                 self._arm_head_timer()
+                if self._idle():
+                    self.since = self.loop.time()
+                    connections.waiting(self)
+
+        def _idle(self) -> bool:
+            """Whether the connection waits for a request head: not in a body the
+            application did not read, no request started (pipelined) and unanswered."""
+            answered = self.cycle is None or self.cycle.response_complete
+            return self._in_head and answered
 
         def handle_websocket_upgrade(self) -> None:
             self._stop_timers()
@@ -310,7 +352,7 @@ def guarded_protocol(limits: Limits, connections: Connections) -> type[HttpTools
             self._timer = None
             if self._closed or self.transport.is_closing():
                 return
-            if self._head_bytes == 0 and (self.cycle is None or self.cycle.response_complete):
+            if self._head_bytes == 0 and self._idle():
                 log.warning(
                     "closed the idle connection of %s: no request in %g s (header_timeout)",
                     self._who(),

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from semps._types import Triple
+from semps.cli.match import note_facts
 from semps.cli.options import base_option, graph_option, ontology_option
 from semps.cli.paths import need_input
 from semps.errors import SempsError, SubscriptionError
@@ -46,11 +47,20 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def _ontology(path: Path | None) -> tuple[Expansion, tuple[Triple, ...], tuple[Triple, ...]]:
-    """The ontology's rules, its axiom triples and its facts (for the graph)."""
+    """The ontology's rules, its axiom triples and its facts (for the graph, with a note)."""
     if path is None:
         return Expansion(), (), ()
     found = split(ontology_triples(path))
+    note_facts(path, found.facts)
     return compile_axioms(found.axioms), tuple(found.axioms), tuple(found.facts)
+
+
+def _one_file(path: Path, what: str) -> None:
+    """Stop unless ``path`` is a file (``semps match`` reads folders)."""
+    need_input(path, what)
+    if path.is_dir():
+        msg = f"--{what} takes one file, not a folder: {path} (semps match reads folders)"
+        raise SempsError(msg)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,14 +68,13 @@ def run(args: argparse.Namespace) -> int:
     if args.graph is not None and not args.graph.exists():
         msg = f"graph not found: {args.graph}"
         raise SempsError(msg)
+    _one_file(args.subscription, "subscription")
+    _one_file(args.event, "event")
     try:
         text = args.subscription.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         msg = f"cannot read the subscription {args.subscription}: {exc}"
         raise SempsError(msg) from exc
-    if not args.event.is_file():
-        msg = f"event not found: {args.event}"
-        raise SempsError(msg)
     (event,) = read_events([args.event], args.base)
     expansion, axioms, facts = _ontology(args.ontology)
     graph = None

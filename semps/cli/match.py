@@ -7,7 +7,7 @@ import gc
 import os
 import sys
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -164,13 +164,18 @@ def ontology_and_facts(path: Path | None) -> tuple[Expansion, tuple[Triple, ...]
     if path is None:
         return Expansion(), ()
     expansion, facts = load_ontology(path)
+    note_facts(path, facts)
+    return expansion, facts
+
+
+def note_facts(path: Path, facts: Sequence[Triple]) -> None:
+    """Say on stderr that an ontology document's facts join the knowledge graph (if any)."""
     if facts:
         print(
             f"semps: note: {path} holds {len(facts)} triples about individuals (facts, not "
             "axioms): they join the knowledge graph (--graph)",
             file=sys.stderr,
         )
-    return expansion, facts
 
 
 def run(args: argparse.Namespace) -> int:

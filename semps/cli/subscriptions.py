@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from semps.cli.options import server_options, token_of
+from semps.cli.paths import need_input
 from semps.cli.progress import progress
 from semps.client import BatchSubscription, Client
 from semps.errors import SempsError
@@ -61,6 +62,7 @@ def report(
 def run_load(args: argparse.Namespace) -> int:
     """Register the folder's subscriptions; 1 if any was refused."""
     token = token_of(args)
+    need_input(args.folder, "subscriptions")
     if not args.folder.is_dir():
         msg = f"not a folder: {args.folder} (expected a folder of .rq files)"
         raise SempsError(msg)

@@ -12,8 +12,28 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from semps._types import Term
+from semps.errors import SubscriptionError
 
-__all__ = ["ChangeMatch", "Match", "Resolver", "Subscription", "Verdict"]
+__all__ = [
+    "ChangeMatch",
+    "Match",
+    "Resolver",
+    "Subscription",
+    "Verdict",
+    "check_subscription_id",
+]
+
+
+def check_subscription_id(sub_id: object) -> None:
+    """Refuse a subscription id that is not a non-empty string (what the matchers' own
+    subscription values, content and region, check first).
+
+    Raises:
+        SubscriptionError: it is not.
+    """
+    if not isinstance(sub_id, str) or not sub_id:
+        msg = f"a subscription id must be a non-empty string, not {sub_id!r}"
+        raise SubscriptionError(msg)
 
 
 @dataclass(frozen=True, slots=True)

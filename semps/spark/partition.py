@@ -14,61 +14,50 @@ from typing import TYPE_CHECKING, TypeAlias, TypeVar
 from semps.event import Event
 from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.results import result_line
-from semps.ontology.expansion import Expansion
 from semps.spark.shipped_graph import ShippedGraph, worker_graph
 from semps.spark.shipped_index import ShippedIndex, worker_matchers
 
 if TYPE_CHECKING:
     from pyspark import RDD
 
-    from semps.graph.view import GraphView
-
 Counts = dict[str, int]
 #: What :func:`match_partition` gives each event: its counts, or its output line.
 Answer = TypeVar("Answer")
-#: Answers of a batch of events: (matchers, events, expansion, knowledge graph) -> (event id,
-#: answer).
+#: Answers of a batch of events, given as their contexts: (matchers, contexts) -> (event
+#: id, answer).
 BatchAnswers: TypeAlias = Callable[
-    [list[Matcher], list[Event], Expansion, "GraphView | None"], Iterator[tuple[str, Answer]]
+    [list[Matcher], list[MatchContext]], Iterator[tuple[str, Answer]]
 ]
 #: Bulk results: (event id, {subscription id: solution count}).
 Results: TypeAlias = "RDD[tuple[str, Counts]]"
 
 
 def counts_of_batch(
-    matchers: list[Matcher],
-    batch: list[Event],
-    expansion: Expansion,
-    graph: GraphView | None = None,
+    matchers: list[Matcher], contexts: list[MatchContext]
 ) -> Iterator[tuple[str, Counts]]:
-    """Each event of ``batch`` with its counts from every one of ``matchers`` (with a
-    knowledge ``graph``: the solutions each event adds to the graph's answers)."""
-    contexts = [MatchContext(e, expansion, graph=graph) for e in batch]
-    counts: list[Counts] = [{} for _ in batch]
+    """Each event of ``contexts`` with its counts from every one of ``matchers`` (with a
+    knowledge graph in the contexts: the solutions each event adds to the graph's answers)."""
+    counts: list[Counts] = [{} for _ in contexts]
     for matcher in matchers:
         for found, more in zip(counts, matcher.count_batch(contexts), strict=True):
             found.update(more)
-    for event, found in zip(batch, counts, strict=True):
-        yield event.id, found
+    for context, found in zip(contexts, counts, strict=True):
+        yield context.event.id, found
 
 
 def lines_of_batch(
-    matchers: list[Matcher],
-    batch: list[Event],
-    expansion: Expansion,
-    graph: GraphView | None = None,
+    matchers: list[Matcher], contexts: list[MatchContext]
 ) -> Iterator[tuple[str, str]]:
-    """Each event of ``batch`` with its output line (:func:`result_line`); one kind of
+    """Each event of ``contexts`` with its output line (:func:`result_line`); one kind of
     subscription alone is written by its matcher's :meth:`~semps.matcher.base.Matcher.result_lines`,
     as ``semps match`` writes them (the semantic matcher's is compiled: at 1% of 100k
     subscriptions, a dictionary of a thousand counts and its JSON cost an event more than
     its matching)."""
     if len(matchers) == 1:
-        contexts = [MatchContext(e, expansion, graph=graph) for e in batch]
         lines = matchers[0].result_lines(contexts)
-        yield from zip([e.id for e in batch], lines, strict=True)
+        yield from zip([c.event.id for c in contexts], lines, strict=True)
         return
-    for event_id, counts in counts_of_batch(matchers, batch, expansion, graph):
+    for event_id, counts in counts_of_batch(matchers, contexts):
         yield event_id, result_line(event_id, counts)
 
 
@@ -95,16 +84,16 @@ def match_partition(
     what it adds to the graph's."""
     matchers = worker_matchers(index, part)
     view = worker_graph(graph, index.expansion)
-    batch: list[Event] = []
+    batch: list[MatchContext] = []
     triples = 0
     for event in events:
-        batch.append(event)
+        batch.append(MatchContext(event, index.expansion, graph=view))
         triples += len(event.triples)
         if len(batch) == BATCH or triples >= BATCH_TRIPLES:
-            yield from each(matchers, batch, index.expansion, view)
+            yield from each(matchers, batch)
             batch, triples = [], 0
     if batch:
-        yield from each(matchers, batch, index.expansion, view)
+        yield from each(matchers, batch)
 
 
 __all__ = [

@@ -105,7 +105,8 @@ def _match_held(
     """Match the held events ``serials`` against ``part``; those it was the last partition
     of, with their counts."""
     matchers = worker_matchers(index, part)
-    found = counts_of_batch(matchers, [held[s].event for s in serials], Expansion())
+    expansion = Expansion()
+    found = counts_of_batch(matchers, [MatchContext(held[s].event, expansion) for s in serials])
     for serial, (_, more) in zip(serials, found, strict=True):
         entry = held[serial]
         entry.counts.update(more)

@@ -11,12 +11,16 @@ import resource
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 import pytest
-from semps_test_support import Server, diamonds, wait_for
-from websockets.exceptions import ConnectionClosed
+from semps_test_support import PATIENCE, Server, diamonds, wait_for
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
+
+from semps.api.server import Server as HTTPServer
+from semps.limits import Limits
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
@@ -159,11 +163,179 @@ def test_1100_idle_connections_under_a_1024_file_limit_leave_the_service_answeri
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
+def _from(address: str, port: int) -> socket.socket:
+    """A connection to the server from the loopback ``address`` (another client address
+    than the test's own 127.0.0.1)."""
+    s = socket.socket()
+    s.bind((address, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def _status_line(s: socket.socket) -> bytes:
+    """The first line the server sends on ``s``."""
+    line = b""
+    while not line.endswith(b"\r\n") and (byte := s.recv(1)):
+        line += byte
+    return line
+
+
+def test_a_request_body_that_trickles_is_refused_after_body_timeout(tmp_path: Path) -> None:
+    with Server(tmp_path / "data", extra=("--body-timeout", "1")) as server:
+        head = (
+            "POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/n-triples\r\n"
+            f"Authorization: Bearer {server.tokens['publisher']}\r\nContent-Length: 1000\r\n\r\n"
+        )
+        got, body = status_and_body(raw(server, head.encode() + f"<{EX}a> ".encode()))
+        detail = "the request body did not arrive within 1 s (body_timeout)"
+        assert (got, body["detail"]) == (408, detail)
+        assert wait_for(lambda: f"(408): {detail}" in server.log.read_text())
+        healthy(server)
+
+
+@pytest.fixture
+def capped(tmp_path: Path) -> Iterator[Server]:
+    """A server that keeps a request head waiting as long as a test may run, closes a
+    kept-alive connection after 1 s idle and lets one client address hold 3 connections."""
+    extra = ("--header-timeout", str(PATIENCE), "--idle-timeout", "1")
+    with Server(tmp_path / "data", extra=(*extra, "--max-client-connections", "3")) as server:
+        yield server
+
+
+def test_a_kept_alive_connection_is_closed_after_idle_timeout(capped: Server) -> None:
+    with socket.create_connection(("127.0.0.1", capped.port)) as s:
+        s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert _status_line(s) == b"HTTP/1.1 200 OK\r\n"
+        while s.recv(65536):  # the rest of the answer, then the server closes the connection
+            pass
+
+
+def test_the_idle_timeout_is_the_one_uvicorn_keeps_alive_by() -> None:
+    """The test above cannot tell ``--idle-timeout`` from uvicorn's own default (5 s) by
+    waiting: the setting must reach uvicorn."""
+    context = SimpleNamespace(streams=None)
+    app = SimpleNamespace(state=SimpleNamespace(context=context))
+    server = HTTPServer.of(app, limits=Limits(idle_timeout=7.5))
+    assert server.config.timeout_keep_alive == 7.5
+
+
+def test_one_address_past_max_client_connections_loses_its_oldest_idle_connection(
+    capped: Server,
+) -> None:
+    """Past 3 connections from 127.0.0.2, the oldest that has sent nothing is closed to make
+    room; once its 3 are all busy with a request, a fourth is refused with 429; another
+    address is not held to 127.0.0.2's connections."""
+    with capped.client("subscriber") as sub:
+        sub_id = sub.post("/subscriptions", content=ANY).json()["id"]
+    first, *rest = [_from("127.0.0.2", capped.port) for _ in range(4)]
+    try:
+        assert first.recv(100) == b""  # closed to make room for the fourth
+        assert wait_for(
+            lambda: (
+                "to make room: 127.0.0.2 has 3 open connections (max_client_connections)"
+                in capped.log.read_text()
+            )
+        )
+        token = capped.tokens["subscriber"]
+        stream = (
+            f"GET /subscriptions/{sub_id}/notifications HTTP/1.1\r\nHost: x\r\n"
+            f"Authorization: Bearer {token}\r\n\r\n"
+        ).encode()
+        for s in rest:  # each busy with a request: none may go
+            s.sendall(stream)
+            assert _status_line(s) == b"HTTP/1.1 200 OK\r\n"
+        with _from("127.0.0.2", capped.port) as fifth:
+            got, body = status_and_body(b"".join(iter(lambda: fifth.recv(65536), b"")))
+        detail = "127.0.0.2 already has 3 open connections, the limit (max_client_connections)"
+        assert (got, body["detail"]) == (429, detail)
+        assert wait_for(lambda: f"(429): {detail}" in capped.log.read_text())
+        healthy(capped)  # from 127.0.0.1
+    finally:
+        first.close()
+        for s in rest:
+            s.close()
+
+
+def _get_health(s: socket.socket) -> None:
+    """``GET /health`` on ``s`` (kept alive), its whole answer read."""
+    s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    answer = b""
+    while b"\r\n\r\n" not in answer or not answer.endswith(b"}"):
+        chunk = s.recv(65536)
+        assert chunk, answer
+        answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+
+
+def _kept_alive_from(address: str, port: int) -> socket.socket | None:
+    """A connection from ``address`` that asked for /health and is kept alive, or None
+    when the server refused it (its answer read)."""
+    s = _from(address, port)
+    s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    if _status_line(s) == b"HTTP/1.1 200 OK\r\n":
+        while not s.recv(65536).endswith(b"}"):  # the rest of the answer
+            pass
+        return s
+    s.close()
+    return None
+
+
+def test_connections_kept_alive_between_requests_make_room_for_a_lighter_address(
+    tmp_path: Path,
+) -> None:
+    """127.0.0.3 opens connections that each ask for /health and wait, kept alive, until it
+    is refused one (all 16 slots taken, none of them idle): a newcomer from 127.0.0.6 is
+    not refused, one of 127.0.0.3's connections is closed for it, the one waiting longest."""
+    extra = ("--header-timeout", str(PATIENCE), "--idle-timeout", str(PATIENCE))
+    with Server(tmp_path / "data", extra=(*extra, "--max-connections", "16")) as server:
+        kept: list[socket.socket] = []
+        try:
+            while (s := _kept_alive_from("127.0.0.3", server.port)) is not None:
+                kept.append(s)
+            with _from("127.0.0.6", server.port) as newcomer:
+                _get_health(newcomer)  # 503 overloaded before
+            assert kept[0].recv(100) == b""  # closed for it
+            for s in kept[1:]:
+                _get_health(s)  # the others still serve
+            assert wait_for(
+                lambda: (
+                    "the most" in server.log.read_text()
+                    and "refused a request from 127.0.0.3" in server.log.read_text()
+                )
+            )
+        finally:
+            for s in kept:
+                s.close()
+
+
+def test_past_max_connections_the_address_holding_the_most_makes_room(tmp_path: Path) -> None:
+    """16 connections in all: one from 127.0.0.5 that has sent nothing yet, then fifteen
+    from 127.0.0.4; a newcomer from 127.0.0.6 takes the place of one of 127.0.0.4's, not of
+    the oldest connection, 127.0.0.5's."""
+    extra = ("--header-timeout", str(PATIENCE), "--idle-timeout", str(PATIENCE))
+    with Server(tmp_path / "data", extra=(*extra, "--max-connections", "16")) as server:
+        light = _from("127.0.0.5", server.port)
+        heavy: list[socket.socket] = []
+        try:
+            heavy += [_from("127.0.0.4", server.port) for _ in range(15)]
+            with _from("127.0.0.6", server.port) as newcomer:
+                _get_health(newcomer)
+            _get_health(light)  # still open
+            assert heavy[0].recv(100) == b""  # closed for the newcomer
+            most = "of them 127.0.0.4's, the most"
+            assert wait_for(lambda: most in server.log.read_text())
+        finally:
+            for s in [light, *heavy]:
+                s.close()
+
+
 # -- 10: secrets in the log ---------------------------------------------------------------
 
 
-def test_tokens_never_reach_the_log(tmp_path: Path) -> None:
-    with Server(tmp_path / "data", extra=("--access-log",)) as server:
+@pytest.mark.parametrize("log_format", ["text", "json"])
+def test_tokens_never_reach_the_log(tmp_path: Path, log_format: str) -> None:
+    extra = ("--access-log", "--log-format", log_format)
+    with Server(tmp_path / "data", extra=extra) as server:
         token = server.tokens["subscriber"]
         with server.client("subscriber") as sub:
             sub_id = sub.post("/subscriptions", content=ANY).json()["id"]
@@ -371,6 +543,44 @@ def test_a_websocket_ends_when_its_token_is_revoked(srv: Server) -> None:
     assert closed.value.rcvd is not None
     assert closed.value.rcvd.code == 4401
     assert closed.value.rcvd.reason == "unknown, expired or revoked bearer token"
+
+
+def _expiring(srv: Server, admin: httpx.Client, seconds: int) -> tuple[str, str]:
+    """A subscriber token that expires in ``seconds``, and a subscription of its own."""
+    made = admin.post(
+        "/tokens", json={"role": "subscriber", "subject": "expiring", "expires_in": seconds}
+    ).json()
+    with srv.bearer(made["token"]) as sub:
+        reply = sub.post("/subscriptions", content=ANY)
+    return made["token"], reply.json()["id"] if reply.status_code == 201 else ""
+
+
+def test_sse_and_websocket_streams_end_when_their_token_expires(srv: Server) -> None:
+    """A token that expires in a few seconds: its streams, open before, end with the error.
+    (A machine too slow to open them in that time tries again with twice as many.)"""
+    seconds, sse, ws_closed = 4, [""], None
+    with srv.client("admin") as admin:
+        while "event: end" not in sse:
+            seconds *= 2
+            token, sub_id = _expiring(srv, admin, seconds)
+            url = f"ws://127.0.0.1:{srv.port}/subscriptions/{sub_id}/ws?token={token}"
+            with srv.bearer(token) as sub:
+                with sub.stream("GET", f"/subscriptions/{sub_id}/notifications") as stream:
+                    if stream.status_code != 200:
+                        continue  # expired before it opened
+                    try:
+                        ws = connect(url, open_timeout=None)
+                    except InvalidStatus:
+                        continue  # expired before it opened
+                    with ws:
+                        sse = list(stream.iter_lines())  # ends by itself
+                        with pytest.raises(ConnectionClosed) as closed:
+                            ws.recv()
+                        ws_closed = closed.value.rcvd
+    data = json.loads(next(line for line in sse if line.startswith("data: "))[6:])
+    assert data == {"error": "unauthorized", "detail": "unknown, expired or revoked bearer token"}
+    assert ws_closed is not None
+    assert (ws_closed.code, ws_closed.reason) == (4401, "unknown, expired or revoked bearer token")
 
 
 def test_an_sse_stream_on_a_deleted_subscription_ends_and_frees_its_slot(

@@ -104,12 +104,42 @@ def test_explain_without_the_ontology_names_the_type_constraint_and_the_nearest_
 
 def test_explain_errors_are_one_line(case: Path) -> None:
     status, _, err = explain(case / "none.rq", case / "e1.ttl")
-    assert status == 2 and err.startswith("semps: error: cannot read the subscription ")
+    assert (status, err) == (2, f"semps: error: subscription not found: {case / 'none.rq'}\n")
+    status, _, err = explain(case, case / "e1.ttl")
+    assert (status, err) == (
+        2,
+        f"semps: error: --subscription takes one file, not a folder: {case} "
+        "(semps match reads folders)\n",
+    )
     (case / "bad.rq").write_text("SELECT ?x WHERE { ?x }")
     status, _, err = explain(case / "bad.rq", case / "e1.ttl")
     assert status == 2 and err.startswith(f"semps: error: {case / 'bad.rq'}:1:")
     status, _, err = explain(case / "hot.rq", case / "e9.ttl")
     assert (status, err) == (2, f"semps: error: event not found: {case / 'e9.ttl'}\n")
+
+
+def test_an_ontology_document_s_facts_join_the_graph_with_the_note_match_gives(
+    case: Path,
+) -> None:
+    """A building model merged into the ontology file is not dropped in silence: its facts
+    are read as the knowledge graph, and said so, as ``semps match`` says it."""
+    ontology = case / "ontology.ttl"
+    ontology.write_text(ONTOLOGY + f"<{EX}t2> a <{EX}Sensor> .\n")
+    (case / "e2.ttl").write_text(f"<{EX}ahu> <{EX}hasPoint> <{EX}t2> .\n")
+    status, out, err = explain(case / "points.rq", case / "e2.ttl", "--ontology", str(ontology))
+    note = (
+        f"semps: note: {ontology} holds 1 triples about individuals (facts, not axioms): "
+        "they join the knowledge graph (--graph)\n"
+    )
+    assert (status, err) == (0, note)
+    assert out.startswith("points matches e2: 1 solution(s)\n")
+    assert "      from ex:t2 rdf:type ex:Sensor .\n" in out  # the fact, read
+    events = case / "events"
+    events.mkdir()
+    (events / "e2.ttl").write_text((case / "e2.ttl").read_text())
+    status, _, err = semps("match", "--subscriptions", str(case / "points.rq"),
+                           "--events", str(events), "--ontology", str(ontology))  # fmt: skip
+    assert (status, err) == (0, note)
 
 
 def test_parse_to_closed_prints_owlrl_s_closure_of_the_event(case: Path) -> None:

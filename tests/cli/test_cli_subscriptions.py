@@ -54,3 +54,20 @@ def test_without_a_token_it_says_how_to_give_one(server: Server, tmp_path: Path)
     )
     assert done.returncode == 2
     assert done.stderr.startswith("semps: error: no token: pass --token or set SEMPS_TOKEN")
+
+
+def test_a_missing_folder_is_said_not_found_and_a_file_not_a_folder(tmp_path: Path) -> None:
+    """Both refused before any request (no server needed: the address is never called)."""
+    (tmp_path / "one.rq").write_text("SELECT ?x WHERE { ?x a <urn:c> }")
+    said = {}
+    for name in ("nowhere", "one.rq"):
+        cmd = [sys.executable, "-m", "semps", "subscriptions", "load", str(tmp_path / name)]
+        cmd += ["--url", "http://127.0.0.1:9", "--token=t"]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2
+        said[name] = done.stderr
+    assert said == {
+        "nowhere": f"semps: error: subscriptions not found: {tmp_path / 'nowhere'}\n",
+        "one.rq": f"semps: error: not a folder: {tmp_path / 'one.rq'} "
+        "(expected a folder of .rq files)\n",
+    }

@@ -120,6 +120,25 @@ def test_a_resource_shows_its_asserted_and_inferred_triples(page: ConsolePage, k
     assert page.css("#graph-resource h3 .iri").get_attribute("title") in target
 
 
+def test_the_update_form_declares_the_prefixes_an_update_uses(
+    page: ConsolePage, kg: Server
+) -> None:
+    page.log_in(kg.tokens["publisher"])
+    _declare_site(page)
+    page.tab("graph")
+    update = 'INSERT DATA { site:B1-Named rdfs:label "named" ; brick:feeds site:B1-VAV-1 }'
+    page.type_into("#graph-update", update)
+    page.css("#graph-update-prefixes").click()
+    brick = "https://brickschema.org/schema/Brick#"
+    rdfs = "http://www.w3.org/2000/01/rdf-schema#"
+    assert page.css("#graph-update").get_attribute("value") == (
+        f"PREFIX brick: <{brick}>\nPREFIX rdfs: <{rdfs}>\nPREFIX site: <{SITE}>\n{update}"
+    )
+    before = _info(kg)["version"]
+    page.css("#graph-update-form button[type=submit]").click()
+    page.wait_text("#graph-update-result", f"Done: version {before + 1}, 2 inserted")
+
+
 def test_the_update_form_runs_an_update_and_says_an_error_once(
     page: ConsolePage, kg: Server
 ) -> None:

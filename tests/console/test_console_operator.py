@@ -107,6 +107,10 @@ def test_each_role_is_offered_only_what_it_may_do(page: ConsolePage, server: Ser
             page.driver.get(f"{server.url}/console/#{tab}")
             page.until(lambda d: page.css("#dashboard").is_displayed(), f"{role}: not {tab}")
             assert not page.css(f"#{tab}").is_displayed()
+        if role == "publisher":  # explaining needs a subscription: not offered either
+            page.driver.get(f"{server.url}/console/#explain/sub-1")
+            page.until(lambda d: page.css("#dashboard").is_displayed(), "no explain form")
+            assert not page.css("#explain-form").is_displayed()
 
 
 def test_forms_take_curies_and_refuse_an_unknown_prefix_without_sending_anything(
@@ -241,6 +245,55 @@ def test_the_explain_view_says_why_a_subscription_did_not_match(
     said = page.wait_text("#view-body", f"{sub_id} does not match {event_id}")
     assert "no node of class ex:Wanted (type constraint unmet)" in said
     assert "same predicate, other class: ex:w1 rdf:type ex:Other" in said
+
+
+def _events_in(server: Server) -> int:
+    with server.client("admin") as admin:
+        metrics = admin.get("/metrics").text
+    return int(re.search(r"^semps_events_in_total (\d+)$", metrics, re.M)[1])  # type: ignore[index]
+
+
+def test_a_subscriber_explains_a_non_match_with_an_event_pasted_in_and_its_prefixes(
+    page: ConsolePage, server: Server
+) -> None:
+    """An event that never matched sends no notification to click: the subscription's
+    Explain button takes the event itself (explained, not published), and the explanation
+    writes IRIs with the user's own prefixes, as every display does."""
+    site = "http://yy.example/site#"
+    page.log_in(server.tokens["subscriber"])
+    sub_id = page.register(_query("Pasted"))
+    page.tab("prefixes")
+    page.type_into("#prefix-name", "yy")
+    page.type_into("#prefix-namespace", site)
+    page.css("#prefix-form button[type=submit]").click()
+    page.wait_flash("prefixes", "Declared yy:")
+    page.tab("subscriptions")
+    page.click_in_row(sub_id, "explain")
+    page.wait_text("#view-title", f"Why {sub_id} matches an event, or not")
+    published = _events_in(server)
+    page.choose("#explain-type", "text/turtle")
+    page.type_into("#explain-body", "yy:p1 a brick:Point .")  # CURIEs, as in every form
+    page.css("#explain-prefixes").click()
+    brick = "https://brickschema.org/schema/Brick#"
+    assert page.css("#explain-body").get_attribute("value") == (
+        f"@prefix brick: <{brick}> .\n@prefix yy: <{site}> .\nyy:p1 a brick:Point ."
+    )
+    page.css("#explain-form button[type=submit]").click()
+    said = page.wait_text("#view-body", f"{sub_id} does not match posted")
+    assert "no node of class ex:Pasted (type constraint unmet)" in said
+    assert "same predicate, other class: yy:p1 rdf:type brick:Point" in said
+    assert _events_in(server) == published  # explained, never published
+
+
+def test_the_explain_form_takes_a_stored_event_s_id(page: ConsolePage, server: Server) -> None:
+    sub_id, event_id = _subscribed_and_published(page, server, "Named", ("n1", "Other"))
+    page.driver.get(f"{server.url}/console/#explain/{sub_id}")
+    page.wait_text("#view-title", f"Why {sub_id} matches an event, or not")
+    page.type_into("#explain-event", event_id)
+    page.css("#explain-form button[type=submit]").click()
+    page.wait_text("#view-body", f"{sub_id} does not match {event_id}")
+    assert page.driver.current_url.endswith(f"#explain/{sub_id}/{event_id}")  # a link to it
+    assert page.text("#view-title") == f"Why {sub_id} matches {event_id}, or not"
 
 
 def test_a_syntax_error_is_said_once_with_its_position(page: ConsolePage, server: Server) -> None:

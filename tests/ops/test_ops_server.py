@@ -219,3 +219,39 @@ def test_an_address_in_use_stops_serve_with_one_error_line_before_anything_start
         f"semps: error: cannot listen on 127.0.0.1:{port}: Address already in use\n",
     )
     assert not (tmp_path / "data").exists()
+
+
+def test_a_stored_ontology_over_the_limits_stops_serve_until_reset_repairs_it(
+    tmp_path: Path,
+) -> None:
+    """The ontology on file breaks ``--max-hierarchy-depth``: ``semps serve`` stops at once
+    with one error line naming the limit and the command that repairs the data directory;
+    after that command it starts, with an empty ontology one version later."""
+    import subprocess
+    import sys
+
+    from semps.ontology.store import OntologyStore
+
+    data = tmp_path / "data"
+    data.mkdir()
+    store = OntologyStore(data / "ontology.sqlite3")
+    chain = [f"<http://ex/C{i}> <{SUB_CLASS}> <http://ex/C{i + 1}> ." for i in range(10)]
+    store.load("\n".join(chain).encode(), format="application/n-triples")
+    store.close()
+    limit = ("--max-hierarchy-depth", "5")
+    serve = [sys.executable, "-m", "semps", "serve", "--data-dir", str(data), *limit]
+    out = subprocess.run(serve, capture_output=True, text=True, timeout=PATIENCE)
+    assert (out.returncode, out.stderr) == (
+        2,
+        f"semps: error: the ontology stored in {data / 'ontology.sqlite3'} breaks a limit: the "
+        "class hierarchy is 11 levels deep (below http://ex/C0), over the limit of 5 levels "
+        "(max_hierarchy_depth). Start with that limit raised, or empty the ontology with "
+        f"`semps ontology reset --data-dir {data}` (the old file is kept beside it)\n",
+    )
+    reset = [sys.executable, "-m", "semps", "ontology", "reset", "--data-dir", str(data)]
+    assert subprocess.run(reset, capture_output=True, timeout=PATIENCE).returncode == 0
+    with Server(data, extra=limit) as server:
+        assert server.ontology_version() == 2
+
+
+SUB_CLASS = "http://www.w3.org/2000/01/rdf-schema#subClassOf"

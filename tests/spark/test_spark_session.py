@@ -66,6 +66,8 @@ def test_a_local_session_runs_workers_on_this_interpreter_with_local_defaults(sp
     executables = spark.sparkContext.parallelize(range(4), 2).map(lambda _: sys.executable)
     assert set(executables.collect()) == {sys.executable}
     assert spark.conf.get("spark.ui.enabled") == "false"
+    # the driver listens on loopback, not on an address Spark guessed (issue 36)
+    assert spark.sparkContext.getConf().get("spark.driver.host") == LOOPBACK
 
 
 def test_a_local_driver_binds_to_loopback_unless_told_where() -> None:

@@ -137,11 +137,17 @@ class Evaluator:
         if kind is alg.Join:
             return self.join(self.solutions(node.left, seed), self.solutions(node.right, seed))  # type: ignore[union-attr]
         if kind is alg.LeftJoin:
-            return self.left_join(node, seed)  # type: ignore[arg-type]
+            left = self.solutions(node.left, seed)  # type: ignore[union-attr]
+            if not left:  # OPTIONAL keeps left solutions only: no right side to read
+                return []
+            return self.left_join(node.filters, left, self.solutions(node.right, seed))  # type: ignore[union-attr]
         if kind is alg.Union:
             return self.solutions(node.left, seed) + self.solutions(node.right, seed)  # type: ignore[union-attr]
         if kind is alg.Minus:
-            return self.minus(node, seed)  # type: ignore[arg-type]
+            left = self.solutions(node.left, seed)  # type: ignore[union-attr]
+            if not left:  # likewise MINUS
+                return []
+            return self.minus(left, self.solutions(node.right, seed))  # type: ignore[union-attr]
         if kind is alg.Filter:
             inner = self.solutions(node.inner, seed)  # type: ignore[union-attr]
             return [s for s in inner if self.passes(node.filters, s)]  # type: ignore[union-attr]
@@ -187,11 +193,11 @@ class Evaluator:
                     out.append({**a, **b})
         return out
 
-    def left_join(self, node: alg.LeftJoin, seed: Solution) -> list[Solution]:
-        left = self.solutions(node.left, seed)
-        if not left:
-            return []
-        right = self.solutions(node.right, seed)
+    def left_join(
+        self, filters: tuple[Any, ...], left: list[Solution], right: list[Solution]
+    ) -> list[Solution]:
+        """Each left solution merged with every compatible right one that passes
+        ``filters``, or alone when none does (OPTIONAL)."""
         shared = _certain(left, right)
         buckets = _buckets(right, shared) if shared else {}
         out = []
@@ -201,18 +207,15 @@ class Evaluator:
                 self.tick()
                 if compatible(a, b):
                     merged = {**a, **b}
-                    if self.passes(node.filters, merged):
+                    if self.passes(filters, merged):
                         out.append(merged)
                         extended = True
             if not extended:
                 out.append(a)
         return out
 
-    def minus(self, node: alg.Minus, seed: Solution) -> list[Solution]:
-        left = self.solutions(node.left, seed)
-        if not left:
-            return []
-        right = self.solutions(node.right, seed)
+    def minus(self, left: list[Solution], right: list[Solution]) -> list[Solution]:
+        """The left solutions compatible with no right one that shares a variable (MINUS)."""
         out = []
         for a in left:
             removed = False

@@ -152,27 +152,6 @@ def bound_buckets(
 
 
 @jit
-def bucket_lists(
-    slot_of: np.ndarray, bucket: np.ndarray, nbuckets: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Slots grouped by bucket (a counting sort; -1: in no bucket): ``at``, ``slots``."""
-    at = np.zeros(nbuckets + 1, np.int64)
-    for p in range(bucket.shape[0]):
-        if bucket[p] >= 0:
-            at[bucket[p] + 1] += 1
-    for g in range(nbuckets):
-        at[g + 1] += at[g]
-    fill = at[:-1].copy()
-    slots = np.empty(at[nbuckets], np.int32)
-    for p in range(bucket.shape[0]):
-        g = bucket[p]
-        if g >= 0:
-            slots[fill[g]] = slot_of[p]
-            fill[g] += 1
-    return at, slots
-
-
-@jit
 def single_buckets(
     bounds_lo: np.ndarray,
     bucket_lo: np.ndarray,

@@ -77,20 +77,23 @@ def column_domains(
 
 
 @jit
-def counting_order(row: np.ndarray, nrows: int) -> tuple[np.ndarray, np.ndarray]:
-    """A stable permutation grouping ``row`` values (``0..nrows-1``), and the row offsets."""
-    off = np.zeros(nrows + 1, np.int64)
-    for t in range(row.shape[0]):
-        off[row[t] + 1] += 1
-    for r in range(nrows):
-        off[r + 1] += off[r]
+def group_by_key(keys: np.ndarray, nkeys: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` grouped by their ``keys`` (``0..nkeys-1``; a negative key: left out), in
+    their order within each group (a counting sort): the groups' offsets, and the values."""
+    off = np.zeros(nkeys + 1, np.int64)
+    for t in range(keys.shape[0]):
+        if keys[t] >= 0:
+            off[keys[t] + 1] += 1
+    for k in range(nkeys):
+        off[k + 1] += off[k]
     fill = off[:-1].copy()
-    perm = np.empty(row.shape[0], np.int64)
-    for t in range(row.shape[0]):
-        r = row[t]
-        perm[fill[r]] = t
-        fill[r] += 1
-    return perm, off
+    out = np.empty(off[nkeys], values.dtype)
+    for t in range(keys.shape[0]):
+        k = keys[t]
+        if k >= 0:
+            out[fill[k]] = values[t]
+            fill[k] += 1
+    return off, out
 
 
 # -- REIN bucket lists -------------------------------------------------------------------------

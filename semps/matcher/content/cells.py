@@ -43,13 +43,13 @@ import numpy as np
 from semps.matcher.content._cell_build_kernels import (
     bound_buckets,
     bucket_cells,
-    bucket_lists,
     column_edges,
     column_samples,
     fail_rows,
     single_buckets,
 )
 from semps.matcher.content._cell_kernels import Cells, cell_match, dense_event, mark_slots
+from semps.matcher.content._kernels import group_by_key
 from semps.matcher.content.space import EncodedEvent
 from semps.matcher.content.table import SlotTable
 
@@ -194,8 +194,8 @@ def _build(
     nbuckets = int(bbase[-1])
     bucket_lo = bound_buckets(cols, lows, eoff, edges, bbase)
     bucket_hi = bound_buckets(cols, highs, eoff, edges, bbase)
-    lo_at, lo_slot = bucket_lists(slot_of, bucket_lo, nbuckets)
-    hi_at, hi_slot = bucket_lists(slot_of, bucket_hi, nbuckets)
+    lo_at, lo_slot = group_by_key(bucket_lo, nbuckets, slot_of)  # -1: an infinite bound
+    hi_at, hi_slot = group_by_key(bucket_hi, nbuckets, slot_of)
     lower = np.concatenate(
         [np.concatenate([[np.nan], edges[eoff[c] : eoff[c + 1]]]) for c in range(ncols)]
         or [np.zeros(0)]

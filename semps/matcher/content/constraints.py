@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from semps._types import Value
 from semps.errors import SubscriptionError
 from semps.ingest.json_event import is_json_number
+from semps.matcher.values import check_subscription_id
 
 __all__ = [
     "OPS",
@@ -174,9 +175,7 @@ class ContentSubscription:
     interface: str | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.id, str) or not self.id:
-            msg = f"a subscription id must be a non-empty string, not {self.id!r}"
-            raise SubscriptionError(msg)
+        check_subscription_id(self.id)
         object.__setattr__(self, "constraints", tuple(self.constraints))
         if not self.constraints:
             msg = f"subscription {self.id!r} has no constraints (it needs at least one)"

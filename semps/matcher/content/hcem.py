@@ -29,7 +29,7 @@ import numpy as np
 
 from semps._types import Value
 from semps.matcher.content._hcem_kernels import batch_plan, block_mark, block_pairs
-from semps.matcher.content._kernels import counting_order
+from semps.matcher.content._kernels import group_by_key
 from semps.matcher.content.cells import CellBitsets
 from semps.matcher.content.rein import ReinIndex
 from semps.matcher.content.space import EncodedEvent
@@ -254,8 +254,7 @@ class HcemIndex(ReinIndex):
             parts = list(_pool().map(lambda r: self._pairs(r[0], r[1], nev, plan), ranges))
         slots = np.concatenate([p[0] for p in parts])
         evs = np.concatenate([p[1] for p in parts])
-        order, offsets = counting_order(evs, nev)  # a stable sort of the pairs by event
-        return offsets, slots[order]
+        return group_by_key(evs, nev, slots)  # a stable sort of the pairs by event
 
     def _pairs(self, b0: int, b1: int, nev: int, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
         """(slots, events) of the matches in slot blocks ``b0..b1``, slots ascending."""

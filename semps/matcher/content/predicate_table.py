@@ -32,7 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from semps.matcher.content import _table_kernels as k
-from semps.matcher.content._kernels import counting_order
+from semps.matcher.content._kernels import group_by_key
 from semps.matcher.content.bulk import ParsedSubscriptions
 from semps.matcher.content.constraints import ContentSubscription
 from semps.matcher.content.index import CompiledIndex
@@ -63,8 +63,7 @@ class PredicateTable:
         row, key, own, first = k.table_nodes(table.starts, table.cols, table.lows, table.highs)
         nrows = 3 * ncols
         by_key = np.argsort(key)  # then a stable grouping by row keeps each row sorted
-        grouped, row_start = counting_order(row[by_key], nrows)
-        perm = by_key[grouped]
+        row_start, perm = group_by_key(row[by_key], nrows, by_key)
         self.ncols = ncols
         self.row_start = row_start
         self.keys = key[perm]

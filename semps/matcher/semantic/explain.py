@@ -23,7 +23,7 @@ from semps.graph.delta import event_delta
 from semps.graph.pairs import GraphPairs
 from semps.graph.view import GraphView
 from semps.ingest.sparql.algebra import BGP, Exists, Filter, LeftJoin, Minus, Node
-from semps.ingest.sparql.evaluate import Evaluator, OutOfBudget, Pairs, Solution
+from semps.ingest.sparql.evaluate import Evaluator, OutOfBudget, Pairs, Solution, plan
 from semps.ingest.sparql.model import TriplePattern, Var
 from semps.ingest.sparql.parser import parse_query
 from semps.limits import DEFAULT_LIMITS, Limits
@@ -44,6 +44,13 @@ from semps.ontology.expansion import Expansion
 
 #: Solutions an explanation shows with their triples (its count is always the full one).
 SHOWN = 10
+#: Said of a non-match read without a knowledge graph whose failing pattern has nothing near
+#: it in the event: the facts it needs may live in a graph that was not read.
+NO_GRAPH = (
+    "no knowledge graph was read, only the event's triples closed under the ontology: if "
+    "what the event names is described elsewhere (a building model, say), explain against "
+    "that graph"
+)
 Row = tuple["Term | None", ...]
 
 
@@ -92,7 +99,8 @@ def explain(
     """
     expansion = expansion if expansion is not None else Expansion()
     compiled = compile_query(subscription.id, parse_query(subscription.text, limits=limits))
-    where = where_of(compiled)
+    where = where_of(compiled)  # as written: the diagnosis names patterns in this order
+    joined = plan(where)  # in join order, as the matcher joins them
     if graph is not None and not graph.empty:
         closure = _with_graph(event, graph, limits)
     else:
@@ -100,8 +108,8 @@ def explain(
     axiom_list = list(axioms)
     base = Explanation(subscription.id, event.id, False, 0)
     try:
-        new = Evaluator(closure.pairs, budget).solutions(where, {})
-        old = Evaluator(closure.old, budget).solutions(where, {}) if closure.old else []
+        new = Evaluator(closure.pairs, budget).solutions(joined, {})
+        old = Evaluator(closure.old, budget).solutions(joined, {}) if closure.old else []
     except OutOfBudget:  # no verdict: the steps that drop it, if a fresh budget finds one
         msg = f"evaluating the subscription took more than its budget of {budget} rows"
         reasons = _why_not(compiled, where, closure, [], budget, expansion)
@@ -122,11 +130,21 @@ def explain(
             notes=_notes(compiled, count, len(solutions)),
         )
     reasons = _why_not(compiled, where, closure, new, budget, expansion)
-    return _replace(base, reasons=tuple(reasons))
+    return _replace(base, reasons=tuple(reasons), notes=_graph_note(closure, reasons))
 
 
-def _replace(base: Explanation, reasons: tuple[Reason, ...]) -> Explanation:
-    return Explanation(base.subscription, base.event, False, 0, reasons=reasons)
+def _replace(
+    base: Explanation, reasons: tuple[Reason, ...], notes: tuple[str, ...] = ()
+) -> Explanation:
+    return Explanation(base.subscription, base.event, False, 0, reasons=reasons, notes=notes)
+
+
+def _graph_note(closure: _Closure, reasons: list[Reason]) -> tuple[str, ...]:
+    """:data:`NO_GRAPH` when no graph was read and a pattern failed with no candidate."""
+    if closure.old is not None:
+        return ()
+    bare = any(r.step in ("pattern", "type") and not r.nearest for r in reasons)
+    return (NO_GRAPH,) if bare else ()
 
 
 def _notes(compiled: CompiledSubscription, count: int, shown: int) -> tuple[str, ...]:

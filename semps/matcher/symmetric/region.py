@@ -19,6 +19,7 @@ from types import MappingProxyType
 from semps.errors import JSONEventError, SubscriptionError
 from semps.ingest.json_event import parse_region
 from semps.matcher.content.parse import decode_json
+from semps.matcher.values import check_subscription_id
 
 __all__ = ["Region", "RegionSubscription", "overlaps", "parse_region_subscription"]
 
@@ -55,9 +56,7 @@ class RegionSubscription:
     region: Region
 
     def __post_init__(self) -> None:
-        if not isinstance(self.id, str) or not self.id:
-            msg = f"a subscription id must be a non-empty string, not {self.id!r}"
-            raise SubscriptionError(msg)
+        check_subscription_id(self.id)
         try:
             checked = parse_region({k: list(v) for k, v in self.region.items()}, what="region")
         except JSONEventError as exc:

@@ -96,6 +96,9 @@ def test_the_issues_exists_filter_has_its_one_solution() -> None:
 # Join, LeftJoin, Union, Extend); this definition has none, as the path definitions built on
 # ALP (ZeroOrMore, OneOrMore: "V is the set of nodes visited") have none. The SPARQL 1.2
 # draft (w3c/sparql-query, spec/index.html) keeps the same words for ppeval(x, NPS(S), y).
+# The working group has the question open (w3c/sparql-query issue 395: the definition
+# "should be explicit about the multiplicity"); the rewording proposed for it (pull request
+# 420) is still a set built with "∃ p ∉ S such that triple(s, p, o) in G": one per pair.
 # The W3C tests (w3c/rdf-tests, sparql11/property-path: pp10, nps_a, nps_inverse,
 # nps_direct_and_inverse, nps_a_inverse) never link one pair by two predicates, so they
 # cannot tell the two readings apart.

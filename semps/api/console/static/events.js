@@ -1,12 +1,18 @@
-// The event view and the explanation of a notification: the targets of the links in the
-// notifications (#event/ID, #explain/SUB/EVENT). Each shows what the server answers
-// (GET /events/{id}, POST /subscriptions/{id}/explain?event=ID) as text; a server without
-// those routes is said to be so. The event's IRIs link to the graph browser (#graph/IRI): what
-// the knowledge graph knows of them.
+// The event view and the explanations: the targets of the links in the notifications
+// (#event/ID, #explain/SUB/EVENT) and of a subscription's Explain button (#explain/SUB). Each
+// shows what the server answers (GET /events/{id}, POST /subscriptions/{id}/explain with
+// ?event=ID or the event itself as the body) as text, the explanation's IRIs with the known
+// prefixes; a server without those routes is said to be so. The event's IRIs link to the
+// graph browser (#graph/IRI): what the knowledge graph knows of them.
 
 import { describeError, json, query } from "./api.js";
-import { byId, el, empty, fill } from "./dom.js";
+import { byId, el, empty, fill, flash } from "./dom.js";
 import { termCell } from "./graph.js";
+import { compactText, declareMissing } from "./prefixes.js";
+
+const NO_EXPLAIN = "This server does not offer explanations (POST /subscriptions/{id}/explain).";
+/** The subscription the explain form asks about. */
+const explaining = { subId: null };
 
 function triplesTable(triples) {
   return el(
@@ -27,7 +33,7 @@ function triplesTable(triples) {
 /** A document as the server gave it: its triples as a table when it has some, the rest as
  * indented JSON text. */
 function drawDocument(doc) {
-  if (doc && typeof doc === "object" && typeof doc.text === "string") return el("pre", { class: "doc" }, doc.text);
+  if (doc && typeof doc === "object" && typeof doc.text === "string") return el("pre", { class: "doc" }, compactText(doc.text));
   const { triples, ...rest } = doc && typeof doc === "object" ? doc : { value: doc };
   return [
     Array.isArray(triples) ? triplesTable(triples) : null,
@@ -50,19 +56,63 @@ async function showAnswer(ask, missing) {
 export function showEvent(eventId) {
   fill(byId("view-title"), "Event ", el("code", {}, eventId));
   byId("view-closed-row").hidden = false;
+  byId("explain-form").hidden = true;
   const closed = byId("view-closed").checked;
   const path = `/events/${encodeURIComponent(eventId)}?${query({ closed: closed ? "true" : null })}`;
   byId("view-closed").onchange = () => showEvent(eventId);
   return showAnswer(() => json("GET", path), "This server does not offer the event view (GET /events/{id}).");
 }
 
-/** Explain why a subscription matched an event (or did not). */
-export function showExplain(subId, eventId) {
-  fill(byId("view-title"), "Why ", el("code", {}, subId), " matches ", el("code", {}, eventId), ", or not");
+function explainPath(subId, params = {}) {
+  return `/subscriptions/${encodeURIComponent(subId)}/explain?${query(params)}`;
+}
+
+/** Explain why a subscription matched a stored event (or did not); without an event, the
+ * form asks for one (a stored event's id, or an event pasted in). */
+export function showExplain(subId, eventId = null) {
+  const about = eventId === null ? "an event" : el("code", {}, eventId);
+  fill(byId("view-title"), "Why ", el("code", {}, subId), " matches ", about, ", or not");
   byId("view-closed-row").hidden = true;
-  const path = `/subscriptions/${encodeURIComponent(subId)}/explain?${query({ event: eventId })}`;
-  return showAnswer(
-    () => json("POST", path),
-    "This server does not offer explanations (POST /subscriptions/{id}/explain).",
-  );
+  byId("explain-form").hidden = false;
+  explaining.subId = subId;
+  byId("explain-event").value = eventId ?? "";
+  if (eventId === null) {
+    fill(byId("view-body"), empty("Name a stored event by its id, or paste an event, and Explain.", "A pasted event is explained, never published."));
+    return Promise.resolve();
+  }
+  byId("explain-body").value = "";
+  return showAnswer(() => json("POST", explainPath(subId, { event: eventId })), NO_EXPLAIN);
+}
+
+/** The explain form: a pasted event is posted as the body; else the stored event named. */
+function explainForm(event) {
+  event.preventDefault();
+  const subId = explaining.subId;
+  const body = byId("explain-body").value;
+  const eventId = byId("explain-event").value.trim();
+  if (body.trim() !== "") {
+    fill(byId("view-title"), "Why ", el("code", {}, subId), " matches the event given, or not");
+    const type = byId("explain-type").value;
+    showAnswer(() => json("POST", explainPath(subId), { body, type }), NO_EXPLAIN);
+  } else if (eventId !== "") {
+    const hash = `#explain/${encodeURIComponent(subId)}/${encodeURIComponent(eventId)}`;
+    if (location.hash === hash) showExplain(subId, eventId);
+    else location.hash = hash;
+  } else {
+    fill(byId("view-body"), empty("Give a stored event's id, or paste an event."));
+  }
+}
+
+/** Add @prefix lines (Turtle) for the known prefixes the pasted event uses. */
+function declarePrefixes() {
+  if (byId("explain-type").value !== "text/turtle") {
+    flash("Prefix lines are for Turtle events.", true);
+    return;
+  }
+  declareMissing(byId("explain-body"), "turtle", "event");
+}
+
+export function setUpExplain() {
+  byId("explain-form").addEventListener("submit", explainForm);
+  byId("explain-prefixes").addEventListener("click", declarePrefixes);
 }

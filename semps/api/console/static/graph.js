@@ -5,7 +5,7 @@
 
 import { ApiError, describeError, json, query } from "./api.js";
 import { byId, count, el, empty, fill, flash } from "./dom.js";
-import { compact, compactTerm, tryExpand } from "./prefixes.js";
+import { compact, compactTerm, declareMissing, tryExpand } from "./prefixes.js";
 import { can } from "./session.js";
 
 /** Subjects per page, and triples shown each way for a resource. */
@@ -197,4 +197,5 @@ export function setUpGraph() {
   byId("graph-prev").addEventListener("click", () => turn(false));
   byId("graph-next").addEventListener("click", () => turn(true));
   byId("graph-update-form").addEventListener("submit", runUpdate);
+  byId("graph-update-prefixes").addEventListener("click", () => declareMissing(byId("graph-update"), "sparql", "update"));
 }

@@ -1,10 +1,10 @@
 // The console's entry point: the login form, the role, the tabs and the links (#event/ID,
-// #explain/SUB/EVENT, #graph/IRI) routed by the location's hash, and each panel's set-up.
+// #explain/SUB/EVENT, #explain/SUB, #graph/IRI) routed by the location's hash, and each panel's set-up.
 
 import { describeError, json, setToken, token } from "./api.js";
 import { startDashboard, setUpDashboard, stopDashboard } from "./dashboard.js";
 import { byId, clearFlashes } from "./dom.js";
-import { showEvent, showExplain } from "./events.js";
+import { setUpExplain, showEvent, showExplain } from "./events.js";
 import { focusResource, loadGraph, setUpGraph } from "./graph.js";
 import { loadOntology, loadOntologyPrefixes, onOntologyPrefixes, setUpOntology } from "./ontology.js";
 import { chooseAndWatch, setUpNotifications, stopWatching, updateWatchMenu } from "./notifications.js";
@@ -53,9 +53,9 @@ function route() {
   if (head === "event" && rest.length === 1) {
     showPanel("view", null);
     showEvent(rest[0]);
-  } else if (head === "explain" && rest.length === 2) {
+  } else if (head === "explain" && (rest.length === 1 || rest.length === 2) && can("subscriber")) {
     showPanel("view", null);
-    showExplain(rest[0], rest[1]);
+    showExplain(rest[0], rest[1] ?? null);
   } else if (head === "graph" && rest.length === 1) {
     showPanel("graph");
     focusResource(rest[0]);
@@ -131,6 +131,7 @@ function setUp() {
   setUpNotifications();
   setUpPublish();
   setUpPrefixes();
+  setUpExplain();
   onSubscriptions(updateWatchMenu);
   onWatch((subId) => {
     go("notifications");

@@ -180,6 +180,14 @@ export function compactTerm(term) {
   return term;
 }
 
+/** A text's `<iri>`s written as CURIEs where a known prefix fits (an explanation's text). */
+export function compactText(text) {
+  return text.replace(/<([^<>\s"]+)>/g, (whole, iri) => {
+    const short = compact(iri);
+    return short === iri ? whole : short;
+  });
+}
+
 /** The prefixes a text uses (`p:x` outside <...> and "..."), known but not declared in it,
  * as declaration lines in `syntax` ("sparql": PREFIX p: <ns>, "turtle": @prefix p: <ns> .). */
 export function missingDeclarations(text, syntax) {

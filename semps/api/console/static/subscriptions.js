@@ -1,5 +1,5 @@
 // The subscriptions panel: a syntax-checked editor, the list with each subscription's
-// matches and last match, watch, suspend/resume (admin) and delete.
+// matches and last match, watch, explain (against an event), suspend/resume (admin) and delete.
 
 import { call, describeError, json, query } from "./api.js";
 import { ago, byId, count, el, empty, fill, flash, timeElement } from "./dom.js";
@@ -124,6 +124,12 @@ function row(sub) {
   const id = encodeURIComponent(sub.id);
   const buttons = [];
   if (state.watch) buttons.push(el("button", { type: "button", class: "watch", onClick: () => state.watch(sub.id) }, "Watch"));
+  if (sub.kind === "semantic") {
+    const explain = () => {
+      location.hash = `explain/${id}`;
+    };
+    buttons.push(el("button", { type: "button", class: "explain", title: "why it matches an event, or not", onClick: explain }, "Explain"));
+  }
   if (can("admin") && sub.status === "suspended") {
     buttons.push(action("Resume", "resume", () => call("POST", `/subscriptions/${id}/resume`)));
   } else if (can("admin")) {
