@@ -30,6 +30,7 @@ import asyncio
 import gc
 import os
 import random
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -43,7 +44,15 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
 import semantic as gen  # noqa: E402
-from _common import Served, create_tokens, quantile, serve, workers_option  # noqa: E402
+from _common import (  # noqa: E402
+    OUTSIDE,
+    SEMPS,
+    Served,
+    create_tokens,
+    quantile,
+    serve,
+    workers_option,
+)
 from _common import ntriples as event_lines  # noqa: E402
 from _machine import reference_ms, stamp  # noqa: E402
 from _results import record  # noqa: E402
@@ -204,15 +213,24 @@ def in_process(subs: list[str], onto: bytes, events: list[object], seconds: floa
 
 async def run(args: argparse.Namespace) -> None:
     reference = reference_ms()  # the machine's speed, beside every recorded row
-    data = Path(tempfile.mkdtemp(prefix="semps-bench-"))
-    tok = create_tokens(data, {r: r for r in ("admin", "publisher", "subscriber")})
+    reused = args.data_dir is not None
+    data = args.data_dir if reused else Path(tempfile.mkdtemp(prefix="semps-bench-"))
+    if reused:
+        probes, owner = stored_probes(data)
+        tok = create_tokens(data, {r: r for r in ("admin", "publisher")})
+        tok["subscriber"] = subscriber_token(data, owner)
+    else:
+        tok = create_tokens(data, {r: r for r in ("admin", "publisher", "subscriber")})
     extra = ["--max-subscriptions", str(args.subs + 10)]  # one subscriber holds them all
     if args.workers:
         extra += ["--workers", str(args.workers)]
     if args.match_timeout:
         extra += ["--match-timeout", str(args.match_timeout)]
-    server_log = (data / "server.log").open("wb")  # the watchdog's restarts, if any
-    server = serve(data, extra, log=server_log)
+    server_log = (data / "server.log").open("ab" if reused else "wb")  # restarts, if any
+    if reused:
+        server = await restart(None, data, extra, server_log, tok["publisher"], args, reference)
+    else:
+        server = serve(data, extra, log=server_log)
     url, port = server.url, server.port
     rng = random.Random(1)
     onto = ontology_ntriples(random.Random(7))
@@ -220,15 +238,16 @@ async def run(args: argparse.Namespace) -> None:
     events = [gen.event(rng, rng.randint(20, 50)) for _ in range(2000)]
     bodies = [ntriples(e, 0).rsplit(b"\n", 1)[0] for e in events]
     try:
-        admin = {"Authorization": f"Bearer {tok['admin']}"}
-        r = httpx.put(
-            url + "/ontology",
-            content=onto,
-            headers={**admin, "Content-Type": "application/n-triples"},
-        )
-        r.raise_for_status()
-        probes = await register_all(url, port, tok, subs, server.process.pid, args, reference)
-        if args.restart:
+        if not reused:
+            admin = {"Authorization": f"Bearer {tok['admin']}"}
+            r = httpx.put(
+                url + "/ontology",
+                content=onto,
+                headers={**admin, "Content-Type": "application/n-triples"},
+            )
+            r.raise_for_status()
+            probes = await register_all(url, port, tok, subs, server.process.pid, args, reference)
+        if args.restart and not reused:
             server = await restart(
                 server, data, extra, server_log, tok["publisher"], args, reference
             )
@@ -478,7 +497,7 @@ async def settle(pid: int, quiet: float = 0.05, polls: int = 3, most: float = 60
 
 
 async def restart(
-    server: Served,
+    server: Served | None,
     data: Path,
     extra: list[str],
     log: IO[bytes],
@@ -487,11 +506,14 @@ async def restart(
     reference: float,
 ) -> Served:
     """Once the server has settled (its workers' idle work done: the snapshot's parts
-    written), stop it and start it again on the same data directory: seconds until
-    ``/health`` answers, and until a first event is acknowledged (the workers loaded)."""
-    settled = await settle(server.process.pid)
-    print(f"the server settled {settled:.1f} s after the registrations", flush=True)
-    stop(server.process)
+    written, the index saved), stop it and start it again on the same data directory
+    (``server`` ``None``: start it on a data directory made before): seconds until
+    ``/health`` answers, and until a first event is acknowledged (the workers loaded),
+    with the CPU seconds of the server's processes and its resident memory then."""
+    if server is not None:
+        settled = await settle(server.process.pid)
+        print(f"the server settled {settled:.1f} s after the registrations", flush=True)
+        stop(server.process)
     t0 = time.perf_counter()
     served = serve(data, extra, log=log, wait=600)
     up = time.perf_counter() - t0
@@ -501,17 +523,57 @@ async def restart(
         (await client.post("/events", content=body)).raise_for_status()
     ready = time.perf_counter() - t0
     load = os.getloadavg()[0]
+    main_cpu, workers_cpu = _cpu_seconds(served.process.pid)
+    main_mib, workers_mib = rss_mib(served.process.pid)
+    per_sub = 1024 * (main_mib + workers_mib) / max(args.subs, 1)
     print(
         f"restart from the data directory: /health after {up:.1f} s, the first event "
-        f"acknowledged after {ready:.1f} s (load average {load:.2f})",
+        f"acknowledged after {ready:.1f} s (server CPU main {main_cpu:.1f} s, workers "
+        f"{workers_cpu:.1f} s; load average {load:.2f}); resident memory then: main "
+        f"{main_mib:.0f} MiB, workers {workers_mib:.0f} MiB, {per_sub:.2f} KiB a "
+        "subscription (all processes)",
         flush=True,
     )
     record(
         "service",
-        {"subs": args.subs, "mode": "restart", "health_s": up, "ready_s": ready},
+        {
+            "subs": args.subs,
+            "mode": "restart",
+            "health_s": up,
+            "ready_s": ready,
+            "main_cpu_s": main_cpu,
+            "workers_cpu_s": workers_cpu,
+            "rss_main_mib": main_mib,
+            "rss_workers_mib": workers_mib,
+            "rss_kib_per_sub": per_sub,
+        },
         reference=reference,
     )
     return served
+
+
+def stored_probes(data: Path) -> tuple[list[str], str]:
+    """The probe subscriptions of a data directory an earlier run made, and their owner."""
+    db = sqlite3.connect(f"file:{data / 'semps.sqlite3'}?mode=ro", uri=True)
+    try:
+        rows = db.execute(
+            "SELECT id, owner FROM subscriptions WHERE text LIKE ? ORDER BY rowid",
+            (f"%{PROBE}%",),
+        ).fetchall()
+    finally:
+        db.close()
+    if not rows:
+        raise SystemExit(f"{data} holds no probe subscription: not made by this bench")
+    return [r[0] for r in rows], rows[0][1]
+
+
+def subscriber_token(data: Path, owner: str) -> str:
+    """A subscriber token for ``owner`` (the probes' owner) on ``data``."""
+    argv = ["token", "create", "--role", "subscriber", "--subject", owner]
+    argv += ["--data-dir", str(data.resolve())]
+    return subprocess.run(
+        [*SEMPS, *argv], capture_output=True, cwd=OUTSIDE, text=True, check=True
+    ).stdout.strip()
 
 
 def _cpu_seconds(pid: int) -> tuple[float, float]:
@@ -530,12 +592,20 @@ def _cpu_seconds(pid: int) -> tuple[float, float]:
 
 
 def _children(pid: int) -> list[int]:
+    """The server's descendants: its workers, and what they forked (a worker saving its
+    matchers' states)."""
     children: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return children
+    for task in tasks:
         try:
-            children += [int(c) for c in (task / "children").read_text().split()]
+            found = [int(c) for c in (task / "children").read_text().split()]
         except OSError:
-            pass
+            continue
+        for child in found:
+            children += [child, *_children(child)]
     return children
 
 
@@ -561,6 +631,12 @@ def main() -> None:
     )
     parser.add_argument(
         "--restart", action="store_true", help="restart on the data directory before publishing"
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="start on this data directory (an earlier run's, of as many --subs) instead of "
+        "registering: the start is timed as a restart",
     )
     workers_option(parser)
     parser.add_argument(

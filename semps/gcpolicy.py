@@ -75,6 +75,13 @@ class BatchCollector:
         with paused_gc():
             yield
 
+    def frozen(self, count: int) -> None:
+        """The caller froze everything alive, about ``count`` objects (``gc.get_count()``
+        before it, the collector paused while they were made): the base the next full
+        collection is measured from, so that the first batch does not count them (a walk
+        of every frozen object: seconds for a million subscriptions' index)."""
+        self._base = self._frozen = count
+
 
 @contextmanager
 def paused_gc() -> Iterator[None]:

@@ -200,3 +200,18 @@ class Limits:
 
 #: The defaults, for callers that were given no limits.
 DEFAULT_LIMITS = Limits()
+
+#: The limits parsing a subscription reads (:func:`~semps.ingest.sparql.parse_query` and
+#: what it calls): a parse under limits equal in these is the parse under any of them.
+PARSE_LIMITS = ("max_query_bytes", "max_query_depth", "max_patterns")
+
+
+def parse_limits(limits: Limits) -> dict[str, int]:
+    """The :data:`PARSE_LIMITS` of ``limits`` by name: what a cache of parses (or of what is
+    built from them) must have been made under to be used under ``limits``.
+
+    Example:
+        >>> parse_limits(Limits(match_timeout=60.0)) == parse_limits(DEFAULT_LIMITS)
+        True
+    """
+    return {name: getattr(limits, name) for name in PARSE_LIMITS}

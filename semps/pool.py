@@ -6,8 +6,9 @@ exception)``, re-raised in the parent by :meth:`Worker.recv`). Several requests 
 flight; :meth:`Worker.post` sends one whose reply is dropped. In the worker, a *handler*
 built by the caller's ``target(*args, progress)`` answers each request
 (:func:`serve`); when nothing waits after a reply, its ``idle()`` runs (a broker worker
-warms its kernels there). A worker ignores Ctrl-C (the parent stops it by closing its pipe
-or killing it) and stops when the pipe closes.
+warms its kernels there), and again after the seconds it returns if nothing came
+meanwhile. A worker ignores Ctrl-C (the parent stops it by closing its pipe or killing it)
+and stops when the pipe closes.
 
 **Progress and the watchdog.** A worker started with ``progress=True`` writes where it is
 into shared memory (:class:`Progress`: a phase, an item, the subject of its work, a tick
@@ -146,7 +147,8 @@ class WorkerGone(Exception):
 
 #: What answers a worker's requests (built in the worker by its ``target``): a request ->
 #: the reply's value (an exception is sent back and raised in the parent). It may have an
-#: ``idle()`` method, run when no request waits after a reply.
+#: ``idle()`` method, run when no request waits after a reply; when it returns a number of
+#: seconds, it runs again after them unless a request came.
 Handler = Callable[[Any], Any]
 
 
@@ -164,8 +166,9 @@ def context(inherit: bool) -> Any:
 
 def serve(conn: Connection, handler: Handler) -> None:
     """A worker's loop: one reply per request until the pipe closes; ``handler.idle()``
-    (when it has one) whenever no request waits after a reply."""
-    idle: Callable[[], None] | None = getattr(handler, "idle", None)
+    (when it has one) whenever no request waits after a reply, and again after the
+    seconds it returns (a number) while none comes."""
+    idle: Callable[[], float | None] | None = getattr(handler, "idle", None)
     while True:
         try:
             request = conn.recv()
@@ -179,9 +182,11 @@ def serve(conn: Connection, handler: Handler) -> None:
             _send(conn, reply)
         except OSError:  # the parent is gone
             return
-        if idle is not None and not conn.poll(0):
+        wait: float | None = 0
+        while idle is not None and wait is not None and not conn.poll(wait):
+            wait = None
             with suppress(Exception):  # idle work is optional: a failure only skips it
-                idle()
+                wait = idle()
 
 
 def _send(conn: Connection, reply: tuple[Any, ...]) -> None:

@@ -95,6 +95,55 @@ def _composite(rng: random.Random, n: int) -> tuple[list[Subscription], list[Eve
     ]
 
 
+_EX = "http://ex.org/"
+_CLASSES = [f"{_EX}C{i}" for i in range(4)]
+_PROPS = [f"{_EX}p{i}" for i in range(4)]
+_NODES = [f"{_EX}n{i}" for i in range(5)]
+_WORDS = ["alpha", "beta", "gamma", "alphabet"]
+
+
+def semantic_text(rng: random.Random) -> str:
+    """One semantic subscription of a form the index holds: type patterns, chains, FILTERs
+    that form families, strings, regexes, the algebra (OPTIONAL, UNION, paths); drawn from
+    a small vocabulary, so texts repeat."""
+    c, d = rng.sample(_CLASSES, 2)
+    p, q = rng.sample(_PROPS, 2)
+    n, k = rng.choice(_NODES), rng.randint(0, 5)
+    w = rng.choice(_WORDS)
+    forms = [
+        f"SELECT * WHERE {{ ?x a <{c}> }}",
+        f"SELECT ?x WHERE {{ ?x <{p}> <{n}> . ?x a <{c}> }}",
+        f"SELECT * WHERE {{ ?x <{p}> ?y . ?y <{q}> ?z . ?z a <{d}> }}",
+        f"SELECT * WHERE {{ ?x <{_EX}v> ?v FILTER(?v > {k}) }}",
+        f"SELECT ?x WHERE {{ ?x a <{c}> ; <{_EX}v> ?v FILTER(?v >= {k} && ?v < {k + 3}) }}",
+        f'SELECT * WHERE {{ ?x <{_EX}label> ?l FILTER(CONTAINS(?l, "{w[:3]}")) }}',
+        f'ASK {{ ?x <{_EX}label> ?l FILTER(REGEX(?l, "^{w[:2]}", "i")) }}',
+        f"SELECT DISTINCT ?y WHERE {{ ?x <{p}> ?y . ?w <{q}> ?z }}",
+        f"SELECT * WHERE {{ ?x <{p}> ?y OPTIONAL {{ ?y <{_EX}label> ?l }} }}",
+        f"SELECT * WHERE {{ {{ ?x a <{c}> }} UNION {{ ?x <{q}> <{n}> }} }}",
+        f"SELECT * WHERE {{ ?x <{p}>+ ?y }}",
+        f"SELECT * WHERE {{ ?x <{_EX}v> {k} }}",
+    ]
+    return rng.choice(forms)
+
+
+def semantic_event(rng: random.Random, number: int) -> Event:
+    """An event over :func:`semantic_text`'s vocabulary (types, links, numbers, words)."""
+    triples: list[tuple[str, str, object]] = []
+    for _ in range(rng.randint(2, 12)):
+        s = rng.choice(_NODES)
+        roll = rng.random()
+        if roll < 0.3:
+            triples.append((s, RDF_TYPE, rng.choice(_CLASSES)))
+        elif roll < 0.6:
+            triples.append((s, rng.choice(_PROPS), rng.choice(_NODES)))
+        elif roll < 0.8:
+            triples.append((s, f"{_EX}v", Literal(str(rng.randint(0, 8)), XSD + "integer")))
+        else:
+            triples.append((s, f"{_EX}label", Literal(rng.choice(_WORDS))))
+    return Event(f"e{number}", tuple(dict.fromkeys(triples)))  # type: ignore[arg-type]
+
+
 WORKLOADS: dict[str, Callable[[random.Random, int], tuple[list[Subscription], list[Event]]]] = {
     "content": _content,
     "symmetric": _symmetric,

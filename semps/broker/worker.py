@@ -4,11 +4,15 @@ every stateless matcher's index.
 The broker starts one or more of these (:mod:`semps.broker.pipeline`) as
 :class:`semps.pool.Worker` processes and sends each, one at a time, requests as tuples:
 
-- ``("load", subscriptions, expansion, snapshots, write, graph)`` index these
-  subscriptions (start-up, respawn), each matcher with what it persisted in the folder
-  ``snapshots`` (a path or ``None``; the semantic matcher's parses), rewritten when stale
-  if ``write`` (one worker of the pool writes), and read the knowledge graph from ``graph``
-  (a :class:`~semps.broker.replica.GraphSource`, or ``None``: none);
+- ``("load", subscriptions, expansion, snapshots, write, graph, key)`` index these
+  subscriptions (start-up, respawn; a :class:`~semps.broker.worker_load.Packed`), each
+  matcher from the state it saved in the folder ``snapshots`` (a path or ``None``) under
+  ``key`` brought up to date, or with what it persisted there (the semantic matcher's
+  parses), rewritten when stale if ``write`` (one worker of the pool writes and saves the
+  states), and read the knowledge graph from ``graph`` (a
+  :class:`~semps.broker.replica.GraphSource`, or ``None``: none);
+- ``("restore", snapshots, key)`` restore the matchers' states saved in the folder
+  ``snapshots`` under ``key``, for the ``load`` that follows to bring up to date;
 - ``("add", subscription, old_kind)`` index (or replace) one; ``old_kind`` names the matcher
   that held the id before when it changes kind (removed only once the new one is indexed);
 - ``("add_many", subscriptions)`` index new ones, each accepted or refused on its own;
@@ -46,14 +50,16 @@ from __future__ import annotations
 import gc
 import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import ExitStack, nullcontext, suppress
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import Any
 
 from semps import pool
 from semps.broker.payload import verdict_heads
 from semps.broker.replica import GraphSource, apply_change, change_notes
+from semps.broker.state_saver import StateSaver
+from semps.broker.worker_load import Loaded, Packed, load_all, restore_all
 from semps.errors import NotFound, SempsError
 from semps.event import Event
 from semps.gcpolicy import SERVING_THRESHOLDS, BatchCollector, paused_gc
@@ -91,6 +97,12 @@ class Worker:
         self._extends: Path | None = None
         #: What the matchers keep of subscriptions added since, written when idle.
         self._unsaved: list[Callable[[], object]] = []
+        #: The matchers' saved states, kept by the pool's writer (``None``: not this one).
+        self._saver: StateSaver | None = None
+        #: By kind, what the states restored before ``load`` hold (``None``: left aside),
+        #: and about how many objects they made (frozen).
+        self._restored: dict[str, Mapping[str, str] | None] = {}
+        self._made = 0
 
     def __call__(self, request: tuple[Any, ...]) -> Any:
         """The value of one request (see the module docstring)."""
@@ -120,24 +132,35 @@ class Worker:
         if op == "ontology":
             self.expansion = request[1]
             return None
+        if op == "restore":
+            return self.restore(request[1], request[2])
         if op == "load":
             graph = request[5] if len(request) > 5 else None
-            return self.load(request[1], request[2], request[3], request[4], graph)
+            key = request[6] if len(request) > 6 else None
+            return self.load(request[1], request[2], request[3], request[4], graph, key)
         msg = f"unknown worker request {op!r}"
         raise ValueError(msg)
 
-    def idle(self) -> None:
-        """Nothing waits: extend the snapshots with what was added, and warm up now
-        (loading the kernels takes about a second) rather than inside the next event's
-        request. A failure is ignored by the caller: the kernels then load on first use,
-        as they would without this, and the next start parses what was not saved."""
+    def idle(self) -> float | None:
+        """Nothing waits: extend the snapshots with what was added, warm up now (loading
+        the kernels takes about a second) rather than inside the next event's request,
+        and on the writer save the states when due; the seconds after which to be called
+        again (``None``: no need). A failure is ignored by the caller: the kernels then load
+        on first use, and the next start parses or indexes what was not saved."""
         while self._unsaved:
             self._unsaved.pop(0)()
         self.warm_up()
         for matcher in self.matchers.values():
             matcher.idle()
+        saver = self._saver
+        again = None if saver is None else saver.poll(self.matchers, self._untimed)
         if self.progress is not None:
             self.progress.at(IDLE, 0)
+        return again
+
+    def _untimed(self) -> None:
+        if self.progress is not None:
+            self.progress.at(WARMING, 0)
 
     def matcher(self, kind: str) -> Matcher:
         found = self.matchers.get(kind)
@@ -154,41 +177,46 @@ class Worker:
         snapshots: Path | None = None,
         write_snapshots: bool = True,
         graph: GraphSource | None = None,
-    ) -> int:
-        """Index ``subscriptions``, each matcher with what it persisted in the folder
-        ``snapshots`` (:meth:`~semps.matcher.base.Matcher.persisted`: the semantic
-        matcher's parses), rewritten when stale if ``write_snapshots``, and read the
-        knowledge graph from ``graph``; returns the matchers' sizes. A subscription that no
-        longer registers is skipped."""
+        key: bytes | None = None,
+    ) -> Loaded:
+        """Index ``subscriptions`` (a :class:`~semps.broker.worker_load.Packed` from the
+        pipeline) with what the matchers saved or persisted in the folder ``snapshots``
+        (:func:`~semps.broker.worker_load.load_all`; states under ``key``), and read the
+        knowledge graph from ``graph``. The writer (``write_snapshots``) rewrites stale
+        snapshots and saves the states when due (:mod:`semps.broker.state_saver`)."""
         self.expansion = expansion
         self._extends = snapshots if write_snapshots else None
         self.graph = graph.open(expansion) if graph is not None else None
-        by_kind: dict[str, list[Subscription]] = {}
-        for sub in subscriptions:
-            by_kind.setdefault(sub.kind, []).append(sub)
+        restored, self._restored = self._restored, {}
         with paused_gc():
-            for kind, subs in by_kind.items():
-                try:
-                    matcher = self.matcher(kind)
-                except SempsError:  # a plugin no longer installed: keep serving the others
-                    continue
-                persisted = (
-                    nullcontext()
-                    if snapshots is None
-                    else matcher.persisted(snapshots / f"{kind}.snap", subs, write=write_snapshots)
-                )
-                with persisted:
-                    for sub in subs:
-                        try:
-                            matcher.add(sub)
-                        except SempsError:  # registered under older limits or code: skip
-                            continue
-        self._graph_ready()
-        _settle()
-        return sum(_size(m) for m in self.matchers.values())
+            packed = Packed.of(subscriptions)
+            outcomes = load_all(
+                self.matcher, packed, restored, snapshots, key, write=write_snapshots
+            )
+            self._graph_ready()
+            whole = all(o.restored for o in outcomes)
+            # Frozen before the collector is back: it would walk every new object at once.
+            self._collector.frozen(self._made + _settle(collect=not whole))
+        self._made = 0
+        changed = sum(o.changed for o in outcomes)
+        if write_snapshots and snapshots is not None and key is not None:
+            self._saver = StateSaver(snapshots, key)
+            self._saver.loaded(whole, changed)
+        return Loaded(
+            whole and bool(outcomes), changed, sum(_size(m) for m in self.matchers.values())
+        )
+
+    def restore(self, folder: Path, key: bytes) -> list[str]:
+        """Restore the matchers' states saved in ``folder`` under ``key`` (frozen at once)
+        for the next :meth:`load` to bring up to date; the kinds restored."""
+        with paused_gc():
+            self._restored = restore_all(self.matcher, folder, key)
+            self._made += _settle(collect=False)
+        return [kind for kind, held in self._restored.items() if held is not None]
 
     def add(self, sub: Subscription, old_kind: str | None) -> None:
         self.matcher(sub.kind).add(sub)  # raises before anything changes
+        self._changed(1)
         if old_kind is not None and old_kind != sub.kind and old_kind in self.matchers:
             self.remove_from(old_kind, sub.id)
 
@@ -197,7 +225,11 @@ class Worker:
         pool's writer keeps what the matchers persist of them, to extend their snapshots
         when idle (:meth:`~semps.matcher.base.Matcher.extending`). ``checked``: the
         workers checked them (:meth:`index`)."""
-        return self._each(subs, lambda sub: self.matcher(sub.kind).add(sub), collect=not checked)
+        outcomes = self._each(
+            subs, lambda sub: self.matcher(sub.kind).add(sub), collect=not checked
+        )
+        self._changed(len(subs))
+        return outcomes
 
     def check(self, subs: Sequence[Subscription]) -> list[Any]:
         """Check new subscriptions as :meth:`add_many` would index them, indexing none
@@ -253,6 +285,12 @@ class Worker:
     def remove(self, sub_id: str) -> None:
         for kind in list(self.matchers):
             self.remove_from(kind, sub_id)
+        self._changed(1)
+
+    def _changed(self, count: int) -> None:
+        """``count`` subscriptions were added or removed (the saved states age)."""
+        if self._saver is not None:
+            self._saver.note(count)
 
     def remove_from(self, kind: str, sub_id: str) -> None:
         try:
@@ -433,16 +471,20 @@ def _warm_up_event(i: int) -> Event:
     return Event(f"semps-warm-up-{i}", triples, {"a": float(i)}, {"a": (0.0, float(i))})
 
 
-def _settle(*, collect: bool = True) -> None:
+def _settle(*, collect: bool = True) -> int:
     """Move the index built so far out of the cyclic GC's sight: a full collection would
     otherwise walk every subscription's objects, and the events' short-lived tuples trigger
     collections often (to_partab: 260 us an event with the GC walking a 10k index, 114 us
     without). Without ``collect``, for checking and indexing new subscriptions, which leave
     no cyclic garbage (tests/broker/test_registration_apart.py), the new objects are not
-    walked first (a fifth to a third of the work)."""
+    walked first (a fifth to a third of the work). Returns about how many objects were
+    made since the last collection (``gc.get_count()``, exact while the collector was
+    paused), all frozen now."""
+    made = gc.get_count()[0]
     if collect:
         gc.collect()
     gc.freeze()
+    return made
 
 
 def _size(matcher: Matcher) -> int:

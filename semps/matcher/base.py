@@ -8,7 +8,7 @@ interface; no caller re-implements matching.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from functools import cached_property
@@ -103,6 +103,8 @@ class Matcher(ABC):
     #: retained event's notifications from it are its change's). False: it matches the
     #: event alone and its ``change_matches`` is the default (none).
     reads_graph: ClassVar[bool] = False
+    #: True when the matcher saves what it built (:meth:`save_state`) for the next start.
+    saves_state: ClassVar[bool] = False
     #: The limits ``add`` enforces when it reads a subscription; the broker sets its own.
     limits: Limits = DEFAULT_LIMITS
 
@@ -120,16 +122,57 @@ class Matcher(ABC):
         del subscription
 
     def persisted(
-        self, path: Path, subscriptions: Sequence[Subscription], *, write: bool = True
+        self,
+        path: Path,
+        subscriptions: Sequence[Subscription],
+        *,
+        write: bool = True,
+        adding: int | None = None,
     ) -> AbstractContextManager[None]:
         """A block in which :meth:`add` may reuse what the matcher persisted at ``path``
         for ``subscriptions`` (the semantic matcher keeps their parses there), rewriting it
         on leaving when it did not hold them all, if ``write`` (several processes loading
-        the same subscriptions need one writer). The file is a cache: a missing, damaged
-        or stale one must change nothing of what :meth:`add` registers, and one that
-        cannot be written is left as it is. The default persists nothing."""
-        del path, subscriptions, write
+        the same subscriptions need one writer). ``adding``: how many of them the block
+        adds (``None``: all; a start from a saved state adds only what changed since, and
+        the matcher may then skip reading the file). The file is a cache: a missing,
+        damaged or stale one must change nothing of what :meth:`add` registers, and one
+        that cannot be written is left as it is. The default persists nothing."""
+        del path, subscriptions, write, adding
         return nullcontext()
+
+    def restore_state(self, path: Path, key: bytes) -> Mapping[str, str] | None:
+        """Take, into this matcher while it holds nothing, the state :meth:`save_state`
+        left at ``path`` under ``key``; the subscriptions it holds (``{id: text}``, read
+        before the matcher changes), which the caller brings up to date (removing those
+        gone or changed, adding the others). The file is a cache: a missing one gives
+        ``None``; one that is damaged, altered, or written by other code or under other
+        parse limits raises MatcherError saying which; either way the matcher is left as
+        it was. The default restores nothing.
+
+        Raises:
+            MatcherError: the file is there but unusable.
+        """
+        del path, key
+        return None
+
+    def save_state(
+        self,
+        path: Path,
+        key: bytes,
+        keep_going: Callable[[], bool] = lambda: True,
+        persisted: Path | None = None,
+    ) -> bool:
+        """Save what the matcher built to ``path`` under ``key`` for :meth:`restore_state`
+        (one writer at a time; ``keep_going`` is asked while it writes, and False
+        abandons the file), and tidy what it keeps at ``persisted`` (:meth:`persisted`'s
+        file: a start from the state no longer reads it whole); whether it saved anything.
+        The default saves nothing.
+
+        Raises:
+            OSError: the file could not be written.
+        """
+        del path, key, keep_going, persisted
+        return False
 
     def extending(self, path: Path) -> AbstractContextManager[Callable[[], object]]:
         """A block in which :meth:`add` registers new subscriptions beside those

@@ -1,10 +1,14 @@
-"""The service restarts from the semantic snapshot beside its database.
+"""The service restarts from the semantic snapshot and saved index beside its database.
 
 ``semps serve`` keeps ``semantic.snap`` in its data directory: its matching workers start
 from the parses it holds, with the parts its writing worker adds beside it when idle after
 registering subscriptions, and rewrite it (folding the parts in) only when they had to
-parse, when it holds removed subscriptions' texts, or when a file is damaged. The answers
-never depend on it: after each restart they equal pyoxigraph's over the event.
+parse, when it holds removed subscriptions' texts, or when a file is damaged. The writing
+worker also saves the built index, ``semantic.state``, once it aged and the service is
+quiet, and folds the snapshot's parts then; a restart starts from that index brought up to
+date with the subscriptions registered and deleted since (reading the snapshot only when
+they are many), and leaves a damaged one aside (saying so). The answers never depend on
+either: after each restart they equal pyoxigraph's over the event.
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ import pyoxigraph as ox
 import pytest
 from semps_test_support import Server, to_oxigraph, wait_for
 
-from semps.broker.broker import SEMANTIC_SNAPSHOT
+from semps.broker.at_rest import SecretBox
+from semps.broker.broker import SEMANTIC_SNAPSHOT, SEMANTIC_STATE, STATE_KEY
 from semps.errors import SubscriptionError
 from semps.ingest.rdf import read_event
+from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.snapshot import read_snapshot
 from semps.matcher.semantic.snapshot_memo import parts_of
 
@@ -85,7 +91,7 @@ def _subscribe(client: httpx.Client, text: str) -> str:
     return str(created.json()["id"])
 
 
-def test_restarts_load_the_snapshot_and_its_parts_and_fold_them_when_one_is_removed(
+def test_restarts_load_the_snapshot_and_the_index_saving_folds_the_parts(
     server: Server,
 ) -> None:
     snap = server.data_dir / SEMANTIC_SNAPSHOT
@@ -94,17 +100,14 @@ def test_restarts_load_the_snapshot_and_its_parts_and_fold_them_when_one_is_remo
     want = oracle_counts(texts)
     assert set(want) == set(texts) - {list(texts)[3]}  # the event makes the test show something
     assert answers(server, list(texts)) == want
-    # the writing worker, idle, extends the snapshot with the new subscriptions' parses
-    assert wait_for(lambda: parse_count(snap) == len(set(QUERIES)))
+    # the writing worker, idle, extends the snapshot with the new subscriptions' parses,
+    # then saves the index once quiet, folding the parts into the snapshot
+    assert wait_for(lambda: saved_texts(server) == texts and snapshot_ids(snap) == set(texts))
+    assert parts_of(snap) == [] and parse_count(snap) == len(set(QUERIES))
+    written = files(snap)
 
     server.kill()
-    server.start()  # every parse in the snapshot and its parts: nothing parsed or rewritten
-    assert answers(server, list(texts)) == want
-    written = files(snap)
-    assert written  # the parts (the snapshot itself, of no subscription, may not be there)
-
-    server.stop()
-    server.start()  # the same again
+    server.start()  # from the saved index: the snapshot neither read nor rewritten
     assert answers(server, list(texts)) == want
     assert files(snap) == written
 
@@ -112,11 +115,20 @@ def test_restarts_load_the_snapshot_and_its_parts_and_fold_them_when_one_is_remo
     with server.client("subscriber") as sub:
         assert sub.delete(f"/subscriptions/{gone}").status_code == 204
     del texts[gone]
+    # one change in four: the index is saved again, and its text's parse folded out
+    assert wait_for(lambda: saved_texts(server) == texts and snapshot_ids(snap) == set(texts))
+    assert parse_count(snap) == len(set(texts.values()))
     server.stop()
-    server.start()  # its text held for nothing: the parts folded into a new snapshot
+    server.start()
     assert answers(server, list(texts)) == oracle_counts(texts)
-    assert {s.id for s in read_snapshot(snap).subscriptions} == set(texts)
-    assert parts_of(snap) == []
+
+
+def snapshot_ids(snap: Path) -> set[str] | None:
+    """The subscriptions the snapshot holds (``None``: none readable)."""
+    try:
+        return {s.id for s in read_snapshot(snap).subscriptions}
+    except SubscriptionError:
+        return None
 
 
 def files(snap: Path) -> list[tuple[str, int, bytes]]:
@@ -142,6 +154,55 @@ def test_a_damaged_snapshot_is_ignored_and_rewritten(server: Server) -> None:
         texts = {_subscribe(sub, q): q for q in QUERIES[:3]}
     server.stop()
     snap.write_bytes(b"semps-semantic-index\n{not json")
+    (server.data_dir / SEMANTIC_STATE).unlink(missing_ok=True)  # no saved index: read it
     server.start()
     assert answers(server, list(texts)) == oracle_counts(texts)
     assert {s.id for s in read_snapshot(snap).subscriptions} == set(texts)
+
+
+def test_a_restart_starts_from_the_saved_index_brought_up_to_date(server: Server) -> None:
+    state = server.data_dir / SEMANTIC_STATE
+    with server.client("subscriber") as sub:
+        texts = {_subscribe(sub, q): q for q in QUERIES}
+    # saved by the writing worker once the service is quiet
+    assert wait_for(lambda: saved_texts(server) == texts)
+    assert state.stat().st_mode & 0o777 == 0o600
+    saved = state.read_bytes()
+    with server.client("subscriber") as sub:  # changes after the save
+        gone = list(texts)[0]
+        assert sub.delete(f"/subscriptions/{gone}").status_code == 204
+        del texts[gone]
+        late = QUERIES[1].replace("OPTIONAL", "OPTIONAL { ?y <http://ex.org/v> ?m } OPTIONAL")
+        texts[_subscribe(sub, late)] = late
+    server.kill()
+    state.write_bytes(saved)  # as if the service had stopped before saving again
+    server.start()
+    assert answers(server, list(texts)) == oracle_counts(texts)
+    log = server.log.read_text()
+    assert "subscriptions from the saved state, 2 changed since" in log
+    assert "not a usable matcher state" not in log
+
+
+def saved_texts(server: Server) -> dict[str, str] | None:
+    """The subscriptions' texts the saved index holds, by id (``None``: none saved)."""
+    key = SecretBox.from_dir(server.data_dir).derive(STATE_KEY)
+    held = SemanticMatcher().restore_state(server.data_dir / SEMANTIC_STATE, key)
+    return None if held is None else dict(held)
+
+
+def test_a_damaged_saved_index_is_left_aside_and_saved_again(server: Server) -> None:
+    state = server.data_dir / SEMANTIC_STATE
+    with server.client("subscriber") as sub:
+        texts = {_subscribe(sub, q): q for q in QUERIES[:3]}
+    assert wait_for(state.exists)
+    server.stop()
+    damaged = state.read_bytes()[:-1]
+    state.write_bytes(damaged)
+    server.start()
+    assert answers(server, list(texts)) == oracle_counts(texts)
+    assert "not a usable matcher state" in server.log.read_text()
+    assert wait_for(lambda: state.read_bytes() != damaged)  # saved again, whole
+    server.stop()
+    server.start()
+    assert answers(server, list(texts)) == oracle_counts(texts)
+    assert "subscriptions from the saved state, 0 changed since" in server.log.read_text()

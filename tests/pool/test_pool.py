@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 import pytest
+from semps_test_support import wait_for
 
 from semps import pool
 from semps.errors import SubscriptionError
@@ -165,3 +166,42 @@ def test_workers_fork_only_when_this_process_runs_one_thread() -> None:
         other.join()
     if threading.active_count() == 1:  # (pytest may run threads of its own)
         assert pool.context(inherit=True).get_start_method() == "fork"
+
+
+class _Idler:
+    """A handler whose ``idle()`` asks to run again ``again`` times, after a short wait."""
+
+    def __init__(self, again: int) -> None:
+        self.again, self.idles = again, 0
+        self.done = threading.Event()
+
+    def __call__(self, request: Any) -> Any:
+        return request
+
+    def idle(self) -> float | None:
+        self.idles += 1
+        if self.idles > self.again:
+            self.done.set()
+            return None
+        return 0.01
+
+
+def test_idle_runs_again_after_the_seconds_it_returns_while_no_request_comes() -> None:
+    import multiprocessing
+
+    ours, theirs = multiprocessing.Pipe()
+    handler = _Idler(again=3)
+    loop = threading.Thread(target=pool.serve, args=(theirs, handler))
+    loop.start()
+    try:
+        ours.send("hello")
+        assert ours.recv() == ("ok", "hello")
+        assert handler.done.wait(60)
+        assert handler.idles == 4  # three asked to run again, the fourth did not
+        ours.send("again")  # a request after it: answered, then idle runs once more
+        assert ours.recv() == ("ok", "again")
+        assert wait_for(lambda: handler.idles == 5)
+    finally:
+        ours.close()
+        loop.join()
+    assert handler.idles == 5

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,7 +22,8 @@ from semps.matcher.semantic.index import SubscriptionIndex
 from semps.matcher.semantic.pairs import EventPairs
 from semps.matcher.semantic.parallel import WorkerPool
 from semps.matcher.semantic.snapshot import SHIPPED, Source, register_snapshot
-from semps.matcher.semantic.snapshot_memo import snapshot_extension, snapshot_memo
+from semps.matcher.semantic.snapshot_memo import fold_snapshot, snapshot_extension, snapshot_memo
+from semps.matcher.semantic.state import NoState, read_index, save_index
 from semps.matcher.semantic.verdicts import as_matches, verdicts_of
 from semps.matcher.semantic.verify import (
     DEFAULT_STEP_BUDGET,
@@ -253,12 +254,59 @@ class SemanticMatcher(Matcher):
         return count_lines(self.index, events, contexts, self.step_budget)
 
     def persisted(
-        self, path: Path, subscriptions: Sequence[Subscription], *, write: bool = True
+        self,
+        path: Path,
+        subscriptions: Sequence[Subscription],
+        *,
+        write: bool = True,
+        adding: int | None = None,
     ) -> AbstractContextManager[None]:
         """The subscriptions' parses kept in the snapshot at ``path``
         (:func:`~semps.matcher.semantic.snapshot_memo.snapshot_memo`): only lexing and parsing
-        are skipped, and the snapshot is rewritten on leaving when stale, if ``write``."""
-        return snapshot_memo(path, subscriptions, self.limits, write=write)
+        are skipped, and the snapshot is rewritten on leaving when stale, if ``write``; not
+        read at all when the block adds few of them (``adding``)."""
+        return snapshot_memo(path, subscriptions, self.limits, write=write, adding=adding)
+
+    saves_state = True
+
+    def restore_state(self, path: Path, key: bytes) -> Mapping[str, str] | None:
+        """The index saved at ``path`` (:mod:`.state`) taken whole, when this matcher holds
+        nothing; its subscriptions' texts by id (see
+        :meth:`~semps.matcher.base.Matcher.restore_state`).
+
+        Raises:
+            MatcherError: the file is damaged, altered, foreign or stale.
+        """
+        if len(self.index) or self._texts:
+            return None
+        try:
+            index, texts = read_index(path, key, self.limits)
+        except NoState:
+            return None
+        self.index, self._texts = index, texts
+        self._compiled.clear()
+        self._kg = None
+        return texts
+
+    def save_state(
+        self,
+        path: Path,
+        key: bytes,
+        keep_going: Callable[[], bool] = lambda: True,
+        persisted: Path | None = None,
+    ) -> bool:
+        """Save the index and the texts to ``path`` (:func:`.state.save_index`), then fold
+        the snapshot at ``persisted`` (:func:`.snapshot_memo.fold_snapshot`: its parts in,
+        the parses of texts no subscription has any more out).
+
+        Raises:
+            OSError: the file could not be written.
+        """
+        save_index(path, (self.index, self._texts), key, self.limits, keep_going)
+        if persisted is not None and keep_going():
+            subs = [Subscription(i, "semantic", text) for i, text in self._texts.items()]
+            fold_snapshot(persisted, subs, self.limits)
+        return True
 
     def extending(self, path: Path) -> AbstractContextManager[Callable[[], object]]:
         """The parses of the subscriptions added in the block, written as a part beside

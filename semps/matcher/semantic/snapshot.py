@@ -24,7 +24,8 @@ before it is decoded; decoding accepts only the tags below and the query model's
 classes, nested at most :data:`MAX_NESTING` deep; one distinct text in :data:`SPOT_CHECK`
 is parsed again and must give its stored query. Any failure is one
 :class:`~semps.errors.SubscriptionError` naming the file. A snapshot parsed under other
-limits than the loading matcher's is refused (its parses might not be the matcher's), as is
+limits than the loading matcher's (those parsing reads, :func:`~semps.limits.parse_limits`)
+is refused (its parses might not be the matcher's), as is
 one whose subscriptions' digest differs from the caller's (a stale snapshot).
 """
 
@@ -46,7 +47,7 @@ from semps.errors import SempsError, SubscriptionError
 from semps.gcpolicy import paused_gc
 from semps.ingest.sparql import Query, TriplePattern, Var, algebra, parse_memo, parse_query
 from semps.ingest.sparql.filters import Expression
-from semps.limits import DEFAULT_LIMITS, Limits
+from semps.limits import DEFAULT_LIMITS, Limits, parse_limits
 from semps.matcher.values import Subscription
 from semps.terms import Literal
 
@@ -63,6 +64,7 @@ __all__ = [
     "save_snapshot",
     "snapshot_bytes",
     "snapshot_file_bytes",
+    "snapshot_header",
     "subscriptions_digest",
 ]
 
@@ -265,7 +267,7 @@ def read_snapshot(
         snapshot = _decoded(where, header, payload)
     if expect_sha256 is not None and snapshot.subscriptions_sha256 != expect_sha256:
         raise _refuse(where, "stale: the subscriptions changed since it was built")
-    if limits is not None and snapshot.limits != limits:
+    if limits is not None and parse_limits(snapshot.limits) != parse_limits(limits):
         raise _refuse(where, "parsed under other limits than this matcher's")
     return snapshot
 
@@ -281,6 +283,17 @@ def snapshot_file_bytes(path: Path) -> bytes:
     """
     header, payload = _read(path, SHIPPED)
     return FORMAT.encode() + b"\n" + orjson.dumps(header) + b"\n" + payload
+
+
+def snapshot_header(path: Path) -> dict[str, Any]:
+    """The header of the snapshot at ``path``, its frame checked (format, version, size,
+    the payload's digest) but its payload not decoded.
+
+    Raises:
+        SubscriptionError: the file is missing, not a snapshot, of another version, or
+            altered.
+    """
+    return _read(path, SHIPPED)[0]
 
 
 def _decoded(path: Path | str, header: dict[str, Any], payload: bytes) -> Snapshot:

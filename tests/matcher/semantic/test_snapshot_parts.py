@@ -2,7 +2,8 @@
 runs leave their parses in a part beside the snapshot, the next start parses none of them
 and rewrites nothing, and the parts are folded in only when a start parses anyway, when
 they hold deleted subscriptions' texts, or when a part is damaged. What registers never
-depends on them (the index answers as the one built from text)."""
+depends on them (the index answers as the one built from text). A start from a saved index
+that adds few subscriptions reads none of them, and saving that index folds them."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ from semps.ingest.sparql import parse_query
 from semps.limits import DEFAULT_LIMITS
 from semps.matcher.semantic import SemanticMatcher
 from semps.matcher.semantic.snapshot import read_snapshot, save_snapshot
-from semps.matcher.semantic.snapshot_memo import parts_of, snapshot_extension, snapshot_memo
+from semps.matcher.semantic.snapshot_memo import (
+    fold_snapshot,
+    parts_of,
+    snapshot_extension,
+    snapshot_memo,
+)
 from semps.matcher.values import Subscription
 
 EX = "http://ex/"
@@ -104,3 +110,35 @@ def test_parts_are_numbered_on_and_a_block_that_parsed_nothing_writes_none(
     assert write() is None
     assert [p.name for p in parts_of(path)] == ["semantic.snap.part1", "semantic.snap.part2"]
     assert set(read_snapshot(parts_of(path)[1]).queries) == {SUBS[1].text}
+
+
+def test_a_block_adding_few_of_its_subscriptions_neither_reads_nor_writes_the_snapshot(
+    tmp_path: Path, count_parses: Callable[[], list[str]]
+) -> None:
+    path = tmp_path / "semantic.snap"
+    running_service(path)
+    before = {p.name: p.read_bytes() for p in [path, *parts_of(path)]}
+    parsed = count_parses()
+    matcher = SemanticMatcher()
+    everyone = [*SUBS, *(Subscription(f"x{i}", "semantic", SUBS[0].text) for i in range(20))]
+    with snapshot_memo(path, everyone, adding=1):  # a start from a saved index adds one
+        matcher.add(SUBS[1])
+    assert parsed == [SUBS[1].text]  # parsed, though its part holds it: nothing was read
+    assert {p.name: p.read_bytes() for p in [path, *parts_of(path)]} == before
+
+
+def test_folding_keeps_the_registered_subscriptions_parses_and_removes_the_parts(
+    tmp_path: Path, count_parses: Callable[[], list[str]]
+) -> None:
+    path = tmp_path / "semantic.snap"
+    running_service(path)  # s1 in the snapshot, s2 and s3 in a part
+    fold_snapshot(path, SUBS[1:3])  # s1 deleted since
+    assert read_snapshot(path).subscriptions == tuple(SUBS[1:3])
+    assert set(read_snapshot(path).queries) == {s.text for s in SUBS[1:3]}
+    assert parts_of(path) == []
+    folded = path.read_bytes()
+    fold_snapshot(path, SUBS[1:3])  # nothing to fold: nothing written
+    assert path.read_bytes() == folded
+    parsed = count_parses()
+    start(path, SUBS[1:3])
+    assert len(parsed) == 1  # the spot check alone
