@@ -19,9 +19,11 @@ import hashlib
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from semps.errors import SettingsError
+from semps.settings import Settings
 
 __all__ = ["EVENT_IDS", "MqttOptions", "TopicRule", "topic_matches"]
 
@@ -93,6 +95,12 @@ def topic_matches(pattern: str, topic: str) -> bool:
     return len(want) == len(got)
 
 
+def _served(name: str) -> Any:
+    """The default of ``semps serve``'s ``mqtt_<name>`` setting: the options a caller leaves
+    out are the service's."""
+    return Settings.__dataclass_fields__[f"mqtt_{name}"].default
+
+
 @dataclass(frozen=True, slots=True)
 class MqttOptions:
     """Where and how the bridge connects, what it reads and where it writes.
@@ -120,11 +128,11 @@ class MqttOptions:
     username: str | None = None
     password: str | None = field(default=None, repr=False)
     topics: tuple[TopicRule, ...] = ()
-    topic_template: str = "semps/{subscription}"
-    dead_letter_topic: str = "semps/dead-letters"
-    client_id: str = "semps"
-    event_id: str = "generated"
-    session_expiry: int = 86400
+    topic_template: str = _served("topic_template")
+    dead_letter_topic: str = _served("dead_letter_topic")
+    client_id: str = _served("client_id")
+    event_id: str = _served("event_id")
+    session_expiry: int = int(_served("session_expiry"))
     ca_file: Path | None = None
     cert_file: Path | None = None
     key_file: Path | None = None
