@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -95,10 +95,9 @@ def topic_matches(pattern: str, topic: str) -> bool:
     return len(want) == len(got)
 
 
-def _served(name: str) -> Any:
-    """The default of ``semps serve``'s ``mqtt_<name>`` setting: the options a caller leaves
-    out are the service's."""
-    return Settings.__dataclass_fields__[f"mqtt_{name}"].default
+#: The defaults of ``semps serve``'s settings, by name: the options a caller leaves out are
+#: the service's.
+_SERVED: dict[str, Any] = {f.name: f.default for f in fields(Settings)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,11 +127,11 @@ class MqttOptions:
     username: str | None = None
     password: str | None = field(default=None, repr=False)
     topics: tuple[TopicRule, ...] = ()
-    topic_template: str = _served("topic_template")
-    dead_letter_topic: str = _served("dead_letter_topic")
-    client_id: str = _served("client_id")
-    event_id: str = _served("event_id")
-    session_expiry: int = int(_served("session_expiry"))
+    topic_template: str = _SERVED["mqtt_topic_template"]
+    dead_letter_topic: str = _SERVED["mqtt_dead_letter_topic"]
+    client_id: str = _SERVED["mqtt_client_id"]
+    event_id: str = _SERVED["mqtt_event_id"]
+    session_expiry: int = int(_SERVED["mqtt_session_expiry"])
     ca_file: Path | None = None
     cert_file: Path | None = None
     key_file: Path | None = None
