@@ -28,76 +28,59 @@ LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
 #: Point kinds: Brick class, what it measures (Brick 1.2's definition: measures -> class),
-#: its tags, unit, and the range of its readings.
-POINTS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], str, tuple[float, float]]] = {
-    "ZN-T": (
-        "Zone_Air_Temperature_Sensor",
-        ("Temperature", "Zone_Air"),
-        ("Point", "Zone", "Air", "Temperature", "Sensor"),
+#: whether models describe it by its tags (:func:`brick_tags`), unit, and the range of its
+#: readings.
+POINTS: dict[str, tuple[str, tuple[str, ...], bool, str, tuple[float, float]]] = {
+    "ZN-T": ("Zone_Air_Temperature_Sensor", ("Temperature", "Zone_Air"), True, "DEG_F", (62, 84)),
+    "ZN-T-SP": ("Zone_Air_Temperature_Setpoint", (), True, "DEG_F", (68, 76)),
+    "SA-F": ("Supply_Air_Flow_Sensor", ("Flow", "Supply_Air"), False, "FT3-PER-MIN", (50, 1500)),
+    "DMP-CMD": ("Damper_Position_Command", (), True, "PERCENT", (0, 100)),
+    "OCC": ("Occupancy_Sensor", ("Occupancy",), True, "NUM", (0, 1)),
+    "SA-T": (
+        "Supply_Air_Temperature_Sensor",
+        ("Temperature", "Supply_Air"),
+        False,
         "DEG_F",
-        (62, 84),
+        (50, 66),
     ),
-    "ZN-T-SP": (
-        "Zone_Air_Temperature_Setpoint",
-        (),
-        ("Point", "Zone", "Air", "Temperature", "Setpoint"),
-        "DEG_F",
-        (68, 76),
-    ),
-    "SA-F": ("Supply_Air_Flow_Sensor", ("Flow", "Supply_Air"), (), "FT3-PER-MIN", (50, 1500)),
-    "DMP-CMD": (
-        "Damper_Position_Command",
-        (),
-        ("Point", "Damper", "Position", "Command"),
-        "PERCENT",
-        (0, 100),
-    ),
-    "OCC": ("Occupancy_Sensor", ("Occupancy",), ("Point", "Sensor", "Occupancy"), "NUM", (0, 1)),
-    "SA-T": ("Supply_Air_Temperature_Sensor", ("Temperature", "Supply_Air"), (), "DEG_F", (50, 66)),
     "RA-T": (
         "Return_Air_Temperature_Sensor",
         ("Temperature", "Return_Air"),
-        ("Point", "Sensor", "Temperature", "Air", "Return"),
+        True,
         "DEG_F",
         (66, 80),
     ),
-    "MA-T": ("Mixed_Air_Temperature_Sensor", ("Temperature", "Mixed_Air"), (), "DEG_F", (55, 75)),
-    "SA-T-SP": ("Supply_Air_Temperature_Setpoint", (), (), "DEG_F", (52, 60)),
-    "FLT-DP": (
-        "Filter_Differential_Pressure_Sensor",
-        (),
-        ("Point", "Sensor", "Pressure", "Differential", "Filter"),
-        "IN_H2O",
-        (0.1, 1.5),
+    "MA-T": (
+        "Mixed_Air_Temperature_Sensor",
+        ("Temperature", "Mixed_Air"),
+        False,
+        "DEG_F",
+        (55, 75),
     ),
-    "SF-S": ("Fan_Status", (), ("Point", "Fan", "Status"), "NUM", (0, 1)),
-    "SA-T-ALM": (
-        "Supply_Air_Temperature_Alarm",
-        (),
-        ("Point", "Supply", "Air", "Temperature", "Alarm"),
-        "NUM",
-        (0, 1),
-    ),
-    "CO2": ("CO2_Sensor", ("Air", "CO2_Concentration"), (), "PPM", (400, 1600)),
+    "SA-T-SP": ("Supply_Air_Temperature_Setpoint", (), False, "DEG_F", (52, 60)),
+    "FLT-DP": ("Filter_Differential_Pressure_Sensor", (), True, "IN_H2O", (0.1, 1.5)),
+    "SF-S": ("Fan_Status", (), True, "NUM", (0, 1)),
+    "SA-T-ALM": ("Supply_Air_Temperature_Alarm", (), True, "NUM", (0, 1)),
+    "CO2": ("CO2_Sensor", ("Air", "CO2_Concentration"), False, "PPM", (400, 1600)),
     "CHWS-T": (
         "Chilled_Water_Supply_Temperature_Sensor",
         ("Temperature", "Supply_Chilled_Water"),
-        (),
+        False,
         "DEG_F",
         (40, 52),
     ),
     "CHWS-F": (
         "Chilled_Water_Discharge_Flow_Sensor",
         ("Flow", "Discharge_Chilled_Water"),
-        (),
+        False,
         "GAL_US-PER-MIN",
         (100, 900),
     ),
-    "KW": ("Power_Sensor", ("Power",), (), "KiloW", (5, 400)),
+    "KW": ("Power_Sensor", ("Power",), False, "KiloW", (5, 400)),
     "HWS-T": (
         "Hot_Water_Supply_Temperature_Sensor",
         ("Temperature", "Supply_Hot_Water"),
-        (),
+        False,
         "DEG_F",
         (120, 180),
     ),
@@ -115,6 +98,12 @@ EQUIPMENT = {
     "CHWP": ("Chilled_Water_Pump", "Chilled_Water_Pump", ("KW",)),
     "BLR": ("Boiler", "Boiler", ("HWS-T",)),
 }
+
+
+def brick_tags(cls: str) -> tuple[str, ...]:
+    """The Brick tags of a point class: ``Point`` and the words of its name (Brick composes
+    a class's name of its tags: ``Zone_Air_Temperature_Sensor``)."""
+    return ("Point", *cls.split("_"))
 
 
 @dataclass
@@ -195,7 +184,8 @@ class Building:
         return iri
 
     def point(self, equipment: str, name: str, kind: str) -> str:
-        cls, measures, tags, unit, _ = POINTS[kind]
+        cls, measures, tagged, unit, _ = POINTS[kind]
+        tags = brick_tags(cls) if tagged else ()
         iri = f"{self.ns}{name}.{kind}"
         how = self.rng.random()
         if how < 0.6 or not (measures or tags):

@@ -43,6 +43,7 @@ import httpx
 import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
+import _proc  # noqa: E402
 import semantic as gen  # noqa: E402
 from _common import (  # noqa: E402
     OUTSIDE,
@@ -388,17 +389,7 @@ async def first_event(url: str, publisher: str) -> float:
 
 def rss_mib(pid: int) -> tuple[float, float]:
     """Resident memory (MiB) of the server's main process and of its children (workers)."""
-
-    def rss(p: int) -> float:
-        try:
-            for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-        except OSError:
-            pass
-        return 0.0
-
-    return rss(pid), sum(rss(c) for c in _children(pid))
+    return _proc.rss_mib(pid), sum(_proc.rss_mib(c) for c in _proc.children(pid))
 
 
 async def register_all(
@@ -579,7 +570,7 @@ def subscriber_token(data: Path, owner: str) -> str:
 def _cpu_seconds(pid: int) -> tuple[float, float]:
     """CPU seconds of the server's main process and of its children (the workers)."""
     tick = os.sysconf("SC_CLK_TCK")
-    children = _children(pid)
+    children = _proc.children(pid)
 
     def cpu(p: int) -> float:
         try:
@@ -589,24 +580,6 @@ def _cpu_seconds(pid: int) -> tuple[float, float]:
             return 0.0
 
     return cpu(pid), sum(cpu(c) for c in children)
-
-
-def _children(pid: int) -> list[int]:
-    """The server's descendants: its workers, and what they forked (a worker saving its
-    matchers' states)."""
-    children: list[int] = []
-    try:
-        tasks = list(Path(f"/proc/{pid}/task").iterdir())
-    except OSError:
-        return children
-    for task in tasks:
-        try:
-            found = [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            continue
-        for child in found:
-            children += [child, *_children(child)]
-    return children
 
 
 def main() -> None:

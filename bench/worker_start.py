@@ -26,6 +26,7 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
+import _proc  # noqa: E402
 from _machine import reference_ms, stamp  # noqa: E402
 from _results import record  # noqa: E402
 
@@ -33,21 +34,7 @@ from _results import record  # noqa: E402
 def rss_mib() -> float:
     """This process's resident memory (after giving freed heap back to the system)."""
     ctypes.CDLL("libc.so.6").malloc_trim(0)
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def private_mib(pid: int) -> float:
-    """The private (copied or its own) resident memory of process ``pid``."""
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Private_Dirty:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
+    return _proc.rss_mib("self")
 
 
 def snapshot_limits(data: Path) -> object:
@@ -128,7 +115,7 @@ def main() -> None:
         private = 0.0
         while (again := saver.poll(worker.matchers, lambda: None)) is not None:
             if saver._child is not None:
-                private = max(private, private_mib(saver._child[0]))
+                private = max(private, _proc.private_mib(saver._child[0]))
             time.sleep(min(again, 0.2))
         child = os.times()
         print(

@@ -100,6 +100,7 @@ __all__ = [
     "UpdateSyntaxError",
     "WIRE",
     "existing",
+    "limit_exceeded",
 ]
 
 
@@ -213,6 +214,30 @@ class UnsupportedUpdateError(_Unsupported, GraphError):
 class GraphLimitExceeded(GraphError):
     """An edit passes a documented limit (update size, triples per load, closure growth);
     the message names the limit and its value."""
+
+
+_Limit = TypeVar(
+    "_Limit",
+    EventLimitExceeded,
+    SubscriptionLimitExceeded,
+    OntologyLimitExceeded,
+    GraphLimitExceeded,
+)
+
+
+def limit_exceeded(error: type[_Limit], said: str, name: str, *, over: str = "") -> _Limit:
+    """The ``error`` refusing what ``said`` tells, its message ending with the limit's
+    ``name`` in parentheses (the setting, ``max_batch_subscriptions``, or a phrase naming
+    the settings that make the limit), after ``, over the limit of {over}`` when ``over``
+    (the limit's value and unit: ``"8"``, ``"64 bytes"``) is given.
+
+    Example:
+        >>> said, name = "the batch holds 9 subscriptions", "max_batch_subscriptions"
+        >>> print(limit_exceeded(SubscriptionLimitExceeded, said, name, over="8"))
+        the batch holds 9 subscriptions, over the limit of 8 (max_batch_subscriptions)
+    """
+    text = f"{said}, over the limit of {over}" if over else said
+    return error(f"{text} ({name})")
 
 
 class MatcherError(SempsError):

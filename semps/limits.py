@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from semps.errors import SubscriptionLimitExceeded
+from semps.errors import SubscriptionLimitExceeded, limit_exceeded
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,11 +169,9 @@ class Limits:
             return
         size = len(text.encode("utf-8", "replace"))
         if size > limit:
-            msg = (
-                f"the subscription is {size} bytes, over the limit of {limit} bytes "
-                "(max_query_bytes)"
-            )
-            raise SubscriptionLimitExceeded(msg)
+            said = f"the subscription is {size} bytes"
+            over = f"{limit} bytes"
+            raise limit_exceeded(SubscriptionLimitExceeded, said, "max_query_bytes", over=over)
 
     def check_batch_size(self, items: int) -> None:
         """Refuse a subscription batch of more than ``max_batch_subscriptions`` items.
@@ -183,11 +181,9 @@ class Limits:
         """
         limit = self.max_batch_subscriptions
         if items > limit:
-            msg = (
-                f"the batch holds {items} subscriptions, over the limit of {limit} "
-                "(max_batch_subscriptions)"
-            )
-            raise SubscriptionLimitExceeded(msg)
+            said = f"the batch holds {items} subscriptions"
+            name = "max_batch_subscriptions"
+            raise limit_exceeded(SubscriptionLimitExceeded, said, name, over=f"{limit}")
 
     def closure_limit(self, triples: int) -> int:
         """The closure limit of an event of ``triples`` triples."""

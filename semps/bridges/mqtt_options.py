@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from semps.errors import SettingsError
+from semps.settings import Settings
 
 __all__ = ["EVENT_IDS", "MqttOptions", "TopicRule", "topic_matches"]
 
@@ -93,6 +95,11 @@ def topic_matches(pattern: str, topic: str) -> bool:
     return len(want) == len(got)
 
 
+#: The defaults of ``semps serve``'s settings, by name: the options a caller leaves out are
+#: the service's.
+_SERVED: dict[str, Any] = {f.name: f.default for f in fields(Settings)}
+
+
 @dataclass(frozen=True, slots=True)
 class MqttOptions:
     """Where and how the bridge connects, what it reads and where it writes.
@@ -120,11 +127,11 @@ class MqttOptions:
     username: str | None = None
     password: str | None = field(default=None, repr=False)
     topics: tuple[TopicRule, ...] = ()
-    topic_template: str = "semps/{subscription}"
-    dead_letter_topic: str = "semps/dead-letters"
-    client_id: str = "semps"
-    event_id: str = "generated"
-    session_expiry: int = 86400
+    topic_template: str = _SERVED["mqtt_topic_template"]
+    dead_letter_topic: str = _SERVED["mqtt_dead_letter_topic"]
+    client_id: str = _SERVED["mqtt_client_id"]
+    event_id: str = _SERVED["mqtt_event_id"]
+    session_expiry: int = int(_SERVED["mqtt_session_expiry"])
     ca_file: Path | None = None
     cert_file: Path | None = None
     key_file: Path | None = None

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from semps.broker.tokens import Principal, TokenInfo
-from semps.errors import NotFound
+from semps.errors import NotFound, StoreError
 from semps.graph.graph import KnowledgeGraph
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.matcher.values import Subscription
@@ -203,6 +203,10 @@ class SubscriptionStore(ABC):
         return [sub for sub, _ in self.subscriptions_with_status(owner)]
 
 
+def _nothing() -> None:
+    """What runs inside a commit's transaction when nothing else must."""
+
+
 class NotificationLog(ABC):
     """The event log and each subscription's numbered notifications: committed in groups
     with the stateful matchers' detection state, read back in seq order."""
@@ -211,7 +215,6 @@ class NotificationLog(ABC):
     def matcher_state(self, kind: str) -> dict[str, object] | None:
         """The detection state last committed for a matcher kind (``None``: none)."""
 
-    @abstractmethod
     def commit_events(
         self,
         records: Sequence[EventRecord],
@@ -235,6 +238,18 @@ class NotificationLog(ABC):
         Raises:
             StoreError: nothing of the group was stored.
         """
+        try:  # what would not serialise fails before anything changes
+            saved = {kind: json.dumps(state) for kind, state in (states or {}).items()}
+        except (TypeError, ValueError) as exc:  # ValueError: a JSON cycle
+            msg = f"cannot store {len(records)} events and their notifications: {exc}"
+            raise StoreError(msg) from exc
+        return self._commit(records, saved, within or _nothing)
+
+    @abstractmethod
+    def _commit(
+        self, records: Sequence[EventRecord], saved: dict[str, str], within: Callable[[], None]
+    ) -> list[list[Note]]:
+        """:meth:`commit_events` of ``records``, the ``saved`` states being JSON texts."""
 
     def add_notifications(
         self,

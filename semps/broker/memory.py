@@ -38,7 +38,7 @@ from semps.broker.contracts import (
     Webhook,
 )
 from semps.broker.tokens import Principal, TokenInfo, digest, new_token
-from semps.errors import NotFound, StoreError, existing
+from semps.errors import NotFound, existing
 from semps.matcher.values import Subscription
 
 __all__ = ["MemoryStore", "RecordingChannel"]
@@ -214,22 +214,13 @@ class MemoryStore(Store):
             text = self._s.matcher_states.get(kind)
         return json.loads(text) if text is not None else None
 
-    def commit_events(
-        self,
-        records: Sequence[EventRecord],
-        states: dict[str, dict[str, object]] | None = None,
-        within: Callable[[], None] | None = None,
+    def _commit(
+        self, records: Sequence[EventRecord], saved: dict[str, str], within: Callable[[], None]
     ) -> list[list[Note]]:
         now = time.time()
-        try:  # what would not serialise fails before anything changes
-            saved = {kind: json.dumps(state) for kind, state in (states or {}).items()}
-        except (TypeError, ValueError) as exc:
-            msg = f"cannot store {len(records)} events and their notifications: {exc}"
-            raise StoreError(msg) from exc
         out: list[list[Note]] = []
         with self._lock:
-            if within is not None:
-                within()
+            within()
             for record in records:
                 if record.logged:
                     self._s.events.setdefault(record.id, record.received)

@@ -288,11 +288,8 @@ class SQLiteStore(
             ).fetchone()
         return json.loads(row[0]) if row else None
 
-    def commit_events(
-        self,
-        records: Sequence[EventRecord],
-        states: dict[str, dict[str, object]] | None = None,
-        within: Callable[[], None] | None = None,
+    def _commit(
+        self, records: Sequence[EventRecord], saved: dict[str, str], within: Callable[[], None]
     ) -> list[list[tuple[str, int, str]]]:
         """Commit a group of accepted events with their notifications (and the matchers'
         detection state) in one transaction: one fsync for the group; ``within`` runs in
@@ -323,8 +320,7 @@ class SQLiteStore(
                 out.append(numbered)
             try:
                 self._w.execute("BEGIN IMMEDIATE")
-                if within is not None:
-                    within()
+                within()
                 insert_rows(
                     self._w,
                     "events",
@@ -341,10 +337,10 @@ class SQLiteStore(
                 self._w.executemany(
                     "INSERT INTO matcher_state VALUES (?, ?) "
                     "ON CONFLICT(kind) DO UPDATE SET state = excluded.state",
-                    [(kind, json.dumps(state)) for kind, state in (states or {}).items()],
+                    list(saved.items()),
                 )
                 self._w.execute("COMMIT")
-            except (sqlite3.Error, TypeError, ValueError) as exc:  # ValueError: a JSON cycle
+            except (sqlite3.Error, TypeError, ValueError) as exc:
                 self._rollback()
                 self._document_total = None  # counted again from what was committed
                 what = f"cannot store {len(records)} events and their notifications"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+from abc import abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -41,8 +42,32 @@ __all__ = [
 _log = logging.getLogger("semps.worker")
 
 
+class _ByRow(Sequence[Subscription]):
+    """Subscriptions made one at a time when read: the index or slice of ``[]`` told
+    apart once, for :class:`Packed` and :class:`Rows`."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def _row(self, row: int) -> Subscription:
+        """The subscription at ``row``."""
+
+    @abstractmethod
+    def _slice(self, rows: slice) -> Sequence[Subscription]:
+        """The subscriptions of ``rows``."""
+
+    @overload
+    def __getitem__(self, row: int) -> Subscription: ...
+    @overload
+    def __getitem__(self, row: slice) -> Sequence[Subscription]: ...
+    def __getitem__(self, row: int | slice) -> Subscription | Sequence[Subscription]:
+        if isinstance(row, slice):
+            return self._slice(row)
+        return self._row(row)
+
+
 @dataclass(frozen=True)
-class Packed(Sequence[Subscription]):
+class Packed(_ByRow):
     """Subscriptions as columns (each a list, in the subscriptions' order)."""
 
     ids: list[str]
@@ -77,16 +102,13 @@ class Packed(Sequence[Subscription]):
             object.__setattr__(self, "_pickled", found)
         return (_unpickled, (found,))
 
-    @overload
-    def __getitem__(self, row: int) -> Subscription: ...
-    @overload
-    def __getitem__(self, row: slice) -> Sequence[Subscription]: ...
-    def __getitem__(self, row: int | slice) -> Subscription | Sequence[Subscription]:
-        if isinstance(row, slice):
-            return [self[r] for r in range(len(self))[row]]
+    def _row(self, row: int) -> Subscription:
         return Subscription(
             self.ids[row], self.kinds[row], self.texts[row], self.owners[row], self.names[row]
         )
+
+    def _slice(self, rows: slice) -> Sequence[Subscription]:
+        return [self._row(r) for r in range(len(self))[rows]]
 
     def __iter__(self) -> Iterator[Subscription]:
         return map(Subscription, self.ids, self.kinds, self.texts, self.owners, self.names)
@@ -107,7 +129,7 @@ def _unpickled(data: bytes) -> Packed:
 
 
 @dataclass(frozen=True)
-class Rows(Sequence[Subscription]):
+class Rows(_ByRow):
     """Some subscriptions of a :class:`Packed`, made one at a time when read."""
 
     packed: Packed
@@ -116,18 +138,14 @@ class Rows(Sequence[Subscription]):
     def __len__(self) -> int:
         return len(self.rows)
 
-    @overload
-    def __getitem__(self, i: int) -> Subscription: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[Subscription]: ...
-    def __getitem__(self, i: int | slice) -> Subscription | Sequence[Subscription]:
-        if isinstance(i, slice):
-            return Rows(self.packed, self.rows[i])
-        return self.packed[self.rows[i]]
+    def _row(self, row: int) -> Subscription:
+        return self.packed._row(self.rows[row])
+
+    def _slice(self, rows: slice) -> Sequence[Subscription]:
+        return Rows(self.packed, self.rows[rows])
 
     def __iter__(self) -> Iterator[Subscription]:
-        packed = self.packed
-        return (packed[r] for r in self.rows)
+        return map(self.packed._row, self.rows)
 
     def texts_by_id(self) -> dict[str, str]:
         ids, texts = self.packed.ids, self.packed.texts

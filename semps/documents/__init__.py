@@ -12,6 +12,7 @@ from semps.documents.triples import (
     SUPPORTED_MEDIA_TYPES,
     TURTLE,
     ReadOptions,
+    errors_as,
     media_type_for,
     read_triples,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "SUPPORTED_MEDIA_TYPES",
     "TURTLE",
     "ReadOptions",
+    "errors_as",
     "media_type_for",
     "read_triples",
 ]

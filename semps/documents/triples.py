@@ -14,7 +14,8 @@ import logging
 import re
 import xml.parsers.expat
 import xml.sax
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import PurePath
 from typing import Any, TypedDict, Unpack
 
@@ -24,7 +25,13 @@ from semps._types import Term, Triple
 from semps.documents._depth import screen_depth
 from semps.documents._ntriples import Rows, read_plain, read_plain_rows
 from semps.documents._screen import screen_xml
-from semps.errors import DocumentTooLarge, IngestError, RDFSyntaxError, UnsupportedMediaType
+from semps.errors import (
+    DocumentTooLarge,
+    IngestError,
+    RDFSyntaxError,
+    SempsError,
+    UnsupportedMediaType,
+)
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.terms import Literal
 
@@ -33,6 +40,7 @@ __all__ = [
     "SUPPORTED_MEDIA_TYPES",
     "ReadOptions",
     "Rows",
+    "errors_as",
     "media_type_for",
     "read_rows",
     "read_triples",
@@ -305,3 +313,27 @@ def _from_rdflib(triple: tuple[object, object, object]) -> Triple:
     subject = term(s)
     assert isinstance(subject, str)
     return (subject, str(p), term(o))
+
+
+@contextmanager
+def errors_as(error: Callable[[str], SempsError], *, read: str, parse: str) -> Iterator[None]:
+    """Reading a file and its document inside, whose failures become ``error`` (the
+    reader's own class, raised from the original): a file that cannot be read says
+    ``{read}: {the system's reason}``, a document refused :func:`read_triples`'s message
+    after ``parse`` (which ends with its own separator).
+
+    Example:
+        >>> with errors_as(IngestError, read="events/e1.rdf", parse="events/e1.rdf:"):
+        ...     open("/no/such/file", "rb")
+        Traceback (most recent call last):
+        ...
+        semps.errors.IngestError: events/e1.rdf: No such file or directory
+    """
+    try:
+        yield
+    except OSError as exc:
+        msg = f"{read}: {exc.strerror or exc}"
+        raise error(msg) from exc
+    except IngestError as exc:
+        msg = f"{parse}{exc}"
+        raise error(msg) from exc

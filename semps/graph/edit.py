@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from semps._types import Term, Triple
-from semps.errors import GraphError, GraphLimitExceeded
+from semps.errors import GraphError, GraphLimitExceeded, limit_exceeded
 from semps.graph.batch import TripleBatch
 from semps.graph.bulk import BulkOvertime, BulkTooMany, closure_of
 from semps.graph.change import GraphChange, IntArray, Keyed, keyed
@@ -71,27 +71,22 @@ def _edit_limit(limits: Limits, triples: int) -> int:
 
 
 def _too_many(limit: int, triples: int) -> GraphLimitExceeded:
-    msg = (
-        f"the edit would add or remove more than {limit} triples of the closure "
-        f"(max_edit_inferred, or max_edit_inferred_ratio times its {triples} triples)"
-    )
-    return GraphLimitExceeded(msg)
+    said = f"the edit would add or remove more than {limit} triples of the closure"
+    name = f"max_edit_inferred, or max_edit_inferred_ratio times its {triples} triples"
+    return limit_exceeded(GraphLimitExceeded, said, name)
 
 
 def _too_big(limits: Limits) -> GraphLimitExceeded:
-    msg = (
-        f"the edit would make the knowledge graph hold more than {limits.max_graph_triples} "
-        "triples, asserted and inferred (max_graph_triples)"
-    )
-    return GraphLimitExceeded(msg)
+    bound = limits.max_graph_triples
+    said = f"the edit would make the knowledge graph hold more than {bound} triples"
+    said += ", asserted and inferred"
+    return limit_exceeded(GraphLimitExceeded, said, "max_graph_triples")
 
 
 def _overtime(limits: Limits) -> GraphLimitExceeded:
-    msg = (
-        f"planning the edit took more than {limits.graph_timeout:g} s; it was cut off and "
-        "nothing of it applied (graph_timeout)"
-    )
-    return GraphLimitExceeded(msg)
+    said = f"planning the edit took more than {limits.graph_timeout:g} s"
+    said += "; it was cut off and nothing of it applied"
+    return limit_exceeded(GraphLimitExceeded, said, "graph_timeout")
 
 
 def _admit(
@@ -102,8 +97,7 @@ def _admit(
     does, in the message) and ``facts`` hold no axiom nor ``owl:sameAs``."""
     bound, name = limit
     if size > bound:
-        msg = f"{what} {size} triples, over the limit of {bound} ({name})"
-        raise GraphLimitExceeded(msg)
+        raise limit_exceeded(GraphLimitExceeded, f"{what} {size} triples", name, over=f"{bound}")
     check_facts(facts)
     return LocalTerms(view.terms)
 

@@ -13,7 +13,7 @@ from os import PathLike
 from pathlib import PurePath
 from typing import Unpack
 
-from semps.documents import ReadOptions, read_triples
+from semps.documents import ReadOptions, errors_as, read_triples
 from semps.errors import IngestError
 from semps.event import Event
 
@@ -43,13 +43,9 @@ def read_events(files: Sequence[str | PathLike[str]], base: str | None) -> Itera
     with its name in the error."""
     for path in files:
         names = PurePath(path)  # names only: reading through Path costs more than open()
-        try:
+        shown = os.fspath(path)
+        with errors_as(IngestError, read=shown, parse=f"{shown}:"):
             with open(path, "rb") as f:
                 data = f.read()
-            yield read_event(data, event_id=names.stem, filename=names.name, base=base)
-        except IngestError as exc:
-            msg = f"{os.fspath(path)}:{exc}"
-            raise IngestError(msg) from exc
-        except OSError as exc:
-            msg = f"{os.fspath(path)}: {exc.strerror or exc}"
-            raise IngestError(msg) from exc
+            event = read_event(data, event_id=names.stem, filename=names.name, base=base)
+        yield event

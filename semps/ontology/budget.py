@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from semps.errors import OntologyLimitExceeded
+from semps.errors import OntologyLimitExceeded, limit_exceeded
 from semps.limits import Limits
 
 __all__ = ["UNBOUNDED", "Meter", "OntologyBudget"]
@@ -63,12 +63,8 @@ class OntologyBudget:
         Raises:
             OntologyLimitExceeded: it has more.
         """
-        if self.max_triples and count > self.max_triples:
-            msg = (
-                f"the ontology would hold {count} triples, over the limit of "
-                f"{self.max_triples} (max_ontology_triples)"
-            )
-            raise OntologyLimitExceeded(msg)
+        said = f"the ontology would hold {count} triples"
+        _refuse_over(count, self.max_triples, said, "max_ontology_triples")
 
     def check_depth(self, depth: int, what: str, deepest: str) -> None:
         """Refuse a ``what`` hierarchy (``class``, ``property``) deeper than ``max_depth``.
@@ -76,12 +72,15 @@ class OntologyBudget:
         Raises:
             OntologyLimitExceeded: it is deeper.
         """
-        if self.max_depth and depth > self.max_depth:
-            msg = (
-                f"the {what} hierarchy is {depth} levels deep (below {deepest}), over the "
-                f"limit of {self.max_depth} levels (max_hierarchy_depth)"
-            )
-            raise OntologyLimitExceeded(msg)
+        said = f"the {what} hierarchy is {depth} levels deep (below {deepest})"
+        _refuse_over(depth, self.max_depth, said, "max_hierarchy_depth", unit=" levels")
+
+
+def _refuse_over(value: int, bound: int, said: str, name: str, *, unit: str = "") -> None:
+    """Refuse ``value`` (what ``said`` tells) over ``bound`` (``0``: no bound), the limit
+    ``name`` counted in ``unit``."""
+    if bound and value > bound:
+        raise limit_exceeded(OntologyLimitExceeded, said, name, over=f"{bound}{unit}")
 
 
 #: No bound at all (compiling a file the caller trusts, tests).
@@ -116,11 +115,8 @@ class Meter:
         self.made += count
         limit = self.budget.max_rules
         if limit and self.made > limit:
-            msg = (
-                f"the ontology compiles to more than the limit of {limit} rule entries "
-                "(max_ontology_rules)"
-            )
-            raise OntologyLimitExceeded(msg)
+            said = f"the ontology compiles to more than the limit of {limit} rule entries"
+            raise limit_exceeded(OntologyLimitExceeded, said, "max_ontology_rules")
         self.work(count)
 
     def work(self, units: int) -> None:
@@ -142,8 +138,5 @@ class Meter:
         """
         timeout = self.budget.timeout
         if timeout and time.monotonic() - self._started > timeout:
-            msg = (
-                f"compiling the ontology took more than {timeout:g} s; the edit was cut off "
-                "(ontology_timeout)"
-            )
-            raise OntologyLimitExceeded(msg)
+            said = f"compiling the ontology took more than {timeout:g} s; the edit was cut off"
+            raise limit_exceeded(OntologyLimitExceeded, said, "ontology_timeout")

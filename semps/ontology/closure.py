@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from semps._types import Term, Triple
-from semps.errors import EventLimitExceeded
+from semps.errors import EventLimitExceeded, limit_exceeded
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.ontology.compile import EQ_CLASS, EQ_PROPERTY, SUB_CLASS, SUB_PROPERTY, THING
 from semps.ontology.expansion import Expansion
@@ -294,11 +294,9 @@ class _Closure:
 
 def too_many(limit: int) -> EventLimitExceeded:
     """The error for a closure past ``max_closure_triples``."""
-    msg = (
-        f"the event closes to more than the limit of {limit} triples under the ontology "
-        "(max_closure_triples, or max_closure_ratio times the event's triples when larger)"
-    )
-    return EventLimitExceeded(msg)
+    said = f"the event closes to more than the limit of {limit} triples under the ontology"
+    name = "max_closure_triples, or max_closure_ratio times the event's triples when larger"
+    return limit_exceeded(EventLimitExceeded, said, name)
 
 
 def close(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from semps._types import Term, Triple
-from semps.documents import read_triples
-from semps.errors import IngestError, OntologyError
+from semps.documents import errors_as, read_triples
+from semps.errors import OntologyError
 from semps.limits import DEFAULT_LIMITS, Limits
 from semps.ontology.compile import compile_axioms
 from semps.ontology.expansion import Expansion
@@ -31,12 +31,13 @@ def ontology_triples(
     ``limits.max_document_depth``); only the size bound is larger
     (:data:`MAX_ONTOLOGY_BYTES`).
     """
-    try:
-        if isinstance(source, bytes):
-            data, filename = source, None
-        else:
-            path = Path(source)
-            data, filename = path.read_bytes(), path.name
+    if isinstance(source, bytes):
+        filename, shown = None, "document"
+    else:
+        filename, shown = Path(source).name, str(source)
+    parse = f"cannot parse ontology {filename or 'document'}: "
+    with errors_as(OntologyError, read=f"cannot read ontology {shown}", parse=parse):
+        data = source if isinstance(source, bytes) else Path(source).read_bytes()
         triples = read_triples(
             data,
             media_type=media_type,
@@ -45,12 +46,6 @@ def ontology_triples(
             max_bytes=MAX_ONTOLOGY_BYTES,
             limits=limits,
         )
-    except OSError as exc:
-        msg = f"cannot read ontology {source!s}: {exc.strerror or exc}"
-        raise OntologyError(msg) from exc
-    except IngestError as exc:
-        msg = f"cannot parse ontology {filename or 'document'}: {exc}"
-        raise OntologyError(msg) from exc
     return tuple((_rename(s), p, _rename(o)) for s, p, o in triples)  # type: ignore[misc]
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from semps.ingest.sparql import parse_query
 from semps.limits import DEFAULT_LIMITS
 from semps.matcher.semantic import SemanticMatcher
@@ -31,9 +33,12 @@ SUBS = [
 ]
 
 
-def running_service(path: Path) -> SemanticMatcher:
-    """A worker's life: start with ``SUBS[:1]`` (the snapshot written), then add
-    ``SUBS[1:3]`` and extend the snapshot with their parses (one part)."""
+@pytest.fixture
+def snapshot(tmp_path: Path) -> Path:
+    """The snapshot's path after a worker's life: started with ``SUBS[:1]`` (the snapshot
+    written), then added ``SUBS[1:3]`` and extended the snapshot with their parses (one
+    part)."""
+    path = tmp_path / "semantic.snap"
     matcher = SemanticMatcher()
     with snapshot_memo(path, SUBS[:1]):
         matcher.add(SUBS[0])
@@ -41,7 +46,12 @@ def running_service(path: Path) -> SemanticMatcher:
         for sub in SUBS[1:3]:
             matcher.add(sub)
     assert write() == path.with_name(path.name + ".part1")
-    return matcher
+    return path
+
+
+def files(path: Path) -> dict[str, bytes]:
+    """The snapshot at ``path`` and its parts, by name."""
+    return {p.name: p.read_bytes() for p in [path, *parts_of(path)]}
 
 
 def start(path: Path, subs: list[Subscription]) -> SemanticMatcher:
@@ -53,47 +63,39 @@ def start(path: Path, subs: list[Subscription]) -> SemanticMatcher:
 
 
 def test_a_start_after_additions_parses_none_and_rewrites_nothing(
-    tmp_path: Path, count_parses: Callable[[], list[str]]
+    snapshot: Path, count_parses: Callable[[], list[str]]
 ) -> None:
-    path = tmp_path / "semantic.snap"
-    running_service(path)
-    before = {p.name: p.read_bytes() for p in [path, *parts_of(path)]}
+    before = files(snapshot)
     parsed = count_parses()
-    matcher = start(path, SUBS[:3])
+    matcher = start(snapshot, SUBS[:3])
     assert len(matcher) == 3
     assert len(parsed) == 2  # one spot check in the snapshot, one in the part
-    assert {p.name: p.read_bytes() for p in [path, *parts_of(path)]} == before
+    assert files(snapshot) == before
 
 
 def test_a_start_that_parses_folds_the_parts_into_the_snapshot(
-    tmp_path: Path, count_parses: Callable[[], list[str]]
+    snapshot: Path, count_parses: Callable[[], list[str]]
 ) -> None:
-    path = tmp_path / "semantic.snap"
-    running_service(path)
     parsed = count_parses()
-    start(path, SUBS)  # s4 is in neither
+    start(snapshot, SUBS)  # s4 is in neither
     assert SUBS[3].text in parsed
-    assert read_snapshot(path).subscriptions == tuple(SUBS)
-    assert parts_of(path) == []
+    assert read_snapshot(snapshot).subscriptions == tuple(SUBS)
+    assert parts_of(snapshot) == []
 
 
-def test_a_deleted_subscriptions_text_folds_the_parts(tmp_path: Path) -> None:
-    path = tmp_path / "semantic.snap"
-    running_service(path)
-    start(path, SUBS[1:3])  # s1 deleted
-    assert read_snapshot(path).subscriptions == tuple(SUBS[1:3])
-    assert parts_of(path) == []
+def test_a_deleted_subscriptions_text_folds_the_parts(snapshot: Path) -> None:
+    start(snapshot, SUBS[1:3])  # s1 deleted
+    assert read_snapshot(snapshot).subscriptions == tuple(SUBS[1:3])
+    assert parts_of(snapshot) == []
 
 
-def test_a_damaged_part_is_read_as_empty_and_replaced(tmp_path: Path) -> None:
-    path = tmp_path / "semantic.snap"
-    running_service(path)
-    (part,) = parts_of(path)
+def test_a_damaged_part_is_read_as_empty_and_replaced(snapshot: Path) -> None:
+    (part,) = parts_of(snapshot)
     part.write_bytes(part.read_bytes()[:-5])
-    matcher = start(path, SUBS[:3])
+    matcher = start(snapshot, SUBS[:3])
     assert len(matcher) == 3
-    assert read_snapshot(path).subscriptions == tuple(SUBS[:3])
-    assert parts_of(path) == []
+    assert read_snapshot(snapshot).subscriptions == tuple(SUBS[:3])
+    assert parts_of(snapshot) == []
 
 
 def test_parts_are_numbered_on_and_a_block_that_parsed_nothing_writes_none(
@@ -113,32 +115,29 @@ def test_parts_are_numbered_on_and_a_block_that_parsed_nothing_writes_none(
 
 
 def test_a_block_adding_few_of_its_subscriptions_neither_reads_nor_writes_the_snapshot(
-    tmp_path: Path, count_parses: Callable[[], list[str]]
+    snapshot: Path, count_parses: Callable[[], list[str]]
 ) -> None:
-    path = tmp_path / "semantic.snap"
-    running_service(path)
-    before = {p.name: p.read_bytes() for p in [path, *parts_of(path)]}
+    before = files(snapshot)
     parsed = count_parses()
     matcher = SemanticMatcher()
     everyone = [*SUBS, *(Subscription(f"x{i}", "semantic", SUBS[0].text) for i in range(20))]
-    with snapshot_memo(path, everyone, adding=1):  # a start from a saved index adds one
+    with snapshot_memo(snapshot, everyone, adding=1):  # a start from a saved index adds one
         matcher.add(SUBS[1])
     assert parsed == [SUBS[1].text]  # parsed, though its part holds it: nothing was read
-    assert {p.name: p.read_bytes() for p in [path, *parts_of(path)]} == before
+    assert files(snapshot) == before
 
 
 def test_folding_keeps_the_registered_subscriptions_parses_and_removes_the_parts(
-    tmp_path: Path, count_parses: Callable[[], list[str]]
+    snapshot: Path, count_parses: Callable[[], list[str]]
 ) -> None:
-    path = tmp_path / "semantic.snap"
-    running_service(path)  # s1 in the snapshot, s2 and s3 in a part
-    fold_snapshot(path, SUBS[1:3])  # s1 deleted since
-    assert read_snapshot(path).subscriptions == tuple(SUBS[1:3])
-    assert set(read_snapshot(path).queries) == {s.text for s in SUBS[1:3]}
-    assert parts_of(path) == []
-    folded = path.read_bytes()
-    fold_snapshot(path, SUBS[1:3])  # nothing to fold: nothing written
-    assert path.read_bytes() == folded
+    # s1 in the snapshot, s2 and s3 in a part
+    fold_snapshot(snapshot, SUBS[1:3])  # s1 deleted since
+    assert read_snapshot(snapshot).subscriptions == tuple(SUBS[1:3])
+    assert set(read_snapshot(snapshot).queries) == {s.text for s in SUBS[1:3]}
+    assert parts_of(snapshot) == []
+    folded = snapshot.read_bytes()
+    fold_snapshot(snapshot, SUBS[1:3])  # nothing to fold: nothing written
+    assert snapshot.read_bytes() == folded
     parsed = count_parses()
-    start(path, SUBS[1:3])
+    start(snapshot, SUBS[1:3])
     assert len(parsed) == 1  # the spot check alone

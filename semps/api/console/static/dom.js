@@ -103,3 +103,10 @@ export function ago(seconds) {
 export function empty(text, hint = null) {
   return el("div", { class: "empty" }, el("p", {}, text), hint ? el("p", { class: "muted" }, hint) : null);
 }
+
+/** A grid table: its columns named by `heads`, its rows (<tr> elements) `rows`; `props` and
+ * `body`: the attributes of the table and of its <tbody>, as el's. */
+export function grid(props, heads, rows, body = {}) {
+  const head = el("thead", {}, el("tr", {}, heads.map((h) => el("th", {}, h))));
+  return el("table", props, head, el("tbody", body, rows));
+}

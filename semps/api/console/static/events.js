@@ -6,27 +6,23 @@
 // graph browser (#graph/IRI): what the knowledge graph knows of them.
 
 import { describeError, json, query } from "./api.js";
-import { byId, el, empty, fill, flash } from "./dom.js";
+import { bodyButtons } from "./bodyform.js";
+import { byId, el, empty, fill, grid } from "./dom.js";
 import { termCell } from "./graph.js";
-import { compactText, declareMissing } from "./prefixes.js";
+import { compactText } from "./prefixes.js";
 
 const NO_EXPLAIN = "This server does not offer explanations (POST /subscriptions/{id}/explain).";
 /** The subscription the explain form asks about. */
 const explaining = { subId: null };
 
 function triplesTable(triples) {
-  return el(
-    "table",
+  return grid(
     { class: "grid triples" },
-    el("thead", {}, el("tr", {}, el("th", {}, "subject"), el("th", {}, "predicate"), el("th", {}, "object"))),
-    el(
-      "tbody",
-      {},
-      triples.map((t) => {
-        const [s, p, o] = Array.isArray(t) ? t : [t.subject, t.predicate, t.object];
-        return el("tr", {}, [s, p, o].map((term) => el("td", { title: String(term) }, termCell(String(term), { blanks: false }))));
-      }),
-    ),
+    ["subject", "predicate", "object"],
+    triples.map((t) => {
+      const [s, p, o] = Array.isArray(t) ? t : [t.subject, t.predicate, t.object];
+      return el("tr", {}, [s, p, o].map((term) => el("td", { title: String(term) }, termCell(String(term), { blanks: false }))));
+    }),
   );
 }
 
@@ -103,16 +99,7 @@ function explainForm(event) {
   }
 }
 
-/** Add @prefix lines (Turtle) for the known prefixes the pasted event uses. */
-function declarePrefixes() {
-  if (byId("explain-type").value !== "text/turtle") {
-    flash("Prefix lines are for Turtle events.", true);
-    return;
-  }
-  declareMissing(byId("explain-body"), "turtle", "event");
-}
-
 export function setUpExplain() {
+  bodyButtons("explain", "Explain", "event", "events");
   byId("explain-form").addEventListener("submit", explainForm);
-  byId("explain-prefixes").addEventListener("click", declarePrefixes);
 }

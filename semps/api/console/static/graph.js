@@ -4,9 +4,10 @@
 // SPARQL Update form (POST /graph).
 
 import { ApiError, describeError, json, query } from "./api.js";
-import { byId, count, el, empty, fill, flash } from "./dom.js";
+import { byId, count, el, empty, fill, flash, grid } from "./dom.js";
 import { compact, compactTerm, declareMissing, tryExpand } from "./prefixes.js";
 import { can } from "./session.js";
+import { drawStore, storeTop } from "./storepanel.js";
 
 /** Subjects per page, and triples shown each way for a resource. */
 const PAGE = 100;
@@ -82,14 +83,12 @@ function searchSoon() {
 }
 
 function drawInfo(info) {
-  byId("graph-version").textContent = String(info.version);
-  byId("graph-sizes").textContent =
+  const sizes =
     `${count(info.triples)} triples · ${count(info.asserted)} asserted · ` +
     `${count(info.triples - info.asserted)} inferred · ${count(info.terms)} terms`;
   const isEmpty = info.triples === 0;
   const hint = can("publisher") ? "Load one (PUT /graph) or insert triples with an update below." : "A publisher loads one (PUT /graph).";
-  fill(byId("graph-empty"), isEmpty ? empty("The knowledge graph is empty.", hint) : null);
-  byId("graph-browse").hidden = isEmpty;
+  drawStore("graph", info.version, sizes, isEmpty ? empty("The knowledge graph is empty.", hint) : null);
 }
 
 /** Which resource the panel shows under the list (null: none): #graph/IRI or #graph. */
@@ -127,24 +126,19 @@ function tripleTable(kind, rows, total) {
     el("h4", {}, kind === "outgoing" ? `As subject${shown}` : `As object${shown}`),
     total === 0
       ? el("p", { class: "muted" }, "none")
-      : el(
-          "table",
+      : grid(
           { class: `grid triples ${kind}` },
-          el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, h)), el("th", {}, ""))),
-          el(
-            "tbody",
-            {},
-            rows.map((t) => {
-              const [a, b] = kind === "outgoing" ? [t.predicate, t.object] : [t.subject, t.predicate];
-              return el(
-                "tr",
-                { class: t.asserted ? "asserted" : "inferred" },
-                el("td", {}, termCell(a)),
-                el("td", {}, termCell(b)),
-                el("td", {}, el("span", { class: "tag" }, t.asserted ? "asserted" : "inferred")),
-              );
-            }),
-          ),
+          [...head, ""],
+          rows.map((t) => {
+            const [a, b] = kind === "outgoing" ? [t.predicate, t.object] : [t.subject, t.predicate];
+            return el(
+              "tr",
+              { class: t.asserted ? "asserted" : "inferred" },
+              el("td", {}, termCell(a)),
+              el("td", {}, termCell(b)),
+              el("td", {}, el("span", { class: "tag" }, t.asserted ? "asserted" : "inferred")),
+            );
+          }),
         ),
   ];
 }
@@ -192,6 +186,11 @@ async function runUpdate(event) {
 }
 
 export function setUpGraph() {
+  storeTop("graph", {
+    title: "Knowledge graph",
+    search: "Search subjects: a CURIE (site:B1-AHU-1), part of an IRI, or part of a label",
+    label: "Search the knowledge graph",
+  });
   byId("graph-refresh").addEventListener("click", loadGraph);
   byId("graph-search").addEventListener("input", searchSoon);
   byId("graph-prev").addEventListener("click", () => turn(false));

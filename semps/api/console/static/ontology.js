@@ -6,6 +6,7 @@ import { call, describeError, json, query, sendJson } from "./api.js";
 import { byId, count, el, empty, fill, flash } from "./dom.js";
 import { compact, setOntologyPrefixes, tryExpand, expand } from "./prefixes.js";
 import { can } from "./session.js";
+import { drawStore, storeTop } from "./storepanel.js";
 
 /** Entities asked for per page of a level, hits per search, axioms per page. */
 const PAGE = 100;
@@ -258,13 +259,10 @@ function filterSoon() {
 // -- the whole panel -----------------------------------------------------------------------
 
 function drawSummary(summary) {
-  byId("onto-version").textContent = String(summary.version);
-  byId("onto-sizes").textContent =
-    `${count(summary.classes)} classes · ${count(summary.properties)} properties · ${count(summary.axioms)} axioms`;
+  const sizes = `${count(summary.classes)} classes · ${count(summary.properties)} properties · ${count(summary.axioms)} axioms`;
   const isEmpty = summary.classes + summary.properties + summary.axioms === 0;
   const hint = can("admin") ? "Upload an ontology file or add an axiom below." : "An admin loads one (PUT /ontology).";
-  fill(byId("onto-empty"), isEmpty ? empty("The ontology is empty.", hint) : null);
-  byId("onto-browse").hidden = isEmpty;
+  drawStore("onto", summary.version, sizes, isEmpty ? empty("The ontology is empty.", hint) : null);
 }
 
 /** Fetch the summary, the trees' first levels and the first page of axioms, and draw them. */
@@ -344,6 +342,11 @@ async function upload(event) {
 }
 
 export function setUpOntology() {
+  storeTop("onto", {
+    title: "Ontology",
+    search: "Search classes and properties: a label, a CURIE (brick:AHU) or part of an IRI",
+    label: "Search the ontology",
+  });
   byId("axiom-form").addEventListener("submit", addAxiom);
   for (const side of ["subject", "object"]) {
     const input = byId(`axiom-${side}`);

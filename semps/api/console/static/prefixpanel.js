@@ -1,7 +1,7 @@
 // The prefixes panel: every prefix the console knows (yours, the common ones, the
 // ontology's), declaring and forgetting your own (kept in this browser, per user).
 
-import { byId, el, fill, flash } from "./dom.js";
+import { byId, el, fill, flash, grid } from "./dom.js";
 import { declare, forget, known } from "./prefixes.js";
 
 const listeners = [];
@@ -16,26 +16,25 @@ function changed() {
   for (const listener of listeners) listener();
 }
 
+/** The table of every prefix known, in #prefix-table (its rows in #prefix-rows). */
 export function drawPrefixes() {
-  fill(
-    byId("prefix-rows"),
-    known().map(({ prefix, namespace, source }) =>
+  const rows = known().map(({ prefix, namespace, source }) =>
+    el(
+      "tr",
+      { "data-prefix": prefix },
+      el("td", { class: "iri" }, `${prefix}:`),
+      el("td", { class: "iri" }, namespace),
+      el("td", { class: `source ${source}` }, source),
       el(
-        "tr",
-        { "data-prefix": prefix },
-        el("td", { class: "iri" }, `${prefix}:`),
-        el("td", { class: "iri" }, namespace),
-        el("td", { class: `source ${source}` }, source),
-        el(
-          "td",
-          {},
-          source === "yours"
-            ? el("button", { type: "button", class: "forget", onClick: () => { forget(prefix); changed(); flash(`Forgot ${prefix}:`); } }, "Forget")
-            : null,
-        ),
+        "td",
+        {},
+        source === "yours"
+          ? el("button", { type: "button", class: "forget", onClick: () => { forget(prefix); changed(); flash(`Forgot ${prefix}:`); } }, "Forget")
+          : null,
       ),
     ),
   );
+  fill(byId("prefix-table"), grid({ class: "grid" }, ["prefix", "namespace", "from", ""], rows, { id: "prefix-rows" }));
 }
 
 function add(event) {

@@ -1,8 +1,8 @@
 // The publish form: a body and its media type, sent to POST /events.
 
 import { describeError, json } from "./api.js";
-import { byId, el, fill, flash } from "./dom.js";
-import { declareMissing } from "./prefixes.js";
+import { bodyButtons } from "./bodyform.js";
+import { byId, el, fill } from "./dom.js";
 
 async function publish(event) {
   event.preventDefault();
@@ -22,17 +22,7 @@ async function publish(event) {
   }
 }
 
-/** Add @prefix lines (Turtle) for the known prefixes the body uses but does not declare. */
-function declarePrefixes() {
-  const area = byId("publish-body");
-  if (byId("publish-type").value !== "text/turtle") {
-    flash("Prefix lines are for Turtle bodies.", true);
-    return;
-  }
-  declareMissing(area, "turtle", "body");
-}
-
 export function setUpPublish() {
+  bodyButtons("publish", "Publish", "body", "bodies");
   byId("publish-form").addEventListener("submit", publish);
-  byId("publish-prefixes").addEventListener("click", declarePrefixes);
 }
