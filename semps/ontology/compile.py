@@ -120,15 +120,8 @@ def _property_table(
     inverseOf and symmetry (``(p, inv) -> (q, inv)`` for p below q, ``(p, inv) -> (q, not
     inv)`` for q an inverse of p, ``(p, inv) -> (p, not inv)`` for p symmetric). With
     ``kept``, the closure of these states is the kept one brought to their edges."""
-    up: defaultdict[str, set[str]] = defaultdict(set)
+    up = _property_edges(ax)
     inverse: defaultdict[str, set[str]] = defaultdict(set)
-    for s, o in ax.by_p[SUB_PROPERTY]:
-        if isinstance(o, str):
-            up[s].add(o)
-    for s, o in ax.by_p[EQ_PROPERTY]:
-        if isinstance(o, str):
-            up[s].add(o)
-            up[o].add(s)
     for s, o in ax.by_p[INVERSE]:
         if isinstance(o, str):
             inverse[s].add(o)
@@ -190,7 +183,6 @@ _RESTRICTION_KINDS = {
 def _schema_fixpoint(
     ax: _Axioms,
     class_up: dict[str, set[str]],
-    props: dict[str, tuple[tuple[str, bool], ...]],
     meter: Meter,
     kept: Kept | None = None,
 ) -> dict[str, frozenset[str]]:
@@ -210,7 +202,7 @@ def _schema_fixpoint(
             if isinstance(prop, str) and value is not None:
                 found[kind].append((node, prop, value))
                 index[kind][(prop, value)].append(node)
-    supers = {p: [q for q, inverted in implied if not inverted] for p, implied in props.items()}
+    supers = _schema_supers(ax, meter)
     kept_classes = kept.classes if kept is not None else KeptReach[str]()
     reach = kept_classes.bring(class_up, meter)
     while True:
@@ -237,6 +229,42 @@ def _schema_fixpoint(
                         added = True
         if not added:
             return classes
+
+
+def _property_edges(ax: _Axioms) -> defaultdict[str, set[str]]:
+    """Each property -> the properties its ``subPropertyOf`` and ``equivalentProperty``
+    triples put right above it."""
+    up: defaultdict[str, set[str]] = defaultdict(set)
+    for s, o in ax.by_p[SUB_PROPERTY]:
+        if isinstance(o, str):
+            up[s].add(o)
+    for s, o in ax.by_p[EQ_PROPERTY]:
+        if isinstance(o, str):
+            up[s].add(o)
+            up[o].add(s)
+    return up
+
+
+def _schema_supers(ax: _Axioms, meter: Meter) -> dict[str, list[str]]:
+    """Each property with one above it -> itself and every property above it, for the schema
+    rules (scm-svf2, scm-avf2, scm-hv): those its ``subPropertyOf`` and
+    ``equivalentProperty`` triples reach (scm-spo, scm-eqp1/2), not those reached through
+    ``inverseOf`` and symmetry. A symmetric ``p`` with an inverse ``q`` has q's extension, so
+    ``p ⊑ q`` holds, but no OWL 2 RL rule derives it: the instance rules (prp-inv1/2,
+    prp-symp) give each ``p`` triple its ``q`` triple, and ``∀p.C`` is not made a subclass
+    of ``∀q.C`` (owlrl agrees: tests/ontology/test_ontology_closure.py)."""
+    up = _property_edges(ax)
+    supers: dict[str, list[str]] = {}
+    for prop in up:
+        seen, todo = {prop}, [prop]
+        while todo:
+            for q in up.get(todo.pop(), ()):
+                if q not in seen:
+                    seen.add(q)
+                    todo.append(q)
+        meter.work(len(seen))
+        supers[prop] = [prop, *sorted(seen - {prop})]
+    return supers
 
 
 def _table(
@@ -281,7 +309,7 @@ def compile_axioms(
     class_up = _class_edges(ax, meter)
     levels, deepest = depth(class_up)
     budget.check_depth(levels, "class", deepest)
-    classes = _schema_fixpoint(ax, class_up, props, meter, kept)
+    classes = _schema_fixpoint(ax, class_up, meter, kept)
 
     domains = _by_property(ax.by_p[DOMAIN])
     ranges = _by_property(ax.by_p[RANGE])

@@ -93,6 +93,32 @@ def test_restrictions_of_one_property_and_filler_are_one_class() -> None:
     assert ours(axioms, event) == expected
 
 
+def test_an_inverse_through_symmetry_is_no_subproperty_for_the_schema_rules() -> None:
+    """C0 = (p0 only C4), C1 = (p2 only C4), p0 symmetric and the inverse of p2. p0 and p2
+    then have one extension, so a C0 is a C1 in OWL's semantics, but OWL 2 RL has no rule
+    that derives ``p0 subPropertyOf p2`` from inverseOf and SymmetricProperty (scm-avf2 needs
+    the subPropertyOf triple; prp-inv1/2 and prp-symp work on a p0 triple, of which the event
+    has none), so its closure, like owlrl's, does not type n0 a C1. The random ontologies
+    drew this case: the schema rules followed the property table's inverses."""
+    axioms = [
+        *DECLARATIONS,
+        (EX + "p0", OWL + "inverseOf", EX + "p2"),
+        (EX + "p0", RDF_TYPE, OWL + "SymmetricProperty"),
+        *restriction("allValuesFrom", 0, EX + "p0", EX + "C4"),
+        ("_:rallValuesFrom0", OWL + "equivalentClass", EX + "C0"),
+        *restriction("allValuesFrom", 1, EX + "p2", EX + "C4"),
+        ("_:rallValuesFrom1", OWL + "equivalentClass", EX + "C1"),
+    ]
+    event = [(EX + "n0", RDF_TYPE, EX + "C0")]
+    expected = owlrl_closure(axioms, event)
+    assert (EX + "n0", RDF_TYPE, EX + "C1") not in expected
+    assert ours(axioms, event) == expected
+    # With ``p2 subPropertyOf p0`` stated, scm-avf2 makes (p0 only C4) a subclass of (p2
+    # only C4) (a wider property, a narrower class), in owlrl and here.
+    stated = [*axioms, (EX + "p2", RDFS + "subPropertyOf", EX + "p0")]
+    assert (EX + "n0", RDF_TYPE, EX + "C1") in ours(stated, event) == owlrl_closure(stated, event)
+
+
 def test_intersection_with_restriction_defines_a_class() -> None:
     """LUBM q12's shape: Chair = Person and (headOf some Department)."""
     axioms = [
