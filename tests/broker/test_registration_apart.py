@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from semps.broker.worker import Worker
+from semps.broker.worker import EXTEND_AFTER, Worker
 from semps.event import Event
 from semps.ingest.sparql import parser
 from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.semantic.snapshot import read_snapshot
+from semps.matcher.semantic.snapshot_memo import parts_of
 from semps.matcher.values import Subscription
 from semps.ontology.expansion import Expansion
 from semps.terms import XSD, Literal
@@ -94,15 +96,39 @@ def test_the_writer_keeps_every_parse_of_a_checked_group_for_the_next_start(
     tmp_path: Path, parses: list[str]
 ) -> None:
     writer = Worker()
+    now = [0.0]
+    writer.clock = lambda: now[0]
     writer.load([], Expansion(), tmp_path, True)
     writer.check(shares()[0])  # parsed here, indexed (from the compiled form) below
     writer.index(GOOD)
+    now[0] += EXTEND_AFTER
     writer.idle()  # writes the snapshot's next part
     parses.clear()
     restarted = Worker()
     restarted.load(GOOD, Expansion(), tmp_path, False)
     assert len(parses) == 1  # the part's spot check (semantic.snapshot.SPOT_CHECK), no more
     assert len(restarted.matcher("semantic")) == len(GOOD)
+
+
+def test_the_writer_writes_the_parses_of_a_stream_of_groups_as_one_part(tmp_path: Path) -> None:
+    # A group a few milliseconds, each followed by an idle moment: one part once the first
+    # group's parses waited EXTEND_AFTER, not one per group (each a file and a listing).
+    writer = Worker()
+    now = [0.0]
+    writer.clock = lambda: now[0]
+    writer.load([], Expansion(), tmp_path, True)
+    snap = tmp_path / "semantic.snap"
+    for i, sub in enumerate(GOOD):
+        group = [Subscription(f"s{i}", "semantic", sub.text)]
+        assert writer.check(group) == [None]
+        writer.index(group)
+        assert writer.idle() == pytest.approx(EXTEND_AFTER - 0.01 * i)  # call again then
+        now[0] += 0.01
+    assert parts_of(snap) == []
+    now[0] = EXTEND_AFTER
+    writer.idle()
+    (part,) = parts_of(snap)
+    assert set(read_snapshot(part).queries) == {s.text for s in GOOD}
 
 
 def test_checking_and_indexing_leave_no_cyclic_garbage() -> None:
