@@ -16,6 +16,7 @@ from semps.event import Event
 from semps.ingest.sparql import parser
 from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.semantic import matcher as matcher_module
 from semps.matcher.semantic.snapshot import read_snapshot
 from semps.matcher.semantic.snapshot_memo import parts_of
 from semps.matcher.values import Subscription
@@ -90,6 +91,27 @@ def test_a_worker_indexes_the_group_parsing_only_the_share_it_did_not_check(
     want = reference.match(MatchContext(EVENT))
     assert [(m.subscription, m.count) for m in got] == [(m.subscription, m.count) for m in want]
     assert {m.subscription for m in got} == {"sub-0", "sub-2", "sub-3"}
+
+
+def test_checking_parses_and_leaves_compiling_to_the_indexing_after_the_answer(
+    monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    # Compiling a parse raises nothing: the check before the answer only parses, and the
+    # indexing compiles each text once, from the check's parse.
+    compiled: list[str] = []
+    real = matcher_module.compile_query
+
+    def counting(sub_id: str, query: object) -> object:
+        compiled.append(sub_id)
+        return real(sub_id, query)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(matcher_module, "compile_query", counting)
+    worker = Worker()
+    assert [o is None for o in worker.check(SUBS)] == [i not in (1, 5) for i in range(len(SUBS))]
+    assert compiled == [] and len(parses) == len(set(TEXTS))
+    worker.index(GOOD)
+    assert len(compiled) == len({s.text for s in GOOD})
+    assert len(parses) == len(set(TEXTS))  # none parsed again
 
 
 def test_the_writer_keeps_every_parse_of_a_checked_group_for_the_next_start(
