@@ -106,15 +106,20 @@ class Groups:
     def _drain(self) -> None:
         """Register groups until nothing is queued (for :data:`GATHER` seconds)."""
         last = 0
-        while True:
+        try:
+            while True:
+                with self._queue:
+                    if len(self._queued) < last:
+                        self._queue.wait_for(partial(self._holds, last), GATHER)
+                    if not self._queued:
+                        self._draining = False
+                        return
+                with self.lock:
+                    last = self._take_and_register()
+        except BaseException:  # never left: whoever queues next starts another thread
             with self._queue:
-                if len(self._queued) < last:
-                    self._queue.wait_for(partial(self._holds, last), GATHER)
-                if not self._queued:
-                    self._draining = False
-                    return
-            with self.lock:
-                last = self._take_and_register()
+                self._draining = False
+            raise
 
     def _holds(self, count: int) -> bool:
         return len(self._queued) >= count
