@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -285,6 +285,25 @@ class Broker:
             except SempsError as exc:
                 results[i] = exc
         return [r for r in results if r is not None]
+
+    def subscribe_soon(
+        self, text: str, *, kind: str, owner: str, name: str | None, done: Callable[[], None]
+    ) -> Pending | None:
+        """Queue a new subscription to register in a group without blocking: ``done`` is
+        called (on another thread) once the returned pending's ``result`` is set, the
+        subscription or the error :meth:`subscribe` would raise. ``None``: its kind is not
+        registered in groups (stateful), call :meth:`subscribe`.
+
+        Raises:
+            SempsError: an unknown kind, or a text over ``max_query_bytes`` (nothing queued).
+        """
+        cls = get_matcher_class(kind)
+        self.limits.check_query_size(text)
+        if cls.stateful:
+            return None
+        pending = Pending(text, kind, owner, name, done=done)
+        self._groups.add(pending)
+        return pending
 
     def _subscribe_grouped(self, mine: Pending) -> Subscription:
         """New stateless subscriptions register in groups (:mod:`.registration`)."""

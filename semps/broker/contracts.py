@@ -160,9 +160,25 @@ class SubscriptionStore(ABC):
         once for them all)."""
         return [self.next_id(prefix) for _ in range(count)]
 
+    def reserve_ids(self, prefix: str, count: int) -> list[str]:
+        """``count`` new ids whose counter is kept (made durable) by the next
+        :meth:`put_subscriptions` or :meth:`keep_ids`, in the same commit: the caller hands
+        none out before one of those returned. The default keeps it at once
+        (:meth:`next_ids`)."""
+        return self.next_ids(prefix, count)
+
+    def keep_ids(self) -> None:
+        """Keep the counter of ids reserved since it was last kept (:meth:`reserve_ids`).
+
+        Raises:
+            StoreError: it could not be kept.
+        """
+        return None  # the default's reservations were kept at once
+
     @abstractmethod
     def put_subscriptions(self, subs: Sequence[Subscription]) -> None:
-        """Insert or replace subscriptions in one transaction. A replaced one keeps its
+        """Insert or replace subscriptions in one transaction, keeping the counter of the
+        ids reserved (:meth:`reserve_ids`) with them. A replaced one keeps its
         owner, place in the listing, retention, webhook and notifications, and is active
         again.
 

@@ -73,6 +73,13 @@ CREATE TABLE IF NOT EXISTS dead_letters (
 )
 
 
+#: Keeps an id counter (never lowered).
+_KEEP_COUNTER = (
+    "INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) "
+    "DO UPDATE SET value = MAX(value, excluded.value)"
+)
+
+
 class SQLiteStore(
     TokenTable, RetentionTable, NotificationTable, EventDocumentTable, contracts.Store
 ):
@@ -161,22 +168,29 @@ class SQLiteStore(
     def next_ids(self, prefix: str, count: int) -> list[str]:
         """``count`` new ids, the counter committed once for them all."""
         with self._wlock:
+            ids = self.reserve_ids(prefix, count)
+            self.keep_ids()
+        return ids
+
+    def reserve_ids(self, prefix: str, count: int) -> list[str]:
+        """``count`` new ids, the counter kept by the next commit of subscriptions or
+        :meth:`keep_ids` (a group's ids cost no commit of their own)."""
+        with self._wlock:
             value = self._counters.get(prefix)
             if value is None:
                 row = self._w.execute(
                     "SELECT value FROM counters WHERE name = ?", (prefix,)
                 ).fetchone()
                 value = row[0] if row else 0
-            try:
-                self._w.execute(
-                    "INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) "
-                    "DO UPDATE SET value = MAX(value, excluded.value)",
-                    (prefix, value + count),
-                )
-            except sqlite3.Error as exc:
-                raise storage_error(exc, "cannot keep the id counter") from exc
             self._counters[prefix] = value + count
         return [f"{prefix}{value + i}" for i in range(1, count + 1)]
+
+    def keep_ids(self) -> None:
+        with self._wlock:
+            try:
+                self._w.executemany(_KEEP_COUNTER, list(self._counters.items()))
+            except sqlite3.Error as exc:
+                raise storage_error(exc, "cannot keep the id counter") from exc
 
     def put_subscriptions(self, subs: Sequence[Subscription]) -> None:
         """:meth:`put_subscription` for several, in one transaction."""
@@ -191,11 +205,7 @@ class SQLiteStore(
                     "name = excluded.name, suspended = NULL",
                     [(s.id, s.kind, s.text, s.owner, s.name, now) for s in subs],
                 )
-                self._w.executemany(
-                    "INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) "
-                    "DO UPDATE SET value = MAX(value, excluded.value)",
-                    list(self._counters.items()),
-                )
+                self._w.executemany(_KEEP_COUNTER, list(self._counters.items()))
                 self._w.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._rollback()

@@ -50,6 +50,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import ExitStack, suppress
 from pathlib import Path
@@ -74,6 +75,11 @@ from semps.matcher.values import Subscription
 from semps.ontology.expansion import Expansion
 from semps.terms import RDF_TYPE, XSD, Literal
 
+#: Seconds the parses of new subscriptions wait, kept, before the writer writes them beside
+#: the snapshot: a stream of single registrations leaves one part a second, not one per
+#: group (each part also cost a listing of the folder: quadratic over a long stream).
+EXTEND_AFTER = 1.0
+
 #: Phases a worker reports in its progress (WARMING: compiling a matcher's kernels on its
 #: first use, which the watchdog does not time).
 IDLE, READING, MATCHING, WARMING = pool.IDLE, 1, 2, pool.UNTIMED
@@ -97,6 +103,8 @@ class Worker:
         self._extends: Path | None = None
         #: What the matchers keep of subscriptions added since, written when idle.
         self._unsaved: list[Callable[[], object]] = []
+        self._unsaved_since = 0.0  # when the first of them was kept (by ``clock``)
+        self.clock: Callable[[], float] = time.monotonic
         #: The matchers' saved states, kept by the pool's writer (``None``: not this one).
         self._saver: StateSaver | None = None
         #: By kind, what the states restored before ``load`` hold (``None``: left aside),
@@ -142,11 +150,18 @@ class Worker:
         raise ValueError(msg)
 
     def idle(self) -> float | None:
-        """Nothing waits: extend the snapshots with what was added, warm up now (loading
+        """Nothing waits: extend the snapshots with what was added (once the first of it
+        waited :data:`EXTEND_AFTER`; until then only that is done), warm up now (loading
         the kernels takes about a second) rather than inside the next event's request,
         and on the writer save the states when due; the seconds after which to be called
         again (``None``: no need). A failure is ignored by the caller: the kernels then load
         on first use, and the next start parses or indexes what was not saved."""
+        if self._unsaved:
+            waited = self.clock() - self._unsaved_since
+            if waited < EXTEND_AFTER:  # registrations may still come: one part for them all
+                if self.progress is not None:
+                    self.progress.at(IDLE, 0)
+                return EXTEND_AFTER - waited
         while self._unsaved:
             self._unsaved.pop(0)()
         self.warm_up()
@@ -276,7 +291,10 @@ class Worker:
         block entered on ``stack``, its writing kept for :meth:`idle`."""
         if self._extends is None:
             return
-        for kind in dict.fromkeys(s.kind for s in subs):
+        if not self._unsaved:
+            self._unsaved_since = self.clock()
+        kinds = subs.kinds if isinstance(subs, Packed) else [s.kind for s in subs]
+        for kind in dict.fromkeys(kinds):
             with suppress(SempsError):  # an unknown kind: its add (or check) says so
                 matcher = self.matcher(kind)
                 path = self._extends / f"{kind}.snap"

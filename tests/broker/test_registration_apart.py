@@ -11,11 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from semps.broker.worker import Worker
+from semps.broker.worker import EXTEND_AFTER, Worker
 from semps.event import Event
 from semps.ingest.sparql import parser
 from semps.matcher.base import MatchContext
 from semps.matcher.semantic import SemanticMatcher
+from semps.matcher.semantic import matcher as matcher_module
+from semps.matcher.semantic.snapshot import read_snapshot
+from semps.matcher.semantic.snapshot_memo import parts_of
 from semps.matcher.values import Subscription
 from semps.ontology.expansion import Expansion
 from semps.terms import XSD, Literal
@@ -90,19 +93,64 @@ def test_a_worker_indexes_the_group_parsing_only_the_share_it_did_not_check(
     assert {m.subscription for m in got} == {"sub-0", "sub-2", "sub-3"}
 
 
+def test_checking_parses_and_leaves_compiling_to_the_indexing_after_the_answer(
+    monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    # Compiling a parse raises nothing: the check before the answer only parses, and the
+    # indexing compiles each text once, from the check's parse.
+    compiled: list[str] = []
+    real = matcher_module.compile_query
+
+    def counting(sub_id: str, query: object) -> object:
+        compiled.append(sub_id)
+        return real(sub_id, query)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(matcher_module, "compile_query", counting)
+    worker = Worker()
+    assert [o is None for o in worker.check(SUBS)] == [i not in (1, 5) for i in range(len(SUBS))]
+    assert compiled == [] and len(parses) == len(set(TEXTS))
+    worker.index(GOOD)
+    assert len(compiled) == len({s.text for s in GOOD})
+    assert len(parses) == len(set(TEXTS))  # none parsed again
+
+
 def test_the_writer_keeps_every_parse_of_a_checked_group_for_the_next_start(
     tmp_path: Path, parses: list[str]
 ) -> None:
     writer = Worker()
+    now = [0.0]
+    writer.clock = lambda: now[0]
     writer.load([], Expansion(), tmp_path, True)
     writer.check(shares()[0])  # parsed here, indexed (from the compiled form) below
     writer.index(GOOD)
+    now[0] += EXTEND_AFTER
     writer.idle()  # writes the snapshot's next part
     parses.clear()
     restarted = Worker()
     restarted.load(GOOD, Expansion(), tmp_path, False)
     assert len(parses) == 1  # the part's spot check (semantic.snapshot.SPOT_CHECK), no more
     assert len(restarted.matcher("semantic")) == len(GOOD)
+
+
+def test_the_writer_writes_the_parses_of_a_stream_of_groups_as_one_part(tmp_path: Path) -> None:
+    # A group a few milliseconds, each followed by an idle moment: one part once the first
+    # group's parses waited EXTEND_AFTER, not one per group (each a file and a listing).
+    writer = Worker()
+    now = [0.0]
+    writer.clock = lambda: now[0]
+    writer.load([], Expansion(), tmp_path, True)
+    snap = tmp_path / "semantic.snap"
+    for i, sub in enumerate(GOOD):
+        group = [Subscription(f"s{i}", "semantic", sub.text)]
+        assert writer.check(group) == [None]
+        writer.index(group)
+        assert writer.idle() == pytest.approx(EXTEND_AFTER - 0.01 * i)  # call again then
+        now[0] += 0.01
+    assert parts_of(snap) == []
+    now[0] = EXTEND_AFTER
+    writer.idle()
+    (part,) = parts_of(snap)
+    assert set(read_snapshot(part).queries) == {s.text for s in GOOD}
 
 
 def test_checking_and_indexing_leave_no_cyclic_garbage() -> None:

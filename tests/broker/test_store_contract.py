@@ -90,6 +90,38 @@ def test_ids_count_from_one_per_prefix(store: Store) -> None:
     ]
 
 
+def test_reserved_ids_follow_the_issued_ones(store: Store) -> None:
+    assert store.next_id("sub-") == "sub-1"
+    assert store.reserve_ids("sub-", 2) == ["sub-2", "sub-3"]
+    assert store.next_ids("sub-", 1) == ["sub-4"]
+
+
+@pytest.mark.parametrize("kept_by", ["put_subscriptions", "keep_ids"])
+def test_reserved_ids_are_not_issued_again_once_kept(tmp_path: Path, kept_by: str) -> None:
+    path = tmp_path / "data" / "semps.sqlite3"
+    store = SQLiteStore(path)
+    ids = store.reserve_ids("sub-", 3)
+    if kept_by == "put_subscriptions":
+        store.put_subscriptions([_sub(ids[0])])  # the other two: refused, say
+    else:
+        store.keep_ids()  # all three refused
+    store.close()
+    again = SQLiteStore(path)
+    assert again.next_id("sub-") == "sub-4"
+    again.close()
+
+
+def test_reserving_ids_commits_nothing(tmp_path: Path) -> None:
+    # Kept by the commit of the subscriptions they go to: a group costs one fsync, not two.
+    path = tmp_path / "data" / "semps.sqlite3"
+    store = SQLiteStore(path)
+    assert store.reserve_ids("sub-", 3) == ["sub-1", "sub-2", "sub-3"]
+    store.close()
+    again = SQLiteStore(path)
+    assert again.next_id("sub-") == "sub-1"  # none was handed out
+    again.close()
+
+
 def test_a_subscription_round_trips(store: Store) -> None:
     sub = Subscription("sub-1", "semantic", "SELECT ?x { ?x a <C> }", "ann", "chairs")
     store.put_subscription(sub)

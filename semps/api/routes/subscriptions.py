@@ -6,6 +6,7 @@ The body's media type must fit the kind: SPARQL (``application/sparql-query`` or
 text for ``composite``. No ``Content-Type`` takes the kind's own form.
 """
 
+import asyncio
 import json
 from dataclasses import asdict
 from typing import Annotated
@@ -78,9 +79,15 @@ def check_body_type(found: str | None, kind: str) -> None:
 async def register_text(
     broker: Broker, text: str, kind: str, owner: str, name: str | None, sub_id: str | None = None
 ) -> Subscription:
-    """Register (or replace) a subscription on a worker thread; a semantic one whose text
-    looks like JSON says which kind reads JSON."""
+    """Register (or replace) a subscription; a semantic one whose text looks like JSON
+    says which kind reads JSON. A new one of a kind registered in groups is queued and
+    awaited (:meth:`~semps.broker.broker.Broker.subscribe_soon`), holding no thread;
+    the others register on a worker thread."""
     try:
+        if sub_id is None:
+            sub = await _registered_soon(broker, text, kind, owner, name)
+            if sub is not None:
+                return sub
         return await run_in_threadpool(
             broker.subscribe, text, kind=kind, owner=owner, name=name, sub_id=sub_id
         )
@@ -89,6 +96,31 @@ async def register_text(
             msg = f"{exc.detail} ({_JSON_HINT})"
             raise SubscriptionSyntaxError(msg, line=exc.line, column=exc.column) from exc
         raise
+
+
+async def _registered_soon(
+    broker: Broker, text: str, kind: str, owner: str, name: str | None
+) -> Subscription | None:
+    """A new subscription registered in a group, awaited; ``None``: its kind is not
+    registered in groups."""
+    loop = asyncio.get_running_loop()
+    answered: asyncio.Future[None] = loop.create_future()
+
+    def done() -> None:  # on the registering thread
+        loop.call_soon_threadsafe(_settle, answered)
+
+    pending = broker.subscribe_soon(text, kind=kind, owner=owner, name=name, done=done)
+    if pending is None:
+        return None
+    await answered
+    if isinstance(pending.result, BaseException):
+        raise pending.result
+    return pending.result
+
+
+def _settle(answered: asyncio.Future[None]) -> None:
+    if not answered.done():  # not cancelled (the client went away)
+        answered.set_result(None)
 
 
 def subscriptions_router(ctx: Context) -> APIRouter:

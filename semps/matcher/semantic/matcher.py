@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from semps._types import Term, Triple
 from semps.errors import NotFound
 from semps.event import Event  # noqa: F401  (doctest name)
-from semps.ingest.sparql import parse_query
+from semps.ingest.sparql import Query, parse_query
 from semps.matcher.base import MatchContext, Matcher
 from semps.matcher.explanation import Explanation
 from semps.matcher.semantic._kernels import warm as warm_kernels
@@ -98,6 +98,7 @@ class SemanticMatcher(Matcher):
         self.index = SubscriptionIndex()
         self._texts: dict[str, str] = {}
         self._compiled: dict[str, CompiledSubscription] = {}  # by text (see _compile)
+        self._checked: dict[str, Query] = {}  # parsed by check, not compiled yet
         self._compiled_limits = self.limits
         self._pool: WorkerPool | None = None
         #: Matching against a knowledge graph (:mod:`.graphmatch`), set up on first use.
@@ -129,25 +130,40 @@ class SemanticMatcher(Matcher):
         """The subscription parsed and compiled; a text registered before (under the same
         limits) reuses that compiled form under the new id: parsing is a pure function of
         the text, and subscriptions sharing a text share their patterns and plans."""
-        if self._compiled_limits is not self.limits:
-            self._compiled.clear()
-            self._compiled_limits = self.limits
+        self._same_limits()
         text = subscription.text
         found = self._compiled.get(text)
         if found is not None:
             return renamed(found, subscription.id)
-        compiled = compile_query(subscription.id, parse_query(text, limits=self.limits))
+        query = self._checked.pop(text, None)
+        if query is None:
+            query = parse_query(text, limits=self.limits)
+        compiled = compile_query(subscription.id, query)
         if len(self._compiled) >= _COMPILED_CACHE:
             self._compiled.clear()
         self._compiled[text] = compiled
         return compiled
 
     def check(self, subscription: Subscription) -> None:
-        """Parse and compile the subscription as :meth:`add` does (SubscriptionError on
-        bad text), keeping the compiled form for the next :meth:`add` of its text (inside
-        an :meth:`extending` block, its parse too); index unchanged (inserting a compiled
-        subscription raises nothing)."""
-        self._compile(subscription)
+        """Parse the subscription as :meth:`add` does (SubscriptionError on bad text),
+        keeping the parse for the next :meth:`add` of its text (inside an
+        :meth:`extending` block, for the snapshot too); index unchanged. Compiling a parse
+        and inserting it raise nothing, so they are left to :meth:`add`: the broker answers
+        after the check, and indexes after the answer."""
+        self._same_limits()
+        text = subscription.text
+        if text in self._compiled or text in self._checked:
+            return
+        if len(self._checked) >= _COMPILED_CACHE:
+            self._checked.clear()
+        self._checked[text] = parse_query(text, limits=self.limits)
+
+    def _same_limits(self) -> None:
+        """Forget the parses and compiled forms kept under other limits."""
+        if self._compiled_limits is not self.limits:
+            self._compiled.clear()
+            self._checked.clear()
+            self._compiled_limits = self.limits
 
     def remove(self, subscription_id: str) -> None:
         """Remove a subscription (NotFound if unknown)."""
@@ -285,6 +301,7 @@ class SemanticMatcher(Matcher):
             return None
         self.index, self._texts = index, texts
         self._compiled.clear()
+        self._checked.clear()
         self._kg = None
         return texts
 
