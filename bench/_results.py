@@ -117,7 +117,7 @@ def record(
     columns += [name for name in row if name not in columns]
     rows.append(row)
     with path.open("w", newline="", encoding="utf-8") as out:
-        writer = csv.DictWriter(out, columns, restval="")
+        writer = csv.DictWriter(out, columns, restval="", lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
     return path
