@@ -1,0 +1,351 @@
+"""Compiled (numba) gains of a basic graph pattern under an event, over the knowledge
+graph's sorted id arrays and the event's triples (see :mod:`semps.matcher.semantic.
+graphjoin` for the tables it reads)."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from numba.typed import List as TypedList
+
+from semps.matcher.kernels import jit
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+#: Pattern kinds: a triple pattern, a ``p+`` path.
+TRIPLE, PLUS = 0, 1
+#: Columns of a pattern row: kind, property, subject and object (a variable's slot, or a
+#: constant's id), whether each is a variable, the range of its parameters' restrictions.
+KIND, PROP, S_VAL, S_VAR, O_VAL, O_VAR, AR_LO, AR_HI = range(8)
+ATOM_WIDTH = 8
+#: Step modes (as the template differ's ``_match``): a lookup by a bound end; the same,
+#: the pattern's parameters then kept to their domains; a parameter object's domain
+#: values counted from the bound subject; a parameter bound to each value, then matched.
+LINK, RESTRICT, EXPAND_OBJECT, EXPAND_LINK = 0, 1, 2, 3
+#: Columns of a step row: mode, side (0 old, 1 new), pattern, the parameter's slot and
+#: domain range (expansions), the restrictions' range.
+MODE, SIDE, ATOM, PARAM, DOM_LO, DOM_HI, R_LO, R_HI = range(8)
+STEP_WIDTH = 8
+#: A slot not bound yet (-1: a constant the graph and the event do not have).
+UNBOUND = -2
+
+_MASK = (1 << 32) - 1
+
+
+@jit
+def _pairs(
+    so: IntArray,
+    os: IntArray,
+    prop: int,
+    s: int,
+    o: int,
+    new: bool,
+    ov_p: IntArray,
+    ov_s: IntArray,
+    ov_o: IntArray,
+) -> tuple[IntArray, IntArray]:
+    """A property's pairs with the bound ends (the graph's in id order, then on the new
+    side the event's in its order), as ``GraphPairs.lookup`` gives them (``prop``: the
+    property's id, as the event's triples have it)."""
+    by_s = s != UNBOUND
+    node = s if by_s else o
+    packed = so if by_s else os
+    lo, hi = 0, 0
+    if node >= 0:
+        lo = int(np.searchsorted(packed, node << 32))
+        hi = int(np.searchsorted(packed, (node + 1) << 32))
+    extra = 0
+    if new:
+        for i in range(len(ov_p)):
+            if ov_p[i] == prop and (ov_s[i] == node if by_s else ov_o[i] == node):
+                extra += 1
+    a_out = np.empty(hi - lo + extra, dtype=np.int64)
+    b_out = np.empty(hi - lo + extra, dtype=np.int64)
+    m = 0
+    for x in range(lo, hi):
+        other = packed[x] & _MASK
+        a, b = (node, other) if by_s else (other, node)
+        if by_s and o != UNBOUND and b != o:
+            continue
+        a_out[m], b_out[m] = a, b
+        m += 1
+    if extra:
+        for i in range(len(ov_p)):
+            if ov_p[i] == prop and (ov_s[i] == node if by_s else ov_o[i] == node):
+                if by_s and o != UNBOUND and ov_o[i] != o:
+                    continue
+                a_out[m], b_out[m] = ov_s[i], ov_o[i]
+                m += 1
+    return a_out[:m], b_out[:m]
+
+
+@jit
+def _reach(
+    so: IntArray,
+    os: IntArray,
+    prop: int,
+    start: int,
+    forward: bool,
+    new: bool,
+    ov_p: IntArray,
+    ov_s: IntArray,
+    ov_o: IntArray,
+    budget: IntArray,
+    side: int,
+) -> IntArray:
+    """The nodes ``p+`` reaches from ``start`` (forward) or reaches it (backward), in the
+    order the evaluator's search finds them (``Evaluator.reach``)."""
+    found = [start for _ in range(0)]
+    seen = {UNBOUND}
+    expanded = {start}
+    stack = [start]
+    while len(stack):
+        node: int = stack.pop()
+        if forward:
+            _, ends = _pairs(so, os, prop, node, UNBOUND, new, ov_p, ov_s, ov_o)
+        else:
+            ends, _ = _pairs(so, os, prop, UNBOUND, node, new, ov_p, ov_s, ov_o)
+        for m in ends:
+            budget[side] -= 1
+            if m not in seen:
+                seen.add(m)
+                found.append(m)
+            if m not in expanded:
+                expanded.add(m)
+                stack.append(m)
+        if budget[side] < 0:
+            break
+    return np.array(found, dtype=np.int64)
+
+
+@jit
+def _in(sorted_ids: IntArray, lo: int, hi: int, x: int) -> bool:
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if sorted_ids[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < len(sorted_ids) and sorted_ids[lo] == x
+
+
+@jit
+def _push(
+    rows: IntArray, tags: IntArray, n: int, row: IntArray, tag: int
+) -> tuple[IntArray, IntArray]:
+    if n == len(tags):
+        bigger = np.empty((2 * n + 8, rows.shape[1]), dtype=np.int64)
+        bigger[:n] = rows[:n]
+        more = np.empty(2 * n + 8, dtype=np.int64)
+        more[:n] = tags[:n]
+        rows, tags = bigger, more
+    rows[n] = row
+    tags[n] = tag
+    return rows, tags
+
+
+@jit
+def _kept(row: IntArray, lo: int, hi: int, restricts: IntArray, sdoms: IntArray) -> bool:
+    for r in range(lo, hi):
+        if not _in(sdoms, restricts[r, 1], restricts[r, 2], row[restricts[r, 0]]):
+            return False
+    return True
+
+
+@jit
+def _end(val: int, is_var: int, row: IntArray) -> int:
+    return row[val] if is_var else val
+
+
+@jit
+def _matched(
+    atom: IntArray,
+    pid: int,
+    row: IntArray,
+    so: IntArray,
+    os: IntArray,
+    side: int,
+    ov_p: IntArray,
+    ov_s: IntArray,
+    ov_o: IntArray,
+    budget: IntArray,
+) -> tuple[IntArray, IntArray]:
+    """A pattern's pairs from the row's bound ends (each ticked, as the evaluator does)."""
+    s = _end(atom[S_VAL], atom[S_VAR], row)
+    o = _end(atom[O_VAL], atom[O_VAR], row)
+    new = side == 1
+    if atom[KIND] == TRIPLE:
+        a, b = _pairs(so, os, pid, s, o, new, ov_p, ov_s, ov_o)
+        budget[side] -= len(a)
+        return a, b
+    if s != UNBOUND:
+        ends = _reach(so, os, pid, s, True, new, ov_p, ov_s, ov_o, budget, side)
+        if o != UNBOUND:
+            ends = ends[ends == o]
+        budget[side] -= len(ends)
+        return np.full(len(ends), s, dtype=np.int64), ends
+    starts = _reach(so, os, pid, o, False, new, ov_p, ov_s, ov_o, budget, side)
+    budget[side] -= len(starts)
+    return starts, np.full(len(starts), o, dtype=np.int64)
+
+
+@jit
+def _step(  # noqa: C901 (the differ's four ways of matching one pattern)
+    rows: IntArray,
+    n: int,
+    st: IntArray,
+    atoms: IntArray,
+    doms: IntArray,
+    restricts: IntArray,
+    sdoms: IntArray,
+    by_s: TypedList[IntArray],
+    by_o: TypedList[IntArray],
+    prop_ids: IntArray,
+    ov_p: IntArray,
+    ov_s: IntArray,
+    ov_o: IntArray,
+    budget: IntArray,
+) -> tuple[IntArray, int]:
+    """``rows[:n]`` extended by one step (rows without a match dropped)."""
+    atom = atoms[st[ATOM]]
+    side = st[SIDE]
+    so, os, pid = by_s[atom[PROP]], by_o[atom[PROP]], prop_ids[atom[PROP]]
+    out = np.empty((max(n, 4), rows.shape[1]), dtype=np.int64)
+    tags = np.empty(max(n, 4), dtype=np.int64)
+    m = 0
+    for i in range(n):
+        row = rows[i].copy()
+        if st[MODE] == EXPAND_OBJECT:
+            s = _end(atom[S_VAL], atom[S_VAR], row)
+            for j in range(st[DOM_LO], st[DOM_HI]):
+                _, b = _pairs(so, os, pid, s, doms[j], side == 1, ov_p, ov_s, ov_o)
+                budget[side] -= len(b)
+                for _x in range(len(b)):
+                    row[st[PARAM]] = doms[j]
+                    out, tags = _push(out, tags, m, row, 0)
+                    m += 1
+        else:
+            lo_v, hi_v = 0, 1
+            if st[MODE] == EXPAND_LINK:
+                lo_v, hi_v = st[DOM_LO], st[DOM_HI]
+            for j in range(lo_v, hi_v):
+                if st[MODE] == EXPAND_LINK:
+                    row[st[PARAM]] = doms[j]
+                s_new = atom[S_VAR] == 1 and row[atom[S_VAL]] == UNBOUND
+                o_new = atom[O_VAR] == 1 and row[atom[O_VAL]] == UNBOUND
+                a, b = _matched(atom, pid, row, so, os, side, ov_p, ov_s, ov_o, budget)
+                for x in range(len(a)):
+                    if s_new and o_new and atom[S_VAL] == atom[O_VAL] and a[x] != b[x]:
+                        continue
+                    if s_new:
+                        row[atom[S_VAL]] = a[x]
+                    if o_new:
+                        row[atom[O_VAL]] = b[x]
+                    if _kept(row, st[R_LO], st[R_HI], restricts, sdoms):
+                        out, tags = _push(out, tags, m, row, 0)
+                        m += 1
+                if s_new:
+                    row[atom[S_VAL]] = UNBOUND
+                if o_new:
+                    row[atom[O_VAL]] = UNBOUND
+        if budget[0] < 0 or budget[1] < 0:
+            break
+    return out, m
+
+
+@jit
+def bgp_gains(  # noqa: C901 (the delta rule's loop)
+    atoms: IntArray,
+    touched: BoolArray,
+    skip: BoolArray,
+    k_lo: IntArray,
+    k_hi: IntArray,
+    steps: IntArray,
+    doms: IntArray,
+    restricts: IntArray,
+    sdoms: IntArray,
+    by_s: TypedList[IntArray],
+    by_o: TypedList[IntArray],
+    prop_ids: IntArray,
+    ov_p: IntArray,
+    ov_s: IntArray,
+    ov_o: IntArray,
+    width: int,
+    old_budget: int,
+    new_budget: int,
+) -> tuple[IntArray, IntArray, int, int]:
+    """The rows a basic graph pattern gains (``width`` slots of ids each), with the
+    pattern each gained at, as the template differ's ``gains_only`` finds them (a
+    property's arrays ``by_s[i]``, ``by_o[i]``, its id ``prop_ids[i]``): for each
+    touched pattern ``k`` (``skip[k]``: a pattern before it the old graph, or after it
+    the new one, has no triple of), its rows from the event's triples (``ov_*``) kept to
+    its parameters' domains, each extended by ``steps[k_lo[k]:k_hi[k]]``. Returns the
+    rows, their patterns, and what is left of the work budget of each side (the work
+    stops once one is below 0)."""
+    budget = np.array([old_budget, new_budget], dtype=np.int64)
+    gained = np.empty((4, width), dtype=np.int64)
+    tags = np.empty(4, dtype=np.int64)
+    g = 0
+    for k in range(len(atoms)):
+        atom = atoms[k]
+        if not touched[k] or skip[k] or atom[KIND] != TRIPLE:
+            continue
+        rows = np.empty((4, width), dtype=np.int64)
+        dummy = np.empty(4, dtype=np.int64)
+        n = 0
+        for i in range(len(ov_p)):
+            if ov_p[i] != prop_ids[atom[PROP]]:
+                continue
+            row = np.full(width, UNBOUND, dtype=np.int64)
+            a, b = ov_s[i], ov_o[i]
+            if atom[S_VAR] == 0 and a != atom[S_VAL]:
+                continue
+            if atom[O_VAR] == 0 and b != atom[O_VAL]:
+                continue
+            if atom[S_VAR] == 1 and atom[O_VAR] == 1 and atom[S_VAL] == atom[O_VAL] and a != b:
+                continue
+            if atom[S_VAR] == 1:
+                row[atom[S_VAL]] = a
+            if atom[O_VAR] == 1:
+                row[atom[O_VAL]] = b
+            if _kept(row, atom[AR_LO], atom[AR_HI], restricts, sdoms):
+                rows, dummy = _push(rows, dummy, n, row, 0)
+                n += 1
+        for x in range(k_lo[k], k_hi[k]):
+            if n == 0:
+                break
+            rows, n = _step(
+                rows,
+                n,
+                steps[x],
+                atoms,
+                doms,
+                restricts,
+                sdoms,
+                by_s,
+                by_o,
+                prop_ids,
+                ov_p,
+                ov_s,
+                ov_o,
+                budget,
+            )
+            if budget[0] < 0 or budget[1] < 0:
+                return gained[:g], tags[:g], budget[0], budget[1]
+        for i in range(n):
+            gained, tags = _push(gained, tags, g, rows[i], k)
+            g += 1
+    return gained[:g], tags[:g], budget[0], budget[1]
+
+
+def warm() -> None:
+    """Compile (or load from the cache) the kernel now."""
+    z = np.zeros(0, dtype=np.int64)
+    lists = TypedList([z])
+    no = np.zeros(0, dtype=np.bool_)
+    bgp_gains(
+        np.zeros((0, ATOM_WIDTH), dtype=np.int64), no, no, z, z,
+        np.zeros((0, STEP_WIDTH), dtype=np.int64), z, np.zeros((0, 3), dtype=np.int64), z,
+        lists, lists, z, z, z, z, 1, 0, 0,
+    )  # fmt: skip
