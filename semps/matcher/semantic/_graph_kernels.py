@@ -34,7 +34,17 @@ _MASK = (1 << 32) - 1
 
 
 @jit
-def _pairs(
+def _grown(pa: IntArray, pb: IntArray, need: int = 0) -> tuple[IntArray, IntArray]:
+    size = max(2 * len(pa), need)
+    a = np.empty(size, dtype=np.int64)
+    b = np.empty(size, dtype=np.int64)
+    a[: len(pa)] = pa
+    b[: len(pb)] = pb
+    return a, b
+
+
+@jit
+def _fill(
     so: IntArray,
     os: IntArray,
     prop: int,
@@ -44,40 +54,46 @@ def _pairs(
     ov_p: IntArray,
     ov_s: IntArray,
     ov_o: IntArray,
-) -> tuple[IntArray, IntArray]:
-    """A property's pairs with the bound ends (the graph's in id order, then on the new
-    side the event's in its order), as ``GraphPairs.lookup`` gives them (``prop``: the
-    property's id, as the event's triples have it)."""
+    pa: IntArray,
+    pb: IntArray,
+) -> tuple[IntArray, IntArray, int]:
+    """A property's pairs with the bound ends into ``pa``/``pb`` (grown when short; their
+    count returned): the graph's in id order, then on the new side the event's in its
+    order, as ``GraphPairs.lookup`` gives them (``prop``: the property's id, as the
+    event's triples have it)."""
     by_s = s != UNBOUND
     node = s if by_s else o
     packed = so if by_s else os
-    lo, hi = 0, 0
-    if node >= 0:
-        lo = int(np.searchsorted(packed, node << 32))
-        hi = int(np.searchsorted(packed, (node + 1) << 32))
-    extra = 0
+    m = 0
+    if node >= 0 and by_s and o != UNBOUND:  # both ends: one search for the pair
+        key = (node << 32) | o
+        at = np.searchsorted(packed, key)
+        if o >= 0 and at < len(packed) and packed[at] == key:
+            pa[0], pb[0] = node, o
+            m = 1
+    elif node >= 0:  # the node's range, read from its start (a search less)
+        x = np.searchsorted(packed, node << 32)
+        while x < len(packed) and (packed[x] >> 32) == node:
+            if m == len(pa):
+                pa, pb = _grown(pa, pb)
+            other = packed[x] & _MASK
+            if by_s:
+                pa[m], pb[m] = node, other
+            else:
+                pa[m], pb[m] = other, node
+            m += 1
+            x += 1
+    if new and m + len(ov_p) > len(pa):
+        pa, pb = _grown(pa, pb, m + len(ov_p))
     if new:
         for i in range(len(ov_p)):
-            if ov_p[i] == prop and (ov_s[i] == node if by_s else ov_o[i] == node):
-                extra += 1
-    a_out = np.empty(hi - lo + extra, dtype=np.int64)
-    b_out = np.empty(hi - lo + extra, dtype=np.int64)
-    m = 0
-    for x in range(lo, hi):
-        other = packed[x] & _MASK
-        a, b = (node, other) if by_s else (other, node)
-        if by_s and o != UNBOUND and b != o:
-            continue
-        a_out[m], b_out[m] = a, b
-        m += 1
-    if extra:
-        for i in range(len(ov_p)):
-            if ov_p[i] == prop and (ov_s[i] == node if by_s else ov_o[i] == node):
-                if by_s and o != UNBOUND and ov_o[i] != o:
-                    continue
-                a_out[m], b_out[m] = ov_s[i], ov_o[i]
-                m += 1
-    return a_out[:m], b_out[:m]
+            if ov_p[i] != prop or (ov_s[i] != node if by_s else ov_o[i] != node):
+                continue
+            if by_s and o != UNBOUND and ov_o[i] != o:
+                continue
+            pa[m], pb[m] = ov_s[i], ov_o[i]
+            m += 1
+    return pa, pb, m
 
 
 @jit
@@ -100,13 +116,18 @@ def _reach(
     seen = {UNBOUND}
     expanded = {start}
     stack = [start]
+    pa = np.empty(16, dtype=np.int64)
+    pb = np.empty(16, dtype=np.int64)
     while len(stack):
         node: int = stack.pop()
         if forward:
-            _, ends = _pairs(so, os, prop, node, UNBOUND, new, ov_p, ov_s, ov_o)
+            pa, pb, n = _fill(so, os, prop, node, UNBOUND, new, ov_p, ov_s, ov_o, pa, pb)
+            ends = pb
         else:
-            ends, _ = _pairs(so, os, prop, UNBOUND, node, new, ov_p, ov_s, ov_o)
-        for m in ends:
+            pa, pb, n = _fill(so, os, prop, UNBOUND, node, new, ov_p, ov_s, ov_o, pa, pb)
+            ends = pa
+        for i in range(n):
+            m = ends[i]
             budget[side] -= 1
             if m not in seen:
                 seen.add(m)
@@ -170,59 +191,72 @@ def _matched(
     ov_s: IntArray,
     ov_o: IntArray,
     budget: IntArray,
-) -> tuple[IntArray, IntArray]:
-    """A pattern's pairs from the row's bound ends (each ticked, as the evaluator does)."""
+    pa: IntArray,
+    pb: IntArray,
+) -> tuple[IntArray, IntArray, int]:
+    """A pattern's pairs from the row's bound ends into ``pa``/``pb`` (each ticked, as
+    the evaluator does)."""
     s = _end(atom[S_VAL], atom[S_VAR], row)
     o = _end(atom[O_VAL], atom[O_VAR], row)
     new = side == 1
     if atom[KIND] == TRIPLE:
-        a, b = _pairs(so, os, pid, s, o, new, ov_p, ov_s, ov_o)
-        budget[side] -= len(a)
-        return a, b
+        pa, pb, n = _fill(so, os, pid, s, o, new, ov_p, ov_s, ov_o, pa, pb)
+        budget[side] -= n
+        return pa, pb, n
     if s != UNBOUND:
         ends = _reach(so, os, pid, s, True, new, ov_p, ov_s, ov_o, budget, side)
         if o != UNBOUND:
             ends = ends[ends == o]
-        budget[side] -= len(ends)
-        return np.full(len(ends), s, dtype=np.int64), ends
-    starts = _reach(so, os, pid, o, False, new, ov_p, ov_s, ov_o, budget, side)
-    budget[side] -= len(starts)
-    return starts, np.full(len(starts), o, dtype=np.int64)
+    else:
+        ends = _reach(so, os, pid, o, False, new, ov_p, ov_s, ov_o, budget, side)
+    n = len(ends)
+    budget[side] -= n
+    if n > len(pa):
+        pa = np.empty(2 * n, dtype=np.int64)
+        pb = np.empty(2 * n, dtype=np.int64)
+    for i in range(n):
+        if s != UNBOUND:
+            pa[i], pb[i] = s, ends[i]
+        else:
+            pa[i], pb[i] = ends[i], o
+    return pa, pb, n
 
 
 @jit
 def _step(  # noqa: C901 (the differ's four ways of matching one pattern)
     rows: IntArray,
     n: int,
+    out: IntArray,
+    tags: IntArray,
+    row: IntArray,
+    pa: IntArray,
+    pb: IntArray,
     st: IntArray,
     atoms: IntArray,
-    doms: IntArray,
-    restricts: IntArray,
-    sdoms: IntArray,
+    tables: tuple[IntArray, IntArray, IntArray],
     by_s: TypedList[IntArray],
     by_o: TypedList[IntArray],
     prop_ids: IntArray,
-    ov_p: IntArray,
-    ov_s: IntArray,
-    ov_o: IntArray,
+    event: tuple[IntArray, IntArray, IntArray],
     budget: IntArray,
-) -> tuple[IntArray, int]:
-    """``rows[:n]`` extended by one step (rows without a match dropped)."""
+) -> tuple[IntArray, IntArray, int, IntArray, IntArray]:
+    """``rows[:n]`` extended by one step into ``out`` (rows without a match dropped);
+    returns the buffers (grown when short) and the rows' count."""
+    doms, restricts, sdoms = tables
+    ov_p, ov_s, ov_o = event
     atom = atoms[st[ATOM]]
     side = st[SIDE]
     so, os, pid = by_s[atom[PROP]], by_o[atom[PROP]], prop_ids[atom[PROP]]
-    out = np.empty((max(n, 4), rows.shape[1]), dtype=np.int64)
-    tags = np.empty(max(n, 4), dtype=np.int64)
     m = 0
     for i in range(n):
-        row = rows[i].copy()
+        row[:] = rows[i]
         if st[MODE] == EXPAND_OBJECT:
             s = _end(atom[S_VAL], atom[S_VAR], row)
             for j in range(st[DOM_LO], st[DOM_HI]):
-                _, b = _pairs(so, os, pid, s, doms[j], side == 1, ov_p, ov_s, ov_o)
-                budget[side] -= len(b)
-                for _x in range(len(b)):
-                    row[st[PARAM]] = doms[j]
+                pa, pb, found = _fill(so, os, pid, s, doms[j], side == 1, ov_p, ov_s, ov_o, pa, pb)
+                budget[side] -= found
+                row[st[PARAM]] = doms[j]
+                for _x in range(found):
                     out, tags = _push(out, tags, m, row, 0)
                     m += 1
         else:
@@ -234,14 +268,16 @@ def _step(  # noqa: C901 (the differ's four ways of matching one pattern)
                     row[st[PARAM]] = doms[j]
                 s_new = atom[S_VAR] == 1 and row[atom[S_VAL]] == UNBOUND
                 o_new = atom[O_VAR] == 1 and row[atom[O_VAL]] == UNBOUND
-                a, b = _matched(atom, pid, row, so, os, side, ov_p, ov_s, ov_o, budget)
-                for x in range(len(a)):
-                    if s_new and o_new and atom[S_VAL] == atom[O_VAL] and a[x] != b[x]:
+                pa, pb, found = _matched(
+                    atom, pid, row, so, os, side, ov_p, ov_s, ov_o, budget, pa, pb
+                )
+                for x in range(found):
+                    if s_new and o_new and atom[S_VAL] == atom[O_VAL] and pa[x] != pb[x]:
                         continue
                     if s_new:
-                        row[atom[S_VAL]] = a[x]
+                        row[atom[S_VAL]] = pa[x]
                     if o_new:
-                        row[atom[O_VAL]] = b[x]
+                        row[atom[O_VAL]] = pb[x]
                     if _kept(row, st[R_LO], st[R_HI], restricts, sdoms):
                         out, tags = _push(out, tags, m, row, 0)
                         m += 1
@@ -251,7 +287,7 @@ def _step(  # noqa: C901 (the differ's four ways of matching one pattern)
                     row[atom[O_VAL]] = UNBOUND
         if budget[0] < 0 or budget[1] < 0:
             break
-    return out, m
+    return out, tags, m, pa, pb
 
 
 @jit
@@ -284,20 +320,27 @@ def bgp_gains(  # noqa: C901 (the delta rule's loop)
     rows, their patterns, and what is left of the work budget of each side (the work
     stops once one is below 0)."""
     budget = np.array([old_budget, new_budget], dtype=np.int64)
+    tables = (doms, restricts, sdoms)
+    event = (ov_p, ov_s, ov_o)
     gained = np.empty((4, width), dtype=np.int64)
     tags = np.empty(4, dtype=np.int64)
+    cur = np.empty((4, width), dtype=np.int64)
+    cur_tags = np.empty(4, dtype=np.int64)
+    nxt = np.empty((4, width), dtype=np.int64)
+    nxt_tags = np.empty(4, dtype=np.int64)
+    row = np.empty(width, dtype=np.int64)
+    scratch = np.empty(width, dtype=np.int64)
+    pa = np.empty(16, dtype=np.int64)
+    pb = np.empty(16, dtype=np.int64)
     g = 0
     for k in range(len(atoms)):
         atom = atoms[k]
         if not touched[k] or skip[k] or atom[KIND] != TRIPLE:
             continue
-        rows = np.empty((4, width), dtype=np.int64)
-        dummy = np.empty(4, dtype=np.int64)
         n = 0
         for i in range(len(ov_p)):
             if ov_p[i] != prop_ids[atom[PROP]]:
                 continue
-            row = np.full(width, UNBOUND, dtype=np.int64)
             a, b = ov_s[i], ov_o[i]
             if atom[S_VAR] == 0 and a != atom[S_VAL]:
                 continue
@@ -305,36 +348,27 @@ def bgp_gains(  # noqa: C901 (the delta rule's loop)
                 continue
             if atom[S_VAR] == 1 and atom[O_VAR] == 1 and atom[S_VAL] == atom[O_VAL] and a != b:
                 continue
+            row[:] = UNBOUND
             if atom[S_VAR] == 1:
                 row[atom[S_VAL]] = a
             if atom[O_VAR] == 1:
                 row[atom[O_VAL]] = b
             if _kept(row, atom[AR_LO], atom[AR_HI], restricts, sdoms):
-                rows, dummy = _push(rows, dummy, n, row, 0)
+                cur, cur_tags = _push(cur, cur_tags, n, row, 0)
                 n += 1
         for x in range(k_lo[k], k_hi[k]):
             if n == 0:
                 break
-            rows, n = _step(
-                rows,
-                n,
-                steps[x],
-                atoms,
-                doms,
-                restricts,
-                sdoms,
-                by_s,
-                by_o,
-                prop_ids,
-                ov_p,
-                ov_s,
-                ov_o,
-                budget,
-            )
+            nxt, nxt_tags, n, pa, pb = _step(
+                cur, n, nxt, nxt_tags, scratch, pa, pb, steps[x], atoms, tables, by_s, by_o,
+                prop_ids, event, budget,
+            )  # fmt: skip
+            cur, nxt = nxt, cur
+            cur_tags, nxt_tags = nxt_tags, cur_tags
             if budget[0] < 0 or budget[1] < 0:
                 return gained[:g], tags[:g], budget[0], budget[1]
         for i in range(n):
-            gained, tags = _push(gained, tags, g, rows[i], k)
+            gained, tags = _push(gained, tags, g, cur[i], k)
             g += 1
     return gained[:g], tags[:g], budget[0], budget[1]
 

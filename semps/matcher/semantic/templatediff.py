@@ -176,6 +176,8 @@ class TemplateDiffer(Differ):
         evs[OLD].budget, evs[NEW].budget = int(old_left), int(new_left)
         if old_left < 0 or new_left < 0:
             raise OutOfBudget
+        if not len(tags):
+            return []
         view = evs[OLD].pairs.view  # type: ignore[attr-defined]
         names, orders, term = plan.names, plan.key_orders, event.term
         return [
