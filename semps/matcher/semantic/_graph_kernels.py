@@ -97,6 +97,32 @@ def _fill(
 
 
 @jit
+def _added(table: IntArray, used: IntArray, x: int) -> IntArray:
+    """``x`` added to an open-addressing set of non-negative ids (``-1`` free slots,
+    ``used[0]`` its size; grown at half full); returns the table (``used[1]``: 1 when
+    ``x`` was new)."""
+    if 2 * (used[0] + 1) > len(table):
+        bigger = np.full(2 * len(table), -1, dtype=np.int64)
+        for y in table:
+            if y >= 0:
+                at = (y * 0x9E3779B1) & (len(bigger) - 1)
+                while bigger[at] >= 0:
+                    at = (at + 1) & (len(bigger) - 1)
+                bigger[at] = y
+        table = bigger
+    at = (x * 0x9E3779B1) & (len(table) - 1)
+    while table[at] >= 0:
+        if table[at] == x:
+            used[1] = 0
+            return table
+        at = (at + 1) & (len(table) - 1)
+    table[at] = x
+    used[0] += 1
+    used[1] = 1
+    return table
+
+
+@jit
 def _reach(
     so: IntArray,
     os: IntArray,
@@ -112,14 +138,21 @@ def _reach(
 ) -> IntArray:
     """The nodes ``p+`` reaches from ``start`` (forward) or reaches it (backward), in the
     order the evaluator's search finds them (``Evaluator.reach``)."""
-    found = [start for _ in range(0)]
-    seen = {UNBOUND}
-    expanded = {start}
-    stack = [start]
+    found = np.empty(16, dtype=np.int64)
+    n_found = 0
+    stack = np.empty(16, dtype=np.int64)
+    stack[0] = start
+    depth = 1
+    seen = np.full(32, -1, dtype=np.int64)
+    seen_used = np.zeros(2, dtype=np.int64)
+    expanded = np.full(32, -1, dtype=np.int64)
+    expanded_used = np.zeros(2, dtype=np.int64)
+    expanded = _added(expanded, expanded_used, start)
     pa = np.empty(16, dtype=np.int64)
     pb = np.empty(16, dtype=np.int64)
-    while len(stack):
-        node: int = stack.pop()
+    while depth:
+        depth -= 1
+        node = stack[depth]
         if forward:
             pa, pb, n = _fill(so, os, prop, node, UNBOUND, new, ov_p, ov_s, ov_o, pa, pb)
             ends = pb
@@ -129,15 +162,21 @@ def _reach(
         for i in range(n):
             m = ends[i]
             budget[side] -= 1
-            if m not in seen:
-                seen.add(m)
-                found.append(m)
-            if m not in expanded:
-                expanded.add(m)
-                stack.append(m)
+            seen = _added(seen, seen_used, m)
+            if seen_used[1]:
+                if n_found == len(found):
+                    found, _ = _grown(found, found)
+                found[n_found] = m
+                n_found += 1
+            expanded = _added(expanded, expanded_used, m)
+            if expanded_used[1]:
+                if depth == len(stack):
+                    stack, _ = _grown(stack, stack)
+                stack[depth] = m
+                depth += 1
         if budget[side] < 0:
             break
-    return np.array(found, dtype=np.int64)
+    return found[:n_found]
 
 
 @jit
