@@ -8,7 +8,7 @@ same ids as the process that made them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from semps._types import Term
 from semps.terms import Literal, n3, parse_n3
@@ -70,6 +70,12 @@ class TermTable:
     def by_id(self) -> Sequence[Term]:
         """The terms in id order (read-only by contract)."""
         return self._terms
+
+    @property
+    def ids(self) -> Mapping[Term, int]:
+        """Term -> id (read-only by contract: ``ids.get(term)`` is :meth:`get` without
+        the call)."""
+        return self._ids
 
     def since(self, start: int) -> Sequence[Term]:
         """The terms interned from id ``start`` on, in id order."""

@@ -106,6 +106,7 @@ class Group:
             domain = self.domains[name]
             domain[value] = domain.get(value, 0) + 1
         self.size += 1
+        self.plan.joins.clear()  # (compiled with the domains)
 
     def remove(self, constants: tuple[Term, ...], post: tuple[Any, ...], sub_id: str) -> None:
         bucket = self.buckets[constants]
@@ -122,6 +123,7 @@ class Group:
             if not domain[value]:
                 del domain[value]
         self.size -= 1
+        self.plan.joins.clear()
 
     def members(self) -> Iterable[Member]:
         """Every member."""

@@ -337,8 +337,10 @@ class SemanticMatcher(Matcher):
         """The state of matching against knowledge graphs (built on first use from the
         indexed subscriptions, then kept in step with every add and remove)."""
         if self._kg is None:
+            from semps.matcher.semantic._graph_kernels import warm as warm_graph_kernels
             from semps.matcher.semantic.graphmatch import GraphMatching
 
+            warm_graph_kernels()  # (before a graph pool forks: its workers inherit them)
             self._kg = GraphMatching(self.solution_limit, self.step_budget)
             for sub in self.index.subscriptions.values():
                 self._kg.add(sub)

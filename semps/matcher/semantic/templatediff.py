@@ -23,24 +23,31 @@ in the template's :class:`TemplatePlan`.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from functools import partial
 from typing import Any
 
 from semps._types import Term
 from semps.graph.pairs import GraphPairs
 from semps.ingest.sparql import algebra as alg
-from semps.ingest.sparql.evaluate import Evaluator, bind_link
+from semps.ingest.sparql.evaluate import Evaluator, OutOfBudget, bind_link
 from semps.ingest.sparql.model import TriplePattern, Var
+from semps.matcher.semantic._graph_kernels import bgp_gains
 from semps.matcher.semantic.graphdiff import Atom, ChangePairs, Differ
+from semps.matcher.semantic.graphjoin import (
+    EXPAND,
+    EventIds,
+    GainsPlan,
+    Params,
+    compile_gains,
+    usable,
+)
 from semps.matcher.semantic.graphrows import NEW, OLD, Rows, Sol
 from semps.matcher.semantic.touchkeys import ANY, touch_keys
 
-__all__ = ["TemplateDiffer", "TemplatePlan"]
+__all__ = ["EXPAND", "TemplateDiffer", "TemplatePlan"]
 
-#: A parameter with at most this many values is bound to each before its pattern is
-#: matched (a lookup by both ends) rather than read from the pattern's matches.
-EXPAND = 8
-
-Params = tuple[tuple[str, Collection[Term]], ...]
+#: Where a change's triples as ids are kept (in the new graph's pairs' cache: one event).
+_EVENT_IDS = ("event ids",)
 
 
 class TemplatePlan:
@@ -48,10 +55,14 @@ class TemplatePlan:
     parameters with their domains (the domain objects are the group's, updated in place
     as subscriptions come and go)."""
 
-    __slots__ = ("binds", "keys", "orders")
+    __slots__ = ("binds", "joins", "keys", "orders", "stamp")
 
     def __init__(self) -> None:
         self.orders: dict[Any, Any] = {}
+        #: Compiled basic graph patterns (:mod:`.graphjoin`), for one graph version
+        #: (``stamp``) and these domains (cleared when a subscription comes or goes).
+        self.joins: dict[Any, Any] = {}
+        self.stamp: tuple[int, int] | None = None
         #: id(pattern) -> (the pattern, its parameters and their domains).
         self.binds: dict[int, tuple[Atom, Params]] = {}
         #: id(pattern) -> (the pattern, its touch keys).
@@ -88,6 +99,16 @@ class TemplateDiffer(Differ):
         self._plain_orders: dict[Any, Any] = {}
         #: (id(pattern), side) -> the pattern and whether that side lacks its property.
         self._lacks: dict[tuple[int, int], tuple[Atom, bool]] = {}
+        #: Whether basic graph patterns' gains are compiled (:mod:`.graphjoin`): both
+        #: sides one view's closure, the change adding triples only (an event).
+        self._fast = usable(self.ev)
+        self._joins = plan.joins
+        if self._fast:
+            view = change.old.view  # type: ignore[attr-defined]
+            stamp = (id(view), view.version)
+            if plan.stamp != stamp:
+                plan.joins.clear()
+                plan.stamp = stamp
 
     def _params(self, atom: Atom) -> Params:
         found = self._binds.get(id(atom))
@@ -117,6 +138,72 @@ class TemplateDiffer(Differ):
 
     def seeded(self, atoms: tuple[Atom, ...], seed: Sol, side: int) -> Rows:
         return self._bgp(atoms, seed, side)
+
+    def diff_bgp(self, atoms: tuple[Atom, ...]) -> tuple[Rows, Rows]:
+        if self._fast:
+            found = self._gains(atoms)
+            if found is not None:
+                return found, []
+        return super().diff_bgp(atoms)
+
+    def _gains(self, atoms: tuple[Atom, ...]) -> Rows | None:
+        """:meth:`diff_bgp`'s gains from the compiled plan (None: left to Python)."""
+        found = self._joins.get(id(atoms))
+        if found is None or found[0] is not atoms:
+            view = self.ev[OLD].pairs.view  # type: ignore[attr-defined]
+            plan = compile_gains(
+                atoms, view, self._params, partial(self._order, atoms), self._touch, self.has
+            )
+            found = self._joins[id(atoms)] = (atoms, plan)
+        plan = found[1]
+        keys = self.keys
+        if plan is None or (plan.path_props and not plan.path_props.isdisjoint(keys)):
+            return None
+        event = self._event_ids()
+        if plan.foreign and not plan.foreign.isdisjoint(event.new_terms):
+            return None
+        return self._run_plan(plan, event)
+
+    def _run_plan(self, plan: GainsPlan, event: EventIds) -> Rows:
+        evs = self.ev
+        touched, skip = plan.flags(event.keys)
+        rows, tags, old_left, new_left = bgp_gains(
+            plan.atoms, touched, skip, plan.k_lo, plan.k_hi, plan.steps, plan.doms,
+            plan.restricts, plan.sdoms, plan.by_s, plan.by_o, plan.event_prop_ids(event),
+            event.ov_p, event.ov_s, event.ov_o, len(plan.names), evs[OLD].budget,
+            evs[NEW].budget,
+        )  # fmt: skip
+        evs[OLD].budget, evs[NEW].budget = int(old_left), int(new_left)
+        if old_left < 0 or new_left < 0:
+            raise OutOfBudget
+        if not len(tags):
+            return []
+        view = evs[OLD].pairs.view  # type: ignore[attr-defined]
+        names, orders, term = plan.names, plan.key_orders, event.term
+        return [
+            {names[s]: term(view, ids[s]) for s in orders[k]}
+            for ids, k in zip(rows.tolist(), tags.tolist(), strict=True)
+        ]
+
+    def _order(self, atoms: tuple[Atom, ...], k: int) -> list[tuple[Atom, int]]:
+        """The join order :meth:`gains_only` takes from pattern ``k``'s rows."""
+        others = [(a, OLD) for a in atoms[:k]] + [(a, NEW) for a in atoms[k + 1 :]]
+        ids = tuple((id(a), side) for a, side in others)
+        return self.mixed_order(others, dict.fromkeys(atoms[k].variables()), ids)  # type: ignore[arg-type]
+
+    def _touch(self, atom: Atom) -> frozenset[Any]:
+        found = self._keys.get(id(atom))
+        if found is None or found[0] is not atom:
+            found = self._keys[id(atom)] = (atom, touch_keys(alg.BGP((atom,))))
+        return found[1]
+
+    def _event_ids(self) -> EventIds:
+        cache = self.ev[NEW].pairs.path_cache
+        found: EventIds | None = cache.get(_EVENT_IDS)
+        if found is None:
+            view = self.ev[OLD].pairs.view  # type: ignore[attr-defined]
+            found = cache[_EVENT_IDS] = EventIds(view, self.delta[0].pairs.by_prop, self.keys)
+        return found
 
     def gains_only(self, atoms: tuple[Atom, ...], diffs: list[tuple[Rows, Rows]]) -> Rows:
         """The delta rule's terms that can give a row: pattern ``k``'s gains joined with
