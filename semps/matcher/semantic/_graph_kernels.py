@@ -44,6 +44,15 @@ def _grown(pa: IntArray, pb: IntArray, need: int = 0) -> tuple[IntArray, IntArra
 
 
 @jit
+def _pushed(values: IntArray, n: int, x: int) -> tuple[IntArray, int]:
+    """``values[:n]`` with ``x`` after them (grown when full), and the new count."""
+    if n == len(values):
+        values, _ = _grown(values, values)
+    values[n] = x
+    return values, n + 1
+
+
+@jit
 def _fill(
     so: IntArray,
     os: IntArray,
@@ -164,16 +173,10 @@ def _reach(
             budget[side] -= 1
             seen = _added(seen, seen_used, m)
             if seen_used[1]:
-                if n_found == len(found):
-                    found, _ = _grown(found, found)
-                found[n_found] = m
-                n_found += 1
+                found, n_found = _pushed(found, n_found, m)
             expanded = _added(expanded, expanded_used, m)
             if expanded_used[1]:
-                if depth == len(stack):
-                    stack, _ = _grown(stack, stack)
-                stack[depth] = m
-                depth += 1
+                stack, depth = _pushed(stack, depth, m)
         if budget[side] < 0:
             break
     return found[:n_found]
