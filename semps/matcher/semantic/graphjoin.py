@@ -48,6 +48,14 @@ IntArray = npt.NDArray[np.int64]
 _EMPTY = np.zeros(0, dtype=np.int64)
 
 
+#: A property's triples with unmerged edits are merged into a copy for a plan (once a graph
+#: version, as plans are) up to this many; a larger segment is left to Python's lookups. A
+#: graph that a service merges and edits keeps its small properties' edits unmerged
+#: (``brick:value``'s 27 triples after `bench/kg_service.py`'s loads): without the copy
+#: every pattern of such a property went to Python.
+MERGE_FOR_PLAN = 1 << 16
+
+
 def usable(evs: tuple[Evaluator, Evaluator]) -> bool:
     """Whether both sides read one view's closure, the new one with added triples only
     (an event)."""
@@ -217,15 +225,20 @@ class _Builder:
 
     def prop(self, iri: str) -> int | None:
         """The property's index in the plan's arrays (None: its segment holds unmerged
-        edits, which only Python's lookups merge in)."""
+        edits and more than :data:`MERGE_FOR_PLAN` triples, left to Python's lookups,
+        which merge them in; a smaller one is merged into a copy for the plan)."""
         found = self.prop_at.get(iri)
         if found is not None:
             return found
         pid = self.view.terms.ids.get(iri)
         seg = self.view.triples.segments.get(pid) if pid is not None else None
         if seg is not None and (seg.plus_s or seg.minus):
-            return None
-        arrays = (seg.so, seg.os) if seg is not None and seg.size else (_EMPTY, _EMPTY)
+            if seg.size > MERGE_FOR_PLAN:
+                return None
+            so, _, os = seg.merged()
+            arrays = (so, os)
+        else:
+            arrays = (seg.so, seg.os) if seg is not None and seg.size else (_EMPTY, _EMPTY)
         found = self.prop_at[iri] = len(self.props)
         self.props.append(arrays)
         self.prop_ids.append(-1 if pid is None else pid)
