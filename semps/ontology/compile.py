@@ -113,14 +113,17 @@ class _Axioms:
 
 
 def _property_table(
-    ax: _Axioms, meter: Meter, budget: OntologyBudget, kept: Kept | None = None
+    ax: _Axioms,
+    up: Mapping[str, set[str]],
+    meter: Meter,
+    budget: OntologyBudget,
+    kept: Kept | None = None,
 ) -> dict[str, tuple[tuple[str, bool], ...]]:
     """Each property -> every (property, inverted) its triples imply, itself first: the
     reachable states of (property, direction) under subPropertyOf, equivalentProperty,
     inverseOf and symmetry (``(p, inv) -> (q, inv)`` for p below q, ``(p, inv) -> (q, not
     inv)`` for q an inverse of p, ``(p, inv) -> (p, not inv)`` for p symmetric). With
     ``kept``, the closure of these states is the kept one brought to their edges."""
-    up = _property_edges(ax)
     inverse: defaultdict[str, set[str]] = defaultdict(set)
     for s, o in ax.by_p[INVERSE]:
         if isinstance(o, str):
@@ -183,6 +186,7 @@ _RESTRICTION_KINDS = {
 def _schema_fixpoint(
     ax: _Axioms,
     class_up: dict[str, set[str]],
+    property_up: Mapping[str, set[str]],
     meter: Meter,
     kept: Kept | None = None,
 ) -> dict[str, frozenset[str]]:
@@ -202,7 +206,7 @@ def _schema_fixpoint(
             if isinstance(prop, str) and value is not None:
                 found[kind].append((node, prop, value))
                 index[kind][(prop, value)].append(node)
-    supers = _schema_supers(ax, meter)
+    supers = _schema_supers(property_up, meter)
     kept_classes = kept.classes if kept is not None else KeptReach[str]()
     reach = kept_classes.bring(class_up, meter)
     while True:
@@ -245,7 +249,7 @@ def _property_edges(ax: _Axioms) -> defaultdict[str, set[str]]:
     return up
 
 
-def _schema_supers(ax: _Axioms, meter: Meter) -> dict[str, list[str]]:
+def _schema_supers(up: Mapping[str, set[str]], meter: Meter) -> dict[str, list[str]]:
     """Each property with one above it -> itself and every property above it, for the schema
     rules (scm-svf2, scm-avf2, scm-hv): those its ``subPropertyOf`` and
     ``equivalentProperty`` triples reach (scm-spo, scm-eqp1/2), not those reached through
@@ -253,7 +257,6 @@ def _schema_supers(ax: _Axioms, meter: Meter) -> dict[str, list[str]]:
     ``p ⊑ q`` holds, but no OWL 2 RL rule derives it: the instance rules (prp-inv1/2,
     prp-symp) give each ``p`` triple its ``q`` triple, and ``∀p.C`` is not made a subclass
     of ``∀q.C`` (owlrl agrees: tests/ontology/test_ontology_closure.py)."""
-    up = _property_edges(ax)
     supers: dict[str, list[str]] = {}
     for prop in up:
         seen, todo = {prop}, [prop]
@@ -305,11 +308,12 @@ def compile_axioms(
     meter = Meter(budget)
     ax = _Axioms(triples)
     meter.work(len(triples))
-    props = _property_table(ax, meter, budget, kept)
+    property_up = _property_edges(ax)
+    props = _property_table(ax, property_up, meter, budget, kept)
     class_up = _class_edges(ax, meter)
     levels, deepest = depth(class_up)
     budget.check_depth(levels, "class", deepest)
-    classes = _schema_fixpoint(ax, class_up, meter, kept)
+    classes = _schema_fixpoint(ax, class_up, property_up, meter, kept)
 
     domains = _by_property(ax.by_p[DOMAIN])
     ranges = _by_property(ax.by_p[RANGE])

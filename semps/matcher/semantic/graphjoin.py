@@ -14,9 +14,11 @@ gained rows' ids are turned back into terms.
 
 It takes triple patterns with a constant property and ``p+`` paths over one property,
 matched from a bound end. The rest stays with the differ's Python: other paths, a
-pattern that scans, a path the event adds edges to, a property whose segment holds the
-graph's unmerged edits, a change that removes triples, and an event that brings a term a
-domain or a constant names which the graph does not have (its id would be the event's).
+pattern that scans, a path the event adds edges to, a property of more than
+:data:`MERGE_FOR_PLAN` triples whose segment holds the graph's unmerged edits (a smaller
+one is merged into a copy for the plan), a change that removes triples, and an event
+that brings a term a domain or a constant names which the graph does not have (its id
+would be the event's).
 """
 
 from __future__ import annotations
